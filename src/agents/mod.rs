@@ -1,0 +1,8 @@
+//! Built-in agents. Each implements [`crate::game::Agent`] and sees only its
+//! [`crate::game::Observation`].
+
+pub mod heuristic;
+pub mod random;
+
+pub use heuristic::{Heuristic, HeuristicParams, Style};
+pub use random::RandomAgent;

@@ -1,0 +1,366 @@
+//! Legal discards: validation and enumeration.
+//!
+//! A discard is one card, two or more cards of one rank, or a same-suit run of consecutive
+//! ranks (ace low, optionally also high, never wrapping). Enumeration is allocation-free: it
+//! calls a closure with each candidate, in a documented order that the paper's agents rely on
+//! for their first-maximum tie-breaks.
+
+use super::cards::{Card, Discard, MAX_HAND};
+use super::rules::Rules;
+
+/// The shape of a legal discard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiscardKind {
+    Single,
+    /// Two or more cards of one rank.
+    Set,
+    /// A same-suit run.
+    Run,
+}
+
+/// Why a discard is not legal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DiscardError {
+    #[error("a discard needs at least one card")]
+    Empty,
+    #[error("{0} is not in the hand")]
+    NotInHand(Card),
+    #[error("{0} appears twice")]
+    Duplicate(Card),
+    #[error("sets of a rank are not allowed in this variant")]
+    SetsDisabled,
+    #[error("runs are not allowed in this variant")]
+    RunsDisabled,
+    #[error("the cards are neither one rank nor a same-suit run of at least {0}")]
+    NotASetOrRun(u8),
+}
+
+/// Which runs [`for_each_discard`] lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs {
+    /// Only maximal runs (the paper's heuristic agents).
+    Maximal,
+    /// Every contiguous run of legal length (all legal discards).
+    All,
+}
+
+/// Checks that `discard` may be played from `hand`, and says what shape it is.
+pub fn classify(
+    rules: &Rules,
+    hand: &[Card],
+    discard: &[Card],
+) -> Result<DiscardKind, DiscardError> {
+    if discard.is_empty() {
+        return Err(DiscardError::Empty);
+    }
+    let mut seen = 0u64;
+    for &c in discard {
+        if !hand.contains(&c) {
+            return Err(DiscardError::NotInHand(c));
+        }
+        if seen & (1 << c.id()) != 0 {
+            return Err(DiscardError::Duplicate(c));
+        }
+        seen |= 1 << c.id();
+    }
+    if discard.len() == 1 {
+        return Ok(DiscardKind::Single);
+    }
+    let d = rules.variant().discards;
+    let rank = discard[0].rank();
+    if discard.iter().all(|c| c.rank() == rank) {
+        return if d.sets {
+            Ok(DiscardKind::Set)
+        } else {
+            Err(DiscardError::SetsDisabled)
+        };
+    }
+    if is_run(rules, discard) {
+        return if d.runs {
+            Ok(DiscardKind::Run)
+        } else {
+            Err(DiscardError::RunsDisabled)
+        };
+    }
+    Err(DiscardError::NotASetOrRun(d.min_run))
+}
+
+/// Whether the cards (in any order) form a same-suit run of legal length.
+fn is_run(rules: &Rules, cards: &[Card]) -> bool {
+    let d = rules.variant().discards;
+    if cards.len() < d.min_run as usize {
+        return false;
+    }
+    let Some(suit) = cards[0].suit() else {
+        return false;
+    };
+    if cards.iter().any(|c| c.suit() != Some(suit)) {
+        return false;
+    }
+    let mask = rank_mask(cards.iter().copied(), d.ace_high);
+    let n = cards.len() as u32;
+    // Ace low: positions 0..=12. Ace high: the ace may instead sit at position 13.
+    let low = mask & 0x1FFF;
+    if is_contiguous(low) && low.count_ones() == n {
+        return true;
+    }
+    if d.ace_high && low & 1 != 0 {
+        let high = (low & !1) | (1 << 13);
+        return is_contiguous(high) && high.count_ones() == n;
+    }
+    false
+}
+
+/// Bit `r` set for each rank `r` present (bit 13 for an ace when ace-high is allowed).
+fn rank_mask(cards: impl Iterator<Item = Card>, ace_high: bool) -> u16 {
+    let mut mask = 0u16;
+    for c in cards {
+        mask |= 1 << c.rank();
+        if ace_high && c.rank() == 0 {
+            mask |= 1 << 13;
+        }
+    }
+    mask
+}
+
+fn is_contiguous(mask: u16) -> bool {
+    mask != 0 && {
+        let shifted = mask >> mask.trailing_zeros();
+        shifted & (shifted + 1) == 0
+    }
+}
+
+/// Calls `f` with every legal discard from `hand`, in this order:
+/// 1. every single card, in hand order;
+/// 2. every subset of two or more cards of one rank: ranks in order of first appearance in the
+///    hand, sizes ascending, and within a size the subsets in lexicographic order of hand
+///    position (as Python's `itertools.combinations`); cards keep hand order;
+/// 3. runs: suits in order of first appearance, then by lowest rank and (with [`Runs::All`])
+///    ascending length; cards in ascending rank order (an ace-high ace last).
+///
+/// Stops early when `f` returns `false`.
+pub fn for_each_discard(
+    rules: &Rules,
+    hand: &[Card],
+    runs: Runs,
+    mut f: impl FnMut(&Discard) -> bool,
+) {
+    let d = rules.variant().discards;
+    let mut out = Discard::new();
+    for &c in hand {
+        out.clear();
+        out.push(c);
+        if !f(&out) {
+            return;
+        }
+    }
+    if d.sets {
+        let mut ranks_done = 0u16;
+        for &c in hand {
+            let rank = c.rank();
+            if ranks_done & (1 << rank) != 0 {
+                continue;
+            }
+            ranks_done |= 1 << rank;
+            let mut group = [c; 4];
+            let mut k = 0;
+            for &x in hand {
+                if x.rank() == rank && k < group.len() {
+                    group[k] = x;
+                    k += 1;
+                }
+            }
+            for size in 2..=k {
+                if !combinations(&group[..k], size, &mut out, &mut f) {
+                    return;
+                }
+            }
+        }
+    }
+    if d.runs {
+        let mut suits_done = 0u8;
+        for &c in hand {
+            let Some(suit) = c.suit() else { continue };
+            if suits_done & (1 << suit as u8) != 0 {
+                continue;
+            }
+            suits_done |= 1 << suit as u8;
+            // Card of each rank position in this suit (position 13 = ace high).
+            let mut by_pos = [None; 14];
+            let mut mask = 0u16;
+            for &x in hand {
+                if x.suit() == Some(suit) {
+                    by_pos[x.rank() as usize] = Some(x);
+                    mask |= 1 << x.rank();
+                    if d.ace_high && x.rank() == 0 {
+                        by_pos[13] = Some(x);
+                        mask |= 1 << 13;
+                    }
+                }
+            }
+            let min = d.min_run as usize;
+            let mut start = 0usize;
+            while start < 14 {
+                if mask & (1 << start) == 0 {
+                    start += 1;
+                    continue;
+                }
+                let mut end = start;
+                while end + 1 < 14 && mask & (1 << (end + 1)) != 0 {
+                    end += 1;
+                }
+                // Maximal run of positions start..=end. A run cannot hold the same ace twice,
+                // which only a 14-card suit could produce; the hand limit rules that out.
+                let len = end - start + 1;
+                if len >= min {
+                    let (lo_first, lo_last) = match runs {
+                        Runs::Maximal => (start, start),
+                        Runs::All => (start, end + 1 - min),
+                    };
+                    for lo in lo_first..=lo_last {
+                        let (hi_first, hi_last) = match runs {
+                            Runs::Maximal => (end, end),
+                            Runs::All => (lo + min - 1, end),
+                        };
+                        for hi in hi_first..=hi_last {
+                            out.clear();
+                            for slot in by_pos.iter().take(hi + 1).skip(lo) {
+                                out.push(slot.expect("position in mask"));
+                            }
+                            if !f(&out) {
+                                return;
+                            }
+                        }
+                    }
+                }
+                start = end + 1;
+            }
+        }
+    }
+}
+
+/// Calls `f` with each `size`-subset of `items` in lexicographic index order.
+fn combinations(
+    items: &[Card],
+    size: usize,
+    out: &mut Discard,
+    f: &mut impl FnMut(&Discard) -> bool,
+) -> bool {
+    let n = items.len();
+    let mut idx = [0usize; MAX_HAND];
+    for (i, slot) in idx.iter_mut().enumerate().take(size) {
+        *slot = i;
+    }
+    loop {
+        out.clear();
+        for &i in &idx[..size] {
+            out.push(items[i]);
+        }
+        if !f(out) {
+            return false;
+        }
+        // Advance to the next combination: the rightmost index that can still move.
+        let Some(i) = (0..size).rev().find(|&i| idx[i] < n - size + i) else {
+            return true;
+        };
+        idx[i] += 1;
+        for j in i + 1..size {
+            idx[j] = idx[j - 1] + 1;
+        }
+    }
+}
+
+/// The number of legal discards from `hand` (the "perft" of depth one).
+pub fn count_discards(rules: &Rules, hand: &[Card]) -> usize {
+    let mut n = 0;
+    for_each_discard(rules, hand, Runs::All, |_| {
+        n += 1;
+        true
+    });
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::cards::parse_cards;
+    use crate::game::rules::{Preset, Variant};
+
+    fn paper() -> Rules {
+        Rules::preset(Preset::Paper)
+    }
+
+    fn ace_high() -> Rules {
+        let mut v: Variant = Preset::Paper.variant();
+        v.discards.ace_high = true;
+        Rules::new(v).unwrap()
+    }
+
+    #[test]
+    fn classify_shapes() {
+        let r = paper();
+        let hand = parse_cards("3S 4S 5S 5H 5D QS KS AS").unwrap();
+        let c = |s: &str| classify(&r, &hand, &parse_cards(s).unwrap());
+        assert_eq!(c("5H"), Ok(DiscardKind::Single));
+        assert_eq!(c("5H 5S 5D"), Ok(DiscardKind::Set));
+        assert_eq!(c("5S 3S 4S"), Ok(DiscardKind::Run));
+        assert_eq!(c("QS KS AS"), Err(DiscardError::NotASetOrRun(3)));
+        assert_eq!(c("3S 4S"), Err(DiscardError::NotASetOrRun(3)));
+        assert_eq!(c("3S 5S"), Err(DiscardError::NotASetOrRun(3)));
+        assert_eq!(
+            c("5H 5H"),
+            Err(DiscardError::Duplicate("5H".parse().unwrap()))
+        );
+        assert_eq!(c("2C"), Err(DiscardError::NotInHand("2C".parse().unwrap())));
+        assert_eq!(c(""), Err(DiscardError::Empty));
+        let rh = ace_high();
+        assert_eq!(
+            classify(&rh, &hand, &parse_cards("QS KS AS").unwrap()),
+            Ok(DiscardKind::Run)
+        );
+        // No wrapping, even with ace high.
+        let wrap = parse_cards("KS AS 2S").unwrap();
+        assert_eq!(
+            classify(&rh, &wrap, &wrap),
+            Err(DiscardError::NotASetOrRun(3))
+        );
+    }
+
+    #[test]
+    fn enumeration_order_matches_the_documented_order() {
+        let r = paper();
+        let hand = parse_cards("7H 3S 7S 5S 4S 7D 6S").unwrap();
+        let list = |runs| {
+            let mut seen = Vec::new();
+            for_each_discard(&r, &hand, runs, |d| {
+                seen.push(d.to_string());
+                true
+            });
+            seen
+        };
+        let singles = ["[7♥]", "[3♠]", "[7♠]", "[5♠]", "[4♠]", "[7♦]", "[6♠]"];
+        let sets = ["[7♥ 7♠]", "[7♥ 7♦]", "[7♠ 7♦]", "[7♥ 7♠ 7♦]"];
+        let all_runs = [
+            "[3♠ 4♠ 5♠]",
+            "[3♠ 4♠ 5♠ 6♠]",
+            "[3♠ 4♠ 5♠ 6♠ 7♠]",
+            "[4♠ 5♠ 6♠]",
+            "[4♠ 5♠ 6♠ 7♠]",
+            "[5♠ 6♠ 7♠]",
+        ];
+        let expected_all: Vec<_> = singles
+            .iter()
+            .chain(&sets)
+            .chain(&all_runs)
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(list(Runs::All), expected_all);
+        let expected_max: Vec<_> = singles
+            .iter()
+            .chain(&sets)
+            .chain(&["[3♠ 4♠ 5♠ 6♠ 7♠]"])
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(list(Runs::Maximal), expected_max);
+    }
+}

@@ -1,0 +1,17 @@
+//! The game engine: cards, rules, legal moves, one round of play and its settlement.
+//!
+//! Architecture invariant: this module knows nothing of YAML, files, threads or clocks. Its only
+//! inputs are a [`Rules`] value, agents and random streams; its only output is a
+//! [`RoundOutcome`].
+
+pub mod cards;
+pub mod decision;
+pub mod discards;
+pub mod round;
+pub mod rules;
+
+pub use cards::{Card, CardSet, CardVec, Discard, Hand, Suit};
+pub use decision::{Agent, AgentError, Observation, Phase, Pick, PlayError};
+pub use discards::{DiscardKind, Runs, classify, count_discards, for_each_discard};
+pub use round::{EndReason, Event, Observer, RoundOutcome, RoundState, Table};
+pub use rules::{Preset, Rules, RulesError, Variant};

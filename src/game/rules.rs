@@ -1,0 +1,637 @@
+//! Rule variants as data.
+//!
+//! A [`Variant`] is plain, editable data: start from a [`Preset`] and override any field. It is
+//! turned into a [`Rules`] value once, by [`Rules::new`], which checks every field and derives the
+//! lookup tables the engine uses on its hot path (card values, the deck). Nothing about a
+//! variant is hard-coded anywhere else in the engine.
+
+use std::fmt;
+
+use super::cards::{CARD_IDS, Card, MAX_HAND};
+
+/// Most seats at one table.
+pub const MAX_PLAYERS: usize = 8;
+
+/// How the face cards are valued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaceValues {
+    /// J, Q, K count 11, 12, 13 (the paper, Nepali practice).
+    Rank,
+    /// J, Q, K count 10 (Yaniv).
+    Ten,
+}
+
+/// The deck: 52 cards plus optional jokers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeckRules {
+    /// Number of jokers, 0 to 2. Jokers are not wild: they count `joker_value` and two jokers
+    /// form a same-rank set.
+    pub jokers: u8,
+    pub joker_value: u8,
+    pub face_values: FaceValues,
+}
+
+/// Which discards are legal (a single card always is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiscardRules {
+    /// Two or more cards of one rank (pairs, trips, quads; every subset).
+    pub sets: bool,
+    /// Same-suit runs of consecutive ranks.
+    pub runs: bool,
+    /// Shortest legal run (3 in every known variant).
+    pub min_run: u8,
+    /// Whether the ace may also sit above the king (Q-K-A). It never wraps (K-A-2).
+    pub ace_high: bool,
+}
+
+/// The hand value at or below which a player may call Jhyap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallThreshold {
+    Fixed(u32),
+    /// Indexed by the number of players still in the game (index 0 and 1 unused).
+    ByPlayers([u32; MAX_PLAYERS + 1]),
+}
+
+/// Whether a player may call with a hand above the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverCall {
+    /// The call is simply not offered (the paper).
+    Forbidden,
+    /// Allowed, and always settled as a failed call (the simplified two-player variant).
+    Penalised,
+}
+
+/// Among several non-callers holding the lowest hand, who wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TieBreak {
+    /// The lowest seat index (the paper's code).
+    LowestSeat,
+    /// The first in turn order after the caller.
+    AfterCaller,
+}
+
+/// Calling Jhyap and the showdown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallRules {
+    pub threshold: CallThreshold,
+    pub over_threshold: OverCall,
+    /// `false`: the caller must be strictly lowest (the paper); `true`: the caller wins ties.
+    pub caller_wins_ties: bool,
+    pub tie_break: TieBreak,
+}
+
+/// Coin settlement (the paper).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoinRules {
+    pub starting_coins: i64,
+    /// Per-hand cap on a payment (`None`: uncapped). The paper's 100 never binds.
+    pub cap: Option<u32>,
+    /// Extra coins a failed caller pays the winner on top of the table's hands.
+    pub failed_call_penalty: u32,
+}
+
+/// What the other players score when a call fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailedCallOthers {
+    /// Everyone but the caller and the winner scores their hand.
+    ScoreHand,
+    /// Only the caller scores.
+    Zero,
+}
+
+/// Comparison used for elimination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elimination {
+    /// Out when the total reaches the limit (`>=`).
+    AtLimit,
+    /// Out when the total passes the limit (`>`).
+    AboveLimit,
+}
+
+/// Cumulative points: lowest is best, players are eliminated at a limit and the game goes on
+/// over rounds until one is left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PointRules {
+    pub failed_call_penalty: u32,
+    /// Whether a failed caller also scores their own hand on top of the penalty.
+    pub failed_caller_adds_hand: bool,
+    pub failed_call_others: FailedCallOthers,
+    pub limit: u32,
+    pub elimination: Elimination,
+    /// Safety stop for games that could otherwise go on for ever (zero-valued jokers).
+    pub max_rounds: u32,
+}
+
+/// How a round is settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scoring {
+    Coins(CoinRules),
+    Points(PointRules),
+}
+
+/// Which end of a multi-card set may be taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetPick {
+    /// Only the top card (the last one put down).
+    Top,
+    /// The first or the last card of the set.
+    Ends,
+    /// Any card of the set.
+    Any,
+}
+
+/// What a player may take instead of drawing from the stock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PickRule {
+    /// The last card of the player's own discard (the paper's code): the initial face-up card
+    /// and other players' discards can never be taken.
+    OwnLastDiscard,
+    /// A card of the set the previous player discarded (real play); the first player of a round
+    /// may take the initial face-up card.
+    PreviousDiscard(SetPick),
+}
+
+/// What happens when the stock runs out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StockRule {
+    /// Shuffle the pile, except its top (card or set), into a new stock; if there is nothing to
+    /// shuffle the round ends as exhausted.
+    Reshuffle,
+    /// The round ends as exhausted.
+    EndRound,
+}
+
+/// How a round settles when it ends without a call (turn limit, exhausted stock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoCallEnd {
+    /// The lowest-index holder of the minimum is treated as the caller (the paper's code), and
+    /// pays as a failed caller if anyone ties.
+    FirstMinimumCalls,
+    /// The lowest hand wins (ties by `tie_break` from seat 0) and everyone pays the winner, or
+    /// in points everyone but the winner scores their hand.
+    LowestWins,
+    /// Nobody wins: no coins move; in points everyone scores their hand.
+    Void,
+}
+
+/// What happens when a discard empties a hand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmptyHand {
+    /// The round ends at once, settled as a call by that player with a hand of 0 (the paper).
+    WinsAsCall,
+    /// Nothing special: the player draws as usual.
+    Draws,
+}
+
+/// Who starts each round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Starter {
+    /// Seat 0, every round (the paper).
+    Seat0,
+    /// The seat after the previous round's starter.
+    Rotate,
+    /// A random seat, drawn from the deal's stream.
+    Random,
+    /// The previous round's winner.
+    Winner,
+    /// The previous round's biggest loser.
+    Loser,
+}
+
+/// A complete rule variant, as editable data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub players: u8,
+    pub hand_size: u8,
+    /// Turn one card face up to start the discard pile.
+    pub initial_discard: bool,
+    pub deck: DeckRules,
+    pub discards: DiscardRules,
+    pub call: CallRules,
+    pub scoring: Scoring,
+    pub pick: PickRule,
+    pub stock: StockRule,
+    /// Player-turns after which the round ends with `no_call_end` (`None`: no limit).
+    pub turn_limit: Option<u32>,
+    pub no_call_end: NoCallEnd,
+    pub empty_hand: EmptyHand,
+    pub starter: Starter,
+    /// Whether the first round's starter is drawn at random (then `starter` applies).
+    pub random_first_starter: bool,
+}
+
+/// A named starting point for a variant; every preset documents its source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Preset {
+    /// Exactly the paper's public code (`rule_based_agent.py`, see
+    /// `shared/reference/paper-code-facts.md` §1.2): 4 players, threshold 10, coins, caller pays
+    /// the table on a failed call, own-discard pick, seat 0 always starts, 100-turn limit.
+    Paper,
+    /// Common Nepali play (Wikipedia "Jhyap", prashantacharya/dhumbal): threshold 5, failed call
+    /// +25 and hand, out at 100, pick from the previous player's discard.
+    Jhyap,
+    /// The two-player points variant of `seeds/001` (artemkv/rl_dhumbal): call at 5 or take
+    /// hand + 30, eliminated past 80, random first starter.
+    Simplified2p,
+    /// Yaniv (pagat.com, gamerules.com): threshold 7, face cards 10, two jokers worth 0, failed
+    /// call +30, out at 200.
+    Yaniv,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 4] = [
+        Preset::Paper,
+        Preset::Jhyap,
+        Preset::Simplified2p,
+        Preset::Yaniv,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Paper => "paper",
+            Preset::Jhyap => "jhyap",
+            Preset::Simplified2p => "simplified-2p",
+            Preset::Yaniv => "yaniv",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Preset> {
+        Preset::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    pub fn variant(self) -> Variant {
+        let paper = Variant {
+            players: 4,
+            hand_size: 5,
+            initial_discard: true,
+            deck: DeckRules {
+                jokers: 0,
+                joker_value: 0,
+                face_values: FaceValues::Rank,
+            },
+            discards: DiscardRules {
+                sets: true,
+                runs: true,
+                min_run: 3,
+                ace_high: false,
+            },
+            call: CallRules {
+                threshold: CallThreshold::Fixed(10),
+                over_threshold: OverCall::Forbidden,
+                caller_wins_ties: false,
+                tie_break: TieBreak::LowestSeat,
+            },
+            scoring: Scoring::Coins(CoinRules {
+                starting_coins: 10_000,
+                cap: Some(100),
+                failed_call_penalty: 0,
+            }),
+            pick: PickRule::OwnLastDiscard,
+            stock: StockRule::Reshuffle,
+            turn_limit: Some(100),
+            no_call_end: NoCallEnd::FirstMinimumCalls,
+            empty_hand: EmptyHand::WinsAsCall,
+            starter: Starter::Seat0,
+            random_first_starter: false,
+        };
+        let real_play = Variant {
+            pick: PickRule::PreviousDiscard(SetPick::Ends),
+            call: CallRules {
+                threshold: CallThreshold::Fixed(5),
+                over_threshold: OverCall::Forbidden,
+                caller_wins_ties: false,
+                tie_break: TieBreak::AfterCaller,
+            },
+            empty_hand: EmptyHand::Draws,
+            no_call_end: NoCallEnd::Void,
+            starter: Starter::Winner,
+            random_first_starter: true,
+            turn_limit: Some(200),
+            ..paper
+        };
+        match self {
+            Preset::Paper => paper,
+            Preset::Jhyap => Variant {
+                scoring: Scoring::Points(PointRules {
+                    failed_call_penalty: 25,
+                    failed_caller_adds_hand: true,
+                    failed_call_others: FailedCallOthers::ScoreHand,
+                    limit: 100,
+                    elimination: Elimination::AtLimit,
+                    max_rounds: 1000,
+                }),
+                ..real_play
+            },
+            Preset::Simplified2p => Variant {
+                players: 2,
+                pick: PickRule::PreviousDiscard(SetPick::Top),
+                call: CallRules {
+                    over_threshold: OverCall::Penalised,
+                    ..real_play.call
+                },
+                scoring: Scoring::Points(PointRules {
+                    failed_call_penalty: 30,
+                    failed_caller_adds_hand: true,
+                    failed_call_others: FailedCallOthers::Zero,
+                    limit: 80,
+                    elimination: Elimination::AboveLimit,
+                    max_rounds: 1000,
+                }),
+                ..real_play
+            },
+            Preset::Yaniv => Variant {
+                deck: DeckRules {
+                    jokers: 2,
+                    joker_value: 0,
+                    face_values: FaceValues::Ten,
+                },
+                call: CallRules {
+                    threshold: CallThreshold::Fixed(7),
+                    ..real_play.call
+                },
+                scoring: Scoring::Points(PointRules {
+                    failed_call_penalty: 30,
+                    failed_caller_adds_hand: true,
+                    failed_call_others: FailedCallOthers::ScoreHand,
+                    limit: 200,
+                    elimination: Elimination::AboveLimit,
+                    max_rounds: 1000,
+                }),
+                ..real_play
+            },
+        }
+    }
+}
+
+/// One problem with a variant, naming the field and what would be valid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// Every problem found in a variant (validation collects them all).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid rules: {}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
+pub struct RulesError(pub Vec<RuleError>);
+
+/// A checked variant plus derived tables. Build with [`Rules::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rules {
+    variant: Variant,
+    values: [u8; CARD_IDS],
+    deck: [Card; CARD_IDS],
+    deck_len: u8,
+}
+
+impl Rules {
+    /// Checks a variant and derives its tables; reports every problem at once.
+    pub fn new(variant: Variant) -> Result<Rules, RulesError> {
+        let mut errors = Vec::new();
+        let mut err =
+            |field: &'static str, message: String| errors.push(RuleError { field, message });
+        let v = &variant;
+        if !(2..=MAX_PLAYERS as u8).contains(&v.players) {
+            err(
+                "players",
+                format!(
+                    "{} players is not supported; use 2 to {MAX_PLAYERS}",
+                    v.players
+                ),
+            );
+        }
+        if !(1..=MAX_HAND as u8).contains(&v.hand_size) {
+            err(
+                "hand_size",
+                format!(
+                    "a hand of {} cards is not supported; use 1 to {MAX_HAND}",
+                    v.hand_size
+                ),
+            );
+        }
+        if v.deck.jokers > 2 {
+            err(
+                "deck.jokers",
+                format!("{} jokers; a deck has 0, 1 or 2", v.deck.jokers),
+            );
+        }
+        if v.deck.joker_value > 13 {
+            err(
+                "deck.joker_value",
+                format!("{} is above the king; use 0 to 13", v.deck.joker_value),
+            );
+        }
+        let deck_len = 52 + u32::from(v.deck.jokers.min(2));
+        let needed =
+            u32::from(v.players) * u32::from(v.hand_size) + u32::from(v.initial_discard) + 1;
+        if v.players >= 2 && v.hand_size >= 1 && needed > deck_len {
+            err(
+                "players",
+                format!(
+                    "{} players x {} cards{} leave no stock in a {deck_len}-card deck; \
+                     deal fewer cards or seat fewer players",
+                    v.players,
+                    v.hand_size,
+                    if v.initial_discard {
+                        " + 1 face-up card"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        if v.discards.runs && !(3..=MAX_HAND as u8).contains(&v.discards.min_run) {
+            err(
+                "discards.min_run",
+                format!(
+                    "{} is not a usable run length; use 3 to {MAX_HAND}",
+                    v.discards.min_run
+                ),
+            );
+        }
+        match v.call.threshold {
+            CallThreshold::Fixed(t) if t > 200 => err(
+                "call.threshold",
+                format!("{t} is above any possible hand value"),
+            ),
+            CallThreshold::ByPlayers(table) => {
+                for n in 2..=MAX_PLAYERS {
+                    if table[n] > 200 {
+                        err(
+                            "call.threshold",
+                            format!(
+                                "{} for {n} players is above any possible hand value",
+                                table[n]
+                            ),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Scoring::Points(p) = v.scoring {
+            if p.limit == 0 {
+                err(
+                    "scoring.limit",
+                    "an elimination limit of 0 ends the game before it starts".into(),
+                );
+            }
+            if p.max_rounds == 0 {
+                err(
+                    "scoring.max_rounds",
+                    "a game needs at least one round".into(),
+                );
+            }
+        }
+        if let Scoring::Coins(c) = v.scoring {
+            if c.cap == Some(0) {
+                err(
+                    "scoring.cap",
+                    "a cap of 0 would make every payment 0; omit it for no cap".into(),
+                );
+            }
+        }
+        if v.turn_limit == Some(0) {
+            err(
+                "turn_limit",
+                "a round needs at least one turn; omit it for no limit".into(),
+            );
+        }
+        if !v.initial_discard && v.pick == PickRule::PreviousDiscard(SetPick::Top) {
+            // Legal, just noted: the first player has nothing to pick. No error.
+        }
+        if !errors.is_empty() {
+            return Err(RulesError(errors));
+        }
+
+        let mut values = [0u8; CARD_IDS];
+        for (id, value) in values.iter_mut().enumerate() {
+            let card = Card::from_id(id as u8);
+            *value = if card.is_joker() {
+                v.deck.joker_value
+            } else {
+                let face = card.rank() + 1;
+                match v.deck.face_values {
+                    FaceValues::Rank => face,
+                    FaceValues::Ten => face.min(10),
+                }
+            };
+        }
+        let mut deck = [Card::from_id(0); CARD_IDS];
+        for (id, slot) in deck.iter_mut().enumerate().take(deck_len as usize) {
+            *slot = Card::from_id(id as u8);
+        }
+        Ok(Rules {
+            variant,
+            values,
+            deck,
+            deck_len: deck_len as u8,
+        })
+    }
+
+    /// A preset as it stands.
+    pub fn preset(preset: Preset) -> Rules {
+        Rules::new(preset.variant()).expect("every preset is valid")
+    }
+
+    pub fn variant(&self) -> &Variant {
+        &self.variant
+    }
+
+    pub fn players(&self) -> usize {
+        self.variant.players as usize
+    }
+
+    /// The value of one card under these rules.
+    #[inline]
+    pub fn value(&self, card: Card) -> u32 {
+        u32::from(self.values[card.id() as usize])
+    }
+
+    /// The total value of some cards.
+    #[inline]
+    pub fn hand_value(&self, cards: &[Card]) -> u32 {
+        cards.iter().map(|&c| self.value(c)).sum()
+    }
+
+    /// The unshuffled deck, suit-major (♠A … ♠K, ♥A …, ♣K) then jokers, as the paper builds it.
+    pub fn deck(&self) -> &[Card] {
+        &self.deck[..self.deck_len as usize]
+    }
+
+    /// The call threshold with `active` players still in the game.
+    pub fn call_threshold(&self, active: usize) -> u32 {
+        match self.variant.call.threshold {
+            CallThreshold::Fixed(t) => t,
+            CallThreshold::ByPlayers(table) => table[active.min(MAX_PLAYERS)],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid_and_round_trips_by_name() {
+        for p in Preset::ALL {
+            Rules::new(p.variant()).unwrap();
+            assert_eq!(Preset::from_name(p.name()), Some(p));
+        }
+    }
+
+    #[test]
+    fn card_values() {
+        let paper = Rules::preset(Preset::Paper);
+        let yaniv = Rules::preset(Preset::Yaniv);
+        let k: Card = "KS".parse().unwrap();
+        assert_eq!(paper.value(k), 13);
+        assert_eq!(yaniv.value(k), 10);
+        assert_eq!(yaniv.value(Card::joker(0)), 0);
+        assert_eq!(paper.deck().len(), 52);
+        assert_eq!(yaniv.deck().len(), 54);
+    }
+
+    #[test]
+    fn undealable_tables_are_rejected_with_a_reason() {
+        let v = Variant {
+            players: 8,
+            hand_size: 7,
+            ..Preset::Paper.variant()
+        };
+        let err = Rules::new(v).unwrap_err();
+        assert_eq!(err.0.len(), 1);
+        assert_eq!(err.0[0].field, "players");
+        assert!(
+            err.0[0].message.contains("no stock"),
+            "{}",
+            err.0[0].message
+        );
+        // 8 x 6 + 1 + 1 = 50 fits.
+        Rules::new(Variant {
+            players: 8,
+            hand_size: 6,
+            ..Preset::Paper.variant()
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn validation_collects_every_problem() {
+        let v = Variant {
+            players: 1,
+            hand_size: 0,
+            turn_limit: Some(0),
+            ..Preset::Paper.variant()
+        };
+        let err = Rules::new(v).unwrap_err();
+        let fields: Vec<_> = err.0.iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["players", "hand_size", "turn_limit"]);
+    }
+}

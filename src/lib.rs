@@ -1,0 +1,10 @@
+//! dhumbal-run: a seeded, parallel experiment runner for AI research on Dhumbal (Jhyap, Yaniv).
+//!
+//! See `ARCHITECTURE.md` for the map. The layers, bottom up: [`game`] (rules and engine),
+//! [`rng`] (random streams), [`agents`] (built-in players), [`bench`] (throughput
+//! measurement); the `dhumbal-run` binary is a thin CLI over them.
+
+pub mod agents;
+pub mod bench;
+pub mod game;
+pub mod rng;
