@@ -284,23 +284,19 @@ impl Heuristic {
         if let Some(c) = best {
             return single(c);
         }
-        if obs.rules.variant().discards.sets {
-            let mut ranks_done = 0u16;
-            for &c in hand {
-                if ranks_done & (1 << c.rank()) != 0 {
-                    continue;
-                }
-                ranks_done |= 1 << c.rank();
-                let mut group = Discard::new();
-                for &x in hand {
-                    if x.rank() == c.rank() {
-                        group.push(x);
-                    }
-                }
-                if group.len() >= 2 && fits(obs.rules.hand_value(group.as_slice())) {
-                    return group;
-                }
+        // The first same-rank subset (in candidate order: ranks by first appearance, sizes
+        // ascending) that fits; a pair is preferred to the trip it belongs to.
+        let mut set = None;
+        for_each_discard(obs.rules, hand, Runs::Maximal, |d| {
+            let same_rank = d.len() >= 2 && d.iter().all(|c| c.rank() == d.as_slice()[0].rank());
+            if same_rank && fits(obs.rules.hand_value(d.as_slice())) {
+                set = Some(*d);
+                return false;
             }
+            true
+        });
+        if let Some(d) = set {
+            return d;
         }
         let lowest = hand
             .iter()
