@@ -387,9 +387,7 @@ impl<'t> RoundPlay<'t> {
         let v = *rules.variant();
         let mut seat = self.starter;
         loop {
-            if let Some(limit) = v.turn_limit
-                && self.state.turn >= limit
-            {
+            if self.state.turn >= v.turn_limit {
                 return Ok(Stop::TurnLimit);
             }
             self.state.turn += 1;
@@ -432,20 +430,20 @@ impl<'t> RoundPlay<'t> {
             }
             self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
             self.cards_discarded[seat] += discard.len() as u16;
-            // With the paper's pick rule the discard goes down before the pick, and its last card
-            // is what may be taken back; otherwise it goes down after the pick.
+            // The discard goes onto the pile at once. With the paper's rule its last card is what
+            // may be taken back; in real play, a card of the set beneath it (the previous
+            // player's discard).
+            let below = self.state.pile.len();
+            for card in discard.iter() {
+                self.state.pile.push(card);
+            }
             let mut pickable: CardVec<MAX_HAND> = CardVec::new();
             match v.pick {
                 PickRule::OwnLastDiscard => {
-                    for card in discard.iter() {
-                        self.state.pile.push(card);
-                    }
-                    self.state.top_set = discard.len();
-                    pickable.push(discard.last().expect("a discard is not empty"));
+                    pickable.push(discard.last().expect("a discard is not empty"))
                 }
                 PickRule::PreviousDiscard(which) => {
-                    let len = self.state.pile.len();
-                    let set = &self.state.pile.as_slice()[len - self.state.top_set..];
+                    let set = &self.state.pile.as_slice()[below - self.state.top_set..below];
                     match (which, set) {
                         (_, []) => {}
                         (SetPick::Top, [.., last]) => pickable.push(*last),
@@ -495,13 +493,12 @@ impl<'t> RoundPlay<'t> {
                         });
                     }
                     self.state.pile.remove(card);
-                    self.state.top_set -= 1;
                     self.state.hands[seat].push(card);
                     self.state.known[seat].insert(card);
                     self.pile_picks[seat] += 1;
                 }
                 Pick::Stock => {
-                    if self.state.stock.is_empty() && !self.reshuffle(streams) {
+                    if self.state.stock.is_empty() && !self.reshuffle(streams, discard.len()) {
                         return Ok(Stop::StockExhausted);
                     }
                     let card = self.state.stock.pop().expect("the stock was refilled");
@@ -509,26 +506,23 @@ impl<'t> RoundPlay<'t> {
                 }
             }
             self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
-            if let PickRule::PreviousDiscard(_) = v.pick {
-                for card in discard.iter() {
-                    self.state.pile.push(card);
-                }
-                self.state.top_set = discard.len();
-            }
+            self.state.top_set = discard.len();
             observer.event(&self.state, &Event::Took { seat, pick });
             seat = self.table.next_active(seat);
         }
     }
 
-    /// Rebuilds the stock from the pile under its top set; `false` if there is nothing to use.
-    fn reshuffle(&mut self, streams: &mut dyn Streams) -> bool {
+    /// Rebuilds the stock from the pile under the cards still in play, `discarded` being the
+    /// size of the set just put down; `false` if there is nothing to use.
+    fn reshuffle(&mut self, streams: &mut dyn Streams, discarded: usize) -> bool {
         if self.table.rules.variant().stock == StockRule::EndRound {
             return false;
         }
-        // The paper keeps the top card; real play keeps the previous player's set.
+        // The paper keeps only the top card. Real play keeps the set just put down and the
+        // previous player's set beneath it.
         let keep = match self.table.rules.variant().pick {
             PickRule::OwnLastDiscard => 1,
-            PickRule::PreviousDiscard(_) => self.state.top_set,
+            PickRule::PreviousDiscard(_) => discarded + self.state.top_set,
         };
         let len = self.state.pile.len();
         if len <= keep {

@@ -211,8 +211,10 @@ pub struct Variant {
     pub scoring: Scoring,
     pub pick: PickRule,
     pub stock: StockRule,
-    /// Player-turns after which the round ends with `no_call_end` (`None`: no limit).
-    pub turn_limit: Option<u32>,
+    /// Player-turns after which the round ends with `no_call_end`. Always set, so that no
+    /// round can run for ever (agents that never call, picks that never touch the stock); a
+    /// large value such as 1000 means "no limit" in practice.
+    pub turn_limit: u32,
     pub no_call_end: NoCallEnd,
     pub empty_hand: EmptyHand,
     pub starter: Starter,
@@ -288,7 +290,7 @@ impl Preset {
             }),
             pick: PickRule::OwnLastDiscard,
             stock: StockRule::Reshuffle,
-            turn_limit: Some(100),
+            turn_limit: 100,
             no_call_end: NoCallEnd::FirstMinimumCalls,
             empty_hand: EmptyHand::WinsAsCall,
             starter: Starter::Seat0,
@@ -306,7 +308,7 @@ impl Preset {
             no_call_end: NoCallEnd::Void,
             starter: Starter::Winner,
             random_first_starter: true,
-            turn_limit: Some(200),
+            turn_limit: 200,
             ..paper
         };
         match self {
@@ -497,14 +499,8 @@ impl Rules {
                 );
             }
         }
-        if v.turn_limit == Some(0) {
-            err(
-                "turn_limit",
-                "a round needs at least one turn; omit it for no limit".into(),
-            );
-        }
-        if !v.initial_discard && v.pick == PickRule::PreviousDiscard(SetPick::Top) {
-            // Legal, just noted: the first player has nothing to pick. No error.
+        if v.turn_limit == 0 {
+            err("turn_limit", "a round needs at least one turn; use a large number such as 1000 for no practical limit".into());
         }
         if !errors.is_empty() {
             return Err(RulesError(errors));
@@ -627,7 +623,7 @@ mod tests {
         let v = Variant {
             players: 1,
             hand_size: 0,
-            turn_limit: Some(0),
+            turn_limit: 0,
             ..Preset::Paper.variant()
         };
         let err = Rules::new(v).unwrap_err();
