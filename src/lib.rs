@@ -6,5 +6,6 @@
 
 pub mod agents;
 pub mod bench;
+pub mod cli;
 pub mod game;
 pub mod rng;

@@ -49,17 +49,18 @@ pub trait RandomSource {
         }
     }
 
+    /// Shuffles cards in place exactly as CPython's `random.shuffle`. (A trait method, so that
+    /// one dynamic call covers the whole shuffle.)
+    fn shuffle(&mut self, cards: &mut [Card]) {
+        for i in (1..cards.len()).rev() {
+            let j = self.below(i as u32 + 1) as usize;
+            cards.swap(i, j);
+        }
+    }
+
     /// A fair coin (CPython's `random.choice([True, False])`: `True` on 0).
     fn coin(&mut self) -> bool {
         self.below(2) == 0
-    }
-}
-
-/// Shuffles cards in place exactly as CPython's `random.shuffle`.
-pub fn shuffle(rng: &mut dyn RandomSource, cards: &mut [Card]) {
-    for i in (1..cards.len()).rev() {
-        let j = rng.below(i as u32 + 1) as usize;
-        cards.swap(i, j);
     }
 }
 
@@ -147,27 +148,42 @@ pub trait Streams {
     fn agent(&mut self, seat: usize) -> &mut dyn RandomSource;
 }
 
-/// One deal stream and one lazily created stream per agent, all ChaCha8.
-pub struct ChaChaStreams {
+/// An agent's ChaCha8 stream, keyed on first use: most agents never draw, and keying a
+/// stream costs more than a round's worth of decisions.
+struct LazyStream {
     seed: u64,
-    deal_id: u64,
+    purpose: Purpose,
+    deal: u64,
+    rng: Option<ChaChaSource>,
+}
+
+impl RandomSource for LazyStream {
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        let (seed, purpose, deal) = (self.seed, self.purpose, self.deal);
+        self.rng
+            .get_or_insert_with(|| chacha_stream(seed, purpose, deal))
+            .next_u32()
+    }
+}
+
+/// One deal stream and one stream per agent, all ChaCha8.
+pub struct ChaChaStreams {
     deal: ChaChaSource,
-    /// Agent slot for each seat.
-    slots: [u32; MAX_PLAYERS],
-    agents: [Option<ChaChaSource>; MAX_PLAYERS],
+    agents: [LazyStream; MAX_PLAYERS],
 }
 
 impl ChaChaStreams {
     /// Streams for one deal; `slots[seat]` is the scenario slot of the agent in that seat.
     pub fn new(seed: u64, deal_id: u64, slots: &[u32]) -> ChaChaStreams {
-        let mut s = [0u32; MAX_PLAYERS];
-        s[..slots.len()].copy_from_slice(slots);
         ChaChaStreams {
-            seed,
-            deal_id,
             deal: chacha_stream(seed, Purpose::Deal, deal_id),
-            slots: s,
-            agents: Default::default(),
+            agents: std::array::from_fn(|seat| LazyStream {
+                seed,
+                purpose: Purpose::Agent(slots.get(seat).copied().unwrap_or(seat as u32)),
+                deal: deal_id,
+                rng: None,
+            }),
         }
     }
 }
@@ -178,8 +194,7 @@ impl Streams for ChaChaStreams {
     }
 
     fn agent(&mut self, seat: usize) -> &mut dyn RandomSource {
-        let (seed, deal, slot) = (self.seed, self.deal_id, self.slots[seat]);
-        self.agents[seat].get_or_insert_with(|| chacha_stream(seed, Purpose::Agent(slot), deal))
+        &mut self.agents[seat]
     }
 }
 

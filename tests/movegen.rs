@@ -4,7 +4,7 @@
 use dhumbal::game::cards::parse_cards;
 use dhumbal::game::rules::Variant;
 use dhumbal::game::{
-    Card, CardSet, Preset, Rules, Runs, classify, count_discards, for_each_discard,
+    Card, CardSet, Discard, Preset, Rules, Runs, classify, count_discards, for_each_discard,
 };
 use proptest::prelude::*;
 
@@ -58,7 +58,7 @@ fn the_maximal_runs_the_paper_agents_see() {
     let mut runs = Vec::new();
     for_each_discard(&paper, &hand, Runs::Maximal, |d| {
         if d.len() >= 3 {
-            runs.push(d.to_string());
+            runs.push(Discard::from_slice(d).unwrap().to_string());
         }
         true
     });
@@ -104,9 +104,9 @@ proptest! {
         }
         let mut seen = std::collections::HashSet::new();
         for_each_discard(&rules, &hand, Runs::All, |d| {
-            assert!(classify(&rules, &hand, d.as_slice()).is_ok(), "{d} listed but illegal");
-            let set: CardSet = d.iter().collect();
-            assert!(seen.insert(set.0), "{d} listed twice");
+            assert!(classify(&rules, &hand, d).is_ok(), "{d:?} listed but illegal");
+            let set: CardSet = d.iter().copied().collect();
+            assert!(seen.insert(set.0), "{d:?} listed twice");
             true
         });
         prop_assert_eq!(seen.len(), brute);

@@ -239,13 +239,13 @@ impl Heuristic {
         let mut best_score = f64::NEG_INFINITY;
         for_each_discard(obs.rules, hand, Runs::Maximal, |d| {
             let n = d.len();
-            let v = obs.rules.hand_value(d.as_slice());
+            let v = obs.rules.hand_value(d);
             let remaining = value - v;
             let mut s = f64::from(v) * p.high_preference;
             if n > 1 {
                 s += n as f64 * p.multi_card_bonus;
             }
-            if n >= 3 && is_same_suit(d.as_slice()) {
+            if n >= 3 && is_same_suit(d) {
                 s += p.sequence_bonus;
             }
             if remaining <= limit {
@@ -260,7 +260,7 @@ impl Heuristic {
             s *= self.risk;
             if s > best_score {
                 best_score = s;
-                best = *d;
+                best = Discard::from_slice(d).expect("a discard fits a hand");
             }
             true
         });
@@ -288,9 +288,9 @@ impl Heuristic {
         // ascending) that fits; a pair is preferred to the trip it belongs to.
         let mut set = None;
         for_each_discard(obs.rules, hand, Runs::Maximal, |d| {
-            let same_rank = d.len() >= 2 && d.iter().all(|c| c.rank() == d.as_slice()[0].rank());
-            if same_rank && fits(obs.rules.hand_value(d.as_slice())) {
-                set = Some(*d);
+            let same_rank = d.len() >= 2 && d.iter().all(|c| c.rank() == d[0].rank());
+            if same_rank && fits(obs.rules.hand_value(d)) {
+                set = Discard::from_slice(d);
                 return false;
             }
             true

@@ -47,7 +47,7 @@ impl Agent for RandomAgent {
         let mut chosen = Discard::new();
         obs.for_each_legal_discard(|d| {
             if i == target {
-                chosen = *d;
+                chosen = Discard::from_slice(d).expect("a discard fits a hand");
                 return false;
             }
             i += 1;

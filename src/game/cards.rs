@@ -38,6 +38,26 @@ pub struct Card(u8);
 /// The rank of a joker, one past the King, so that two jokers form a same-rank set.
 pub const JOKER_RANK: u8 = 13;
 
+/// Rank and suit index of each card id, looked up rather than divided on the hot path.
+const RANKS: [u8; CARD_IDS] = {
+    let mut t = [JOKER_RANK; CARD_IDS];
+    let mut i = 0;
+    while i < 52 {
+        t[i] = (i % 13) as u8;
+        i += 1;
+    }
+    t
+};
+const SUITS: [u8; CARD_IDS] = {
+    let mut t = [4u8; CARD_IDS];
+    let mut i = 0;
+    while i < 52 {
+        t[i] = (i / 13) as u8;
+        i += 1;
+    }
+    t
+};
+
 impl Card {
     /// A standard card; `rank` is 0 for the ace up to 12 for the king.
     pub const fn new(suit: Suit, rank: u8) -> Card {
@@ -65,21 +85,25 @@ impl Card {
     }
 
     /// 0 (ace) to 12 (king); [`JOKER_RANK`] for jokers.
+    #[inline]
     pub const fn rank(self) -> u8 {
-        if self.is_joker() {
-            JOKER_RANK
-        } else {
-            self.0 % 13
-        }
+        RANKS[self.0 as usize]
     }
 
     /// The suit, or `None` for a joker.
+    #[inline]
     pub fn suit(self) -> Option<Suit> {
         if self.is_joker() {
             None
         } else {
-            Some(Suit::ALL[(self.0 / 13) as usize])
+            Some(Suit::ALL[self.suit_index()])
         }
+    }
+
+    /// 0 to 3 in the order of [`Suit::ALL`]; 4 for a joker.
+    #[inline]
+    pub const fn suit_index(self) -> usize {
+        SUITS[self.0 as usize] as usize
     }
 
     fn rank_name(self) -> &'static str {
@@ -313,7 +337,10 @@ impl<const N: usize> CardVec<N> {
         let len = self.len as usize;
         assert!(index < len);
         let card = self.cards[index];
-        self.cards.copy_within(index + 1..len, index);
+        // A plain loop: these lists are short, and `copy_within` costs a `memmove` call.
+        for i in index..len - 1 {
+            self.cards[i] = self.cards[i + 1];
+        }
         self.len -= 1;
         card
     }

@@ -88,7 +88,7 @@ impl Observation<'_> {
     }
 
     /// Calls `f` with every legal discard (see [`for_each_discard`] for the order).
-    pub fn for_each_legal_discard(&self, f: impl FnMut(&Discard) -> bool) {
+    pub fn for_each_legal_discard(&self, f: impl FnMut(&[Card]) -> bool) {
         for_each_discard(self.rules, self.hand.as_slice(), Runs::All, f);
     }
 

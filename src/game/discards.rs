@@ -5,7 +5,7 @@
 //! calls a closure with each candidate, in a documented order that the paper's agents rely on
 //! for their first-maximum tie-breaks.
 
-use super::cards::{Card, Discard, MAX_HAND};
+use super::cards::{Card, MAX_HAND};
 use super::rules::Rules;
 
 /// The shape of a legal discard.
@@ -50,8 +50,10 @@ pub fn classify(
     hand: &[Card],
     discard: &[Card],
 ) -> Result<DiscardKind, DiscardError> {
-    if discard.is_empty() {
-        return Err(DiscardError::Empty);
+    match discard {
+        [] => return Err(DiscardError::Empty),
+        [c] if hand.contains(c) => return Ok(DiscardKind::Single),
+        _ => {}
     }
     let mut seen = 0u64;
     for &c in discard {
@@ -139,26 +141,42 @@ fn is_contiguous(mask: u16) -> bool {
 ///    ascending length; cards in ascending rank order (an ace-high ace last).
 ///
 /// Stops early when `f` returns `false`.
+#[inline]
 pub fn for_each_discard(
     rules: &Rules,
     hand: &[Card],
     runs: Runs,
-    mut f: impl FnMut(&Discard) -> bool,
+    mut f: impl FnMut(&[Card]) -> bool,
 ) {
     let d = rules.variant().discards;
-    let mut out = Discard::new();
-    for &c in hand {
-        out.clear();
-        out.push(c);
-        if !f(&out) {
+    for c in hand {
+        if !f(std::slice::from_ref(c)) {
             return;
         }
     }
-    if d.sets {
+    // One pass for the rank counts and each suit's ranks.
+    let mut rank_count = [0u8; 14];
+    let mut suit_ranks = [0u16; 4];
+    let mut suit_count = [0u8; 5];
+    let (mut any_set, mut any_run) = (false, false);
+    let min_run = d.min_run;
+    for &c in hand {
+        let rank = c.rank() as usize;
+        let suit = c.suit_index();
+        rank_count[rank] += 1;
+        any_set |= rank_count[rank] == 2;
+        if suit < 4 {
+            suit_ranks[suit] |= 1 << rank;
+            suit_count[suit] += 1;
+            any_run |= suit_count[suit] == min_run;
+        }
+    }
+    let mut buf = [Card::from_id(0); MAX_HAND];
+    if d.sets && any_set {
         let mut ranks_done = 0u16;
         for &c in hand {
             let rank = c.rank();
-            if ranks_done & (1 << rank) != 0 {
+            if rank_count[rank as usize] < 2 || ranks_done & (1 << rank) != 0 {
                 continue;
             }
             ranks_done |= 1 << rank;
@@ -170,105 +188,81 @@ pub fn for_each_discard(
                     k += 1;
                 }
             }
-            for size in 2..=k {
-                if !combinations(&group[..k], size, &mut out, &mut f) {
+            for &mask in GROUP_SUBSETS[k] {
+                let mut n = 0;
+                for (i, &card) in group.iter().enumerate().take(k) {
+                    if mask & (1 << i) != 0 {
+                        buf[n] = card;
+                        n += 1;
+                    }
+                }
+                if !f(&buf[..n]) {
                     return;
                 }
             }
         }
     }
-    if d.runs {
+    if d.runs && any_run {
+        let min = u32::from(d.min_run);
         let mut suits_done = 0u8;
         for &c in hand {
-            let Some(suit) = c.suit() else { continue };
-            if suits_done & (1 << suit as u8) != 0 {
+            if c.is_joker() {
                 continue;
             }
-            suits_done |= 1 << suit as u8;
-            // Card of each rank position in this suit (position 13 = ace high).
-            let mut by_pos = [None; 14];
-            let mut mask = 0u16;
-            for &x in hand {
-                if x.suit() == Some(suit) {
-                    by_pos[x.rank() as usize] = Some(x);
-                    mask |= 1 << x.rank();
-                    if d.ace_high && x.rank() == 0 {
-                        by_pos[13] = Some(x);
-                        mask |= 1 << 13;
-                    }
-                }
+            let suit = c.suit_index();
+            if suits_done & (1 << suit) != 0 {
+                continue;
             }
-            let min = d.min_run as usize;
-            let mut start = 0usize;
-            while start < 14 {
-                if mask & (1 << start) == 0 {
-                    start += 1;
+            suits_done |= 1 << suit;
+            let mut mask = suit_ranks[suit];
+            if mask.count_ones() < min {
+                continue;
+            }
+            // Rank positions 0..=12, and 13 for an ace played high.
+            if d.ace_high && mask & 1 != 0 {
+                mask |= 1 << 13;
+            }
+            let base = suit as u8 * 13;
+            while mask != 0 {
+                // The next maximal run: positions start..start + len.
+                let start = mask.trailing_zeros();
+                let len = (!(mask >> start)).trailing_zeros();
+                mask &= !((((1u32 << len) - 1) << start) as u16);
+                if len < min {
                     continue;
                 }
-                let mut end = start;
-                while end + 1 < 14 && mask & (1 << (end + 1)) != 0 {
-                    end += 1;
-                }
-                // Maximal run of positions start..=end. A run cannot hold the same ace twice,
-                // which only a 14-card suit could produce; the hand limit rules that out.
-                let len = end - start + 1;
-                if len >= min {
-                    let (lo_first, lo_last) = match runs {
-                        Runs::Maximal => (start, start),
-                        Runs::All => (start, end + 1 - min),
-                    };
-                    for lo in lo_first..=lo_last {
-                        let (hi_first, hi_last) = match runs {
-                            Runs::Maximal => (end, end),
-                            Runs::All => (lo + min - 1, end),
-                        };
-                        for hi in hi_first..=hi_last {
-                            out.clear();
-                            for slot in by_pos.iter().take(hi + 1).skip(lo) {
-                                out.push(slot.expect("position in mask"));
-                            }
-                            if !f(&out) {
-                                return;
-                            }
+                let end = start + len - 1;
+                let (lo_last, hi_first) = match runs {
+                    Runs::Maximal => (start, end),
+                    Runs::All => (end + 1 - min, 0),
+                };
+                for lo in start..=lo_last {
+                    for hi in hi_first.max(lo + min - 1)..=end {
+                        let n = (hi - lo + 1) as usize;
+                        for (slot, pos) in buf.iter_mut().zip(lo..=hi) {
+                            *slot = Card::from_id(base + (pos % 13) as u8);
+                        }
+                        if !f(&buf[..n]) {
+                            return;
                         }
                     }
                 }
-                start = end + 1;
             }
         }
     }
 }
 
-/// Calls `f` with each `size`-subset of `items` in lexicographic index order.
-fn combinations(
-    items: &[Card],
-    size: usize,
-    out: &mut Discard,
-    f: &mut impl FnMut(&Discard) -> bool,
-) -> bool {
-    let n = items.len();
-    let mut idx = [0usize; MAX_HAND];
-    for (i, slot) in idx.iter_mut().enumerate().take(size) {
-        *slot = i;
-    }
-    loop {
-        out.clear();
-        for &i in &idx[..size] {
-            out.push(items[i]);
-        }
-        if !f(out) {
-            return false;
-        }
-        // Advance to the next combination: the rightmost index that can still move.
-        let Some(i) = (0..size).rev().find(|&i| idx[i] < n - size + i) else {
-            return true;
-        };
-        idx[i] += 1;
-        for j in i + 1..size {
-            idx[j] = idx[j - 1] + 1;
-        }
-    }
-}
+/// The subsets of size two or more of a same-rank group of `n` cards (at most 4), as bit masks
+/// over the group's positions: sizes ascending, then lexicographic (`itertools.combinations`).
+const GROUP_SUBSETS: [&[u8]; 5] = [
+    &[],
+    &[],
+    &[0b11],
+    &[0b011, 0b101, 0b110, 0b111],
+    &[
+        0b0011, 0b0101, 0b1001, 0b0110, 0b1010, 0b1100, 0b0111, 0b1011, 0b1101, 0b1110, 0b1111,
+    ],
+];
 
 /// The number of legal discards from `hand` (the "perft" of depth one).
 pub fn count_discards(rules: &Rules, hand: &[Card]) -> usize {
@@ -333,7 +327,11 @@ mod tests {
         let list = |runs| {
             let mut seen = Vec::new();
             for_each_discard(&r, &hand, runs, |d| {
-                seen.push(d.to_string());
+                seen.push(
+                    crate::game::cards::Discard::from_slice(d)
+                        .unwrap()
+                        .to_string(),
+                );
                 true
             });
             seen

@@ -12,7 +12,7 @@ use super::rules::{
     CallRules, Elimination, EmptyHand, FailedCallOthers, MAX_PLAYERS, NoCallEnd, OverCall,
     PickRule, Rules, Scoring, SetPick, Starter, StockRule, TieBreak,
 };
-use crate::rng::{Streams, shuffle};
+use crate::rng::Streams;
 
 /// Why a round ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -289,7 +289,7 @@ impl<'t> RoundPlay<'t> {
             turn: 0,
         };
         let rng = streams.deal();
-        shuffle(rng, state.stock.as_mut_slice());
+        rng.shuffle(state.stock.as_mut_slice());
         let active_seats = || (0..n).filter(|&s| table.active[s]);
         let n_active = active_seats().count();
         let first_round = table.round == 0;
@@ -531,7 +531,7 @@ impl<'t> RoundPlay<'t> {
         let rest = len - keep;
         let pile = self.state.pile;
         self.state.stock = Pile::from_slice(&pile.as_slice()[..rest]).expect("fits");
-        shuffle(streams.deal(), self.state.stock.as_mut_slice());
+        streams.deal().shuffle(self.state.stock.as_mut_slice());
         self.state.pile = Pile::from_slice(&pile.as_slice()[rest..]).expect("fits");
         self.reshuffles += 1;
         true
