@@ -11,7 +11,7 @@
 
 use crate::game::cards::{Card, Discard};
 use crate::game::decision::{Agent, AgentError, Observation, Pick};
-use crate::game::discards::{Runs, for_each_discard};
+use crate::game::discards::{Runs, for_each_multi_discard};
 use crate::rng::RandomSource;
 
 /// Which call rule the agent follows.
@@ -235,17 +235,15 @@ impl Heuristic {
         if value <= limit {
             return self.near_threshold_discard(obs);
         }
-        let mut best = Discard::new();
-        let mut best_score = f64::NEG_INFINITY;
-        for_each_discard(obs.rules, hand, Runs::Maximal, |d| {
-            let n = d.len();
-            let v = obs.rules.hand_value(d);
+        // Equation (2) of the paper, term by term in the code's order of operations.
+        let risk = self.risk;
+        let score = |v: u32, n: usize, run: bool| {
             let remaining = value - v;
             let mut s = f64::from(v) * p.high_preference;
             if n > 1 {
                 s += n as f64 * p.multi_card_bonus;
             }
-            if n >= 3 && is_same_suit(d) {
+            if run {
                 s += p.sequence_bonus;
             }
             if remaining <= limit {
@@ -257,14 +255,48 @@ impl Heuristic {
                 f64::from(value - remaining) / f64::from(value)
             };
             s += improvement.max(0.0) * p.improvement_weight;
-            s *= self.risk;
+            s * risk
+        };
+        // Singles first (hand order), then sets and maximal runs; the first maximum wins.
+        let mut best_score = f64::NEG_INFINITY;
+        let mut best_single = 0;
+        if p.high_preference >= 0.0
+            && p.call_bonus >= 0.0
+            && p.improvement_weight > 0.0
+            && risk > 0.0
+        {
+            // Then a single's score strictly increases with its value (the improvement term
+            // alone moves by at least weight/V between values, far above rounding), so the
+            // first maximum is the first card of highest value: score only that one.
+            for (i, &c) in hand.iter().enumerate() {
+                if obs.value(c) > obs.value(hand[best_single]) {
+                    best_single = i;
+                }
+            }
+            best_score = score(obs.value(hand[best_single]), 1, false);
+        } else {
+            for (i, &c) in hand.iter().enumerate() {
+                let s = score(obs.value(c), 1, false);
+                if s > best_score {
+                    best_score = s;
+                    best_single = i;
+                }
+            }
+        }
+        let mut best = None;
+        for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
+            let s = score(
+                obs.rules.hand_value(d),
+                d.len(),
+                d.len() >= 3 && is_same_suit(d),
+            );
             if s > best_score {
                 best_score = s;
-                best = Discard::from_slice(d).expect("a discard fits a hand");
+                best = Discard::from_slice(d);
             }
             true
         });
-        best
+        best.unwrap_or_else(|| single(hand[best_single]))
     }
 
     /// Near the threshold: shed a card (or a set) that keeps the hand callable after an
@@ -287,7 +319,7 @@ impl Heuristic {
         // The first same-rank subset (in candidate order: ranks by first appearance, sizes
         // ascending) that fits; a pair is preferred to the trip it belongs to.
         let mut set = None;
-        for_each_discard(obs.rules, hand, Runs::Maximal, |d| {
+        for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
             let same_rank = d.len() >= 2 && d.iter().all(|c| c.rank() == d[0].rank());
             if same_rank && fits(obs.rules.hand_value(d)) {
                 set = Discard::from_slice(d);

@@ -148,35 +148,40 @@ pub fn for_each_discard(
     runs: Runs,
     mut f: impl FnMut(&[Card]) -> bool,
 ) {
-    let d = rules.variant().discards;
     for c in hand {
         if !f(std::slice::from_ref(c)) {
             return;
         }
     }
-    // One pass for the rank counts and each suit's ranks.
-    let mut rank_count = [0u8; 14];
-    let mut suit_ranks = [0u16; 4];
-    let mut suit_count = [0u8; 5];
-    let (mut any_set, mut any_run) = (false, false);
-    let min_run = d.min_run;
-    for &c in hand {
-        let rank = c.rank() as usize;
-        let suit = c.suit_index();
-        rank_count[rank] += 1;
-        any_set |= rank_count[rank] == 2;
-        if suit < 4 {
-            suit_ranks[suit] |= 1 << rank;
-            suit_count[suit] += 1;
-            any_run |= suit_count[suit] == min_run;
-        }
-    }
+    for_each_multi_discard(rules, hand, runs, f);
+}
+
+/// Calls `f` with every legal discard of two or more cards, in the order of
+/// [`for_each_discard`] (which lists the singles first, then these). Stops early when `f`
+/// returns `false`.
+#[inline]
+pub fn for_each_multi_discard(
+    rules: &Rules,
+    hand: &[Card],
+    runs: Runs,
+    mut f: impl FnMut(&[Card]) -> bool,
+) {
+    let d = rules.variant().discards;
+    // The hand as a bit set: card ids are suit-major, so each suit's ranks are a 13-bit field.
+    let set = hand.iter().fold(0u64, |acc, c| acc | 1 << c.id());
+    let suit_ranks = [0, 1, 2, 3].map(|s| ((set >> (13 * s)) & 0x1FFF) as u16);
+    let [s0, s1, s2, s3] = suit_ranks;
+    // Ranks held in two or more suits, and bit 13 when both jokers are held.
+    let repeated =
+        (s0 & (s1 | s2 | s3)) | (s1 & (s2 | s3)) | (s2 & s3) | (u16::from(set >> 52 == 3) << 13);
+    let min_run = u32::from(d.min_run);
+    let any_run = suit_ranks.iter().any(|m| m.count_ones() >= min_run);
     let mut buf = [Card::from_id(0); MAX_HAND];
-    if d.sets && any_set {
+    if d.sets && repeated != 0 {
         let mut ranks_done = 0u16;
         for &c in hand {
             let rank = c.rank();
-            if rank_count[rank as usize] < 2 || ranks_done & (1 << rank) != 0 {
+            if repeated & (1 << rank) == 0 || ranks_done & (1 << rank) != 0 {
                 continue;
             }
             ranks_done |= 1 << rank;
@@ -203,7 +208,7 @@ pub fn for_each_discard(
         }
     }
     if d.runs && any_run {
-        let min = u32::from(d.min_run);
+        let min = min_run;
         let mut suits_done = 0u8;
         for &c in hand {
             if c.is_joker() {

@@ -12,6 +12,8 @@ pub mod rules;
 
 pub use cards::{Card, CardSet, CardVec, Discard, Hand, Suit};
 pub use decision::{Agent, AgentError, Observation, Phase, Pick, PlayError};
-pub use discards::{DiscardKind, Runs, classify, count_discards, for_each_discard};
+pub use discards::{
+    DiscardKind, Runs, classify, count_discards, for_each_discard, for_each_multi_discard,
+};
 pub use round::{EndReason, Event, Observer, RoundOutcome, RoundState, Table};
 pub use rules::{Preset, Rules, RulesError, Variant};
