@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Does all set-up and runs the main job. Extra arguments go to dhumbal-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+cargo build --locked --release
+exec ./target/release/dhumbal-run bench "$@"
