@@ -8,4 +8,7 @@ pub mod agents;
 pub mod bench;
 pub mod cli;
 pub mod game;
+pub mod records;
 pub mod rng;
+pub mod scenario;
+pub mod tournament;

@@ -120,6 +120,8 @@ pub enum Purpose {
     /// An agent, by its slot in the scenario (not its seat, so that it keeps its stream when
     /// seats rotate).
     Agent(u32),
+    /// Random seating of a session or game.
+    Seating,
 }
 
 /// SplitMix64: expands a 64-bit seed into key words.
@@ -139,6 +141,7 @@ pub fn chacha_stream(seed: u64, purpose: Purpose, deal: u64) -> ChaChaSource {
     let domain = match purpose {
         Purpose::Deal => 0x6465_616C_0000_0000u64, // "deal"
         Purpose::Agent(slot) => 0x6167_6E74_0000_0000u64 | u64::from(slot), // "agnt"
+        Purpose::Seating => 0x7365_6174_0000_0000u64, // "seat"
     };
     let mut state = seed ^ domain;
     let mut key = [0u8; 32];

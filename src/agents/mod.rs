@@ -3,6 +3,8 @@
 
 pub mod heuristic;
 pub mod random;
+pub mod registry;
+pub mod script;
 
 pub use heuristic::{Heuristic, HeuristicParams, Style};
 pub use random::RandomAgent;

@@ -153,6 +153,37 @@ pub trait Agent: Send {
     ) -> Result<Pick, AgentError>;
 }
 
+/// A boxed agent is an agent, so tables can hold `Box<dyn Agent>` or any wrapper.
+impl<T: Agent + ?Sized> Agent for Box<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        (**self).call(obs, rng)
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        (**self).discard(obs, rng)
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        (**self).pick(obs, rng)
+    }
+}
+
 /// An action the engine refused; it was not applied.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlayError {

@@ -210,9 +210,9 @@ impl Table {
     ///
     /// On an illegal action the round is abandoned with an error and nothing is applied to the
     /// table: standings stay as they were.
-    pub fn play_round(
+    pub fn play_round<A: Agent>(
         &mut self,
-        agents: &mut [Box<dyn Agent>],
+        agents: &mut [A],
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<RoundOutcome, PlayError> {
@@ -365,9 +365,9 @@ impl<'t> RoundPlay<'t> {
         }
     }
 
-    fn run(
+    fn run<A: Agent>(
         mut self,
-        agents: &mut [Box<dyn Agent>],
+        agents: &mut [A],
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<RoundOutcome, PlayError> {
@@ -377,9 +377,9 @@ impl<'t> RoundPlay<'t> {
         Ok(self.settle(stop))
     }
 
-    fn turns(
+    fn turns<A: Agent>(
         &mut self,
-        agents: &mut [Box<dyn Agent>],
+        agents: &mut [A],
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<Stop, PlayError> {
@@ -401,7 +401,7 @@ impl<'t> RoundPlay<'t> {
                 let obs = self.observation(Phase::Call, seat, &[], &[]);
                 let call = agent
                     .call(&obs, streams.agent(seat))
-                    .map_err(|error| agent_error(&**agent, seat, error))?;
+                    .map_err(|error| agent_error(agent.name(), seat, error))?;
                 if call {
                     observer.event(&self.state, &Event::Called { seat });
                     return Ok(Stop::Call(seat));
@@ -413,7 +413,7 @@ impl<'t> RoundPlay<'t> {
             let obs = self.observation(Phase::Discard, seat, &[], &[]);
             let discard = agent
                 .discard(&obs, streams.agent(seat))
-                .map_err(|error| agent_error(&**agent, seat, error))?;
+                .map_err(|error| agent_error(agent.name(), seat, error))?;
             if let Err(reason) =
                 classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
             {
@@ -481,7 +481,7 @@ impl<'t> RoundPlay<'t> {
                     self.observation(Phase::Pick, seat, pickable.as_slice(), discard.as_slice());
                 agent
                     .pick(&obs, streams.agent(seat))
-                    .map_err(|error| agent_error(&**agent, seat, error))?
+                    .map_err(|error| agent_error(agent.name(), seat, error))?
             };
             match pick {
                 Pick::Pile(card) => {
@@ -719,9 +719,9 @@ fn capped(value: u32, cap: Option<u32>) -> i64 {
     i64::from(cap.map_or(value, |c| value.min(c)))
 }
 
-fn agent_error(agent: &dyn Agent, seat: usize, error: super::decision::AgentError) -> PlayError {
+fn agent_error(agent: &str, seat: usize, error: super::decision::AgentError) -> PlayError {
     PlayError::Agent {
-        agent: agent.name().to_string(),
+        agent: agent.to_string(),
         seat,
         error,
     }

@@ -1,0 +1,179 @@
+//! Line and column of every key and value in a YAML document, by path (`stages.1.agents.0.kind`),
+//! so that problems found after deserialization can still point into the file.
+
+use std::collections::HashMap;
+
+use serde_saphyr::granit_parser::{Event, Parser, Span};
+
+/// A position in the file: 1-based line and column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Positions by path. Keys and values are recorded separately: an unknown key points at the
+/// key, a bad value at the value.
+#[derive(Default, Debug)]
+pub struct Locations {
+    keys: HashMap<String, Pos>,
+    values: HashMap<String, Pos>,
+}
+
+impl Locations {
+    /// Reads the positions of `text`; an unparsable document gives no positions (the YAML
+    /// deserializer reports the syntax error itself, with its location).
+    pub fn of(text: &str) -> Locations {
+        let mut events = Vec::new();
+        for item in Parser::new_from_str(text) {
+            match item {
+                Ok((event, span)) => match event {
+                    Event::Scalar(..)
+                    | Event::Alias(_)
+                    | Event::SequenceStart(..)
+                    | Event::SequenceEnd
+                    | Event::MappingStart(..)
+                    | Event::MappingEnd => events.push((kind(&event), scalar(&event), span)),
+                    _ => {}
+                },
+                Err(_) => return Locations::default(),
+            }
+        }
+        let mut out = Locations::default();
+        if !events.is_empty() {
+            out.node(&events, 0, "");
+        }
+        out
+    }
+
+    /// Where the value at `path` is, or failing that its key, or the nearest enclosing value.
+    pub fn find(&self, path: &str) -> Option<Pos> {
+        let mut p = path;
+        loop {
+            if let Some(pos) = self.values.get(p).or_else(|| self.keys.get(p)) {
+                return Some(*pos);
+            }
+            match p.rfind('.') {
+                Some(i) => p = &p[..i],
+                None => return self.values.get("").copied(),
+            }
+        }
+    }
+
+    /// Where the key at `path` is (for unknown fields).
+    pub fn find_key(&self, path: &str) -> Option<Pos> {
+        self.keys.get(path).copied().or_else(|| self.find(path))
+    }
+
+    fn node(&mut self, ev: &[(Kind, Option<String>, Span)], i: usize, path: &str) -> usize {
+        let (k, _, span) = &ev[i];
+        self.values.insert(path.to_string(), pos(span));
+        match k {
+            Kind::Scalar | Kind::Other => i + 1,
+            Kind::SeqStart => {
+                let mut j = i + 1;
+                let mut index = 0;
+                while j < ev.len() && ev[j].0 != Kind::SeqEnd {
+                    j = self.node(ev, j, &join(path, &index.to_string()));
+                    index += 1;
+                }
+                j + 1
+            }
+            Kind::MapStart => {
+                let mut j = i + 1;
+                while j < ev.len() && ev[j].0 != Kind::MapEnd {
+                    let key = ev[j].1.clone().unwrap_or_else(|| "?".to_string());
+                    let key_path = join(path, &key);
+                    if ev[j].0 == Kind::Scalar {
+                        self.keys.insert(key_path.clone(), pos(&ev[j].2));
+                        j += 1;
+                    } else {
+                        // A complex key: skip it.
+                        j = self.node(ev, j, &format!("{key_path}#key"));
+                    }
+                    if j < ev.len() && ev[j].0 != Kind::MapEnd {
+                        j = self.node(ev, j, &key_path);
+                    }
+                }
+                j + 1
+            }
+            Kind::SeqEnd | Kind::MapEnd => i + 1,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Scalar,
+    Other,
+    SeqStart,
+    SeqEnd,
+    MapStart,
+    MapEnd,
+}
+
+fn kind(e: &Event<'_>) -> Kind {
+    match e {
+        Event::Scalar(..) => Kind::Scalar,
+        Event::SequenceStart(..) => Kind::SeqStart,
+        Event::SequenceEnd => Kind::SeqEnd,
+        Event::MappingStart(..) => Kind::MapStart,
+        Event::MappingEnd => Kind::MapEnd,
+        _ => Kind::Other,
+    }
+}
+
+fn scalar(e: &Event<'_>) -> Option<String> {
+    match e {
+        Event::Scalar(text, ..) => Some(text.to_string()),
+        _ => None,
+    }
+}
+
+fn pos(span: &Span) -> Pos {
+    Pos {
+        line: span.start.line(),
+        column: span.start.col() + 1,
+    }
+}
+
+fn join(path: &str, segment: &str) -> String {
+    if path.is_empty() {
+        segment.to_string()
+    } else {
+        format!("{path}.{segment}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_values_by_path() {
+        let text =
+            "name: x\nstages:\n  - name: a\n    agents:\n      - kind: random\n        id: r\n";
+        let l = Locations::of(text);
+        assert_eq!(l.find_key("name"), Some(Pos { line: 1, column: 1 }));
+        assert_eq!(l.find("name"), Some(Pos { line: 1, column: 7 }));
+        assert_eq!(
+            l.find("stages.0.agents.0.kind"),
+            Some(Pos {
+                line: 5,
+                column: 15
+            })
+        );
+        assert_eq!(
+            l.find_key("stages.0.agents.0.id"),
+            Some(Pos { line: 6, column: 9 })
+        );
+        // A path below a scalar falls back to the nearest known place.
+        assert_eq!(
+            l.find("stages.0.agents.0.kind.deeper"),
+            Some(Pos {
+                line: 5,
+                column: 15
+            })
+        );
+    }
+}

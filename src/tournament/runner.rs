@@ -1,0 +1,242 @@
+//! Running a whole scenario: stages in order, chunks of units in parallel, records appended in
+//! unit order, progress saved after every chunk so that `--resume` can finish the run.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+use super::{Lineup, StageTotals, UnitError};
+use crate::records::RecordWriter;
+use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub threads: usize,
+    pub resume: bool,
+}
+
+/// What the runner tells its caller as it goes (the CLI draws a progress bar).
+pub trait Reporter: Sync {
+    /// A stage is about to run `units` units, `done` of them already finished (resume).
+    fn stage_start(&self, _stage: &Stage, _lineup: &[AgentDef], _units: u64, _done: u64) {}
+    /// More units finished.
+    fn advance(&self, _units: u64, _rounds: u64) {}
+    fn stage_done(&self, _stage: &Stage, _result: &StageResult) {}
+}
+
+/// A reporter that says nothing.
+pub struct Quiet;
+impl Reporter for Quiet {}
+
+/// One finished stage.
+#[derive(Clone)]
+pub struct StageResult {
+    pub name: String,
+    pub dir: PathBuf,
+    /// The agent in each slot, as played (a `winner_of` resolved).
+    pub agents: Vec<AgentDef>,
+    pub totals: StageTotals,
+    pub seconds: f64,
+}
+
+/// The whole run.
+#[derive(Clone)]
+pub struct RunReport {
+    pub stages: Vec<StageResult>,
+    pub seconds: f64,
+    pub rounds: u64,
+}
+
+/// Saved after every chunk (`progress.json` in the output folder).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Progress {
+    scenario_hash: String,
+    stages: Vec<StageProgress>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct StageProgress {
+    name: String,
+    units_total: u64,
+    units_done: u64,
+    csv_len: u64,
+    complete: bool,
+    seconds: f64,
+    totals: StageTotals,
+}
+
+fn save_progress(dir: &Path, p: &Progress) -> anyhow::Result<()> {
+    let tmp = dir.join("progress.json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(p)?)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join("progress.json")).context("cannot save progress.json")?;
+    Ok(())
+}
+
+/// Plays every stage of `scenario`, writing records, summaries and the manifest.
+pub fn run(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<RunReport> {
+    let root = &scenario.output.dir;
+    std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
+    let hash = scenario.hash();
+    let mut progress = if opts.resume {
+        let path = root.join("progress.json");
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "--resume: there is no interrupted run in {} (no progress.json)",
+                root.display()
+            )
+        })?;
+        let p: Progress = serde_json::from_str(&text)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if p.scenario_hash != hash {
+            bail!(
+                "--resume: {} was written by a different scenario (hash {} here, {} there); \
+                 the same file, seed and sample size are needed to finish it",
+                root.display(),
+                hash,
+                p.scenario_hash
+            );
+        }
+        p
+    } else {
+        Progress {
+            scenario_hash: hash.clone(),
+            stages: Vec::new(),
+        }
+    };
+    scenario.script_log.attach(&root.join("scripts.log"))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build()?;
+    let start = Instant::now();
+    let mut results: Vec<StageResult> = Vec::new();
+    for (index, stage) in scenario.stages.iter().enumerate() {
+        let lineup = Lineup {
+            stage,
+            agents: stage
+                .seats
+                .iter()
+                .map(|seat| match seat {
+                    SeatEntry::Agent(def) => def.clone(),
+                    SeatEntry::WinnerOf(i) => {
+                        results[*i].agents[results[*i].totals.winner()].clone()
+                    }
+                })
+                .collect(),
+            decision_timing: scenario.output.decision_timing,
+        };
+        let dir = scenario.stage_dir(index);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let units = lineup.units();
+        let saved = progress.stages.get(index).cloned();
+        if let Some(sp) = &saved
+            && sp.complete
+        {
+            let result = stage_result(&lineup, &dir, sp.totals.clone(), sp.seconds);
+            reporter.stage_done(stage, &result);
+            results.push(result);
+            continue;
+        }
+        let (mut done, mut totals, csv_len, mut seconds) = match saved {
+            Some(sp) => (sp.units_done, sp.totals, Some(sp.csv_len), sp.seconds),
+            None => (0, StageTotals::new(lineup.agents.len()), None, 0.0),
+        };
+        progress.stages.truncate(index);
+        progress.stages.push(StageProgress {
+            name: stage.name.clone(),
+            units_total: units,
+            units_done: done,
+            csv_len: csv_len.unwrap_or(0),
+            complete: false,
+            seconds,
+            totals: totals.clone(),
+        });
+        let ids: Vec<String> = lineup.agents.iter().map(|a| a.id.clone()).collect();
+        let mut writer = RecordWriter::open(
+            &dir,
+            &stage.name,
+            ids,
+            scenario.output.csv,
+            scenario.output.parquet,
+            csv_len,
+        )?;
+        reporter.stage_start(stage, &lineup.agents, units, done);
+        let per_unit = u64::from(stage.session.unwrap_or(8)).max(1);
+        let chunk_units = (scenario.output.chunk_rounds / per_unit).max(1);
+        let stage_start = Instant::now();
+        let base_seconds = seconds;
+        while done < units {
+            let end = (done + chunk_units).min(units);
+            let (chunk, failure) = pool.install(|| lineup.play_chunk(done..end));
+            let csv_len = writer.append(&chunk)?;
+            let mut rounds = 0;
+            for cols in &chunk {
+                totals.add(cols, stage.is_points());
+                rounds += cols.rounds();
+            }
+            done += chunk.len() as u64;
+            seconds = base_seconds + stage_start.elapsed().as_secs_f64();
+            let sp = progress.stages.last_mut().expect("pushed above");
+            sp.units_done = done;
+            sp.csv_len = csv_len;
+            sp.totals = totals.clone();
+            sp.seconds = seconds;
+            save_progress(root, &progress)?;
+            reporter.advance(chunk.len() as u64, rounds);
+            if let Some(e) = failure {
+                writer.finish()?;
+                return Err(describe_failure(stage, &e, &dir));
+            }
+        }
+        writer.finish()?;
+        let result = stage_result(&lineup, &dir, totals.clone(), seconds);
+        crate::records::summary::write_summary_csv(&dir.join("summary.csv"), &result)?;
+        let sp = progress.stages.last_mut().expect("pushed above");
+        sp.complete = true;
+        save_progress(root, &progress)?;
+        reporter.stage_done(stage, &result);
+        results.push(result);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let rounds = results.iter().map(|r| r.totals.rounds).sum();
+    let report = RunReport {
+        stages: results,
+        seconds,
+        rounds,
+    };
+    crate::records::summary::write_manifest(&root.join("manifest.json"), scenario, opts, &report)?;
+    Ok(report)
+}
+
+fn stage_result(lineup: &Lineup<'_>, dir: &Path, totals: StageTotals, seconds: f64) -> StageResult {
+    StageResult {
+        name: lineup.stage.name.clone(),
+        dir: dir.to_path_buf(),
+        agents: lineup.agents.clone(),
+        totals,
+        seconds,
+    }
+}
+
+fn describe_failure(stage: &Stage, e: &UnitError, dir: &Path) -> anyhow::Error {
+    let deal = match stage.session {
+        Some(len) => format!("deal {}", e.matchno * u64::from(len) + u64::from(e.round)),
+        None => format!("game {}, round {}", e.matchno, e.round),
+    };
+    anyhow::anyhow!(
+        "stage `{}`, {deal}, seating {}: {}\nrecords of the finished chunks are in {}; fix the problem and rerun \
+         (or `--resume` to continue after a crash)",
+        stage.name,
+        e.arrangement,
+        e.error,
+        dir.display()
+    )
+}
