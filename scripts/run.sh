@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
 cargo build --locked --release
-exec ./target/release/dhumbal-run bench "$@"
+exec ./target/release/dhumbal-run scenarios/championship.yaml "$@"

@@ -1,6 +1,6 @@
 //! Agents written by researchers as Rhai scripts.
 //!
-//! A script defines `fn call(obs)`, `fn discard(obs)` and `fn pick(obs)` over an observation
+//! A script defines `fn call_jhyap(obs)`, `fn discard(obs)` and `fn pick(obs)` over an observation
 //! map (see `docs/rhai.md`). It is compiled once per stage into a [`ScriptProgram`] shared by
 //! every thread; each seat gets a cheap [`ScriptAgent`] handle.
 //!
@@ -90,7 +90,8 @@ impl ScriptProgram {
                 message: e.err_type().to_string(),
             }
         })?;
-        for name in ["call", "discard", "pick"] {
+        // `call` is a reserved word in Rhai, hence `call_jhyap`.
+        for name in ["call_jhyap", "discard", "pick"] {
             if !ast
                 .iter_functions()
                 .any(|f| f.name == name && f.params.len() == 1)
@@ -331,10 +332,10 @@ impl Agent for ScriptAgent {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        let out = self.program.run("call", self.observation(obs))?;
+        let out = self.program.run("call_jhyap", self.observation(obs))?;
         out.as_bool().map_err(|t| {
             self.program
-                .error("call", format!("must return true or false, not {t}"))
+                .error("call_jhyap", format!("must return true or false, not {t}"))
         })
     }
 

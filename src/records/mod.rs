@@ -88,6 +88,34 @@ impl Columns {
         self.rounds
     }
 
+    /// Appends another unit's rows.
+    pub fn extend(&mut self, other: &Columns) {
+        self.slot.extend_from_slice(&other.slot);
+        self.deal.extend_from_slice(&other.deal);
+        self.rotation.extend_from_slice(&other.rotation);
+        self.round.extend_from_slice(&other.round);
+        self.seat.extend_from_slice(&other.seat);
+        self.starter.extend_from_slice(&other.starter);
+        self.won.extend_from_slice(&other.won);
+        self.called.extend_from_slice(&other.called);
+        self.call_success.extend_from_slice(&other.call_success);
+        self.coin_delta.extend_from_slice(&other.coin_delta);
+        self.points_delta.extend_from_slice(&other.points_delta);
+        self.standing.extend_from_slice(&other.standing);
+        self.hand_value.extend_from_slice(&other.hand_value);
+        self.cards_discarded
+            .extend_from_slice(&other.cards_discarded);
+        self.pile_picks.extend_from_slice(&other.pile_picks);
+        self.turns.extend_from_slice(&other.turns);
+        self.end_reason.extend_from_slice(&other.end_reason);
+        self.decisions.extend_from_slice(&other.decisions);
+        self.decision_ns.extend_from_slice(&other.decision_ns);
+        self.eliminated.extend_from_slice(&other.eliminated);
+        self.game_won.extend_from_slice(&other.game_won);
+        self.game_over.extend_from_slice(&other.game_over);
+        self.rounds += other.rounds;
+    }
+
     /// Starts a round; `game_over` marks a point game's last round.
     pub fn begin_round(&mut self, game_over: bool) {
         self.rounds += 1;
@@ -233,8 +261,16 @@ impl RecordWriter {
 
     /// Appends one chunk; returns the CSV's length afterwards (the resume point).
     pub fn append(&mut self, chunk: &[Columns]) -> anyhow::Result<u64> {
-        for cols in chunk.iter().filter(|c| !c.is_empty()) {
-            let mut df = cols.to_frame(&self.stage, &self.agent_ids)?;
+        if self.csv.is_none() && self.parquet.is_none() {
+            return Ok(0);
+        }
+        // One frame per chunk: one CSV write, one Parquet row group.
+        let mut all = Columns::default();
+        for cols in chunk {
+            all.extend(cols);
+        }
+        if !all.is_empty() {
+            let mut df = all.to_frame(&self.stage, &self.agent_ids)?;
             if let Some((path, file)) = &mut self.csv {
                 CsvWriter::new(&mut *file)
                     .include_header(!self.header_written)

@@ -65,6 +65,16 @@ impl Locations {
         self.keys.get(path).copied().or_else(|| self.find(path))
     }
 
+    /// The path of the value that starts at `line`, `column`, if any.
+    pub fn path_at(&self, line: usize, column: usize) -> Option<String> {
+        let target = Pos { line, column };
+        self.values
+            .iter()
+            .filter(|(_, p)| **p == target)
+            .map(|(k, _)| k.clone())
+            .max_by_key(|k| k.len())
+    }
+
     fn node(&mut self, ev: &[(Kind, Option<String>, Span)], i: usize, path: &str) -> usize {
         let (k, _, span) = &ev[i];
         self.values.insert(path.to_string(), pos(span));

@@ -525,12 +525,21 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
     let mut problems = Vec::new();
     let mut unknown = Vec::new();
     let spec: Result<ScenarioSpec, _> = serde_saphyr::with_deserializer_from_str(text, |de| {
-        serde_ignored::deserialize(de, |p| unknown.push(p.to_string()))
+        serde_ignored::deserialize(de, |p| {
+            // `?` marks an `Option` layer in serde_ignored's paths; YAML has no such level.
+            let path: Vec<String> = p
+                .to_string()
+                .split('.')
+                .filter(|s| *s != "?")
+                .map(String::from)
+                .collect();
+            unknown.push(path.join("."))
+        })
     });
     let spec = match spec {
         Ok(spec) => Some(spec),
         Err(e) => {
-            problems.push(syntax_problem(&e));
+            problems.push(syntax_problem(&e, &locations));
             None
         }
     };
@@ -584,21 +593,40 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
     }
 }
 
-fn syntax_problem(e: &serde_saphyr::Error) -> Problem {
+fn syntax_problem(e: &serde_saphyr::Error, locations: &Locations) -> Problem {
     let location = e.location();
+    let (line, column) = (
+        location.map(|l| l.line() as usize),
+        location.map(|l| l.column() as usize),
+    );
+    // The crate's message ends with a rendered snippet and starts with its own position; keep
+    // the message itself, in plainer words for the common cases.
     let text = e.to_string();
-    // The crate's message ends with a rendered snippet; keep its first line as the message.
-    let message = text
-        .lines()
-        .next()
-        .unwrap_or("invalid YAML")
-        .trim()
-        .to_string();
+    let first = text.lines().next().unwrap_or("invalid YAML").trim();
+    let mut message = first.trim_start_matches("error: ");
+    if let Some(rest) = message.strip_prefix("line ")
+        && let Some(i) = rest.find(": ")
+    {
+        message = &rest[i + 2..];
+    }
+    let message = match message {
+        "invalid u64" | "invalid u32" | "invalid u8" => {
+            "expected a whole number, 0 or more".to_string()
+        }
+        "invalid i64" => "expected a whole number".to_string(),
+        "invalid f64" => "expected a number".to_string(),
+        "invalid bool" => "expected true or false".to_string(),
+        other => other.to_string(),
+    };
+    let path = match (line, column) {
+        (Some(l), Some(c)) => locations.path_at(l, c).unwrap_or_default(),
+        _ => String::new(),
+    };
     Problem {
-        path: String::new(),
+        path,
         message,
-        line: location.map(|l| l.line() as usize),
-        column: location.map(|l| l.column() as usize),
+        line,
+        column,
     }
 }
 

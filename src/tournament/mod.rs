@@ -9,8 +9,6 @@
 pub mod runner;
 pub mod summary;
 
-use std::time::Instant;
-
 use rayon::prelude::*;
 
 use crate::game::{Agent, AgentError, Discard, Observation, Pick, PlayError, RoundOutcome, Table};
@@ -39,6 +37,12 @@ pub struct UnitError {
     pub error: PlayError,
 }
 
+/// The process-wide decision clock, calibrated once.
+fn clock() -> &'static quanta::Clock {
+    static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new)
+}
+
 /// An agent wrapped to count its decisions and, optionally, time them.
 struct Timed {
     inner: Box<dyn Agent>,
@@ -54,9 +58,10 @@ impl Timed {
         if !self.timing {
             return f(&mut *self.inner);
         }
-        let start = Instant::now();
+        let clock = clock();
+        let start = clock.raw();
         let out = f(&mut *self.inner);
-        self.ns += start.elapsed().as_nanos() as u64;
+        self.ns += clock.delta_as_nanos(start, clock.raw());
         out
     }
 }

@@ -145,7 +145,7 @@ pub fn run(
             results.push(result);
             continue;
         }
-        let (mut done, mut totals, csv_len, mut seconds) = match saved {
+        let (mut done, mut totals, csv_len, seconds) = match saved {
             Some(sp) => (sp.units_done, sp.totals, Some(sp.csv_len), sp.seconds),
             None => (0, StageTotals::new(lineup.agents.len()), None, 0.0),
         };
@@ -160,7 +160,7 @@ pub fn run(
             totals: totals.clone(),
         });
         let ids: Vec<String> = lineup.agents.iter().map(|a| a.id.clone()).collect();
-        let mut writer = RecordWriter::open(
+        let writer = RecordWriter::open(
             &dir,
             &stage.name,
             ids,
@@ -173,30 +173,56 @@ pub fn run(
         let chunk_units = (scenario.output.chunk_rounds / per_unit).max(1);
         let stage_start = Instant::now();
         let base_seconds = seconds;
-        while done < units {
-            let end = (done + chunk_units).min(units);
-            let (chunk, failure) = pool.install(|| lineup.play_chunk(done..end));
-            let csv_len = writer.append(&chunk)?;
-            let mut rounds = 0;
-            for cols in &chunk {
-                totals.add(cols, stage.is_points());
-                rounds += cols.rounds();
-            }
-            done += chunk.len() as u64;
-            seconds = base_seconds + stage_start.elapsed().as_secs_f64();
-            let sp = progress.stages.last_mut().expect("pushed above");
-            sp.units_done = done;
-            sp.csv_len = csv_len;
-            sp.totals = totals.clone();
-            sp.seconds = seconds;
-            save_progress(root, &progress)?;
-            reporter.advance(chunk.len() as u64, rounds);
-            if let Some(e) = failure {
+        // Records are written on their own thread while the next chunk plays; the channel holds
+        // one chunk, so at most three are in memory (playing, queued, being written).
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<crate::records::Columns>>(1);
+        let points = stage.is_points();
+        let mut failure = None;
+        let written: anyhow::Result<(StageTotals, f64)> = std::thread::scope(|scope| {
+            let progress = &mut progress;
+            let writer_thread = scope.spawn(move || -> anyhow::Result<(StageTotals, f64)> {
+                let mut writer = writer;
+                let mut seconds = seconds;
+                for chunk in rx {
+                    let csv_len = writer.append(&chunk)?;
+                    let mut rounds = 0;
+                    for cols in &chunk {
+                        totals.add(cols, points);
+                        rounds += cols.rounds();
+                    }
+                    done += chunk.len() as u64;
+                    seconds = base_seconds + stage_start.elapsed().as_secs_f64();
+                    let sp = progress.stages.last_mut().expect("pushed above");
+                    sp.units_done = done;
+                    sp.csv_len = csv_len;
+                    sp.totals = totals.clone();
+                    sp.seconds = seconds;
+                    save_progress(root, progress)?;
+                    reporter.advance(chunk.len() as u64, rounds);
+                }
                 writer.finish()?;
-                return Err(describe_failure(stage, &e, &dir));
+                Ok((totals, seconds))
+            });
+            let mut next = done;
+            while next < units {
+                let end = (next + chunk_units).min(units);
+                let (chunk, fail) = pool.install(|| lineup.play_chunk(next..end));
+                next += chunk.len() as u64;
+                let stop = fail.is_some();
+                failure = fail;
+                if tx.send(chunk).is_err() || stop {
+                    break;
+                }
             }
+            drop(tx);
+            writer_thread
+                .join()
+                .expect("the record writer does not panic")
+        });
+        let (totals, seconds) = written?;
+        if let Some(e) = failure {
+            return Err(describe_failure(stage, &e, &dir));
         }
-        writer.finish()?;
         let result = stage_result(&lineup, &dir, totals.clone(), seconds);
         crate::records::summary::write_summary_csv(&dir.join("summary.csv"), &result)?;
         let sp = progress.stages.last_mut().expect("pushed above");
