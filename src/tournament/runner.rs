@@ -203,8 +203,15 @@ pub fn run(
                 writer.finish()?;
                 Ok((totals, seconds))
             });
+            // Test hook: slow the run down so that tests can interrupt it between chunks.
+            let delay = std::env::var("DHUMBAL_RUN_CHUNK_DELAY_MS")
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok());
             let mut next = done;
             while next < units {
+                if let Some(ms) = delay {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
                 let end = (next + chunk_units).min(units);
                 let (chunk, fail) = pool.install(|| lineup.play_chunk(next..end));
                 next += chunk.len() as u64;

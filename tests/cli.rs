@@ -1,0 +1,607 @@
+//! Integration tests that drive the `dhumbal-run` binary as a user would: valid runs, every
+//! kind of bad input, determinism across thread counts, resume after a kill, Rhai agents.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dhumbal-run"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Writes a scenario file into `dir`.
+fn scenario(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect()
+}
+
+/// The summary's rows keyed by agent, as (rounds, wins, mean coin delta).
+fn summary(path: &Path) -> Vec<(String, u64, u64, f64)> {
+    let rows = csv_rows(path);
+    let col = |name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let (agent, rounds, wins, coins) = (
+        col("agent"),
+        col("rounds"),
+        col("wins"),
+        col("mean_coin_delta"),
+    );
+    rows[1..]
+        .iter()
+        .map(|r| {
+            (
+                r[agent].clone(),
+                r[rounds].parse().unwrap(),
+                r[wins].parse().unwrap(),
+                r[coins].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn table_one_through_the_cli() {
+    let out = tmp();
+    let o = run(&[
+        "scenarios/paper/table1.yaml",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--threads",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("1024 deals x fixed seating = 1024 rounds"),
+        "{t}"
+    );
+    assert!(
+        t.contains("35.06") && t.contains("19.43") && t.contains("25.10") && t.contains("20.41"),
+        "{t}"
+    );
+    let s = summary(&out.path().join("summary.csv"));
+    let wins: Vec<u64> = s.iter().map(|r| r.2).collect();
+    assert_eq!(wins, [359, 199, 257, 209]);
+    let econ: Vec<String> = s.iter().map(|r| format!("{:.2}", r.3)).collect();
+    assert_eq!(econ, ["6.16", "-2.23", "0.07", "-4.00"]);
+    for f in [
+        "rounds.csv",
+        "rounds.parquet",
+        "summary.csv",
+        "manifest.json",
+    ] {
+        assert!(out.path().join(f).is_file(), "{f} missing");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["seed"], 42);
+    assert_eq!(manifest["rounds"], 1024);
+    assert!(manifest["scenario_hash"].as_str().unwrap().len() == 16);
+    assert_eq!(manifest["scenario"]["stages"][0]["rules"]["threshold"], 10);
+    // One row per round and seat.
+    assert_eq!(csv_rows(&out.path().join("rounds.csv")).len(), 1 + 1024 * 4);
+}
+
+const SMALL: &str = "\
+name: small
+seed: 17
+deals: 3000
+seating: rotate
+rules: {preset: paper}
+agents:
+  - kind: aggressive
+  - kind: balanced
+  - kind: random
+  - kind: opportunistic
+output: {chunk_rounds: 500, decision_timing: false}
+";
+
+#[test]
+fn records_are_identical_for_any_thread_count_and_rerun() {
+    let dir = tmp();
+    let file = scenario(dir.path(), "small.yaml", SMALL);
+    let outs: Vec<PathBuf> = ["1", "2", "4", "2"]
+        .iter()
+        .enumerate()
+        .map(|(i, threads)| {
+            let out = dir.path().join(format!("out{i}"));
+            let o = run(&[
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--threads",
+                threads,
+            ]);
+            assert!(o.status.success(), "{}", text(&o));
+            out
+        })
+        .collect();
+    let first = std::fs::read(outs[0].join("rounds.csv")).unwrap();
+    let first_parquet = std::fs::read(outs[0].join("rounds.parquet")).unwrap();
+    assert_eq!(
+        csv_rows(&outs[0].join("rounds.csv")).len(),
+        1 + 3000 * 4 * 4
+    );
+    for out in &outs[1..] {
+        assert!(
+            std::fs::read(out.join("rounds.csv")).unwrap() == first,
+            "rounds.csv differs in {}",
+            out.display()
+        );
+        assert!(
+            std::fs::read(out.join("rounds.parquet")).unwrap() == first_parquet,
+            "rounds.parquet differs"
+        );
+        assert_eq!(
+            std::fs::read(out.join("summary.csv")).unwrap(),
+            std::fs::read(outs[0].join("summary.csv")).unwrap()
+        );
+    }
+}
+
+#[test]
+fn resume_finishes_a_killed_run_to_the_same_records() {
+    let dir = tmp();
+    let body = SMALL
+        .replace("deals: 3000", "deals: 2000")
+        .replace("chunk_rounds: 500", "chunk_rounds: 200");
+    let file = scenario(dir.path(), "small.yaml", &body);
+    let whole = dir.path().join("whole");
+    let o = run(&[file.to_str().unwrap(), "--out", whole.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // Kill a slowed-down run once a few chunks are on disk.
+    let cut = dir.path().join("cut");
+    let mut child = bin()
+        .args([file.to_str().unwrap(), "--out", cut.to_str().unwrap()])
+        .env("DHUMBAL_RUN_CHUNK_DELAY_MS", "60")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let done = std::fs::read_to_string(cut.join("progress.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|p| p["stages"][0]["units_done"].as_u64())
+            .unwrap_or(0);
+        if done >= 600 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the run did not progress"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let partial = std::fs::read(cut.join("rounds.csv")).unwrap();
+    let full = std::fs::read(whole.join("rounds.csv")).unwrap();
+    assert!(
+        partial.len() < full.len(),
+        "the run finished before it was killed; slow it down more"
+    );
+
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        cut.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::read(cut.join("rounds.csv")).unwrap() == full,
+        "resumed rounds.csv differs"
+    );
+    assert_eq!(
+        std::fs::read(cut.join("summary.csv")).unwrap(),
+        std::fs::read(whole.join("summary.csv")).unwrap()
+    );
+    // Parquet row groups may be cut differently; the rows must be the same.
+    let read = |p: &Path| {
+        use polars::prelude::*;
+        ParquetReader::new(std::fs::File::open(p).unwrap())
+            .finish()
+            .unwrap()
+    };
+    assert!(read(&cut.join("rounds.parquet")).equals(&read(&whole.join("rounds.parquet"))));
+
+    // Resuming a finished run changes nothing; resuming with another scenario is refused.
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        cut.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read(cut.join("rounds.csv")).unwrap() == full);
+    let other = scenario(
+        dir.path(),
+        "other.yaml",
+        &body.replace("seed: 17", "seed: 18"),
+    );
+    let o = run(&[
+        other.to_str().unwrap(),
+        "--out",
+        cut.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("different scenario"), "{}", text(&o));
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        dir.path().join("nothing").to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(text(&o).contains("no interrupted run"), "{}", text(&o));
+}
+
+/// Runs a bad scenario and returns its message; checks exit code 2.
+fn bad(body: &str) -> String {
+    let dir = tmp();
+    let file = scenario(dir.path(), "bad.yaml", body);
+    let o = run(&["validate", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        !t.contains("panicked") && !t.contains("RUST_BACKTRACE"),
+        "{t}"
+    );
+    let o2 = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o2.status.code(),
+        Some(2),
+        "running must refuse too: {}",
+        text(&o2)
+    );
+    assert!(
+        !dir.path().join("o").exists(),
+        "nothing may run or be written"
+    );
+    t
+}
+
+const AGENTS4: &str =
+    "agents: [{kind: aggressive}, {kind: conservative}, {kind: balanced}, {kind: random}]\n";
+
+#[test]
+fn unknown_fields_name_file_line_column_and_the_nearest_name() {
+    let t = bad(&format!(
+        "name: x\nseed: 1\ndeals: 5\nrules:\n  preset: paper\n  thresold: 5\nsaeting: rotate\n{AGENTS4}"
+    ));
+    assert!(
+        t.contains("bad.yaml:6:3: `rules.thresold`: unknown field; did you mean `threshold`?"),
+        "{t}"
+    );
+    assert!(
+        t.contains("bad.yaml:7:1: `saeting`: unknown field; did you mean `seating`?"),
+        "{t}"
+    );
+    assert!(t.contains("2 problems"), "every problem is reported: {t}");
+}
+
+#[test]
+fn unknown_agent_kinds_and_parameters() {
+    let t = bad(
+        "name: x\nseed: 1\ndeals: 5\nagents:\n  - kind: agressive\n  - kind: balanced\n    params: {call_probabilty: 0.5}\n  - kind: conservative\n    params: {strict_threshold: -1}\n  - kind: random\n",
+    );
+    assert!(t.contains("bad.yaml:5:11: `agents.0.kind`: unknown agent kind `agressive`; did you mean `aggressive`?"), "{t}");
+    assert!(t.contains("`agents.1.params.call_probabilty`: unknown parameter of `balanced`; did you mean `call_probability`?"), "{t}");
+    assert!(
+        t.contains("`agents.2.params.strict_threshold`: expected a whole number, zero or more"),
+        "{t}"
+    );
+}
+
+#[test]
+fn impossible_rules_and_sample_sizes() {
+    let t = bad(&format!(
+        "name: x\nseed: 1\ndeals: 5\nrules:\n  players: 4\n  hand_size: 13\n{AGENTS4}"
+    ));
+    assert!(
+        t.contains("`rules.players`") && t.contains("leave no stock"),
+        "{t}"
+    );
+    let t = bad(&format!(
+        "name: x\nseed: 1\nrounds: 10\nseating: rotate\n{AGENTS4}"
+    ));
+    assert!(
+        t.contains("10 rounds cannot be split evenly over 4 seatings"),
+        "{t}"
+    );
+    let t = bad(&format!(
+        "name: x\nseed: 1\ndeals: 10\nrules: {{preset: jhyap}}\n{AGENTS4}"
+    ));
+    assert!(t.contains("give the sample size as `games`"), "{t}");
+    let t = bad("name: x\nseed: 1\ndeals: 10\nagents: [{kind: random}, {kind: random}]\n");
+    assert!(t.contains("2 agents for 4 seats"), "{t}");
+    let t = bad(&format!("name: x\nseed: -3\ndeals: 10\n{AGENTS4}"));
+    assert!(
+        t.contains("bad.yaml:2:7: `seed`: expected a whole number, 0 or more"),
+        "{t}"
+    );
+}
+
+#[test]
+fn missing_scripts_and_script_syntax_errors() {
+    let t = bad(
+        "name: x\nseed: 1\ndeals: 5\nagents:\n  - script: nowhere.rhai\n  - kind: random\n  - kind: random\n  - kind: random\n",
+    );
+    assert!(
+        t.contains("bad.yaml:5:13: `agents.0.script`: no such file"),
+        "{t}"
+    );
+    let dir = tmp();
+    std::fs::write(
+        dir.path().join("broken.rhai"),
+        "fn call_jhyap(obs) { true }\nfn discard(obs) { let x = ; }\nfn pick(obs) { () }\n",
+    )
+    .unwrap();
+    let file = scenario(
+        dir.path(),
+        "s.yaml",
+        "name: x\nseed: 1\ndeals: 5\nagents:\n  - script: broken.rhai\n  - kind: random\n  - kind: random\n  - kind: random\n",
+    );
+    let o = run(&["validate", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("broken.rhai, line 2, column"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn winner_of_must_name_an_earlier_stage() {
+    let t = bad(
+        "name: x\nseed: 1\ndeals: 5\nstages:\n  - name: first\n    agents: [{kind: random}, {kind: random}, {kind: random}, {kind: random}]\n  - name: second\n    agents: [{winner_of: frist}, {kind: random}, {kind: random}, {kind: random}]\n",
+    );
+    assert!(
+        t.contains("`frist` is not an earlier stage; did you mean `first`?"),
+        "{t}"
+    );
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    assert_eq!(
+        run(&["scenarios/paper/table1.yaml", "--threads", "zero"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["scenarios/paper/table1.yaml", "--frobnicate"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["scenarios/paper/table1.yaml", "--threads", "0"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(run(&[]).status.code(), Some(2));
+    assert_eq!(run(&["no/such/file.yaml"]).status.code(), Some(2));
+    let help = run(&["--help"]);
+    assert!(help.status.success());
+    for word in [
+        "validate",
+        "agents",
+        "--resume",
+        "--threads",
+        "--seed",
+        "--rounds",
+        "--out",
+    ] {
+        assert!(text(&help).contains(word), "--help lacks {word}");
+    }
+}
+
+#[test]
+fn agents_lists_kinds_with_parameters() {
+    let o = run(&["agents"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    for kind in [
+        "random",
+        "aggressive",
+        "conservative",
+        "balanced",
+        "opportunistic",
+    ] {
+        assert!(t.contains(&format!("{kind}:")), "{t}");
+    }
+    assert!(
+        t.contains("pickup_threshold") && t.contains("default 4"),
+        "{t}"
+    );
+}
+
+#[test]
+fn the_rhai_port_of_aggressive_gives_the_native_records() {
+    let dir = tmp();
+    let out_script = dir.path().join("script");
+    let out_native = dir.path().join("native");
+    let o = run(&[
+        "scenarios/rhai-aggressive.yaml",
+        "--rounds",
+        "200",
+        "--out",
+        out_script.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let native = std::fs::read_to_string("scenarios/rhai-aggressive.yaml")
+        .unwrap()
+        .replace(
+            "  - script: heuristics/aggressive.rhai\n    id: aggressive\n",
+            "  - kind: aggressive\n",
+        );
+    assert!(native.contains("- kind: aggressive"));
+    let file = scenario(dir.path(), "native.yaml", &native);
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--rounds",
+        "200",
+        "--out",
+        out_native.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Equal except for decision times.
+    let strip = |p: &Path| -> Vec<Vec<String>> {
+        let rows = csv_rows(p);
+        let ns = rows[0].iter().position(|c| c == "decision_ns").unwrap();
+        rows.into_iter()
+            .map(|mut r| {
+                r.remove(ns);
+                r
+            })
+            .collect()
+    };
+    let (a, b) = (
+        strip(&out_script.join("rounds.csv")),
+        strip(&out_native.join("rounds.csv")),
+    );
+    assert_eq!(a.len(), 1 + 200 * 4 * 4);
+    assert!(
+        a == b,
+        "the Rhai port played differently from the native agent"
+    );
+}
+
+#[test]
+fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records() {
+    let dir = tmp();
+    // Fails on the first pick after turn 30 of a round.
+    std::fs::write(
+        dir.path().join("fails.rhai"),
+        "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
+         fn discard(obs) { [obs.hand[0]] }\n\
+         fn pick(obs) {\n    if obs.turn > 30 { let x = obs.no_such_field + 1; }\n    ()\n}\n",
+    )
+    .unwrap();
+    let file = scenario(
+        dir.path(),
+        "s.yaml",
+        "name: x\nseed: 1\ndeals: 400\nagents:\n  - script: fails.rhai\n  - kind: conservative\n  - kind: conservative\n  - kind: conservative\noutput: {chunk_rounds: 10}\n",
+    );
+    let out = dir.path().join("o");
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("script fails.rhai, in pick()"), "{t}");
+    assert!(t.contains("line 4"), "{t}");
+    assert!(t.contains("stage `x`, deal "), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    // The chunks before the failure are on disk.
+    assert!(csv_rows(&out.join("rounds.csv")).len() > 1, "{t}");
+}
+
+#[test]
+fn a_script_that_loops_forever_is_stopped() {
+    let dir = tmp();
+    std::fs::write(
+        dir.path().join("loops.rhai"),
+        "fn call_jhyap(obs) { loop { } }\nfn discard(obs) { [obs.hand[0]] }\nfn pick(obs) { () }\n",
+    )
+    .unwrap();
+    let file = scenario(
+        dir.path(),
+        "s.yaml",
+        "name: x\nseed: 1\ndeals: 50\nagents:\n  - script: loops.rhai\n    max_operations: 10000\n  - kind: random\n  - kind: random\n  - kind: random\n",
+    );
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).to_lowercase().contains("too many operations"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn stages_seat_the_winner_of_an_earlier_stage() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "s.yaml",
+        "name: two\nseed: 3\ndeals: 300\nstages:\n  - name: first\n    seating: rotate\n    agents: [{kind: random}, {kind: aggressive}, {kind: random, id: r2}, {kind: random, id: r3}]\n  - name: second\n    rules: {players: 2}\n    seating: permute\n    agents: [{winner_of: first}, {kind: conservative}]\n",
+    );
+    let out = dir.path().join("o");
+    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = summary(&out.join("second/summary.csv"));
+    assert_eq!(
+        s[0].0, "aggressive",
+        "Aggressive wins the first stage and is seated in the second"
+    );
+    assert_eq!(s[0].1, 600, "300 deals x 2 seat permutations");
+    assert!(out.join("first/rounds.parquet").is_file());
+}
+
+#[test]
+fn point_games_run_until_one_player_is_left() {
+    let out = tmp();
+    let o = run(&[
+        "scenarios/variants/simplified-2p.yaml",
+        "--rounds",
+        "40",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = csv_rows(&out.path().join("rounds.csv"));
+    let h = &rows[0];
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let game_won: usize = rows[1..]
+        .iter()
+        .filter(|r| r[col("game_won")] == "true")
+        .count();
+    assert_eq!(game_won, 80, "40 games x 2 seatings, one winner each");
+    assert!(rows[1..].iter().all(|r| r[col("coin_delta")] == "0"));
+}
