@@ -543,7 +543,7 @@ fn a_script_that_loops_forever_is_stopped() {
     let dir = tmp();
     std::fs::write(
         dir.path().join("loops.rhai"),
-        "fn call_jhyap(obs) { loop { } }\nfn discard(obs) { [obs.hand[0]] }\nfn pick(obs) { () }\n",
+        "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
     )
     .unwrap();
     let file = scenario(

@@ -812,15 +812,25 @@ impl Resolver<'_> {
         let mut ids: Vec<String> = Vec::new();
         for (i, a) in agent_list.iter().enumerate() {
             let p = format!("{agents_path}.{i}");
-            if let Some(entry) = self.agent(a, &p, rules.as_ref(), earlier) {
-                let id = match &entry {
+            if let Some(mut entry) = self.agent(a, &p, rules.as_ref(), earlier) {
+                let id = match &mut entry {
+                    SeatEntry::Agent(d) if a.id.is_none() && ids.contains(&d.id) => {
+                        // Unnamed agents of the same kind: `random`, `random-2`, `random-3`.
+                        let base = d.id.clone();
+                        let n = (2..)
+                            .find(|n| !ids.contains(&format!("{base}-{n}")))
+                            .expect("a free name");
+                        d.id = format!("{base}-{n}");
+                        d.spec["id"] = Value::from(d.id.clone());
+                        d.id.clone()
+                    }
                     SeatEntry::Agent(d) => d.id.clone(),
                     SeatEntry::WinnerOf(s) => format!("winner_of:{s}"),
                 };
                 if ids.contains(&id) {
                     self.problem(
-                        &p,
-                        format!("two agents are named `{id}`; give each an `id`"),
+                        &format!("{p}.id"),
+                        format!("two agents are named `{id}`; ids in a stage must differ"),
                     );
                 }
                 ids.push(id);

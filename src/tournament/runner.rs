@@ -145,6 +145,12 @@ pub fn run(
             results.push(result);
             continue;
         }
+        if saved.as_ref().is_some_and(|sp| sp.units_done > 0) && !scenario.output.csv {
+            bail!(
+                "--resume needs the rounds.csv journal, and this scenario sets `output.csv: false`; \
+                 rerun without --resume"
+            );
+        }
         let (mut done, mut totals, csv_len, seconds) = match saved {
             Some(sp) => (sp.units_done, sp.totals, Some(sp.csv_len), sp.seconds),
             None => (0, StageTotals::new(lineup.agents.len()), None, 0.0),
