@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use polars::prelude::{
-    Column, CsvReadOptions, CsvWriter, DataFrame, DataType, Field, ParquetWriter, PolarsResult,
-    Schema, SerReader, SerWriter,
+    Column, CsvReadOptions, CsvWriter, DataFrame, DataType, Field, ParquetCompression,
+    ParquetWriter, PolarsResult, Schema, SerReader, SerWriter,
 };
 use std::sync::Arc;
 
@@ -148,8 +148,8 @@ impl Columns {
         self.game_over.push(self.in_game_over);
     }
 
-    /// The rows as a DataFrame with the documented columns.
-    pub fn to_frame(&self, stage: &str, agent_ids: &[String]) -> PolarsResult<DataFrame> {
+    /// The rows as a DataFrame (the columns move into it, no copy).
+    pub fn into_frame(self, stage: &str, agent_ids: &[String]) -> PolarsResult<DataFrame> {
         let n = self.len();
         let agents: Vec<&str> = self.slot.iter().map(|&s| agent_ids[s].as_str()).collect();
         let ends: Vec<&str> = self.end_reason.iter().map(|e| e.as_str()).collect();
@@ -157,30 +157,30 @@ impl Columns {
             n,
             vec![
                 Column::new("stage".into(), vec![stage; n]),
-                Column::new("deal".into(), &self.deal),
-                Column::new("rotation".into(), &self.rotation),
-                Column::new("round".into(), &self.round),
+                Column::new("deal".into(), self.deal),
+                Column::new("rotation".into(), self.rotation),
+                Column::new("round".into(), self.round),
                 Column::new(
                     "seat".into(),
                     self.seat.iter().map(|&s| u32::from(s)).collect::<Vec<_>>(),
                 ),
                 Column::new("agent".into(), agents),
-                Column::new("starter".into(), &self.starter),
-                Column::new("won".into(), &self.won),
-                Column::new("called".into(), &self.called),
-                Column::new("call_success".into(), &self.call_success),
-                Column::new("coin_delta".into(), &self.coin_delta),
-                Column::new("points_delta".into(), &self.points_delta),
-                Column::new("standing".into(), &self.standing),
-                Column::new("hand_value".into(), &self.hand_value),
-                Column::new("cards_discarded".into(), &self.cards_discarded),
-                Column::new("pile_picks".into(), &self.pile_picks),
-                Column::new("turns".into(), &self.turns),
+                Column::new("starter".into(), self.starter),
+                Column::new("won".into(), self.won),
+                Column::new("called".into(), self.called),
+                Column::new("call_success".into(), self.call_success),
+                Column::new("coin_delta".into(), self.coin_delta),
+                Column::new("points_delta".into(), self.points_delta),
+                Column::new("standing".into(), self.standing),
+                Column::new("hand_value".into(), self.hand_value),
+                Column::new("cards_discarded".into(), self.cards_discarded),
+                Column::new("pile_picks".into(), self.pile_picks),
+                Column::new("turns".into(), self.turns),
                 Column::new("end_reason".into(), ends),
-                Column::new("decisions".into(), &self.decisions),
-                Column::new("decision_ns".into(), &self.decision_ns),
-                Column::new("eliminated".into(), &self.eliminated),
-                Column::new("game_won".into(), &self.game_won),
+                Column::new("decisions".into(), self.decisions),
+                Column::new("decision_ns".into(), self.decision_ns),
+                Column::new("eliminated".into(), self.eliminated),
+                Column::new("game_won".into(), self.game_won),
             ],
         )
     }
@@ -250,7 +250,9 @@ impl RecordWriter {
         if parquet {
             let file = File::create(&parquet_path)
                 .with_context(|| format!("cannot write {}", parquet_path.display()))?;
-            let mut batched = ParquetWriter::new(file).batched(&schema())?;
+            let mut batched = ParquetWriter::new(file)
+                .with_compression(ParquetCompression::Zstd(None))
+                .batched(&schema())?;
             if let Some(df) = previous {
                 batched.write_batch(&df)?;
             }
@@ -270,7 +272,7 @@ impl RecordWriter {
             all.extend(cols);
         }
         if !all.is_empty() {
-            let mut df = all.to_frame(&self.stage, &self.agent_ids)?;
+            let mut df = all.into_frame(&self.stage, &self.agent_ids)?;
             if let Some((path, file)) = &mut self.csv {
                 CsvWriter::new(&mut *file)
                     .include_header(!self.header_written)

@@ -37,17 +37,14 @@ pub struct UnitError {
     pub error: PlayError,
 }
 
-/// The process-wide decision clock, calibrated once.
-fn clock() -> &'static quanta::Clock {
-    static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
-    CLOCK.get_or_init(quanta::Clock::new)
-}
+pub mod clock;
 
 /// An agent wrapped to count its decisions and, optionally, time them.
 struct Timed {
     inner: Box<dyn Agent>,
     timing: bool,
-    ns: u64,
+    /// Clock ticks spent deciding this round (converted to nanoseconds when recorded).
+    ticks: u64,
     decisions: u32,
 }
 
@@ -58,10 +55,9 @@ impl Timed {
         if !self.timing {
             return f(&mut *self.inner);
         }
-        let clock = clock();
-        let start = clock.raw();
+        let start = clock::ticks();
         let out = f(&mut *self.inner);
-        self.ns += clock.delta_as_nanos(start, clock.raw());
+        self.ticks += clock::ticks().wrapping_sub(start);
         out
     }
 }
@@ -135,7 +131,7 @@ impl Lineup<'_> {
                 Timed {
                     inner: def.recipe.build(&def.id),
                     timing: self.decision_timing,
-                    ns: 0,
+                    ticks: 0,
                     decisions: 0,
                 }
             })
@@ -156,7 +152,7 @@ impl Lineup<'_> {
                 break;
             }
             for agent in &mut agents {
-                agent.ns = 0;
+                agent.ticks = 0;
                 agent.decisions = 0;
             }
             let mut chacha;
@@ -224,7 +220,7 @@ impl Lineup<'_> {
                 turns: o.turns,
                 end_reason: o.end,
                 decisions: agents[seat].decisions,
-                decision_ns: agents[seat].ns,
+                decision_ns: clock::to_nanos(agents[seat].ticks),
                 eliminated: o.eliminated[seat],
                 game_won: game_winner == Some(seat),
             });
