@@ -111,7 +111,14 @@ pub fn run(
             stages: Vec::new(),
         }
     };
-    scenario.script_log.attach(&root.join("scripts.log"))?;
+    let scripted = scenario.stages.iter().any(|st| {
+        st.seats
+            .iter()
+            .any(|seat| matches!(seat, SeatEntry::Agent(d) if d.kind.starts_with("script:")))
+    });
+    if scripted {
+        scenario.script_log.attach(&root.join("scripts.log"))?;
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()?;
