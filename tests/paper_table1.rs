@@ -191,6 +191,7 @@ fn table_one_to_every_printed_digit() {
                 phase: Phase::Discard,
                 seat,
                 hand,
+                hand_value: run.rules.hand_value(hand.as_slice()),
                 turn: o.turns,
                 round: o.round,
                 starter: o.starter,

@@ -29,6 +29,8 @@ pub struct Observation<'a> {
     pub seat: usize,
     /// Its hand, in arrival order (after the discard in the pick phase).
     pub hand: &'a Hand,
+    /// The value of `hand` (computed once by the engine).
+    pub hand_value: u32,
     /// 1-based count of player-turns in this round, the current one included.
     pub turn: u32,
     /// Index of this round within the game or session.
@@ -58,7 +60,7 @@ pub struct Observation<'a> {
 
 impl Observation<'_> {
     pub fn hand_value(&self) -> u32 {
-        self.rules.hand_value(self.hand.as_slice())
+        self.hand_value
     }
 
     pub fn value(&self, card: Card) -> u32 {

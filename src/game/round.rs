@@ -342,6 +342,7 @@ impl<'t> RoundPlay<'t> {
         seat: usize,
         pickable: &'a [super::cards::Card],
         discarded: &'a [super::cards::Card],
+        hand_value: u32,
     ) -> Observation<'a> {
         let t = self.table;
         Observation {
@@ -349,6 +350,7 @@ impl<'t> RoundPlay<'t> {
             phase,
             seat,
             hand: &self.state.hands[seat],
+            hand_value,
             turn: self.state.turn,
             round: t.round,
             starter: self.starter,
@@ -394,23 +396,25 @@ impl<'t> RoundPlay<'t> {
             self.state.turn += 1;
             let agent = &mut agents[seat];
 
-            // 1. Call, offered only when allowed.
+            // 1. Call, offered only when allowed. One observation serves the call and the
+            // discard: nothing changes between them.
             let value = rules.hand_value(self.state.hands[seat].as_slice());
-            if value <= self.threshold || v.call.over_threshold == OverCall::Penalised {
-                self.decisions[seat] += 1;
-                let obs = self.observation(Phase::Call, seat, &[], &[]);
+            let may_call = value <= self.threshold || v.call.over_threshold == OverCall::Penalised;
+            self.decisions[seat] += 1 + u16::from(may_call);
+            let mut obs = self.observation(Phase::Call, seat, &[], &[], value);
+            if may_call {
                 let call = agent
                     .call(&obs, streams.agent(seat))
                     .map_err(|error| agent_error(agent.name(), seat, error))?;
                 if call {
                     observer.event(&self.state, &Event::Called { seat });
+                    self.decisions[seat] -= 1;
                     return Ok(Stop::Call(seat));
                 }
             }
 
             // 2. Discard.
-            self.decisions[seat] += 1;
-            let obs = self.observation(Phase::Discard, seat, &[], &[]);
+            obs.phase = Phase::Discard;
             let discard = agent
                 .discard(&obs, streams.agent(seat))
                 .map_err(|error| agent_error(agent.name(), seat, error))?;
@@ -477,8 +481,13 @@ impl<'t> RoundPlay<'t> {
                 Pick::Stock
             } else {
                 self.decisions[seat] += 1;
-                let obs =
-                    self.observation(Phase::Pick, seat, pickable.as_slice(), discard.as_slice());
+                let obs = self.observation(
+                    Phase::Pick,
+                    seat,
+                    pickable.as_slice(),
+                    discard.as_slice(),
+                    value - rules.hand_value(discard.as_slice()),
+                );
                 agent
                     .pick(&obs, streams.agent(seat))
                     .map_err(|error| agent_error(agent.name(), seat, error))?
