@@ -570,7 +570,7 @@ fn stages_seat_the_winner_of_an_earlier_stage() {
     let file = scenario(
         dir.path(),
         "s.yaml",
-        "name: two\nseed: 3\ndeals: 300\nstages:\n  - name: first\n    seating: rotate\n    agents: [{kind: random}, {kind: aggressive}, {kind: random, id: r2}, {kind: random, id: r3}]\n  - name: second\n    rules: {players: 2}\n    seating: permute\n    agents: [{winner_of: first}, {kind: conservative}]\n",
+        "name: two\nseed: 3\ndeals: 300\nstages:\n  - name: first\n    seating: rotate\n    agents: [{kind: random}, {kind: aggressive}, {kind: random, id: r2}, {kind: random, id: r3}]\n  - name: second\n    rules: {players: 2}\n    seating: permute\n    agents: [{winner_of: first}, {kind: conservative}]\n  - name: third\n    rules: {players: 2}\n    agents: [{winner_of: first}, {kind: aggressive}]\n",
     );
     let out = dir.path().join("o");
     let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -582,6 +582,12 @@ fn stages_seat_the_winner_of_an_earlier_stage() {
     );
     assert_eq!(s[0].1, 600, "300 deals x 2 seat permutations");
     assert!(out.join("first/rounds.parquet").is_file());
+    // A winner meeting an agent of its own name is told apart by its stage.
+    let third: Vec<String> = summary(&out.join("third/summary.csv"))
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(third, ["aggressive-first", "aggressive"]);
 }
 
 #[test]

@@ -133,7 +133,16 @@ pub fn run(
                 .map(|seat| match seat {
                     SeatEntry::Agent(def) => def.clone(),
                     SeatEntry::WinnerOf(i) => {
-                        results[*i].agents[results[*i].totals.winner()].clone()
+                        let mut def = results[*i].agents[results[*i].totals.winner()].clone();
+                        // Keep ids unique when the winner meets an agent of the same name.
+                        let clash = stage
+                            .seats
+                            .iter()
+                            .any(|s| matches!(s, SeatEntry::Agent(d) if d.id == def.id));
+                        if clash {
+                            def.id = format!("{}-{}", def.id, results[*i].name);
+                        }
+                        def
                     }
                 })
                 .collect(),
