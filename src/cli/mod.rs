@@ -272,9 +272,12 @@ impl Reporter for Terminal {
             let bar = ProgressBar::new(len);
             bar.set_style(
                 ProgressStyle::with_template(&format!(
-                    "{{prefix}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit} {{per_sec}} ETA {{eta}}"
+                    "{{prefix}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit}, {{rate}}, ETA {{eta}}"
                 ))
                 .expect("template")
+                .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                })
                 .progress_chars("=> "),
             );
             bar.set_prefix(stage.name.clone());

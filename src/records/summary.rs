@@ -144,6 +144,10 @@ pub fn table(result: &StageResult, points: bool) -> String {
         "cards/rd",
         "decision us"
     ));
+    let games_header = points.then(|| format!("{:>17}", "games won"));
+    if let Some(h) = &games_header {
+        out.insert_str(out.len() - 1, &format!(" {h}"));
+    }
     for r in rows {
         let econ = if points {
             r.mean_points_delta
@@ -168,6 +172,15 @@ pub fn table(result: &StageResult, points: bool) -> String {
             r.mean_decision_us
                 .map_or("-".to_string(), |d| format!("{d:.3}")),
         ));
+        if points {
+            let won = format!(
+                "{}/{} ({:.1}%)",
+                r.game_wins,
+                r.games,
+                100.0 * r.game_wins as f64 / r.games.max(1) as f64
+            );
+            out.insert_str(out.len() - 1, &format!(" {won:>17}"));
+        }
     }
     out
 }
