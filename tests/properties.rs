@@ -73,6 +73,7 @@ fn variant_strategy() -> impl Strategy<Value = Variant> {
             } else {
                 TieBreak::AfterCaller
             },
+            over_threshold_penalty: s.2 / 2,
         },
         scoring: if s.0 {
             Scoring::Coins(CoinRules {

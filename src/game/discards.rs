@@ -87,6 +87,19 @@ pub fn classify(
     Err(DiscardError::NotASetOrRun(d.min_run))
 }
 
+/// Puts a run in rank order (an ace played high last), whatever order it was given in, so that
+/// its first and last cards are its ends.
+pub fn sort_run(rules: &Rules, cards: &mut [Card]) {
+    let ace_high = rules.variant().discards.ace_high && cards.iter().any(|c| c.rank() == 12);
+    cards.sort_by_key(|c| {
+        if ace_high && c.rank() == 0 {
+            13
+        } else {
+            c.rank()
+        }
+    });
+}
+
 /// Whether the cards (in any order) form a same-suit run of legal length.
 fn is_run(rules: &Rules, cards: &[Card]) -> bool {
     let d = rules.variant().discards;

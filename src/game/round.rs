@@ -7,7 +7,7 @@
 
 use super::cards::{CardSet, CardVec, Discard, Hand, MAX_HAND, Pile};
 use super::decision::{Agent, Observation, Phase, Pick, PlayError};
-use super::discards::classify;
+use super::discards::{DiscardKind, classify, sort_run};
 use super::rules::{
     CallRules, Elimination, EmptyHand, FailedCallOthers, MAX_PLAYERS, NoCallEnd, OverCall,
     PickRule, Rules, Scoring, SetPick, Starter, StockRule, TieBreak,
@@ -132,6 +132,8 @@ pub struct Table {
     last_starter: Option<usize>,
     last_winner: Option<usize>,
     last_loser: Option<usize>,
+    /// Seats that played the last round (for the winner of a game everyone left lost at once).
+    last_active: [bool; MAX_PLAYERS],
 }
 
 impl Table {
@@ -155,6 +157,7 @@ impl Table {
             last_starter: None,
             last_winner: None,
             last_loser: None,
+            last_active: active,
         }
     }
 
@@ -192,7 +195,8 @@ impl Table {
         let n = self.rules.players();
         let survivors: Vec<usize> = (0..n).filter(|&s| self.active[s]).collect();
         let pool: Vec<usize> = if survivors.is_empty() {
-            (0..n).collect()
+            // Everyone left went out in the same round: the best of those who played it.
+            (0..n).filter(|&s| self.last_active[s]).collect()
         } else {
             survivors
         };
@@ -231,6 +235,7 @@ impl Table {
             }
         }
         self.round += 1;
+        self.last_active = o.active;
         self.last_starter = Some(o.starter);
         self.last_winner = o.winner;
         // The biggest loser: most coins paid, or most points taken; lowest seat on ties.
@@ -299,7 +304,12 @@ impl<'t> RoundPlay<'t> {
                 .nth(rng.below(n_active as u32) as usize)
                 .expect("an active seat")
         } else {
-            let fallback = active_seats().next().expect("an active seat");
+            // With no usable winner or loser (a void round, a player just eliminated), the turn
+            // passes on from the previous starter rather than falling back to seat 0.
+            let fallback = match (v.starter, table.last_starter) {
+                (Starter::Winner | Starter::Loser, Some(prev)) => table.next_active(prev),
+                _ => active_seats().next().expect("an active seat"),
+            };
             let pick = match v.starter {
                 Starter::Seat0 | Starter::Random => None,
                 Starter::Rotate => table.last_starter.map(|s| table.next_active(s)),
@@ -418,15 +428,19 @@ impl<'t> RoundPlay<'t> {
             let discard = agent
                 .discard(&obs, streams.agent(seat))
                 .map_err(|error| agent_error(agent.name(), seat, error))?;
-            if let Err(reason) =
-                classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
-            {
-                return Err(PlayError::IllegalDiscard {
-                    agent: agent.name().to_string(),
-                    seat,
-                    cards: discard.to_string(),
-                    reason,
-                });
+            let mut discard = discard;
+            match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice()) {
+                Err(reason) => {
+                    return Err(PlayError::IllegalDiscard {
+                        agent: agent.name().to_string(),
+                        seat,
+                        cards: discard.to_string(),
+                        reason,
+                    });
+                }
+                // A run goes down in rank order, so that its ends are its first and last cards.
+                Ok(DiscardKind::Run) => sort_run(rules, discard.as_mut_slice()),
+                Ok(_) => {}
             }
             for card in discard.iter() {
                 self.state.hands[seat].remove(card);
@@ -528,11 +542,11 @@ impl<'t> RoundPlay<'t> {
         if self.table.rules.variant().stock == StockRule::EndRound {
             return false;
         }
-        // The paper keeps only the top card. Real play keeps the set just put down and the
-        // previous player's set beneath it.
+        // The paper keeps only the top card; real play keeps the set just put down (the one
+        // the next player may take from).
         let keep = match self.table.rules.variant().pick {
             PickRule::OwnLastDiscard => 1,
-            PickRule::PreviousDiscard(_) => discarded + self.state.top_set,
+            PickRule::PreviousDiscard(_) => discarded,
         };
         let len = self.state.pile.len();
         if len <= keep {
@@ -649,7 +663,8 @@ impl<'t> RoundPlay<'t> {
             .map(|s| hv[s])
             .min()
             .unwrap_or(u32::MAX);
-        let wins = if v.call.caller_wins_ties {
+        // Emptying the hand wins even against another hand of 0 (zero-valued jokers).
+        let wins = if v.call.caller_wins_ties || o.end == EndReason::EmptyHand {
             hv[c] <= others_min
         } else {
             hv[c] < others_min
@@ -676,7 +691,12 @@ impl<'t> RoundPlay<'t> {
                         .filter(|&s| active(s))
                         .map(|s| capped(hv[s], coins.cap))
                         .sum();
-                    let pay = table + i64::from(coins.failed_call_penalty);
+                    let penalty = if over {
+                        v.call.over_threshold_penalty
+                    } else {
+                        coins.failed_call_penalty
+                    };
+                    let pay = table + i64::from(penalty);
                     o.coin_delta[c] -= pay;
                     o.coin_delta[winner] += pay;
                 }
@@ -692,7 +712,12 @@ impl<'t> RoundPlay<'t> {
                     } else {
                         0
                     };
-                    o.points_delta[c] += i64::from(p.failed_call_penalty) + own;
+                    let penalty = if over {
+                        v.call.over_threshold_penalty
+                    } else {
+                        p.failed_call_penalty
+                    };
+                    o.points_delta[c] += i64::from(penalty) + own;
                     if p.failed_call_others == FailedCallOthers::ScoreHand {
                         for s in (0..n).filter(|&s| active(s) && s != c && s != winner) {
                             o.points_delta[s] += i64::from(hv[s]);

@@ -11,6 +11,8 @@ use super::cards::{CARD_IDS, Card, MAX_HAND};
 
 /// Most seats at one table.
 pub const MAX_PLAYERS: usize = 8;
+/// Largest turn limit (per-round counters are 16-bit; real rounds last a few dozen turns).
+pub const MAX_TURN_LIMIT: u32 = 10_000;
 
 /// How the face cards are valued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +80,9 @@ pub struct CallRules {
     /// `false`: the caller must be strictly lowest (the paper); `true`: the caller wins ties.
     pub caller_wins_ties: bool,
     pub tie_break: TieBreak,
+    /// With [`OverCall::Penalised`]: the penalty (coins to the winner, or points) for a call
+    /// above the threshold, in place of the failed-call penalty.
+    pub over_threshold_penalty: u32,
 }
 
 /// Coin settlement (the paper).
@@ -282,6 +287,7 @@ impl Preset {
                 over_threshold: OverCall::Forbidden,
                 caller_wins_ties: false,
                 tie_break: TieBreak::LowestSeat,
+                over_threshold_penalty: 0,
             },
             scoring: Scoring::Coins(CoinRules {
                 starting_coins: 10_000,
@@ -303,6 +309,7 @@ impl Preset {
                 over_threshold: OverCall::Forbidden,
                 caller_wins_ties: false,
                 tie_break: TieBreak::AfterCaller,
+                over_threshold_penalty: 0,
             },
             empty_hand: EmptyHand::Draws,
             no_call_end: NoCallEnd::Void,
@@ -314,6 +321,10 @@ impl Preset {
         match self {
             Preset::Paper => paper,
             Preset::Jhyap => Variant {
+                call: CallRules {
+                    over_threshold_penalty: 25,
+                    ..real_play.call
+                },
                 scoring: Scoring::Points(PointRules {
                     failed_call_penalty: 25,
                     failed_caller_adds_hand: true,
@@ -327,12 +338,15 @@ impl Preset {
             Preset::Simplified2p => Variant {
                 players: 2,
                 pick: PickRule::PreviousDiscard(SetPick::Top),
+                // A call above 5 is allowed and costs hand + 30; a legal call that is not lowest
+                // just scores the caller's hand.
                 call: CallRules {
                     over_threshold: OverCall::Penalised,
+                    over_threshold_penalty: 30,
                     ..real_play.call
                 },
                 scoring: Scoring::Points(PointRules {
-                    failed_call_penalty: 30,
+                    failed_call_penalty: 0,
                     failed_caller_adds_hand: true,
                     failed_call_others: FailedCallOthers::Zero,
                     limit: 80,
@@ -349,6 +363,7 @@ impl Preset {
                 },
                 call: CallRules {
                     threshold: CallThreshold::Fixed(7),
+                    over_threshold_penalty: 30,
                     ..real_play.call
                 },
                 scoring: Scoring::Points(PointRules {
@@ -498,6 +513,15 @@ impl Rules {
                     "a cap of 0 would make every payment 0; omit it for no cap".into(),
                 );
             }
+        }
+        if v.turn_limit > MAX_TURN_LIMIT {
+            err(
+                "turn_limit",
+                format!(
+                    "{} is above the largest supported limit, {MAX_TURN_LIMIT}",
+                    v.turn_limit
+                ),
+            );
         }
         if v.turn_limit == 0 {
             err("turn_limit", "a round needs at least one turn; use a large number such as 1000 for no practical limit".into());

@@ -60,6 +60,10 @@ pub struct RulesSpec {
     /// `forbidden`: no call above the threshold; `penalised`: allowed, always a failed call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over_threshold_call: Option<OverThresholdCall>,
+    /// With `over_threshold_call: penalised`: the penalty for a call above the threshold (coins
+    /// paid to the winner, or points), in place of `failed_call_penalty`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_threshold_penalty: Option<u32>,
     /// `false`: the caller must be strictly lowest (the paper); `true`: the caller wins ties.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller_wins_ties: Option<bool>,
@@ -228,6 +232,10 @@ impl RulesSpec {
             };
         }
         set(&mut v.call.caller_wins_ties, self.caller_wins_ties);
+        set(
+            &mut v.call.over_threshold_penalty,
+            self.over_threshold_penalty,
+        );
         if let Some(t) = self.tie_break {
             v.call.tie_break = match t {
                 TieBreakName::LowestSeat => TieBreak::LowestSeat,
@@ -367,6 +375,7 @@ impl RulesSpec {
                 OverCall::Penalised => OverThresholdCall::Penalised,
             }),
             caller_wins_ties: Some(v.call.caller_wins_ties),
+            over_threshold_penalty: Some(v.call.over_threshold_penalty),
             tie_break: Some(match v.call.tie_break {
                 TieBreak::LowestSeat => TieBreakName::LowestSeat,
                 TieBreak::AfterCaller => TieBreakName::AfterCaller,
