@@ -349,6 +349,12 @@ fn impossible_rules_and_sample_sizes() {
     assert!(t.contains("give the sample size as `games`"), "{t}");
     let t = bad("name: x\nseed: 1\ndeals: 10\nagents: [{kind: random}, {kind: random}]\n");
     assert!(t.contains("2 agents for 4 seats"), "{t}");
+    let t = bad("name: x\nseed: 1\ndeals: 10\nagents: []\n");
+    assert!(t.contains("0 agents for 4 seats"), "{t}");
+    let t = bad(&format!(
+        "name: x\nseed: 1\ndeals: 2000000\nsession: 2000000\n{AGENTS4}"
+    ));
+    assert!(t.contains("at most 1048575 rounds per session"), "{t}");
     let t = bad(&format!("name: x\nseed: -3\ndeals: 10\n{AGENTS4}"));
     assert!(
         t.contains("bad.yaml:2:7: `seed`: expected a whole number, 0 or more"),

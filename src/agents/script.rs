@@ -55,6 +55,10 @@ impl ScriptLog {
 pub struct ScriptProgram {
     /// The path as the scenario wrote it, for messages.
     display: String,
+    /// The source as compiled (a later change to the file does not affect this run).
+    source: String,
+    log: Arc<ScriptLog>,
+    max_operations: u64,
     engine: Engine,
     ast: AST,
 }
@@ -81,7 +85,33 @@ impl ScriptProgram {
             column: None,
             message: format!("cannot read {}: {e}", path.display()),
         })?;
-        let engine = sandboxed_engine(display, rules, log, max_operations);
+        ScriptProgram::from_source(display, source, rules, log, max_operations)
+    }
+
+    /// The same script compiled for other rules (a stage winner seated under new rules).
+    pub fn for_rules(&self, rules: Arc<Rules>) -> Result<ScriptProgram, ScriptError> {
+        ScriptProgram::from_source(
+            &self.display,
+            self.source.clone(),
+            rules,
+            self.log.clone(),
+            self.max_operations,
+        )
+    }
+
+    /// A fingerprint of the source (FNV-1a), so that a changed script is a changed scenario.
+    pub fn source_hash(&self) -> String {
+        format!("{:016x}", crate::scenario::fnv1a(self.source.as_bytes()))
+    }
+
+    fn from_source(
+        display: &str,
+        source: String,
+        rules: Arc<Rules>,
+        log: Arc<ScriptLog>,
+        max_operations: u64,
+    ) -> Result<ScriptProgram, ScriptError> {
+        let engine = sandboxed_engine(display, rules, log.clone(), max_operations);
         let ast = engine.compile(&source).map_err(|e| {
             let pos = e.position();
             ScriptError {
@@ -105,6 +135,9 @@ impl ScriptProgram {
         }
         Ok(ScriptProgram {
             display: display.to_string(),
+            source,
+            log,
+            max_operations,
             engine,
             ast,
         })

@@ -336,18 +336,15 @@ impl Scenario {
             "description": self.description,
             "seed": self.seed,
             "stages": self.stages.iter().map(|s| s.spec.clone()).collect::<Vec<_>>(),
+            // What the records contain depends on these too (`--resume` compares the hash).
+            "records": { "csv": self.output.csv, "decision_timing": self.output.decision_timing },
         })
     }
 
     /// A stable 64-bit FNV-1a hash of the resolved scenario, in hex.
     pub fn hash(&self) -> String {
         let text = serde_json::to_string(&self.resolved_json()).expect("JSON");
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in text.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01B3);
-        }
-        format!("{h:016x}")
+        format!("{:016x}", fnv1a(text.as_bytes()))
     }
 
     /// The output folder of a stage.
@@ -414,6 +411,19 @@ pub struct Overrides {
     pub rounds: Option<u64>,
     pub out: Option<PathBuf>,
 }
+
+/// 64-bit FNV-1a.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    h
+}
+
+/// Rounds of one session or game: a deal id holds the round in 20 bits.
+const MAX_ROUNDS_PER_MATCH: u32 = (1 << 20) - 1;
 
 /// The closest of `candidates` to `name`, if close enough to be a likely typo.
 pub fn nearest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
@@ -691,7 +701,13 @@ impl Resolver<'_> {
                             "needs a non-empty name without slashes",
                         );
                     }
-                    let stage_seed = st.seed.unwrap_or(seed);
+                    // `--seed` replaces the scenario seed and is mixed into stages' own seeds, so
+                    // that replicate runs differ in every stage.
+                    let stage_seed = match (st.seed, overrides.seed) {
+                        (Some(own), Some(cli)) => mix_seed(cli, own),
+                        (Some(own), None) => own,
+                        (None, _) => seed,
+                    };
                     let resolved = self.stage(
                         &st.name,
                         stage_seed,
@@ -838,8 +854,8 @@ impl Resolver<'_> {
             }
         }
         if let Some(r) = &rules
-            && !agent_list.is_empty()
             && agent_list.len() != r.players()
+            && (own.agents.is_some() || defaults.agents.is_some())
         {
             self.problem(
                 &agents_path,
@@ -874,6 +890,15 @@ impl Resolver<'_> {
         let mut session_len = None;
         match points {
             Some(true) => {
+                if let Some(r) = &rules
+                    && let Scoring::Points(p) = r.variant().scoring
+                    && p.max_rounds > MAX_ROUNDS_PER_MATCH
+                {
+                    self.problem(
+                        &at("rules.max_rounds"),
+                        format!("at most {MAX_ROUNDS_PER_MATCH} rounds per game"),
+                    );
+                }
                 if deals.is_some() || rounds.is_some() {
                     self.problem(&at(if deals.is_some() { "deals" } else { "rounds" }), "these rules score points: give the sample size as `games` (each played until one player is left)");
                 }
@@ -896,6 +921,12 @@ impl Resolver<'_> {
                 let s = session.unwrap_or(1);
                 if s == 0 {
                     self.problem(&at("session"), "must be at least 1");
+                }
+                if s > MAX_ROUNDS_PER_MATCH {
+                    self.problem(
+                        &at("session"),
+                        format!("at most {MAX_ROUNDS_PER_MATCH} rounds per session"),
+                    );
                 }
                 let total_deals = match (overrides.rounds.or(deals), rounds) {
                     (Some(d), None) => Some(d),
@@ -1085,7 +1116,13 @@ impl Resolver<'_> {
                 .file_stem()
                 .map_or_else(|| script.clone(), |s| s.to_string_lossy().into_owned())
         });
-        let spec = serde_json::json!({ "id": id, "script": script, "params": params, "max_operations": max_ops });
+        let spec = serde_json::json!({
+            "id": id,
+            "script": script,
+            "source_fnv1a": program.source_hash(),
+            "params": params,
+            "max_operations": max_ops,
+        });
         Some(SeatEntry::Agent(AgentDef {
             id,
             kind: format!("script:{script}"),
@@ -1115,11 +1152,28 @@ fn merge_rules(defaults: Option<&RulesSpec>, own: Option<&RulesSpec>) -> RulesSp
         base.as_object_mut(),
         serde_json::to_value(own.cloned().unwrap_or_default()),
     ) {
+        // `threshold` and `threshold_by_players` replace each other.
+        for (set, drop) in [
+            ("threshold", "threshold_by_players"),
+            ("threshold_by_players", "threshold"),
+        ] {
+            if over.contains_key(set) {
+                obj.remove(drop);
+            }
+        }
         for (k, v) in over {
             obj.insert(k, v);
         }
     }
     serde_json::from_value(base).expect("a merge of two valid specs is valid")
+}
+
+/// A stage seed under a command-line seed (SplitMix64 of their combination).
+fn mix_seed(cli: u64, own: u64) -> u64 {
+    let mut z = cli ^ own.rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// A JSON value (a script parameter) as a Rhai value.

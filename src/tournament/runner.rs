@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{Lineup, StageTotals, UnitError};
+use crate::agents::registry::Recipe;
 use crate::records::RecordWriter;
 use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
 
@@ -127,25 +128,7 @@ pub fn run(
     for (index, stage) in scenario.stages.iter().enumerate() {
         let lineup = Lineup {
             stage,
-            agents: stage
-                .seats
-                .iter()
-                .map(|seat| match seat {
-                    SeatEntry::Agent(def) => def.clone(),
-                    SeatEntry::WinnerOf(i) => {
-                        let mut def = results[*i].agents[results[*i].totals.winner()].clone();
-                        // Keep ids unique when the winner meets an agent of the same name.
-                        let clash = stage
-                            .seats
-                            .iter()
-                            .any(|s| matches!(s, SeatEntry::Agent(d) if d.id == def.id));
-                        if clash {
-                            def.id = format!("{}-{}", def.id, results[*i].name);
-                        }
-                        def
-                    }
-                })
-                .collect(),
+            agents: seat_agents(stage, &results)?,
             decision_timing: scenario.output.decision_timing,
         };
         let dir = scenario.stage_dir(index);
@@ -269,6 +252,59 @@ pub fn run(
     };
     crate::records::summary::write_manifest(&root.join("manifest.json"), scenario, opts, &report)?;
     Ok(report)
+}
+
+/// The agents of a stage, `winner_of` resolved: a winner keeps its definition (a script is
+/// recompiled for this stage's rules) and, if its id is taken, gets its stage's name appended.
+fn seat_agents(stage: &Stage, results: &[StageResult]) -> anyhow::Result<Vec<AgentDef>> {
+    let mut agents = Vec::with_capacity(stage.seats.len());
+    let mut winner_from = Vec::with_capacity(stage.seats.len());
+    for seat in &stage.seats {
+        match seat {
+            SeatEntry::Agent(def) => {
+                agents.push(def.clone());
+                winner_from.push(None);
+            }
+            SeatEntry::WinnerOf(i) => {
+                let result = &results[*i];
+                let mut def = result.agents[result.totals.winner()].clone();
+                if let Recipe::Script(program, params) = &def.recipe {
+                    let program = program.for_rules(stage.rules.clone()).map_err(|e| {
+                        anyhow::anyhow!(
+                            "recompiling {} for stage `{}`: {}",
+                            def.kind,
+                            stage.name,
+                            e.message
+                        )
+                    })?;
+                    def.recipe = Recipe::Script(std::sync::Arc::new(program), params.clone());
+                }
+                agents.push(def);
+                winner_from.push(Some(result.name.clone()));
+            }
+        }
+    }
+    // Keep ids unique: a winner meeting an agent of the same name is told apart by its stage,
+    // then by a number if need be.
+    for i in 0..agents.len() {
+        let Some(from) = &winner_from[i] else {
+            continue;
+        };
+        let taken = |id: &str, agents: &[AgentDef]| {
+            agents.iter().enumerate().any(|(j, a)| j != i && a.id == id)
+        };
+        if taken(&agents[i].id, &agents) {
+            let base = format!("{}-{from}", agents[i].id);
+            let mut id = base.clone();
+            let mut n = 2;
+            while taken(&id, &agents) {
+                id = format!("{base}-{n}");
+                n += 1;
+            }
+            agents[i].id = id;
+        }
+    }
+    Ok(agents)
 }
 
 fn stage_result(lineup: &Lineup<'_>, dir: &Path, totals: StageTotals, seconds: f64) -> StageResult {
