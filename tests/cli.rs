@@ -34,6 +34,24 @@ fn scenario(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
+/// Writes a script and a scenario seating it in seat 0 (with `agent_extra` lines) before
+/// `others`; `head` holds the sample size and anything else. Returns the scenario's path.
+fn script_scenario(
+    dir: &Path,
+    script: &str,
+    source: &str,
+    agent_extra: &str,
+    others: &str,
+    head: &str,
+) -> PathBuf {
+    std::fs::write(dir.join(script), source).unwrap();
+    let body =
+        format!("name: x\nseed: 1\n{head}agents:\n  - script: {script}\n{agent_extra}{others}");
+    scenario(dir, "s.yaml", &body)
+}
+
+const RANDOM3: &str = "  - kind: random\n  - kind: random\n  - kind: random\n";
+
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -372,15 +390,13 @@ fn missing_scripts_and_script_syntax_errors() {
         "{t}"
     );
     let dir = tmp();
-    std::fs::write(
-        dir.path().join("broken.rhai"),
-        "fn call_jhyap(obs) { true }\nfn discard(obs) { let x = ; }\nfn pick(obs) { () }\n",
-    )
-    .unwrap();
-    let file = scenario(
+    let file = script_scenario(
         dir.path(),
-        "s.yaml",
-        "name: x\nseed: 1\ndeals: 5\nagents:\n  - script: broken.rhai\n  - kind: random\n  - kind: random\n  - kind: random\n",
+        "broken.rhai",
+        "fn call_jhyap(obs) { true }\nfn discard(obs) { let x = ; }\nfn pick(obs) { () }\n",
+        "",
+        RANDOM3,
+        "deals: 5\n",
     );
     let o = run(&["validate", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -514,17 +530,15 @@ fn the_rhai_port_of_aggressive_gives_the_native_records() {
 fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records() {
     let dir = tmp();
     // Fails on the first pick after turn 30 of a round.
-    std::fs::write(
-        dir.path().join("fails.rhai"),
+    let file = script_scenario(
+        dir.path(),
+        "fails.rhai",
         "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
          fn discard(obs) { [obs.hand[0]] }\n\
          fn pick(obs) {\n    if obs.turn > 30 { let x = obs.no_such_field + 1; }\n    ()\n}\n",
-    )
-    .unwrap();
-    let file = scenario(
-        dir.path(),
-        "s.yaml",
-        "name: x\nseed: 1\ndeals: 400\nagents:\n  - script: fails.rhai\n  - kind: conservative\n  - kind: conservative\n  - kind: conservative\noutput: {chunk_rounds: 10}\n",
+        "",
+        "  - kind: conservative\n  - kind: conservative\n  - kind: conservative\n",
+        "deals: 400\noutput: {chunk_rounds: 10}\n",
     );
     let out = dir.path().join("o");
     let o = run(&[
@@ -547,15 +561,13 @@ fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records(
 #[test]
 fn a_script_that_loops_forever_is_stopped() {
     let dir = tmp();
-    std::fs::write(
-        dir.path().join("loops.rhai"),
-        "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
-    )
-    .unwrap();
-    let file = scenario(
+    let file = script_scenario(
         dir.path(),
-        "s.yaml",
-        "name: x\nseed: 1\ndeals: 50\nagents:\n  - script: loops.rhai\n    max_operations: 10000\n  - kind: random\n  - kind: random\n  - kind: random\n",
+        "loops.rhai",
+        "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
+        "    max_operations: 10000\n",
+        RANDOM3,
+        "deals: 50\n",
     );
     let o = run(&[
         file.to_str().unwrap(),
