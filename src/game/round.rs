@@ -412,9 +412,11 @@ impl<'t> RoundPlay<'t> {
             let may_call = value <= self.threshold || v.call.over_threshold == OverCall::Penalised;
             self.decisions[seat] += 1 + u16::from(may_call);
             let mut obs = self.observation(Phase::Call, seat, &[], &[], value);
+            // The agent's stream, fetched once for the turn's decisions.
+            let rng = streams.agent(seat);
             if may_call {
                 let call = agent
-                    .call(&obs, streams.agent(seat))
+                    .call(&obs, &mut *rng)
                     .map_err(|error| agent_error(agent.name(), seat, error))?;
                 if call {
                     observer.event(&self.state, &Event::Called { seat });
@@ -426,7 +428,7 @@ impl<'t> RoundPlay<'t> {
             // 2. Discard.
             obs.phase = Phase::Discard;
             let discard = agent
-                .discard(&obs, streams.agent(seat))
+                .discard(&obs, &mut *rng)
                 .map_err(|error| agent_error(agent.name(), seat, error))?;
             let mut discard = discard;
             match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice()) {
@@ -503,7 +505,7 @@ impl<'t> RoundPlay<'t> {
                     value - rules.hand_value(discard.as_slice()),
                 );
                 agent
-                    .pick(&obs, streams.agent(seat))
+                    .pick(&obs, rng)
                     .map_err(|error| agent_error(agent.name(), seat, error))?
             };
             match pick {
