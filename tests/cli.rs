@@ -184,6 +184,15 @@ fn records_are_identical_for_any_thread_count_and_rerun() {
     }
 }
 
+fn resume(file: &Path, out: &Path) -> Output {
+    run(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ])
+}
+
 #[test]
 fn resume_finishes_a_killed_run_to_the_same_records() {
     let dir = tmp();
@@ -229,12 +238,7 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
         "the run finished before it was killed; slow it down more"
     );
 
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        cut.to_str().unwrap(),
-        "--resume",
-    ]);
+    let o = resume(&file, &cut);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
         std::fs::read(cut.join("rounds.csv")).unwrap() == full,
@@ -254,12 +258,7 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
     assert!(read(&cut.join("rounds.parquet")).equals(&read(&whole.join("rounds.parquet"))));
 
     // Resuming a finished run changes nothing; resuming with another scenario is refused.
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        cut.to_str().unwrap(),
-        "--resume",
-    ]);
+    let o = resume(&file, &cut);
     assert!(o.status.success(), "{}", text(&o));
     assert!(std::fs::read(cut.join("rounds.csv")).unwrap() == full);
     let other = scenario(
@@ -267,20 +266,10 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
         "other.yaml",
         &body.replace("seed: 17", "seed: 18"),
     );
-    let o = run(&[
-        other.to_str().unwrap(),
-        "--out",
-        cut.to_str().unwrap(),
-        "--resume",
-    ]);
+    let o = resume(&other, &cut);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("different scenario"), "{}", text(&o));
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        dir.path().join("nothing").to_str().unwrap(),
-        "--resume",
-    ]);
+    let o = resume(&file, &dir.path().join("nothing"));
     assert!(text(&o).contains("no interrupted run"), "{}", text(&o));
 }
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use polars::prelude::{
-    Column, CsvReadOptions, CsvWriter, DataFrame, DataType, Field, ParquetCompression,
-    ParquetWriter, PolarsResult, Schema, SerReader, SerWriter,
+    Column, CsvReadOptions, CsvWriter, DataFrame, ParquetCompression, ParquetWriter, PolarsResult,
+    Schema, SerReader, SerWriter,
 };
 use std::sync::Arc;
 
@@ -304,32 +304,10 @@ impl RecordWriter {
     }
 }
 
-/// The schema of `rounds.*`.
+/// The schema of `rounds.*`: that of an empty frame, so it cannot drift from `into_frame`.
 pub fn schema() -> Schema {
-    use DataType::*;
-    let fields = [
-        ("stage", String),
-        ("deal", UInt64),
-        ("rotation", UInt32),
-        ("round", UInt32),
-        ("seat", UInt32),
-        ("agent", String),
-        ("starter", Boolean),
-        ("won", Boolean),
-        ("called", Boolean),
-        ("call_success", Boolean),
-        ("coin_delta", Int64),
-        ("points_delta", Int64),
-        ("standing", Int64),
-        ("hand_value", UInt32),
-        ("cards_discarded", UInt32),
-        ("pile_picks", UInt32),
-        ("turns", UInt32),
-        ("end_reason", String),
-        ("decisions", UInt32),
-        ("decision_ns", UInt64),
-        ("eliminated", Boolean),
-        ("game_won", Boolean),
-    ];
-    Schema::from_iter(fields.into_iter().map(|(n, t)| Field::new(n.into(), t)))
+    let frame = Columns::default()
+        .into_frame("", &[])
+        .expect("an empty frame builds");
+    (**frame.schema()).clone()
 }

@@ -214,6 +214,18 @@ pub enum Seating {
     Random,
 }
 
+impl Seating {
+    /// Seatings each deal is played under, with `players` seats.
+    pub fn arrangements(self, players: usize) -> u64 {
+        let n = players as u64;
+        match self {
+            Seating::Fixed | Seating::Random => 1,
+            Seating::Rotate => n,
+            Seating::Permute => (1..=n).product(),
+        }
+    }
+}
+
 /// A configured agent.
 #[derive(Clone)]
 pub struct AgentDef {
@@ -257,12 +269,7 @@ impl Stage {
 
     /// Seatings each deal is played under.
     pub fn arrangements(&self) -> u64 {
-        let n = self.players() as u64;
-        match self.seating {
-            Seating::Fixed | Seating::Random => 1,
-            Seating::Rotate => n,
-            Seating::Permute => (1..=n).product(),
-        }
+        self.seating.arrangements(self.players())
     }
 
     /// Deals (coins) or games (points) before seatings.
@@ -878,14 +885,7 @@ impl Resolver<'_> {
             pick(own.games, defaults.games),
         );
         let session = own.session.or(defaults.session);
-        let arrangements = rules.as_ref().map(|r| {
-            let n = r.players() as u64;
-            match seating {
-                Seating::Fixed | Seating::Random => 1,
-                Seating::Rotate => n,
-                Seating::Permute => (1..=n).product::<u64>(),
-            }
-        });
+        let arrangements = rules.as_ref().map(|r| seating.arrangements(r.players()));
         let mut matches = 0;
         let mut session_len = None;
         match points {
