@@ -123,6 +123,15 @@ fn table_one_through_the_cli() {
     assert_eq!(manifest["rounds"], 1024);
     assert!(manifest["scenario_hash"].as_str().unwrap().len() == 16);
     assert_eq!(manifest["scenario"]["stages"][0]["rules"]["threshold"], 10);
+    // Agents are recorded with every parameter as used, defaults included.
+    assert_eq!(
+        manifest["stages"][0]["agents"][1]["params"]["pickup_threshold"],
+        3
+    );
+    assert_eq!(
+        manifest["stages"][0]["agents"][0]["params"]["high_preference"],
+        1.0
+    );
     // One row per round and seat.
     assert_eq!(csv_rows(&out.path().join("rounds.csv")).len(), 1 + 1024 * 4);
 }

@@ -46,6 +46,10 @@ macro_rules! heuristic_params {
             vec![$(ParamInfo { name: stringify!($field), ty: ParamType::$ty, default: d.$field as f64, doc: $doc }),+]
         }
 
+        fn heuristic_param_values(p: &HeuristicParams) -> Vec<(&'static str, f64)> {
+            vec![$((stringify!($field), p.$field as f64)),+]
+        }
+
         fn set_heuristic_param(p: &mut HeuristicParams, name: &str, value: f64) -> bool {
             match name {
                 $(stringify!($field) => { p.$field = value as _; true })+
@@ -122,6 +126,30 @@ pub enum Recipe {
 }
 
 impl Recipe {
+    /// Every parameter as it will be used, defaults included (for the manifest).
+    pub fn resolved_params(&self) -> BTreeMap<String, Value> {
+        match self {
+            Recipe::Random | Recipe::Script(..) => BTreeMap::new(),
+            Recipe::Heuristic(style, params) => {
+                let infos = heuristic_param_infos(*style);
+                heuristic_param_values(params)
+                    .into_iter()
+                    .map(|(name, v)| {
+                        let int = infos
+                            .iter()
+                            .any(|i| i.name == name && i.ty != ParamType::Float);
+                        let value = if int {
+                            Value::from(v as i64)
+                        } else {
+                            Value::from(v)
+                        };
+                        (name.to_string(), value)
+                    })
+                    .collect()
+            }
+        }
+    }
+
     /// A new agent named `id`, with no state carried over from other games.
     pub fn build(&self, id: &str) -> Box<dyn Agent> {
         match self {

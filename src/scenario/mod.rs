@@ -1066,7 +1066,8 @@ impl Resolver<'_> {
                 Some(Ok(r)) => r,
             };
             let id = a.id.clone().unwrap_or_else(|| kind.clone());
-            let spec = serde_json::json!({ "id": id, "kind": kind, "params": params });
+            let spec =
+                serde_json::json!({ "id": id, "kind": kind, "params": recipe.resolved_params() });
             return Some(SeatEntry::Agent(AgentDef {
                 id,
                 kind: kind.clone(),
