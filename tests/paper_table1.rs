@@ -4,7 +4,8 @@
 
 use dhumbal::agents::{Heuristic, Style};
 use dhumbal::game::{
-    Agent, Event, Observation, Observer, Phase, Preset, RoundOutcome, RoundState, Rules, Table,
+    Agent, Event, Observation, Observer, Oracle, Phase, Preset, RoundOutcome, RoundState, Rules,
+    Table,
 };
 use dhumbal::rng::{PyRandom, PythonStreams};
 
@@ -205,6 +206,8 @@ fn table_one_to_every_printed_digit() {
                 seen: Default::default(),
                 stock_len: 0,
                 call_threshold: 10,
+                top_set: 0,
+                oracle: Oracle::none(),
             };
             let d = run.agents[seat]
                 .discard(&obs, &mut PyRandom::new(0))

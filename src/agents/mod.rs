@@ -5,6 +5,8 @@ pub mod heuristic;
 pub mod random;
 pub mod registry;
 pub mod script;
+pub mod search;
 
 pub use heuristic::{Heuristic, HeuristicParams, Style};
 pub use random::RandomAgent;
+pub use search::{SearchAgent, SearchParams};

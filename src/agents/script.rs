@@ -99,6 +99,11 @@ impl ScriptProgram {
         )
     }
 
+    /// The script's name as the scenario gave it.
+    pub fn name(&self) -> &str {
+        &self.display
+    }
+
     /// A fingerprint of the source (FNV-1a), so that a changed script is a changed scenario.
     pub fn source_hash(&self) -> String {
         format!("{:016x}", crate::scenario::fnv1a(self.source.as_bytes()))

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::agents::registry::{self, ParamType};
+use crate::agents::registry;
 use crate::bench::{self, BenchConfig, Generator};
 use crate::scenario::{self, AgentDef, Overrides, Scenario, Stage};
 use crate::tournament::runner::{self, Reporter, RunOptions, StageResult};
@@ -324,14 +324,12 @@ fn print_agents() {
             println!("  (no parameters)");
         }
         for p in &k.params {
-            let ty = match p.ty {
-                ParamType::Int => "integer",
-                ParamType::Count => "integer >= 0",
-                ParamType::Float => "number",
-            };
             println!(
                 "  {:<24} {:<13} default {:<6} {}",
-                p.name, ty, p.default, p.doc
+                p.name,
+                p.ty.describe(),
+                p.default.to_string(),
+                p.doc
             );
         }
         println!();

@@ -56,6 +56,36 @@ pub struct Observation<'a> {
     pub stock_len: usize,
     /// The call threshold now.
     pub call_threshold: u32,
+    /// How many cards at the top of the pile form the previous player's discard (before this
+    /// turn's discard goes down): public, and what the next pick may be taken from.
+    pub top_set: usize,
+    /// Hidden information, readable only inside this crate and only by an agent configured
+    /// as an `oracle` (the full-information upper bound). Empty for everyone else.
+    pub oracle: Oracle<'a>,
+}
+
+/// Every seat's hand, handed to the observation so that an oracle search can see through the
+/// hidden information. Code outside the crate (scripts, user agents) can only build
+/// [`Oracle::none`] and cannot read it.
+#[derive(Clone, Copy, Default)]
+pub struct Oracle<'a> {
+    hands: &'a [Hand],
+}
+
+impl<'a> Oracle<'a> {
+    /// No hidden information.
+    pub fn none() -> Oracle<'static> {
+        Oracle { hands: &[] }
+    }
+
+    pub(crate) fn new(hands: &'a [Hand]) -> Oracle<'a> {
+        Oracle { hands }
+    }
+
+    /// The true hands of every seat, or an empty slice.
+    pub(crate) fn hands(&self) -> &'a [Hand] {
+        self.hands
+    }
 }
 
 impl Observation<'_> {
@@ -131,6 +161,12 @@ pub trait Agent: Send {
     /// A name for messages and records.
     fn name(&self) -> &str;
 
+    /// Whether this agent is a full-information oracle: the engine then lets it read every
+    /// hand through [`Observation::oracle`]. Only built-in agents configured so say yes.
+    fn oracle(&self) -> bool {
+        false
+    }
+
     /// Only asked when a call is allowed: at the start of the turn, hand at or below the
     /// threshold (or any hand when the variant allows penalised over-threshold calls).
     fn call(
@@ -159,6 +195,45 @@ pub trait Agent: Send {
 impl<T: Agent + ?Sized> Agent for Box<T> {
     fn name(&self) -> &str {
         (**self).name()
+    }
+
+    fn oracle(&self) -> bool {
+        (**self).oracle()
+    }
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        (**self).call(obs, rng)
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        (**self).discard(obs, rng)
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        (**self).pick(obs, rng)
+    }
+}
+
+/// A borrowed agent is an agent (a benchmark keeps its own and lends it to the table).
+impl<T: Agent + ?Sized> Agent for &mut T {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn oracle(&self) -> bool {
+        (**self).oracle()
     }
 
     fn call(

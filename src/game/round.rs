@@ -5,14 +5,14 @@
 //! settlement. Every state lives in fixed-size arrays, so a round allocates nothing, and every
 //! action an agent proposes is checked before it is applied.
 
-use super::cards::{CardSet, CardVec, Discard, Hand, MAX_HAND, Pile};
-use super::decision::{Agent, Observation, Phase, Pick, PlayError};
+use super::cards::{Card, CardSet, CardVec, Discard, Hand, MAX_HAND, Pile};
+use super::decision::{Agent, AgentError, Observation, Oracle, Phase, Pick, PlayError};
 use super::discards::{DiscardKind, classify, sort_run};
 use super::rules::{
     CallRules, Elimination, EmptyHand, FailedCallOthers, MAX_PLAYERS, NoCallEnd, OverCall,
     PickRule, Rules, Scoring, SetPick, Starter, StockRule, TieBreak,
 };
-use crate::rng::Streams;
+use crate::rng::{RandomSource, Streams};
 
 /// Why a round ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,6 +25,9 @@ pub enum EndReason {
     TurnLimit,
     /// The stock ran out and could not be rebuilt.
     StockExhausted,
+    /// A simulation was cut short (a search's rollout cap); settled as if the lowest hand won
+    /// a showdown nobody called. Never happens in a tournament round.
+    Horizon,
 }
 
 impl EndReason {
@@ -34,6 +37,7 @@ impl EndReason {
             EndReason::EmptyHand => "empty_hand",
             EndReason::TurnLimit => "turn_limit",
             EndReason::StockExhausted => "stock_exhausted",
+            EndReason::Horizon => "horizon",
         }
     }
 }
@@ -89,6 +93,93 @@ pub trait Observer {
 }
 
 impl Observer for () {}
+
+/// Who plays a round's seats: a slice of agents, one per seat, or one object that answers for
+/// every seat (a search agent's simulations, where the tree decides for all players).
+pub trait Seats {
+    fn name(&self, seat: usize) -> &str;
+    fn call(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError>;
+    fn discard(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError>;
+    fn pick(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError>;
+    /// Asked before every player-turn: `true` ends the round there as
+    /// [`EndReason::Horizon`]. Agents at a table never stop a round.
+    #[inline]
+    fn stop(&mut self, _turn: u32) -> bool {
+        false
+    }
+    /// Whether `seat` may read the true hands through [`Observation::oracle`].
+    #[inline]
+    fn oracle(&self, _seat: usize) -> bool {
+        false
+    }
+}
+
+impl<A: Agent> Seats for [A] {
+    #[inline]
+    fn name(&self, seat: usize) -> &str {
+        self[seat].name()
+    }
+    #[inline]
+    fn call(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        self[seat].call(obs, rng)
+    }
+    #[inline]
+    fn discard(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        self[seat].discard(obs, rng)
+    }
+    #[inline]
+    fn pick(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        self[seat].pick(obs, rng)
+    }
+    #[inline]
+    fn oracle(&self, seat: usize) -> bool {
+        self[seat].oracle()
+    }
+}
+
+/// Where a simulated round picks up: the decision the seat to move faces.
+#[derive(Clone, Copy, Debug)]
+pub enum Resume<'a> {
+    /// The start of its turn (the turn already counted in the state).
+    Call,
+    /// It declined to call (or could not) and now discards.
+    Discard,
+    /// It has discarded `discarded` (already on the pile) and may take one of `pickable`.
+    Pick {
+        discarded: &'a [Card],
+        pickable: &'a [Card],
+    },
+}
 
 /// The state of a round in play. Observers and tests read it; only the engine changes it.
 #[derive(Clone, Debug)]
@@ -161,6 +252,18 @@ impl Table {
         }
     }
 
+    /// A table as an observer sees it mid-session (for simulations): standings, who is in,
+    /// the round's index. What decides later starters is not needed to finish a round.
+    pub fn from_parts(rules: Rules, standings: &[i64], active: &[bool], round: u32) -> Table {
+        let mut table = Table::new(rules);
+        let n = table.rules.players();
+        table.standings[..n].copy_from_slice(&standings[..n]);
+        table.active[..n].copy_from_slice(&active[..n]);
+        table.last_active = table.active;
+        table.round = round;
+        table
+    }
+
     pub fn rules(&self) -> &Rules {
         &self.rules
     }
@@ -226,6 +329,35 @@ impl Table {
         Ok(outcome)
     }
 
+    /// Plays the rest of a round from `state`, with `seat` to move at `at`, and returns how it
+    /// ended without applying it to the table. This is how a search agent simulates a
+    /// determinized world with the engine's own rules.
+    #[allow(clippy::too_many_arguments)]
+    pub fn play_from<S: Seats + ?Sized>(
+        &self,
+        state: RoundState,
+        starter: usize,
+        seat: usize,
+        at: Resume<'_>,
+        seats: &mut S,
+        streams: &mut dyn Streams,
+    ) -> Result<RoundOutcome, PlayError> {
+        let n_active = self.active().iter().filter(|&&a| a).count();
+        let mut play = RoundPlay {
+            table: self,
+            state,
+            n: self.rules.players(),
+            threshold: self.rules.call_threshold(n_active),
+            starter,
+            cards_discarded: [0; MAX_PLAYERS],
+            pile_picks: [0; MAX_PLAYERS],
+            decisions: [0; MAX_PLAYERS],
+            reshuffles: 0,
+        };
+        let stop = play.turns(seat, Some(at), seats, streams, &mut ())?;
+        Ok(play.settle(stop))
+    }
+
     fn apply(&mut self, o: &RoundOutcome) {
         let n = self.rules.players();
         for seat in 0..n {
@@ -277,6 +409,7 @@ enum Stop {
     EmptyHand(usize),
     TurnLimit,
     StockExhausted,
+    Horizon,
 }
 
 impl<'t> RoundPlay<'t> {
@@ -353,6 +486,7 @@ impl<'t> RoundPlay<'t> {
         pickable: &'a [super::cards::Card],
         discarded: &'a [super::cards::Card],
         hand_value: u32,
+        oracle: Oracle<'a>,
     ) -> Observation<'a> {
         let t = self.table;
         Observation {
@@ -374,6 +508,8 @@ impl<'t> RoundPlay<'t> {
             seen: self.state.seen,
             stock_len: self.state.stock.len(),
             call_threshold: self.threshold,
+            top_set: self.state.top_set,
+            oracle,
         }
     }
 
@@ -384,113 +520,142 @@ impl<'t> RoundPlay<'t> {
         observer: &mut impl Observer,
     ) -> Result<RoundOutcome, PlayError> {
         observer.event(&self.state, &Event::Dealt);
-        let stop = self.turns(agents, streams, observer)?;
+        let stop = self.turns(self.starter, None, agents, streams, observer)?;
         observer.event(&self.state, &Event::Ended);
         Ok(self.settle(stop))
     }
 
-    fn turns<A: Agent>(
+    /// Player-turns from `seat`; a simulation enters the first one, already counted, at
+    /// `resume`.
+    fn turns<S: Seats + ?Sized>(
         &mut self,
-        agents: &mut [A],
+        mut seat: usize,
+        resume: Option<Resume<'_>>,
+        seats: &mut S,
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<Stop, PlayError> {
         let table = self.table;
         let rules = &table.rules;
         let v = *rules.variant();
-        let mut seat = self.starter;
+        let mut entry = resume;
         loop {
-            if self.state.turn >= v.turn_limit {
-                return Ok(Stop::TurnLimit);
+            let entry_now = entry.take();
+            if entry_now.is_none() {
+                if self.state.turn >= v.turn_limit {
+                    return Ok(Stop::TurnLimit);
+                }
+                if seats.stop(self.state.turn) {
+                    return Ok(Stop::Horizon);
+                }
+                self.state.turn += 1;
             }
-            self.state.turn += 1;
-            let agent = &mut agents[seat];
-
-            // 1. Call, offered only when allowed. One observation serves the call and the
-            // discard: nothing changes between them.
+            let oracle = if seats.oracle(seat) {
+                Oracle::new(&self.state.hands[..self.n])
+            } else {
+                Oracle::none()
+            };
             let value = rules.hand_value(self.state.hands[seat].as_slice());
-            let may_call = value <= self.threshold || v.call.over_threshold == OverCall::Penalised;
-            self.decisions[seat] += 1 + u16::from(may_call);
-            let mut obs = self.observation(Phase::Call, seat, &[], &[], value);
-            // The agent's stream, fetched once for the turn's decisions.
             let rng = streams.agent(seat);
-            if may_call {
-                let call = agent
-                    .call(&obs, &mut *rng)
-                    .map_err(|error| agent_error(agent.name(), seat, error))?;
-                if call {
-                    observer.event(&self.state, &Event::Called { seat });
-                    self.decisions[seat] -= 1;
-                    return Ok(Stop::Call(seat));
-                }
-            }
-
-            // 2. Discard.
-            obs.phase = Phase::Discard;
-            let discard = agent
-                .discard(&obs, &mut *rng)
-                .map_err(|error| agent_error(agent.name(), seat, error))?;
-            let mut discard = discard;
-            match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice()) {
-                Err(reason) => {
-                    return Err(PlayError::IllegalDiscard {
-                        agent: agent.name().to_string(),
-                        seat,
-                        cards: discard.to_string(),
-                        reason,
-                    });
-                }
-                // A run goes down in rank order, so that its ends are its first and last cards.
-                Ok(DiscardKind::Run) => sort_run(rules, discard.as_mut_slice()),
-                Ok(_) => {}
-            }
-            for card in discard.iter() {
-                self.state.hands[seat].remove(card);
-                self.state.known[seat].remove(card);
-                self.state.seen.insert(card);
-            }
-            self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
-            self.cards_discarded[seat] += discard.len() as u16;
-            // The discard goes onto the pile at once. With the paper's rule its last card is what
-            // may be taken back; in real play, a card of the set beneath it (the previous
-            // player's discard).
-            let below = self.state.pile.len();
-            for card in discard.iter() {
-                self.state.pile.push(card);
-            }
             let mut pickable: CardVec<MAX_HAND> = CardVec::new();
-            match v.pick {
-                PickRule::OwnLastDiscard => {
-                    pickable.push(discard.last().expect("a discard is not empty"))
+            let discard = match entry_now {
+                Some(Resume::Pick {
+                    discarded,
+                    pickable: offered,
+                }) => {
+                    for &c in offered {
+                        pickable.push(c);
+                    }
+                    Discard::from_slice(discarded).expect("a discard fits a hand")
                 }
-                PickRule::PreviousDiscard(which) => {
-                    let set = &self.state.pile.as_slice()[below - self.state.top_set..below];
-                    match (which, set) {
-                        (_, []) => {}
-                        (SetPick::Top, [.., last]) => pickable.push(*last),
-                        (SetPick::Ends, [only]) => pickable.push(*only),
-                        (SetPick::Ends, [first, .., last]) => {
-                            pickable.push(*first);
-                            pickable.push(*last);
+                _ => {
+                    // 1. Call, offered only when allowed. One observation serves the call
+                    // and the discard: nothing changes between them.
+                    let may_call = !matches!(entry_now, Some(Resume::Discard))
+                        && (value <= self.threshold
+                            || v.call.over_threshold == OverCall::Penalised);
+                    self.decisions[seat] += 1 + u16::from(may_call);
+                    let mut obs = self.observation(Phase::Call, seat, &[], &[], value, oracle);
+                    if may_call {
+                        let call = seats
+                            .call(seat, &obs, &mut *rng)
+                            .map_err(|error| agent_error(seats.name(seat), seat, error))?;
+                        if call {
+                            observer.event(&self.state, &Event::Called { seat });
+                            self.decisions[seat] -= 1;
+                            return Ok(Stop::Call(seat));
                         }
-                        (SetPick::Any, cards) => {
-                            for &c in cards {
-                                pickable.push(c);
+                    }
+
+                    // 2. Discard.
+                    obs.phase = Phase::Discard;
+                    let mut discard = seats
+                        .discard(seat, &obs, &mut *rng)
+                        .map_err(|error| agent_error(seats.name(seat), seat, error))?;
+                    match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice()) {
+                        Err(reason) => {
+                            return Err(PlayError::IllegalDiscard {
+                                agent: seats.name(seat).to_string(),
+                                seat,
+                                cards: discard.to_string(),
+                                reason,
+                            });
+                        }
+                        // A run goes down in rank order, so that its ends are its first and
+                        // last cards.
+                        Ok(DiscardKind::Run) => sort_run(rules, discard.as_mut_slice()),
+                        Ok(_) => {}
+                    }
+                    for card in discard.iter() {
+                        self.state.hands[seat].remove(card);
+                        self.state.known[seat].remove(card);
+                        self.state.seen.insert(card);
+                    }
+                    self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
+                    self.cards_discarded[seat] += discard.len() as u16;
+                    // The discard goes onto the pile at once. With the paper's rule its last
+                    // card is what may be taken back; in real play, a card of the set beneath
+                    // it (the previous player's discard).
+                    let below = self.state.pile.len();
+                    for card in discard.iter() {
+                        self.state.pile.push(card);
+                    }
+                    match v.pick {
+                        PickRule::OwnLastDiscard => {
+                            pickable.push(discard.last().expect("a discard is not empty"))
+                        }
+                        PickRule::PreviousDiscard(which) => {
+                            let set =
+                                &self.state.pile.as_slice()[below - self.state.top_set..below];
+                            match (which, set) {
+                                (_, []) => {}
+                                (SetPick::Top, [.., last]) => pickable.push(*last),
+                                (SetPick::Ends, [only]) => pickable.push(*only),
+                                (SetPick::Ends, [first, .., last]) => {
+                                    pickable.push(*first);
+                                    pickable.push(*last);
+                                }
+                                (SetPick::Any, cards) => {
+                                    for &c in cards {
+                                        pickable.push(c);
+                                    }
+                                }
                             }
                         }
                     }
+                    observer.event(
+                        &self.state,
+                        &Event::Discarded {
+                            seat,
+                            cards: discard,
+                        },
+                    );
+                    if self.state.hands[seat].is_empty() && v.empty_hand == EmptyHand::WinsAsCall {
+                        return Ok(Stop::EmptyHand(seat));
+                    }
+                    discard
                 }
-            }
-            observer.event(
-                &self.state,
-                &Event::Discarded {
-                    seat,
-                    cards: discard,
-                },
-            );
-            if self.state.hands[seat].is_empty() && v.empty_hand == EmptyHand::WinsAsCall {
-                return Ok(Stop::EmptyHand(seat));
-            }
+            };
 
             // 3. Pick or draw.
             let pick = if pickable.is_empty() {
@@ -502,17 +667,18 @@ impl<'t> RoundPlay<'t> {
                     seat,
                     pickable.as_slice(),
                     discard.as_slice(),
-                    value - rules.hand_value(discard.as_slice()),
+                    rules.hand_value(self.state.hands[seat].as_slice()),
+                    oracle_again(seats.oracle(seat), &self.state.hands[..self.n]),
                 );
-                agent
-                    .pick(&obs, rng)
-                    .map_err(|error| agent_error(agent.name(), seat, error))?
+                seats
+                    .pick(seat, &obs, rng)
+                    .map_err(|error| agent_error(seats.name(seat), seat, error))?
             };
             match pick {
                 Pick::Pile(card) => {
                     if !pickable.contains(card) {
                         return Err(PlayError::IllegalPick {
-                            agent: agent.name().to_string(),
+                            agent: seats.name(seat).to_string(),
                             seat,
                             pick,
                             offered: pickable.to_string(),
@@ -577,6 +743,7 @@ impl<'t> RoundPlay<'t> {
             Stop::EmptyHand(s) => (EndReason::EmptyHand, Some(s)),
             Stop::TurnLimit => (EndReason::TurnLimit, None),
             Stop::StockExhausted => (EndReason::StockExhausted, None),
+            Stop::Horizon => (EndReason::Horizon, None),
         };
         let mut o = RoundOutcome {
             round: t.round,
@@ -604,7 +771,12 @@ impl<'t> RoundPlay<'t> {
                 let over = end == EndReason::Call && hv[c] > self.threshold;
                 self.showdown(&mut o, c, over);
             }
-            None => match v.no_call_end {
+            // A simulation's horizon is scored as if the lowest hand won.
+            None => match if end == EndReason::Horizon {
+                NoCallEnd::LowestWins
+            } else {
+                v.no_call_end
+            } {
                 NoCallEnd::FirstMinimumCalls => {
                     let c = (0..n)
                         .filter(|&s| active(s))
@@ -748,6 +920,16 @@ impl<'t> RoundPlay<'t> {
             .filter(|&s| t.active[s] && Some(s) != caller)
             .min_by_key(|&s| hv[s])
             .expect("at least two active seats")
+    }
+}
+
+/// The oracle view again for the pick (the hands changed since the discard).
+#[inline]
+fn oracle_again(oracle: bool, hands: &[Hand]) -> Oracle<'_> {
+    if oracle {
+        Oracle::new(hands)
+    } else {
+        Oracle::none()
     }
 }
 

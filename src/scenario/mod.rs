@@ -122,6 +122,9 @@ pub struct TableSpec {
     pub seating: Option<SeatingName>,
 }
 
+/// The fields a search's `rollout:` mapping may have.
+const ROLLOUT_KEYS: [&str; 5] = ["id", "kind", "script", "params", "max_operations"];
+
 /// An agent: a built-in `kind`, a Rhai `script`, or `winner_of` an earlier stage.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -996,6 +999,60 @@ impl Resolver<'_> {
         })
     }
 
+    /// A search agent's rollout policy: a kind's name, or a mapping like an `agents:` entry.
+    fn rollout(&mut self, value: &Value, p: &str, rules: Option<&Arc<Rules>>) -> Option<Recipe> {
+        let spec: AgentSpec = match value {
+            Value::String(kind) => AgentSpec {
+                id: None,
+                kind: Some(kind.clone()),
+                script: None,
+                params: None,
+                max_operations: None,
+                winner_of: None,
+            },
+            Value::Object(map) => match serde_json::from_value(value.clone()) {
+                Ok(_) if map.keys().any(|k| !ROLLOUT_KEYS.contains(&k.as_str())) => {
+                    for k in map.keys().filter(|k| !ROLLOUT_KEYS.contains(&k.as_str())) {
+                        self.problem(
+                            &format!("{p}.{k}"),
+                            format!("unknown field; valid: {}", ROLLOUT_KEYS.join(", ")),
+                        );
+                    }
+                    return None;
+                }
+                Ok(spec) => spec,
+                Err(e) => {
+                    self.problem(
+                        p,
+                        format!("expected an agent like `{{kind: random}}` or `{{script: file.rhai}}`: {e}"),
+                    );
+                    return None;
+                }
+            },
+            _ => {
+                self.problem(
+                    p,
+                    format!("expected a kind name (e.g. `random`) or a mapping like `{{kind: balanced}}` or `{{script: file.rhai}}`, got {value}"),
+                );
+                return None;
+            }
+        };
+        if spec.winner_of.is_some() {
+            self.problem(p, "a rollout policy cannot be `winner_of` a stage");
+            return None;
+        }
+        match self.agent(&spec, p, rules, &[])? {
+            SeatEntry::Agent(def) => match def.recipe {
+                Recipe::Search(..) => {
+                    self.problem(p, "a rollout policy cannot itself search: use `random`, a heuristic or a script");
+                    None
+                }
+                recipe => Some(recipe),
+            },
+            SeatEntry::WinnerOf(_) => None,
+        }
+    }
+
     fn agent(
         &mut self,
         a: &AgentSpec,
@@ -1064,6 +1121,13 @@ impl Resolver<'_> {
                     return None;
                 }
                 Some(Ok(r)) => r,
+            };
+            let recipe = match (recipe, params.get("rollout")) {
+                (Recipe::Search(kind, sp, _), Some(rollout)) => {
+                    let rollout = self.rollout(rollout, &format!("{p}.params.rollout"), rules)?;
+                    Recipe::Search(kind, sp, Arc::new(rollout))
+                }
+                (recipe, _) => recipe,
             };
             let id = a.id.clone().unwrap_or_else(|| kind.clone());
             let spec =

@@ -8,7 +8,6 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{Lineup, StageTotals, UnitError};
-use crate::agents::registry::Recipe;
 use crate::records::RecordWriter;
 use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
 
@@ -268,17 +267,14 @@ fn seat_agents(stage: &Stage, results: &[StageResult]) -> anyhow::Result<Vec<Age
             SeatEntry::WinnerOf(i) => {
                 let result = &results[*i];
                 let mut def = result.agents[result.totals.winner()].clone();
-                if let Recipe::Script(program, params) = &def.recipe {
-                    let program = program.for_rules(stage.rules.clone()).map_err(|e| {
-                        anyhow::anyhow!(
-                            "recompiling {} for stage `{}`: {}",
-                            def.kind,
-                            stage.name,
-                            e.message
-                        )
-                    })?;
-                    def.recipe = Recipe::Script(std::sync::Arc::new(program), params.clone());
-                }
+                def.recipe = def.recipe.for_rules(stage.rules.clone()).map_err(|e| {
+                    anyhow::anyhow!(
+                        "recompiling {} for stage `{}`: {}",
+                        def.kind,
+                        stage.name,
+                        e.message
+                    )
+                })?;
                 agents.push(def);
                 winner_from.push(Some(result.name.clone()));
             }

@@ -1,0 +1,127 @@
+//! Milliseconds per decision of the search agents, in 4-player games under the paper's rules,
+//! the search agent in seat 0 against the paper's heuristics. Run with
+//! `cargo bench --bench search` (release profile); `-- --quick` for a short run.
+//!
+//! Reports, for each configuration: decisions timed, mean and 95th percentile ms per decision,
+//! simulations per second, and the tree size of the last search.
+
+use std::time::Instant;
+
+use dhumbal::agents::registry::builtin;
+use dhumbal::agents::{Heuristic, SearchAgent, SearchParams, Style};
+use dhumbal::game::cards::Discard;
+use dhumbal::game::{Agent, AgentError, Observation, Pick, Preset, Rules, Table};
+use dhumbal::rng::{ChaChaStreams, RandomSource};
+
+/// Times every decision of the wrapped agent.
+struct Timed {
+    inner: SearchAgent,
+    times: Vec<f64>,
+}
+
+impl Timed {
+    fn time<T>(&mut self, f: impl FnOnce(&mut SearchAgent) -> T) -> T {
+        let t = Instant::now();
+        let out = f(&mut self.inner);
+        self.times.push(t.elapsed().as_secs_f64() * 1e3);
+        out
+    }
+}
+
+impl Agent for Timed {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn call(&mut self, o: &Observation<'_>, r: &mut dyn RandomSource) -> Result<bool, AgentError> {
+        self.time(|a| a.call(o, r))
+    }
+    fn discard(
+        &mut self,
+        o: &Observation<'_>,
+        r: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        self.time(|a| a.discard(o, r))
+    }
+    fn pick(&mut self, o: &Observation<'_>, r: &mut dyn RandomSource) -> Result<Pick, AgentError> {
+        self.time(|a| a.pick(o, r))
+    }
+}
+
+fn search(kind: &str, params: serde_json::Value) -> SearchParams {
+    let params = serde_json::from_value(params).unwrap();
+    match builtin(kind, &params).unwrap().unwrap() {
+        dhumbal::agents::registry::Recipe::Search(_, p, _) => p,
+        _ => unreachable!(),
+    }
+}
+
+fn bench(label: &str, params: SearchParams, rounds: u64) {
+    let rules = Rules::new(Preset::Paper.variant()).unwrap();
+    let mut timed = Timed {
+        inner: SearchAgent::new(
+            "search",
+            params,
+            Box::new(dhumbal::agents::RandomAgent::new("rollout")),
+        ),
+        times: Vec::new(),
+    };
+    let mut others: Vec<Heuristic> = [Style::Aggressive, Style::Conservative, Style::Balanced]
+        .into_iter()
+        .map(Heuristic::paper)
+        .collect();
+    let start = Instant::now();
+    let sims_before = timed.inner.simulations();
+    for deal in 0..rounds {
+        let mut table = Table::new(rules.clone());
+        let mut streams = ChaChaStreams::new(1, deal, &[0, 1, 2, 3]);
+        let mut seats: Vec<&mut dyn Agent> = vec![&mut timed];
+        for o in others.iter_mut() {
+            seats.push(o);
+        }
+        table.play_round(&mut seats, &mut streams, &mut ()).unwrap();
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let sims = timed.inner.simulations() - sims_before;
+    let mut t = timed.times.clone();
+    t.sort_by(f64::total_cmp);
+    let mean = t.iter().sum::<f64>() / t.len() as f64;
+    let p95 = t[((t.len() as f64 * 0.95) as usize).min(t.len() - 1)];
+    let search_time: f64 = t.iter().sum::<f64>() / 1e3;
+    println!(
+        "{label:<44} {:>6} decisions  mean {mean:>8.3} ms  p95 {p95:>8.3} ms  {:>10.0} simulations/s  last tree {:>6} nodes  ({rounds} rounds, {wall:.1} s)",
+        t.len(),
+        sims as f64 / search_time,
+        timed.inner.tree_size(),
+    );
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let scale = if quick { 1 } else { 5 };
+    println!(
+        "search benchmark: 4 players, paper rules, seat 0 searches vs Aggressive/Conservative/Balanced"
+    );
+    bench(
+        "ismcts 100 x 3 (paper budget)",
+        search(
+            "ismcts",
+            serde_json::json!({"iterations": 100, "determinizations": 3}),
+        ),
+        40 * scale,
+    );
+    bench(
+        "mcts 100 x 1 (paper budget)",
+        search("mcts", serde_json::json!({"iterations": 100})),
+        40 * scale,
+    );
+    bench(
+        "ismcts 1000 (default)",
+        search("ismcts", serde_json::json!({})),
+        10 * scale,
+    );
+    bench(
+        "ismcts 10000",
+        search("ismcts", serde_json::json!({"iterations": 10000})),
+        2 * scale,
+    );
+}

@@ -1,0 +1,466 @@
+//! Search agents: information-set MCTS (`ismcts`) and the paper's determinized MCTS with its
+//! "legality probability" UCB (`mcts`), both correct and both built on the engine itself.
+//!
+//! One decision (call, discard or pick) is one search with a fresh root. Each simulation
+//! samples a world consistent with the observation ([`determinize`]), then plays the rest of
+//! the round in it with [`Table::play_from`]: the engine's own rules, so a simulation can
+//! never play an illegal move or settle a round differently from a real one. Inside the tree
+//! every seat's decisions are chosen by UCB among the actions legal in this world (each
+//! player maximising its own reward); the first untried action is expanded and the rest of
+//! the round is played by the rollout policy (uniformly random by default, or any built-in or
+//! scripted agent), optionally cut after `rollout_turns` turns and scored as if the lowest hand
+//! won. Each node on the path is updated once with the reward of the player who chose it.
+//!
+//! All randomness (worlds, expansion, rollouts, reshuffles inside a world) comes from the
+//! agent's own stream, so reruns are bit-exact; the default budget is iterations, not time.
+//! Differences from the paper's code, and why: `docs/agents.md`.
+
+pub mod determinize;
+pub mod tree;
+
+use std::time::{Duration, Instant};
+
+use crate::game::cards::{Discard, MAX_HAND};
+use crate::game::rules::{MAX_PLAYERS, Scoring};
+use crate::game::{Agent, AgentError, Observation, Pick, Resume, RoundOutcome, Seats, Table};
+use crate::rng::{RandomSource, Streams};
+pub use determinize::Determinizer;
+use tree::{NodeId, ROOT, Tree, key};
+
+/// How a child is chosen inside the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// ISMCTS (Cowling, Powley and Whitehouse 2012): UCB1 with the parent count replaced by
+    /// the number of visits in which the action was available.
+    Availability,
+    /// The paper's eq. 4: UCB1 over the parent's visits, the exploration term multiplied by
+    /// the "legality probability" (availability / parent visits).
+    Legality,
+}
+
+/// What a simulated round is worth to a player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reward {
+    /// 1 for the round's winner, 0 for everyone else.
+    Win,
+    /// The coin change (or points taken) scaled into [0, 1]: 0.5 + delta / (2 scale) for
+    /// coins, 1 - points / scale for points, clamped.
+    Score,
+}
+
+impl Reward {
+    pub const NAMES: [&'static str; 2] = ["win", "score"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reward::Win => "win",
+            Reward::Score => "score",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Reward> {
+        match s {
+            "win" => Some(Reward::Win),
+            "score" => Some(Reward::Score),
+            _ => None,
+        }
+    }
+}
+
+/// Every setting of a search agent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchParams {
+    pub selection: Selection,
+    /// Outer iterations per decision (the budget; deterministic).
+    pub iterations: u32,
+    /// Worlds sampled (one simulation each) per iteration: the paper's ISMCTS used 3.
+    pub determinizations: u32,
+    /// Stop early after this many milliseconds (0: no limit). Makes results depend on speed.
+    pub time_limit_ms: f64,
+    /// The UCB exploration constant (rewards are in [0, 1]).
+    pub exploration: f64,
+    pub reward: Reward,
+    /// Coins or points that count as a full reward swing with `reward: score`.
+    pub reward_scale: f64,
+    /// Cut a rollout after this many player-turns (0: play to the end of the round).
+    pub rollout_turns: u32,
+    /// Search the true world instead of sampled ones (full information; an upper bound).
+    pub oracle: bool,
+}
+
+impl SearchParams {
+    pub fn ismcts() -> SearchParams {
+        SearchParams {
+            selection: Selection::Availability,
+            iterations: 1000,
+            determinizations: 1,
+            time_limit_ms: 0.0,
+            exploration: 0.7,
+            reward: Reward::Win,
+            reward_scale: 50.0,
+            rollout_turns: 0,
+            oracle: false,
+        }
+    }
+
+    /// The paper's MCTS settings, with the paper's exploration constant rescaled to rewards
+    /// in [0, 1] (it used sqrt 2 on raw coins, where exploration never mattered).
+    pub fn mcts() -> SearchParams {
+        SearchParams {
+            selection: Selection::Legality,
+            ..SearchParams::ismcts()
+        }
+    }
+}
+
+/// A search agent: its settings, its rollout policy, and memory reused across decisions.
+pub struct SearchAgent {
+    name: String,
+    params: SearchParams,
+    rollout: Box<dyn Agent>,
+    tree: Tree,
+    worlds: Determinizer,
+    path: Vec<NodeId>,
+    options: Vec<Option_>,
+    /// Simulations run, over all decisions (for benchmarks).
+    simulations: u64,
+}
+
+/// One legal action at a tree node in the current world.
+#[derive(Clone, Copy, Debug)]
+struct Option_ {
+    key: u64,
+    child: Option<NodeId>,
+    discard: Discard,
+}
+
+impl SearchAgent {
+    pub fn new(name: impl Into<String>, params: SearchParams, rollout: Box<dyn Agent>) -> Self {
+        SearchAgent {
+            name: name.into(),
+            params,
+            rollout,
+            tree: Tree::default(),
+            worlds: Determinizer::new(),
+            path: Vec::with_capacity(64),
+            options: Vec::with_capacity(64),
+            simulations: 0,
+        }
+    }
+
+    pub fn params(&self) -> &SearchParams {
+        &self.params
+    }
+
+    /// Simulations run so far.
+    pub fn simulations(&self) -> u64 {
+        self.simulations
+    }
+
+    /// Nodes in the last search's tree.
+    pub fn tree_size(&self) -> usize {
+        self.tree.len()
+    }
+
+    /// Searches from `obs` (the decision `at`) and returns the root child to play.
+    fn search(
+        &mut self,
+        obs: &Observation<'_>,
+        at: Resume<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<tree::Node, AgentError> {
+        let p = self.params;
+        let table = Table::from_parts(obs.rules.clone(), obs.standings, obs.active, obs.round);
+        self.tree.reset();
+        let deadline = (p.time_limit_ms > 0.0)
+            .then(|| Instant::now() + Duration::from_secs_f64(p.time_limit_ms / 1000.0));
+        'outer: for _ in 0..p.iterations.max(1) {
+            for _ in 0..p.determinizations.max(1) {
+                let world = self
+                    .worlds
+                    .sample(obs, rng, p.oracle)
+                    .map_err(|e| AgentError(format!("{}: {e}", self.name)))?;
+                self.path.clear();
+                let mut sim = Sim {
+                    tree: &mut self.tree,
+                    node: ROOT,
+                    path: &mut self.path,
+                    options: &mut self.options,
+                    in_tree: true,
+                    rollout: &mut *self.rollout,
+                    rollout_from: 0,
+                    params: &p,
+                };
+                let outcome = table
+                    .play_from(
+                        world,
+                        obs.starter,
+                        obs.seat,
+                        at,
+                        &mut sim,
+                        &mut SimStreams(&mut *rng),
+                    )
+                    .map_err(|e| AgentError(format!("{}: in a simulation: {e}", self.name)))?;
+                let rewards = rewards(&outcome, obs, &p);
+                self.backpropagate(&rewards);
+                self.simulations += 1;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break 'outer;
+            }
+        }
+        // The most visited root action (the robust child); ties go to the better mean.
+        let best = self
+            .tree
+            .children(ROOT)
+            .map(|c| *self.tree.node(c))
+            .max_by(|a, b| {
+                a.visits
+                    .cmp(&b.visits)
+                    .then(a.mean().total_cmp(&b.mean()))
+                    .then(b.key.cmp(&a.key))
+            });
+        best.ok_or_else(|| AgentError(format!("{}: the search found no action", self.name)))
+    }
+
+    fn backpropagate(&mut self, rewards: &[f64; MAX_PLAYERS]) {
+        self.tree.node_mut(ROOT).visits += 1;
+        for &id in self.path.iter() {
+            let node = self.tree.node_mut(id);
+            node.visits += 1;
+            node.total += rewards[node.player as usize];
+        }
+    }
+}
+
+/// Rewards of every seat for a simulated round.
+fn rewards(o: &RoundOutcome, obs: &Observation<'_>, p: &SearchParams) -> [f64; MAX_PLAYERS] {
+    let mut r = [0.0; MAX_PLAYERS];
+    let points = matches!(obs.rules.variant().scoring, Scoring::Points(_));
+    for (seat, reward) in r.iter_mut().enumerate().take(obs.players()) {
+        *reward = match p.reward {
+            Reward::Win => f64::from(u8::from(o.winner == Some(seat))),
+            Reward::Score if points => {
+                (1.0 - o.points_delta[seat] as f64 / p.reward_scale).clamp(0.0, 1.0)
+            }
+            Reward::Score => {
+                (0.5 + o.coin_delta[seat] as f64 / (2.0 * p.reward_scale)).clamp(0.0, 1.0)
+            }
+        };
+    }
+    r
+}
+
+/// The search's one random stream serves the simulated deal (reshuffles) and every seat.
+struct SimStreams<'r>(&'r mut dyn RandomSource);
+
+impl Streams for SimStreams<'_> {
+    fn deal(&mut self) -> &mut dyn RandomSource {
+        &mut *self.0
+    }
+    fn agent(&mut self, _seat: usize) -> &mut dyn RandomSource {
+        &mut *self.0
+    }
+}
+
+/// Plays every seat of one simulation: UCB inside the tree, then the rollout policy.
+struct Sim<'a> {
+    tree: &'a mut Tree,
+    node: NodeId,
+    path: &'a mut Vec<NodeId>,
+    options: &'a mut Vec<Option_>,
+    in_tree: bool,
+    rollout: &'a mut dyn Agent,
+    /// The turn at which the rollout began.
+    rollout_from: u32,
+    params: &'a SearchParams,
+}
+
+impl Sim<'_> {
+    /// One tree step among `self.options` (the actions legal in this world) for `seat`:
+    /// counts availability, expands an untried action if there is one (and hands over to the
+    /// rollout), else descends to the best child by UCB. Returns the option chosen.
+    fn step(&mut self, seat: usize, turn: u32, rng: &mut dyn RandomSource) -> Option_ {
+        let parent = self.node;
+        let mut untried = 0u32;
+        for o in self.options.iter_mut() {
+            o.child = self.tree.child(parent, o.key);
+            match o.child {
+                Some(c) => self.tree.node_mut(c).avail += 1,
+                None => untried += 1,
+            }
+        }
+        if untried > 0 {
+            let pick = rng.below(untried);
+            let chosen = *self
+                .options
+                .iter()
+                .filter(|o| o.child.is_none())
+                .nth(pick as usize)
+                .expect("counted");
+            let id = self.tree.add(parent, chosen.key, seat);
+            self.tree.node_mut(id).avail = 1;
+            self.path.push(id);
+            self.node = id;
+            self.in_tree = false;
+            self.rollout_from = turn;
+            return chosen;
+        }
+        let c = self.params.exploration;
+        let parent_visits = f64::from(self.tree.node(parent).visits.max(1));
+        let mut best = (f64::NEG_INFINITY, 0usize);
+        for (i, o) in self.options.iter().enumerate() {
+            let node = self.tree.node(o.child.expect("all tried"));
+            let visits = f64::from(node.visits.max(1));
+            let avail = f64::from(node.avail.max(1));
+            let score = match self.params.selection {
+                Selection::Availability => node.mean() + c * (avail.ln() / visits).sqrt(),
+                Selection::Legality => {
+                    node.mean() + c * (parent_visits.ln() / visits).sqrt() * (avail / parent_visits)
+                }
+            };
+            if score > best.0 {
+                best = (score, i);
+            }
+        }
+        let chosen = self.options[best.1];
+        let id = chosen.child.expect("all tried");
+        self.path.push(id);
+        self.node = id;
+        chosen
+    }
+
+    fn set_options(&mut self, keys: impl IntoIterator<Item = u64>) {
+        self.options.clear();
+        for key in keys {
+            self.options.push(Option_ {
+                key,
+                child: None,
+                discard: Discard::new(),
+            });
+        }
+    }
+}
+
+impl Seats for Sim<'_> {
+    fn name(&self, _seat: usize) -> &str {
+        self.rollout.name()
+    }
+
+    fn call(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        if !self.in_tree {
+            return self.rollout.call(obs, rng);
+        }
+        self.set_options([key::CALL, key::NO_CALL]);
+        Ok(self.step(seat, obs.turn, rng).key == key::CALL)
+    }
+
+    fn discard(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        if !self.in_tree {
+            return self.rollout.discard(obs, rng);
+        }
+        self.options.clear();
+        let options = &mut *self.options;
+        obs.for_each_legal_discard(|cards| {
+            options.push(Option_ {
+                key: key::discard(cards),
+                child: None,
+                discard: Discard::from_slice(cards).expect("a discard fits a hand"),
+            });
+            true
+        });
+        Ok(self.step(seat, obs.turn, rng).discard)
+    }
+
+    fn pick(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        if !self.in_tree {
+            return self.rollout.pick(obs, rng);
+        }
+        let mut keys = [0u64; MAX_HAND + 1];
+        keys[0] = key::STOCK;
+        for (k, &card) in keys[1..].iter_mut().zip(obs.pickable) {
+            *k = key::pile(card);
+        }
+        self.set_options(keys[..=obs.pickable.len()].iter().copied());
+        let chosen = self.step(seat, obs.turn, rng).key;
+        Ok(
+            match obs.pickable.iter().find(|&&c| key::pile(c) == chosen) {
+                Some(&card) => Pick::Pile(card),
+                None => Pick::Stock,
+            },
+        )
+    }
+
+    fn stop(&mut self, turn: u32) -> bool {
+        let cap = self.params.rollout_turns;
+        cap > 0 && !self.in_tree && turn - self.rollout_from >= cap
+    }
+}
+
+impl Agent for SearchAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn oracle(&self) -> bool {
+        self.params.oracle
+    }
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        Ok(self.search(obs, Resume::Call, rng)?.key == key::CALL)
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        let chosen = self.search(obs, Resume::Discard, rng)?.key;
+        let mut found = None;
+        obs.for_each_legal_discard(|cards| {
+            if key::discard(cards) == chosen {
+                found = Discard::from_slice(cards);
+                return false;
+            }
+            true
+        });
+        found.ok_or_else(|| AgentError(format!("{}: the chosen discard is not legal", self.name)))
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        let at = Resume::Pick {
+            discarded: obs.discarded,
+            pickable: obs.pickable,
+        };
+        let chosen = self.search(obs, at, rng)?.key;
+        Ok(
+            match obs.pickable.iter().find(|&&c| key::pile(c) == chosen) {
+                Some(&card) => Pick::Pile(card),
+                None => Pick::Stock,
+            },
+        )
+    }
+}
