@@ -2,13 +2,14 @@
 //! place at all times, coins are conserved, points only grow, hands never grow past the deal,
 //! and an illegal action is refused with an error naming the agent, never applied.
 
-use dhumbal::agents::{Heuristic, RandomAgent, Style};
+use dhumbal::agents::search::Determinizer;
+use dhumbal::agents::{Heuristic, RandomAgent, SearchAgent, SearchParams, Style};
 use dhumbal::game::rules::*;
 use dhumbal::game::{
     Agent, AgentError, CardSet, Discard, Event, Observation, Observer, Pick, PlayError, RoundState,
     Rules, Table,
 };
-use dhumbal::rng::{ChaChaStreams, RandomSource, deal_id};
+use dhumbal::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
 use proptest::prelude::*;
 
 fn variant_strategy() -> impl Strategy<Value = Variant> {
@@ -133,9 +134,107 @@ fn variant_strategy() -> impl Strategy<Value = Variant> {
 }
 
 fn agent(kind: u8, seat: usize) -> Box<dyn Agent> {
-    match kind % 5 {
+    match kind % 7 {
         0 => Box::new(RandomAgent::new(format!("random{seat}"))),
+        5 => Box::new(search(seat, false)),
+        6 => Box::new(search(seat, true)),
         k => Box::new(Heuristic::paper(Style::ALL[k as usize - 1])),
+    }
+}
+
+/// A small search agent (ISMCTS, or the paper's MCTS as an oracle): it must play only legal
+/// moves under every variant too.
+fn search(seat: usize, oracle_mcts: bool) -> SearchAgent {
+    let mut p = if oracle_mcts {
+        SearchParams::mcts()
+    } else {
+        SearchParams::ismcts()
+    };
+    p.iterations = 12;
+    p.oracle = oracle_mcts;
+    p.rollout_turns = 6;
+    SearchAgent::new(
+        format!("search{seat}"),
+        p,
+        Box::new(RandomAgent::new("rollout")),
+    )
+}
+
+/// Plays as a random agent and, at every decision, samples worlds from its observation and
+/// checks that each one is consistent with it.
+struct WorldProbe {
+    inner: RandomAgent,
+    worlds: Determinizer,
+    rng: dhumbal::rng::ChaChaSource,
+    checked: usize,
+}
+
+impl WorldProbe {
+    fn check(&mut self, obs: &Observation<'_>) {
+        let n = obs.players();
+        let deck: CardSet = obs.rules.deck().iter().copied().collect();
+        for _ in 0..3 {
+            let w = self
+                .worlds
+                .sample(obs, &mut self.rng, false)
+                .expect("consistent");
+            let mut all = w.stock().to_set().union(w.pile().to_set());
+            let mut count = w.stock().len() + w.pile().len();
+            for seat in 0..n {
+                let hand = w.hand(seat);
+                assert_eq!(
+                    hand.len(),
+                    usize::from(obs.hand_sizes[seat]),
+                    "hand size of seat {seat}"
+                );
+                assert!(
+                    obs.known[seat].difference(hand.to_set()).is_empty(),
+                    "a known card left its hand"
+                );
+                assert!(
+                    all.intersection(hand.to_set()).is_empty(),
+                    "a card in two places"
+                );
+                all = all.union(hand.to_set());
+                count += hand.len();
+            }
+            assert_eq!(all, deck, "the world is not the deck");
+            assert_eq!(count, obs.rules.deck().len());
+            assert_eq!(w.hand(obs.seat), obs.hand, "the observer's own hand");
+            assert_eq!(w.pile().as_slice(), obs.pile);
+            assert_eq!(w.stock().len(), obs.stock_len);
+            self.checked += 1;
+        }
+    }
+}
+
+impl Agent for WorldProbe {
+    fn name(&self) -> &str {
+        "probe"
+    }
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        self.check(obs);
+        self.inner.call(obs, rng)
+    }
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        self.check(obs);
+        self.inner.discard(obs, rng)
+    }
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        self.check(obs);
+        self.inner.pick(obs, rng)
     }
 }
 
@@ -185,8 +284,32 @@ impl Observer for Invariants {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
+    /// Every sampled world respects hand sizes, known cards, the pile and the stock size of
+    /// the observation it came from, under random variants (reshuffles, pickups, eliminations).
     #[test]
-    fn rounds_keep_every_invariant(variant in variant_strategy(), seed in any::<u64>(), kinds in proptest::collection::vec(0u8..5, 8)) {
+    fn determinizations_respect_what_was_observed(variant in variant_strategy(), seed in any::<u64>()) {
+        let rules = Rules::new(variant).expect("the strategy builds valid variants");
+        let n = rules.players();
+        let mut table = Table::new(rules.clone());
+        let mut probes: Vec<WorldProbe> = (0..n).map(|s| WorldProbe {
+            inner: RandomAgent::new(format!("probe{s}")),
+            worlds: Determinizer::new(),
+            rng: chacha_stream(seed, Purpose::Agent(99), s as u64),
+            checked: 0,
+        }).collect();
+        let slots: Vec<u32> = (0..n as u32).collect();
+        for round in 0..6 {
+            if table.game_over() {
+                break;
+            }
+            let mut streams = ChaChaStreams::new(seed, deal_id(0, round), &slots);
+            table.play_round(&mut probes, &mut streams, &mut ()).unwrap();
+        }
+        prop_assert!(probes.iter().map(|p| p.checked).sum::<usize>() > 0);
+    }
+
+    #[test]
+    fn rounds_keep_every_invariant(variant in variant_strategy(), seed in any::<u64>(), kinds in proptest::collection::vec(0u8..7, 8)) {
         let rules = Rules::new(variant).expect("the strategy builds valid variants");
         let n = rules.players();
         let mut table = Table::new(rules.clone());
