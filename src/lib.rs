@@ -5,9 +5,11 @@
 //! measurement); the `dhumbal-run` binary is a thin CLI over them.
 
 pub mod agents;
+pub mod analysis;
 pub mod bench;
 pub mod cli;
 pub mod game;
+pub mod plots;
 pub mod records;
 pub mod rng;
 pub mod scenario;

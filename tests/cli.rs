@@ -627,3 +627,185 @@ fn point_games_run_until_one_player_is_left() {
     assert_eq!(game_won, 80, "40 games x 2 seatings, one winner each");
     assert!(rows[1..].iter().all(|r| r[col("coin_delta")] == "0"));
 }
+
+const STAGED: &str = "\
+name: staged
+seed: 5
+rules: {preset: paper, players: 3}
+stages:
+  - name: first
+    deals: 150
+    seating: rotate
+    agents: [{kind: aggressive}, {kind: conservative}, {kind: random}]
+  - name: second
+    deals: 40
+    seating: permute
+    agents: [{winner_of: first}, {kind: balanced}, {kind: random}]
+";
+
+fn stats_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn report_regenerates_statistics_tables_and_figures_from_the_records() {
+    let dir = tmp();
+    let file = scenario(dir.path(), "s.yaml", STAGED);
+    let out = dir.path().join("o");
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        !out.join("first/report.md").exists(),
+        "--no-report writes none"
+    );
+
+    let o = run(&["report", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("2 stage reports"), "{}", text(&o));
+    for stage in ["first", "second"] {
+        let d = out.join(stage);
+        for f in [
+            "report.md",
+            "stats.json",
+            "tables/agents.csv",
+            "tables/pairwise.tex",
+        ] {
+            assert!(d.join(f).is_file(), "{stage}/{f}");
+        }
+        for stem in [
+            "win_rate",
+            "economic",
+            "call_success",
+            "effects",
+            "win_by_seat",
+            "cumulative_wins",
+            "cumulative_economic",
+        ] {
+            for ext in ["svg", "png", "pdf"] {
+                assert!(
+                    d.join(format!("figures/{stem}.{ext}")).is_file(),
+                    "{stage}/{stem}.{ext}"
+                );
+            }
+        }
+    }
+    let first = stats_json(&out.join("first/stats.json"));
+    assert_eq!(first["design"]["unit"], "deal");
+    assert_eq!(first["design"]["units"], 150);
+    assert_eq!(first["agents"][0]["rounds"], 450, "150 deals x 3 rotations");
+    let second = stats_json(&out.join("second/stats.json"));
+    assert_eq!(second["design"]["arrangements"], 6);
+    assert_eq!(
+        second["agents"][0]["agent"], "aggressive",
+        "the winner of `first`, from the manifest"
+    );
+
+    // From the CSV alone (no Parquet, no manifest, no summary): the same statistics.
+    let lone = dir.path().join("lone");
+    std::fs::create_dir_all(&lone).unwrap();
+    std::fs::copy(out.join("first/rounds.csv"), lone.join("rounds.csv")).unwrap();
+    let o = run(&["report", lone.to_str().unwrap(), "--no-figures"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let again = stats_json(&lone.join("stats.json"));
+    assert_eq!(
+        again["info"]["seating"], "rotate",
+        "inferred from the records"
+    );
+    assert_eq!(again["pairwise"], first["pairwise"]);
+    assert_eq!(again["agents"][1]["win"], first["agents"][1]["win"]);
+
+    // The paper's definitions: its metric names, population SD in Cohen's d.
+    let o = run(&[
+        "report",
+        out.join("first").to_str().unwrap(),
+        "--definitions",
+        "paper",
+        "--no-figures",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let paper = stats_json(&out.join("first/stats.json"));
+    assert_eq!(paper["definitions"], "paper");
+    let names: Vec<&str> = paper["pairwise"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["paper_metric"].as_str())
+        .collect();
+    for n in ["win", "economic", "jhyap", "cards", "risk"] {
+        assert!(names.contains(&n), "paper metric {n}");
+    }
+
+    // Bad input exits 2.
+    assert_eq!(run(&["report", "no/such/folder"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["report", dir.path().to_str().unwrap(), "--alpha", "1.5"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = run(&["report", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no records"), "{}", text(&o));
+}
+
+#[test]
+fn a_run_writes_its_report_after_each_stage() {
+    let dir = tmp();
+    let file = scenario(dir.path(), "s.yaml", STAGED);
+    let out = dir.path().join("o");
+    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("statistics and figures in"),
+        "{}",
+        text(&o)
+    );
+    let md = std::fs::read_to_string(out.join("second/report.md")).unwrap();
+    assert!(md.contains("![win_rate](figures/win_rate.svg)"), "{md}");
+    assert!(out.join("second/figures/effects.png").is_file());
+}
+
+#[test]
+fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
+    let o = run(&["plan", "scenarios/paper/table1.yaml", "--delta", "0.05"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    // Eq. 5 at p = 1/4: 2 (1.95996 + 0.84162)^2 0.1875 / 0.05^2 = 1177.3; at alpha/6: 1816.4.
+    assert!(t.contains("1178 rounds per agent"), "{t}");
+    assert!(t.contains("1817 rounds per agent"), "{t}");
+    assert!(t.contains("1024 rounds per agent; power 0.743"), "{t}");
+    let o = run(&[
+        "plan",
+        "scenarios/championship.yaml",
+        "--delta",
+        "0.02",
+        "--power",
+        "0.9",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("stage `final`: 4 agents, 6 pairs, 24 arrangements"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        run(&["plan", "scenarios/paper/table1.yaml", "--power", "1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(run(&["plan", "no/such.yaml"]).status.code(), Some(2));
+    let help = text(&run(&["--help"]));
+    assert!(
+        help.contains("Write the statistics of a finished run")
+            && help.contains("Sample size before a run"),
+        "{help}"
+    );
+}

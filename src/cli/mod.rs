@@ -23,11 +23,13 @@ use crate::tournament::runner::{self, Reporter, RunOptions, StageResult};
     long_about = "Seeded, parallel experiments on the card game Dhumbal (Jhyap, Yaniv).\n\n\
         `dhumbal-run SCENARIO.yaml` plays the tournaments a scenario file describes and writes, \
         per stage, rounds.csv and rounds.parquet (one row per round and seat), summary.csv (one \
-        row per agent), and manifest.json (what ran, how fast) to reports/<name>/. \
+        row per agent), manifest.json (what ran, how fast) and a statistics report (report.md, \
+        stats.json, tables/, figures/; see `dhumbal-run report`) to reports/<name>/. \
         The same scenario gives the same records whatever the thread count.",
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  dhumbal-run scenarios/paper/table1.yaml\n  dhumbal-run validate scenarios/championship.yaml\n  \
-        dhumbal-run scenarios/championship.yaml --threads 8 --out /tmp/champ\n  dhumbal-run scenarios/big.yaml --resume"
+        dhumbal-run scenarios/championship.yaml --threads 8 --out /tmp/champ\n  dhumbal-run scenarios/big.yaml --resume\n  \
+        dhumbal-run report /tmp/champ --definitions paper\n  dhumbal-run plan scenarios/championship.yaml --delta 0.05"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -56,6 +58,10 @@ pub struct RunArgs {
     /// run gives.
     #[arg(long)]
     pub resume: bool,
+    /// Do not write the statistics report (report.md, stats.json, tables/, figures/) after
+    /// each stage; `dhumbal-run report DIR` can write it later.
+    #[arg(long)]
+    pub no_report: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -74,6 +80,49 @@ pub enum Command {
     Agents,
     /// Print the JSON Schema of scenario files.
     Schema,
+    /// Write the statistics of a finished run from its records alone: per stage report.md,
+    /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records.
+    /// See docs/analysis.md.
+    Report {
+        /// A run's output folder (with manifest.json) or one stage's folder.
+        dir: PathBuf,
+        /// Whose metric definitions: ours, or the paper's (population SD in Cohen's d, the
+        /// normal win interval, stars on Bonferroni-adjusted Welch p-values) to reproduce its
+        /// numbers.
+        #[arg(long, value_enum, default_value_t = DefinitionsArg::Ours)]
+        definitions: DefinitionsArg,
+        /// Family-wise significance level of the pairwise tests.
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// Target power for minimum detectable effects and sample sizes.
+        #[arg(long, default_value_t = 0.8)]
+        power: f64,
+        /// The win-rate difference of interest (0.05 = 5 percentage points).
+        #[arg(long, default_value_t = 0.05)]
+        delta: f64,
+        /// Statistics and tables only, no figures.
+        #[arg(long)]
+        no_figures: bool,
+    },
+    /// Sample size before a run: rounds (or games) per agent needed to detect a win-rate
+    /// difference DELTA, by the paper's eq. 5 at the equal-strength win rate, with and without
+    /// the Bonferroni correction over the stage's pairs; and the power of the scenario as
+    /// written.
+    Plan {
+        scenario: PathBuf,
+        /// The win-rate difference to detect (0.05 = 5 percentage points).
+        #[arg(long, default_value_t = 0.05)]
+        delta: f64,
+        /// Two-sided significance level (before the Bonferroni correction).
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// Target power.
+        #[arg(long, default_value_t = 0.8)]
+        power: f64,
+        /// Replace every stage's sample size, as for a run.
+        #[arg(long)]
+        rounds: Option<u64>,
+    },
     /// Measure engine throughput: rounds per second of the paper's Table I matchup
     /// (Aggressive, Conservative, Balanced, Opportunistic under the `paper` preset), on one
     /// thread and on all threads, with each random generator.
@@ -93,6 +142,15 @@ pub enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+}
+
+/// `--definitions` of `report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DefinitionsArg {
+    /// Ours (docs/analysis.md).
+    Ours,
+    /// The paper's public code's, to reproduce its numbers.
+    Paper,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -150,6 +208,21 @@ pub fn main() -> ExitCode {
             session,
             seed,
         }) => run_bench(rounds, threads, generator, session, seed),
+        Some(Command::Report {
+            dir,
+            definitions,
+            alpha,
+            power,
+            delta,
+            no_figures,
+        }) => report(dir, definitions, alpha, power, delta, no_figures),
+        Some(Command::Plan {
+            scenario,
+            delta,
+            alpha,
+            power,
+            rounds,
+        }) => plan(scenario, delta, alpha, power, rounds),
     };
     match result {
         Ok(code) => code,
@@ -241,6 +314,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         &RunOptions {
             threads,
             resume: args.resume,
+            report: !args.no_report,
         },
         &reporter,
     )?;
@@ -310,6 +384,26 @@ impl Reporter for Terminal {
             crate::records::summary::table(result, stage.is_points())
         );
         println!();
+    }
+
+    fn report_done(&self, stage: &Stage, report: &anyhow::Result<crate::analysis::StageReport>) {
+        match report {
+            Ok(r) => {
+                println!(
+                    "stage `{}`: statistics and figures in {}",
+                    stage.name,
+                    r.dir.join("report.md").display()
+                );
+                for (stem, e) in &r.figure_errors {
+                    eprintln!("warning: figure `{stem}` was not drawn: {e}");
+                }
+            }
+            Err(e) => eprintln!(
+                "warning: stage `{}`: the report could not be written ({e:#}); the records are \
+                 complete, `dhumbal-run report` can retry",
+                stage.name
+            ),
+        }
     }
 }
 
@@ -400,5 +494,162 @@ fn run_bench(
             );
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks a probability argument; prints the error and returns exit code 2 when it is bad.
+fn probability(name: &str, value: f64, max_inclusive: bool) -> Result<(), ExitCode> {
+    let ok = value > 0.0 && (value < 1.0 || (max_inclusive && value == 1.0));
+    if ok {
+        Ok(())
+    } else {
+        eprintln!(
+            "error: --{name} must be in (0, 1{}, got {value}",
+            if max_inclusive { "]" } else { ")" }
+        );
+        Err(ExitCode::from(2))
+    }
+}
+
+fn report(
+    dir: PathBuf,
+    definitions: DefinitionsArg,
+    alpha: f64,
+    power: f64,
+    delta: f64,
+    no_figures: bool,
+) -> anyhow::Result<ExitCode> {
+    for (name, value, max) in [
+        ("alpha", alpha, false),
+        ("power", power, false),
+        ("delta", delta, true),
+    ] {
+        if let Err(code) = probability(name, value, max) {
+            return Ok(code);
+        }
+    }
+    if !dir.is_dir() {
+        eprintln!("error: {} is not a folder", dir.display());
+        return Ok(ExitCode::from(2));
+    }
+    if let Err(e) = crate::analysis::load::stage_dirs(&dir) {
+        eprintln!("error: {e:#}");
+        return Ok(ExitCode::from(2));
+    }
+    let opts = crate::analysis::Options {
+        definitions: match definitions {
+            DefinitionsArg::Ours => crate::analysis::Definitions::Ours,
+            DefinitionsArg::Paper => crate::analysis::Definitions::Paper,
+        },
+        alpha,
+        power,
+        delta,
+        figures: !no_figures,
+    };
+    let start = std::time::Instant::now();
+    let reports = crate::analysis::report_dir(&dir, &opts)?;
+    let mut failed = 0;
+    for r in &reports {
+        let a = &r.analysis;
+        println!(
+            "stage `{}`: {} rounds, {} agents, {} pairwise tests -> {}",
+            a.stage,
+            a.design.rounds,
+            a.agents.len(),
+            a.pairwise.len(),
+            r.dir.join("report.md").display()
+        );
+        for (stem, e) in &r.figure_errors {
+            eprintln!("warning: figure `{stem}` was not drawn: {e}");
+            failed += 1;
+        }
+    }
+    println!(
+        "{} stage report{} in {:.2} s",
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" },
+        start.elapsed().as_secs_f64()
+    );
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn plan(
+    path: PathBuf,
+    delta: f64,
+    alpha: f64,
+    power: f64,
+    rounds: Option<u64>,
+) -> anyhow::Result<ExitCode> {
+    for (name, value, max) in [
+        ("alpha", alpha, false),
+        ("power", power, false),
+        ("delta", delta, true),
+    ] {
+        if let Err(code) = probability(name, value, max) {
+            return Ok(code);
+        }
+    }
+    let overrides = Overrides {
+        seed: None,
+        rounds,
+        out: None,
+    };
+    let scenario = match load(&path, &overrides) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    println!(
+        "Sample size for a win-rate difference of {delta} at alpha {alpha} (two-sided) with power {power},\n\
+         by the paper's eq. 5, n = 2 (z_(1-alpha/2) + z_power)^2 p(1-p) / delta^2, p = 1/players \
+         (equal strength);\nBonferroni: alpha divided by the stage's pairs. Per agent; each deal \
+         or game is played once per seating arrangement.\n"
+    );
+    for p in crate::analysis::plan::plan(&scenario, delta, alpha, power) {
+        println!(
+            "stage `{}`: {} agents, {} pairs, {} arrangement{}, baseline win rate {:.3}",
+            p.stage,
+            p.agents,
+            p.pairs,
+            p.arrangements,
+            if p.arrangements == 1 { "" } else { "s" },
+            p.baseline
+        );
+        let deals = if p.unit == "games" { "games" } else { "deals" };
+        let show = |n: Option<u64>, d: Option<u64>| match (n, d) {
+            (Some(n), Some(d)) => format!("{n} {} per agent ({deals}: {d})", p.unit),
+            _ => "-".to_string(),
+        };
+        println!(
+            "  needed at alpha {alpha}: {}",
+            show(p.needed, p.deals_needed)
+        );
+        println!(
+            "  needed at alpha/{} = {:.5}: {}",
+            p.pairs.max(1),
+            alpha / p.pairs.max(1) as f64,
+            show(p.needed_bonferroni, p.deals_needed_bonferroni)
+        );
+        println!(
+            "  this scenario: {} {} per agent; power {:.3} (at alpha/{}: {:.3}); minimum detectable difference at alpha/{}: {}",
+            p.planned,
+            p.unit,
+            p.power,
+            p.pairs.max(1),
+            p.power_bonferroni,
+            p.pairs.max(1),
+            p.mde_bonferroni
+                .map_or("-".to_string(), |m| format!("{m:.4}"))
+        );
+    }
+    println!(
+        "\nThe formula treats the agents' rounds as independent. With paired designs (every \
+         agent plays every deal; `rotate`, `permute`) the need depends on how the agents' \
+         results correlate: after a run, report.md gives the achieved minimum detectable \
+         difference from the observed paired variance."
+    );
     Ok(ExitCode::SUCCESS)
 }

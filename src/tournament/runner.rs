@@ -16,6 +16,8 @@ use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
 pub struct RunOptions {
     pub threads: usize,
     pub resume: bool,
+    /// Write each stage's statistics, tables and figures (`crate::analysis`) after its records.
+    pub report: bool,
 }
 
 /// What the runner tells its caller as it goes (the CLI draws a progress bar).
@@ -25,6 +27,8 @@ pub trait Reporter: Sync {
     /// More units finished.
     fn advance(&self, _units: u64, _rounds: u64) {}
     fn stage_done(&self, _stage: &Stage, _result: &StageResult) {}
+    /// The stage's report was written (or failed: the records are complete either way).
+    fn report_done(&self, _stage: &Stage, _report: &anyhow::Result<crate::analysis::StageReport>) {}
 }
 
 /// A reporter that says nothing.
@@ -124,6 +128,7 @@ pub fn run(
         .build()?;
     let start = Instant::now();
     let mut results: Vec<StageResult> = Vec::new();
+    let mut report_seconds = 0.0;
     for (index, stage) in scenario.stages.iter().enumerate() {
         let lineup = Lineup {
             stage,
@@ -240,9 +245,19 @@ pub fn run(
         sp.complete = true;
         save_progress(root, &progress)?;
         reporter.stage_done(stage, &result);
+        if opts.report {
+            // After the records are complete and saved: a failing report loses nothing. Its
+            // time is not the run's (rounds per second measure play and records only).
+            let report_start = Instant::now();
+            let info = analysis_info(stage, &result.agents);
+            let report =
+                crate::analysis::report_stage(&dir, &info, &crate::analysis::Options::default());
+            reporter.report_done(stage, &report);
+            report_seconds += report_start.elapsed().as_secs_f64();
+        }
         results.push(result);
     }
-    let seconds = start.elapsed().as_secs_f64();
+    let seconds = start.elapsed().as_secs_f64() - report_seconds;
     let rounds = results.iter().map(|r| r.totals.rounds).sum();
     let report = RunReport {
         stages: results,
@@ -301,6 +316,28 @@ fn seat_agents(stage: &Stage, results: &[StageResult]) -> anyhow::Result<Vec<Age
         }
     }
     Ok(agents)
+}
+
+/// What the analysis needs to know about a stage it did not read from a manifest.
+fn analysis_info(stage: &Stage, agents: &[AgentDef]) -> crate::analysis::StageInfo {
+    use crate::analysis::SeatingMode;
+    use crate::scenario::Seating;
+    crate::analysis::StageInfo {
+        name: stage.name.clone(),
+        agents: agents.iter().map(|a| a.id.clone()).collect(),
+        kinds: agents.iter().map(|a| a.kind.clone()).collect(),
+        seating: match stage.seating {
+            Seating::Fixed => SeatingMode::Fixed,
+            Seating::Rotate => SeatingMode::Rotate,
+            Seating::Permute => SeatingMode::Permute,
+            Seating::Random => SeatingMode::Random,
+        },
+        points: stage.is_points(),
+        players: stage.players(),
+        session: stage.session,
+        seed: Some(stage.seed),
+        source: "runner".into(),
+    }
 }
 
 fn stage_result(lineup: &Lineup<'_>, dir: &Path, totals: StageTotals, seconds: f64) -> StageResult {

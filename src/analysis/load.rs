@@ -1,0 +1,506 @@
+//! Reading a stage's records for analysis: `rounds.parquet` (else `rounds.csv`) in slices of
+//! rows, only the columns the analysis needs, each cast to the type it expects, and what the
+//! stage was (agents in slot order, seating, scoring) from the run's `manifest.json`,
+//! `summary.csv` or, failing both, the records themselves.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use polars::prelude::{CsvReadOptions, DataFrame, DataType, ParquetReader, SerReader};
+use serde::Serialize;
+
+/// How seats were assigned in the stage (see docs/scenarios.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeatingMode {
+    Fixed,
+    Rotate,
+    Permute,
+    Random,
+}
+
+impl SeatingMode {
+    pub fn parse(s: &str) -> Option<SeatingMode> {
+        match s {
+            "fixed" => Some(SeatingMode::Fixed),
+            "rotate" => Some(SeatingMode::Rotate),
+            "permute" => Some(SeatingMode::Permute),
+            "random" => Some(SeatingMode::Random),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeatingMode::Fixed => "fixed",
+            SeatingMode::Rotate => "rotate",
+            SeatingMode::Permute => "permute",
+            SeatingMode::Random => "random",
+        }
+    }
+
+    /// Arrangements each deal is played under with `players` seats.
+    pub fn arrangements(self, players: usize) -> u64 {
+        match self {
+            SeatingMode::Fixed | SeatingMode::Random => 1,
+            SeatingMode::Rotate => players as u64,
+            SeatingMode::Permute => (1..=players as u64).product(),
+        }
+    }
+
+    /// Whether every deal is played under several arrangements (the deal is then the unit).
+    pub fn blocks(self) -> bool {
+        matches!(self, SeatingMode::Rotate | SeatingMode::Permute)
+    }
+}
+
+/// What the stage was, as far as the analysis needs to know.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageInfo {
+    pub name: String,
+    /// Agent ids in slot order (the scenario's order): the order of every table and the
+    /// colour of every agent in the figures.
+    pub agents: Vec<String>,
+    /// Kind of each agent (`aggressive`, `script:...`); empty when unknown.
+    pub kinds: Vec<String>,
+    pub seating: SeatingMode,
+    /// Point scoring (games until one player is left) rather than coins.
+    pub points: bool,
+    pub players: usize,
+    /// Coin scoring: rounds per session (coins carry over within one).
+    pub session: Option<u32>,
+    pub seed: Option<u64>,
+    /// Where this description came from (`runner`, `manifest.json`, `summary.csv`, `records`).
+    pub source: String,
+}
+
+impl StageInfo {
+    pub fn arrangements(&self) -> u64 {
+        self.seating.arrangements(self.players)
+    }
+}
+
+/// One row of `rounds.*`, reduced to what the analysis reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Row {
+    pub slot: u8,
+    pub deal: u64,
+    pub rotation: u32,
+    pub round: u32,
+    pub seat: u32,
+    pub starter: bool,
+    pub won: bool,
+    pub called: bool,
+    pub call_success: bool,
+    pub coin_delta: i64,
+    pub points_delta: i64,
+    pub hand_value: u32,
+    pub cards_discarded: u32,
+    pub turns: u32,
+    pub decisions: u32,
+    pub decision_ns: u64,
+    pub game_won: bool,
+}
+
+/// The columns read, in the order of [`Row`].
+const COLUMNS: [(&str, DataType); 17] = [
+    ("agent", DataType::String),
+    ("deal", DataType::UInt64),
+    ("rotation", DataType::UInt32),
+    ("round", DataType::UInt32),
+    ("seat", DataType::UInt32),
+    ("starter", DataType::Boolean),
+    ("won", DataType::Boolean),
+    ("called", DataType::Boolean),
+    ("call_success", DataType::Boolean),
+    ("coin_delta", DataType::Int64),
+    ("points_delta", DataType::Int64),
+    ("hand_value", DataType::UInt32),
+    ("cards_discarded", DataType::UInt32),
+    ("turns", DataType::UInt32),
+    ("decisions", DataType::UInt32),
+    ("decision_ns", DataType::UInt64),
+    ("game_won", DataType::Boolean),
+];
+
+/// Rows per slice: bounds memory (a slice of two million rows takes about 100 MB) while
+/// keeping Polars' parallel decoding busy.
+const SLICE_ROWS: usize = 2_000_000;
+
+/// The record file of a stage folder: Parquet if present, else CSV.
+pub fn record_file(dir: &Path) -> Option<PathBuf> {
+    ["rounds.parquet", "rounds.csv"]
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+}
+
+/// Calls `each` on every row of the stage's records, in file order. `agents` maps agent ids
+/// to slots; an id not in it is an error (the records do not belong to this stage).
+pub fn for_each_row(
+    dir: &Path,
+    agents: &[String],
+    mut each: impl FnMut(&Row),
+) -> anyhow::Result<u64> {
+    let path = record_file(dir)
+        .with_context(|| format!("no rounds.parquet or rounds.csv in {}", dir.display()))?;
+    let slots: HashMap<&str, u8> = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.as_str(), i as u8))
+        .collect();
+    let mut rows = 0u64;
+    if path.extension().is_some_and(|e| e == "parquet") {
+        let total = ParquetReader::new(open(&path)?)
+            .num_rows()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut offset = 0;
+        while offset < total {
+            let len = SLICE_ROWS.min(total - offset);
+            let df = ParquetReader::new(open(&path)?)
+                .with_columns(Some(COLUMNS.iter().map(|c| c.0.to_string()).collect()))
+                .with_slice(Some((offset, len)))
+                .finish()
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            rows += visit(&df, &slots, &path, &mut each)?;
+            offset += len;
+        }
+    } else {
+        let df = CsvReadOptions::default()
+            .with_has_header(true)
+            .with_schema(Some(Arc::new(crate::records::schema())))
+            .with_columns(Some(COLUMNS.iter().map(|c| c.0.into()).collect()))
+            .try_into_reader_with_file_path(Some(path.clone()))?
+            .finish()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        rows += visit(&df, &slots, &path, &mut each)?;
+    }
+    Ok(rows)
+}
+
+fn open(path: &Path) -> anyhow::Result<File> {
+    File::open(path).with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// Walks one frame row by row.
+fn visit(
+    df: &DataFrame,
+    slots: &HashMap<&str, u8>,
+    path: &Path,
+    each: &mut impl FnMut(&Row),
+) -> anyhow::Result<u64> {
+    let col = |i: usize| -> anyhow::Result<polars::prelude::Column> {
+        let (name, ty) = &COLUMNS[i];
+        df.column(name)
+            .with_context(|| format!("{} has no column `{name}`", path.display()))?
+            .cast(ty)
+            .with_context(|| format!("{}: column `{name}` is not {ty}", path.display()))
+    };
+    let cols: Vec<polars::prelude::Column> =
+        (0..COLUMNS.len()).map(col).collect::<Result<_, _>>()?;
+    let null =
+        |name: &str| anyhow::anyhow!("{}: column `{name}` has an empty value", path.display());
+    let agent = cols[0].str()?;
+    let u64s = |i: usize| cols[i].u64().map(|c| c.iter());
+    let u32s = |i: usize| cols[i].u32().map(|c| c.iter());
+    let i64s = |i: usize| cols[i].i64().map(|c| c.iter());
+    let bools = |i: usize| cols[i].bool().map(|c| c.iter());
+    let (mut deal, mut rotation, mut round, mut seat) = (u64s(1)?, u32s(2)?, u32s(3)?, u32s(4)?);
+    let (mut starter, mut won, mut called, mut success) =
+        (bools(5)?, bools(6)?, bools(7)?, bools(8)?);
+    let (mut coin, mut points) = (i64s(9)?, i64s(10)?);
+    let (mut hand, mut cards, mut turns, mut decisions) =
+        (u32s(11)?, u32s(12)?, u32s(13)?, u32s(14)?);
+    let (mut ns, mut game_won) = (u64s(15)?, bools(16)?);
+    let mut last: Option<(&str, u8)> = None;
+    let mut n = 0u64;
+    for id in agent.iter() {
+        let id = id.ok_or_else(|| null("agent"))?;
+        let slot = match last {
+            Some((prev, slot)) if prev == id => slot,
+            _ => {
+                let slot = *slots.get(id).with_context(|| {
+                    format!(
+                        "{}: agent `{id}` is not one of this stage's agents ({})",
+                        path.display(),
+                        slots.keys().copied().collect::<Vec<_>>().join(", ")
+                    )
+                })?;
+                last = Some((id, slot));
+                slot
+            }
+        };
+        macro_rules! next {
+            ($it:ident, $name:literal) => {
+                $it.next().flatten().ok_or_else(|| null($name))?
+            };
+        }
+        let row = Row {
+            slot,
+            deal: next!(deal, "deal"),
+            rotation: next!(rotation, "rotation"),
+            round: next!(round, "round"),
+            seat: next!(seat, "seat"),
+            starter: next!(starter, "starter"),
+            won: next!(won, "won"),
+            called: next!(called, "called"),
+            call_success: next!(success, "call_success"),
+            coin_delta: next!(coin, "coin_delta"),
+            points_delta: next!(points, "points_delta"),
+            hand_value: next!(hand, "hand_value"),
+            cards_discarded: next!(cards, "cards_discarded"),
+            turns: next!(turns, "turns"),
+            decisions: next!(decisions, "decisions"),
+            decision_ns: next!(ns, "decision_ns"),
+            game_won: next!(game_won, "game_won"),
+        };
+        each(&row);
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Describes the stage in `dir`: from the run's `manifest.json` (in `dir` or its parent),
+/// else from `summary.csv` and the records.
+pub fn stage_info(dir: &Path) -> anyhow::Result<StageInfo> {
+    for candidate in [
+        dir.join("manifest.json"),
+        dir.join("..").join("manifest.json"),
+    ] {
+        if candidate.is_file()
+            && let Some(info) = from_manifest(&candidate, dir)?
+        {
+            return Ok(info);
+        }
+    }
+    infer(dir)
+}
+
+/// Stage folders of a run: the stages listed in `root/manifest.json`, else `root` itself if it
+/// holds records, else every subfolder that does.
+pub fn stage_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let manifest = root.join("manifest.json");
+    if manifest.is_file() {
+        let m = read_json(&manifest)?;
+        let mut dirs = Vec::new();
+        for stage in m["stages"].as_array().into_iter().flatten() {
+            let name = stage["name"].as_str().unwrap_or_default();
+            let sub = root.join(name);
+            if !name.is_empty() && record_file(&sub).is_some() {
+                dirs.push(sub);
+            } else if record_file(root).is_some() {
+                dirs.push(root.to_path_buf());
+            }
+        }
+        dirs.dedup();
+        if !dirs.is_empty() {
+            return Ok(dirs);
+        }
+    }
+    if record_file(root).is_some() {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .with_context(|| format!("cannot read {}", root.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && record_file(p).is_some())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        bail!(
+            "{} holds no records (rounds.parquet or rounds.csv), neither itself nor in a subfolder",
+            root.display()
+        );
+    }
+    Ok(dirs)
+}
+
+fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
+}
+
+/// The stage of `manifest` whose folder is `dir`: a stage named like `dir`'s last component,
+/// or the only stage when the records sit next to the manifest.
+fn from_manifest(manifest: &Path, dir: &Path) -> anyhow::Result<Option<StageInfo>> {
+    let m = read_json(manifest)?;
+    let stages = m["stages"].as_array().cloned().unwrap_or_default();
+    let specs = m["scenario"]["stages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let same_folder = manifest.parent().is_some_and(|p| same(p, dir));
+    let folder = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let index = if same_folder && stages.len() == 1 {
+        Some(0)
+    } else {
+        stages.iter().position(|s| {
+            s["name"]
+                .as_str()
+                .is_some_and(|n| Some(n) == folder.as_deref())
+        })
+    };
+    let Some(i) = index else {
+        return Ok(None);
+    };
+    let stage = &stages[i];
+    let spec = specs.get(i).cloned().unwrap_or_default();
+    let agents: Vec<String> = stage["agents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["id"].as_str().map(String::from))
+        .collect();
+    let kinds = stage["agents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            a["kind"]
+                .as_str()
+                .map(String::from)
+                .or_else(|| a["script"].as_str().map(|s| format!("script:{s}")))
+                .unwrap_or_default()
+        })
+        .collect();
+    if agents.is_empty() {
+        return Ok(None);
+    }
+    let rules = &spec["rules"];
+    let seating = spec["seating"]
+        .as_str()
+        .and_then(SeatingMode::parse)
+        .unwrap_or(SeatingMode::Fixed);
+    Ok(Some(StageInfo {
+        name: stage["name"].as_str().unwrap_or_default().to_string(),
+        players: rules["players"]
+            .as_u64()
+            .map_or(agents.len(), |p| p as usize),
+        agents,
+        kinds,
+        seating,
+        points: rules["scoring"].as_str() == Some("points"),
+        session: spec["session"].as_u64().map(|s| s as u32),
+        seed: spec["seed"].as_u64().or(m["seed"].as_u64()),
+        source: "manifest.json".into(),
+    }))
+}
+
+fn same(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Without a manifest: agents in `summary.csv` order (slot order), else in order of first
+/// appearance; the seating from the number of arrangements in the records.
+fn infer(dir: &Path) -> anyhow::Result<StageInfo> {
+    let mut agents: Vec<String> = Vec::new();
+    let mut kinds = Vec::new();
+    let mut source = "records";
+    let summary = dir.join("summary.csv");
+    if summary.is_file() {
+        let text = std::fs::read_to_string(&summary)
+            .with_context(|| format!("cannot read {}", summary.display()))?;
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+        let (a, k) = (
+            header.iter().position(|h| *h == "agent"),
+            header.iter().position(|h| *h == "kind"),
+        );
+        if let Some(a) = a {
+            for line in lines {
+                let cells: Vec<&str> = line.split(',').collect();
+                if let Some(id) = cells.get(a) {
+                    agents.push(id.to_string());
+                    kinds.push(k.and_then(|k| cells.get(k)).unwrap_or(&"").to_string());
+                }
+            }
+            source = "summary.csv";
+        }
+    }
+    let path = record_file(dir)
+        .with_context(|| format!("no rounds.parquet or rounds.csv in {}", dir.display()))?;
+    let df = if path.extension().is_some_and(|e| e == "parquet") {
+        ParquetReader::new(open(&path)?)
+            .with_columns(Some(
+                [
+                    "stage",
+                    "agent",
+                    "rotation",
+                    "seat",
+                    "points_delta",
+                    "coin_delta",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ))
+            .finish()?
+    } else {
+        CsvReadOptions::default()
+            .with_has_header(true)
+            .with_schema(Some(Arc::new(crate::records::schema())))
+            .try_into_reader_with_file_path(Some(path.clone()))?
+            .finish()?
+    };
+    if agents.is_empty() {
+        for id in df.column("agent")?.str()?.iter().flatten() {
+            if !agents.iter().any(|a| a == id) {
+                agents.push(id.to_string());
+            }
+        }
+        kinds = vec![String::new(); agents.len()];
+    }
+    let max_of = |name: &str| -> anyhow::Result<u64> {
+        Ok(df
+            .column(name)?
+            .cast(&DataType::UInt64)?
+            .u64()?
+            .iter()
+            .flatten()
+            .max()
+            .unwrap_or(0))
+    };
+    let arrangements = max_of("rotation")? + 1;
+    let players = (max_of("seat")? + 1) as usize;
+    let seating = if arrangements == 1 {
+        SeatingMode::Fixed
+    } else if arrangements == players as u64 && players > 2 {
+        SeatingMode::Rotate
+    } else {
+        SeatingMode::Permute
+    };
+    let points = df
+        .column("points_delta")?
+        .cast(&DataType::Int64)?
+        .i64()?
+        .iter()
+        .any(|v| v.is_some_and(|v| v != 0));
+    let name = df
+        .column("stage")?
+        .str()?
+        .iter()
+        .flatten()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    Ok(StageInfo {
+        name,
+        agents,
+        kinds,
+        seating,
+        points,
+        players,
+        session: None,
+        seed: None,
+        source: source.into(),
+    })
+}

@@ -1,0 +1,438 @@
+//! One pass over a stage's records: per-agent running moments of every per-round metric,
+//! per-call success and risk, seat and starting-position counts, decision times, cumulative
+//! series for the figures, and, per unit of analysis (the deal), per-agent means whose
+//! pairwise differences feed the paired tests.
+//!
+//! The unit of analysis is the deal. With `fixed` or `random` seating under coin scoring a
+//! deal is one round; with `rotate` or `permute` it is the block of all arrangements of one
+//! deal (duplicate play); under point scoring it is a game (with all its arrangements), since
+//! the rounds of a game share standings and eliminations. Agents' means per deal are what is
+//! paired across agents.
+
+use std::collections::HashMap;
+
+use anyhow::bail;
+
+use super::load::{Row, StageInfo};
+use super::stats::{Cluster, ClusterPair, CoMoments, Moments};
+
+/// Per-round metrics with a value for every agent in every round it plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoundMetric {
+    Win,
+    Economic,
+    Calls,
+    Cards,
+    HandValue,
+    DecisionTime,
+}
+
+impl RoundMetric {
+    pub const ALL: [RoundMetric; 6] = [
+        RoundMetric::Win,
+        RoundMetric::Economic,
+        RoundMetric::Calls,
+        RoundMetric::Cards,
+        RoundMetric::HandValue,
+        RoundMetric::DecisionTime,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Slots per deal block: the six round metrics, then the game-win indicator (point games).
+const BLOCK_METRICS: usize = 7;
+pub const GAME_WIN: usize = 6;
+
+/// Seat or starting-position counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WinCount {
+    pub rounds: u64,
+    pub wins: u64,
+}
+
+/// Everything accumulated for one agent.
+#[derive(Clone, Debug, Default)]
+pub struct AgentAcc {
+    pub rounds: u64,
+    pub wins: u64,
+    pub calls: u64,
+    pub call_successes: u64,
+    /// Per-round values, indexed by [`RoundMetric::index`].
+    pub round: [Moments; 6],
+    /// Per-deal sums and counts (the unit of analysis), same index; index 6 is the
+    /// game-win indicator.
+    pub unit: [Cluster; BLOCK_METRICS],
+    pub turns: Moments,
+    /// Success (1) or failure (0) of each call.
+    pub call_success: Moments,
+    /// (hand value at the call, success) over the agent's calls: the paper's risk (eq. 9).
+    pub risk: CoMoments,
+    pub decisions: u64,
+    pub decision_ns: u64,
+    /// Mean time per decision in each round with decisions, in microseconds (for the 95th
+    /// percentile; single decisions are not recorded).
+    pub decision_us: Vec<f64>,
+    pub by_seat: Vec<WinCount>,
+    pub by_start: Vec<WinCount>,
+    /// Point games (per game and arrangement): played, won, and the win indicator.
+    pub games: u64,
+    pub game_wins: u64,
+    pub game: Moments,
+}
+
+/// One pair of agents (a < b): their per-deal sums and counts over the deals both played,
+/// per block metric.
+#[derive(Clone, Debug)]
+pub struct PairAcc {
+    pub a: usize,
+    pub b: usize,
+    pub diff: [ClusterPair; BLOCK_METRICS],
+}
+
+/// A cumulative series for the figures: round number and, per agent, cumulative wins and
+/// cumulative coins (or minus points).
+#[derive(Clone, Debug, Default)]
+pub struct Checkpoint {
+    pub round: u64,
+    pub wins: Vec<f64>,
+    pub economic: Vec<f64>,
+}
+
+/// The result of the pass.
+#[derive(Clone, Debug)]
+pub struct Accumulated {
+    pub agents: Vec<AgentAcc>,
+    pub pairs: Vec<PairAcc>,
+    pub rounds: u64,
+    pub rows: u64,
+    pub units: u64,
+    /// Player-turns per round (a property of the table, the same for every seat).
+    pub turns: Moments,
+    pub checkpoints: Vec<Checkpoint>,
+    /// Whether any decision was timed (`decision_ns` > 0).
+    pub timed: bool,
+    /// Whether some round's starting seat was not seat 0 (then seats and starting positions
+    /// differ and both are reported).
+    pub starts_vary: bool,
+}
+
+/// Checkpoints kept for the cumulative figures: between this and twice this many.
+const CHECKPOINTS: usize = 400;
+
+/// A deal's per-agent sums and counts, per block metric.
+struct Block {
+    groups: u64,
+    sum: Vec<f64>,
+    count: Vec<u32>,
+}
+
+/// The running state of the pass.
+pub struct Accumulator {
+    info_agents: usize,
+    points: bool,
+    arrangements: u64,
+    acc: Accumulated,
+    group: Vec<Row>,
+    blocks: HashMap<u64, Block>,
+    spare: Vec<Block>,
+    last_deal: Option<u64>,
+    /// Point games: the (deal, arrangement) being played, its players and winners (bit sets).
+    game: Option<(u64, u32, u64, u64)>,
+    cum_wins: Vec<f64>,
+    cum_econ: Vec<f64>,
+    stride: u64,
+}
+
+impl Accumulator {
+    pub fn new(info: &StageInfo) -> Accumulator {
+        let n = info.agents.len();
+        let mut pairs = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                pairs.push(PairAcc {
+                    a,
+                    b,
+                    diff: Default::default(),
+                });
+            }
+        }
+        Accumulator {
+            info_agents: n,
+            points: info.points,
+            arrangements: info.arrangements().max(1),
+            acc: Accumulated {
+                agents: vec![AgentAcc::default(); n],
+                pairs,
+                rounds: 0,
+                rows: 0,
+                units: 0,
+                turns: Moments::new(),
+                checkpoints: Vec::new(),
+                timed: false,
+                starts_vary: false,
+            },
+            group: Vec::with_capacity(8),
+            blocks: HashMap::new(),
+            spare: Vec::new(),
+            last_deal: None,
+            game: None,
+            cum_wins: vec![0.0; n],
+            cum_econ: vec![0.0; n],
+            stride: 1,
+        }
+    }
+
+    /// Takes the next row (rows come grouped by round, as the runner writes them).
+    pub fn push(&mut self, row: &Row) -> anyhow::Result<()> {
+        if let Some(first) = self.group.first()
+            && (first.deal, first.rotation, first.round) != (row.deal, row.rotation, row.round)
+        {
+            self.end_group()?;
+        }
+        if usize::from(row.slot) >= self.info_agents {
+            bail!("row for an unknown agent slot {}", row.slot);
+        }
+        self.group.push(*row);
+        self.acc.rows += 1;
+        Ok(())
+    }
+
+    /// Ends the pass.
+    pub fn finish(mut self) -> anyhow::Result<Accumulated> {
+        if !self.group.is_empty() {
+            self.end_group()?;
+        }
+        self.end_game();
+        let deals: Vec<u64> = self.blocks.keys().copied().collect();
+        let mut deals = deals;
+        deals.sort_unstable();
+        for d in deals {
+            self.flush(d);
+        }
+        let last = self.acc.rounds;
+        if self.acc.checkpoints.last().is_none_or(|c| c.round != last) && last > 0 {
+            self.checkpoint();
+        }
+        Ok(self.acc)
+    }
+
+    fn end_group(&mut self) -> anyhow::Result<()> {
+        let group = std::mem::take(&mut self.group);
+        let (deal, rotation) = (group[0].deal, group[0].rotation);
+        if group.len() > 64 {
+            bail!(
+                "more than 64 rows for one round (deal {deal}): the records are not grouped by round"
+            );
+        }
+        // Point games: a new (game, arrangement) ends the previous one; a new game ends the
+        // previous game's block.
+        if self.points {
+            if self.game.is_some_and(|g| (g.0, g.1) != (deal, rotation)) {
+                self.end_game();
+            }
+            if let Some(prev) = self.last_deal
+                && prev != deal
+            {
+                self.flush(prev);
+            }
+            if self.game.is_none() {
+                self.game = Some((deal, rotation, 0, 0));
+            }
+        }
+        self.last_deal = Some(deal);
+        self.acc.rounds += 1;
+        self.acc.turns.push(f64::from(group[0].turns));
+        let starter = group.iter().position(|r| r.starter);
+        if let Some(k) = starter
+            && group[k].seat != 0
+        {
+            self.acc.starts_vary = true;
+        }
+        let m = group.len();
+        let mut block = self.take_block(deal);
+        for (i, r) in group.iter().enumerate() {
+            let a = usize::from(r.slot);
+            let econ = if self.points {
+                -(r.points_delta as f64)
+            } else {
+                r.coin_delta as f64
+            };
+            let t = &mut self.acc.agents[a];
+            t.rounds += 1;
+            t.wins += u64::from(r.won);
+            t.calls += u64::from(r.called);
+            t.call_successes += u64::from(r.called && r.call_success);
+            t.decisions += u64::from(r.decisions);
+            t.decision_ns += r.decision_ns;
+            if r.decision_ns > 0 {
+                self.acc.timed = true;
+            }
+            let decision_us =
+                (r.decisions > 0).then(|| r.decision_ns as f64 / f64::from(r.decisions) / 1000.0);
+            let values = [
+                Some(f64::from(u8::from(r.won))),
+                Some(econ),
+                Some(f64::from(u8::from(r.called))),
+                Some(f64::from(r.cards_discarded)),
+                Some(f64::from(r.hand_value)),
+                decision_us,
+            ];
+            for (k, v) in values.iter().enumerate() {
+                if let Some(v) = v {
+                    t.round[k].push(*v);
+                    block.sum[a * BLOCK_METRICS + k] += v;
+                    block.count[a * BLOCK_METRICS + k] += 1;
+                }
+            }
+            if let Some(us) = decision_us {
+                t.decision_us.push(us);
+            }
+            t.turns.push(f64::from(r.turns));
+            if r.called {
+                let s = f64::from(u8::from(r.call_success));
+                t.call_success.push(s);
+                t.risk.push(f64::from(r.hand_value), s);
+            }
+            let seat = r.seat as usize;
+            if t.by_seat.len() <= seat {
+                t.by_seat.resize(seat + 1, WinCount::default());
+            }
+            t.by_seat[seat].rounds += 1;
+            t.by_seat[seat].wins += u64::from(r.won);
+            if let Some(k) = starter {
+                let pos = (i + m - k) % m;
+                if t.by_start.len() <= pos {
+                    t.by_start.resize(pos + 1, WinCount::default());
+                }
+                t.by_start[pos].rounds += 1;
+                t.by_start[pos].wins += u64::from(r.won);
+            }
+            self.cum_wins[a] += f64::from(u8::from(r.won));
+            self.cum_econ[a] += econ;
+            if let Some(g) = &mut self.game {
+                if r.round == 0 && a < 64 {
+                    g.2 |= 1 << a;
+                }
+                if r.game_won && a < 64 {
+                    g.3 |= 1 << a;
+                }
+            }
+        }
+        block.groups += 1;
+        self.blocks.insert(deal, block);
+        if !self.points && self.blocks[&deal].groups >= self.arrangements {
+            self.flush(deal);
+        }
+        if self.acc.rounds.is_multiple_of(self.stride) {
+            self.checkpoint();
+        }
+        self.group = group;
+        self.group.clear();
+        Ok(())
+    }
+
+    /// Records the cumulative totals after the current round, thinning the series (every
+    /// other point, stride doubled) when it grows past twice its target.
+    fn checkpoint(&mut self) {
+        self.acc.checkpoints.push(Checkpoint {
+            round: self.acc.rounds,
+            wins: self.cum_wins.clone(),
+            economic: self.cum_econ.clone(),
+        });
+        if self.acc.checkpoints.len() >= 2 * CHECKPOINTS {
+            self.stride *= 2;
+            let stride = self.stride;
+            self.acc.checkpoints.retain(|c| c.round % stride == 0);
+        }
+    }
+
+    fn take_block(&mut self, deal: u64) -> Block {
+        if let Some(b) = self.blocks.remove(&deal) {
+            return b;
+        }
+        let size = self.info_agents * BLOCK_METRICS;
+        match self.spare.pop() {
+            Some(mut b) => {
+                b.groups = 0;
+                b.sum.iter_mut().for_each(|v| *v = 0.0);
+                b.count.iter_mut().for_each(|v| *v = 0);
+                b
+            }
+            None => Block {
+                groups: 0,
+                sum: vec![0.0; size],
+                count: vec![0; size],
+            },
+        }
+    }
+
+    /// Ends a point game (one arrangement): its players' win indicators go to the agents and
+    /// the game's block.
+    fn end_game(&mut self) {
+        let Some((deal, _, players, winners)) = self.game.take() else {
+            return;
+        };
+        let mut block = self.take_block(deal);
+        for a in 0..self.info_agents.min(64) {
+            if players & (1 << a) == 0 {
+                continue;
+            }
+            let won = winners & (1 << a) != 0;
+            let t = &mut self.acc.agents[a];
+            t.games += 1;
+            t.game_wins += u64::from(won);
+            t.game.push(f64::from(u8::from(won)));
+            block.sum[a * BLOCK_METRICS + GAME_WIN] += f64::from(u8::from(won));
+            block.count[a * BLOCK_METRICS + GAME_WIN] += 1;
+        }
+        self.blocks.insert(deal, block);
+    }
+
+    /// Closes a deal: per-agent sums and counts go to the agents' unit accumulators and, for
+    /// every pair that both played it, to the pair's.
+    fn flush(&mut self, deal: u64) {
+        let Some(block) = self.blocks.remove(&deal) else {
+            return;
+        };
+        self.acc.units += 1;
+        let unit = |a: usize, k: usize| {
+            let c = block.count[a * BLOCK_METRICS + k];
+            (c > 0).then(|| (block.sum[a * BLOCK_METRICS + k], f64::from(c)))
+        };
+        for a in 0..self.info_agents {
+            for k in 0..BLOCK_METRICS {
+                if let Some((s, n)) = unit(a, k) {
+                    self.acc.agents[a].unit[k].push(s, n);
+                }
+            }
+        }
+        for p in &mut self.acc.pairs {
+            for k in 0..BLOCK_METRICS {
+                if let (Some((sa, na)), Some((sb, nb))) = (unit(p.a, k), unit(p.b, k)) {
+                    p.diff[k].push(sa, na, sb, nb);
+                }
+            }
+        }
+        self.spare.push(block);
+    }
+}
+
+/// Runs the pass over a stage folder's records.
+pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Accumulated> {
+    let mut acc = Accumulator::new(info);
+    let mut failure = None;
+    super::load::for_each_row(dir, &info.agents, |row| {
+        if failure.is_none()
+            && let Err(e) = acc.push(row)
+        {
+            failure = Some(e);
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    acc.finish()
+}

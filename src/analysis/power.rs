@@ -1,0 +1,138 @@
+//! Power, sample size and minimum detectable effect.
+//!
+//! - The paper's eq. 5, n = 2(z_{1-α/2} + z_{1-β})² σ² / δ², a closed form for two groups of
+//!   n with common variance σ² (for a win rate, σ² = p(1-p)); used by `dhumbal-run plan`.
+//! - The two-sided z-test power with both tails (statsmodels `NormalIndPower`).
+//! - The two-sample and paired t-test power through the noncentral t (statsmodels
+//!   `TTestIndPower`, `TTestPower`), and the sample size or effect size that reaches a
+//!   target power, solved by bisection to 1e-12 relative.
+//!
+//! Effect sizes are standardised (mean difference over a standard deviation).
+
+use super::dist::{nct_cdf, normal_cdf, normal_quantile, t_quantile};
+
+/// The paper's eq. 5: observations per group to detect a difference `delta` between two
+/// means with common variance `sigma2` at two-sided level `alpha` with power `power`.
+pub fn sample_size_eq5(delta: f64, sigma2: f64, alpha: f64, power: f64) -> Option<f64> {
+    if !(delta != 0.0 && sigma2 > 0.0 && valid_prob(alpha) && valid_prob(power)) {
+        return None;
+    }
+    let z = normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power);
+    Some(2.0 * z * z * sigma2 / (delta * delta))
+}
+
+fn valid_prob(p: f64) -> bool {
+    p > 0.0 && p < 1.0
+}
+
+/// Power of the two-sided two-sample z-test with `n1` and `ratio·n1` observations
+/// (statsmodels `NormalIndPower().power`), both rejection tails counted.
+pub fn normal_ind_power(effect_size: f64, n1: f64, alpha: f64, ratio: f64) -> f64 {
+    let n = 1.0 / (1.0 / n1 + 1.0 / (n1 * ratio));
+    let crit = normal_quantile(1.0 - alpha / 2.0);
+    let shift = effect_size * n.sqrt();
+    normal_cdf(shift - crit) + normal_cdf(-shift - crit)
+}
+
+/// Power of the two-sided t-test with `df` degrees of freedom and noncentrality `nc`.
+fn t_power(nc: f64, df: f64, alpha: f64) -> f64 {
+    let crit = t_quantile(1.0 - alpha / 2.0, df);
+    (1.0 - nct_cdf(crit, df, nc)) + nct_cdf(-crit, df, nc)
+}
+
+/// Power of the two-sided two-sample t-test (pooled, df = n1 + n2 - 2) with `n1` and
+/// `ratio·n1` observations (statsmodels `TTestIndPower().power`).
+pub fn ttest_ind_power(effect_size: f64, n1: f64, alpha: f64, ratio: f64) -> f64 {
+    let n2 = n1 * ratio;
+    let n = 1.0 / (1.0 / n1 + 1.0 / n2);
+    t_power(effect_size * n.sqrt(), n1 + n2 - 2.0, alpha)
+}
+
+/// Power of the two-sided paired (one-sample) t-test on `n` differences (statsmodels
+/// `TTestPower().power`).
+pub fn ttest_paired_power(effect_size: f64, n: f64, alpha: f64) -> f64 {
+    t_power(effect_size * n.sqrt(), n - 1.0, alpha)
+}
+
+/// Smallest x in (lo, ∞) with f(x) >= target, for f increasing: the bracket doubles until it
+/// holds the root, then bisection to 1e-12 relative. `None` if no x up to 1e15 reaches it.
+fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, lo: f64, start: f64) -> Option<f64> {
+    let (mut a, mut b) = (lo, start.max(lo * 2.0).max(1e-9));
+    while f(b) < target {
+        a = b;
+        b *= 2.0;
+        if b > 1e15 {
+            return None;
+        }
+    }
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if f(m) < target {
+            a = m;
+        } else {
+            b = m;
+        }
+        if b - a <= 1e-12 * b {
+            break;
+        }
+    }
+    Some(0.5 * (a + b))
+}
+
+/// Observations in the first group for the z-test to reach `power`.
+pub fn normal_ind_sample_size(effect_size: f64, alpha: f64, power: f64, ratio: f64) -> Option<f64> {
+    if effect_size == 0.0 || !valid_prob(alpha) || !valid_prob(power) {
+        return None;
+    }
+    solve_increasing(
+        |n| normal_ind_power(effect_size, n, alpha, ratio),
+        power,
+        1.0,
+        10.0,
+    )
+}
+
+/// Observations in the first group for the two-sample t-test to reach `power`.
+pub fn ttest_ind_sample_size(effect_size: f64, alpha: f64, power: f64, ratio: f64) -> Option<f64> {
+    if effect_size == 0.0 || !valid_prob(alpha) || !valid_prob(power) {
+        return None;
+    }
+    // Degrees of freedom must stay positive: n1·(1 + ratio) > 2.
+    let lo = 2.0 / (1.0 + ratio) + 1e-9;
+    solve_increasing(
+        |n| ttest_ind_power(effect_size, n, alpha, ratio),
+        power,
+        lo,
+        10.0,
+    )
+}
+
+/// Differences needed for the paired t-test to reach `power`.
+pub fn ttest_paired_sample_size(effect_size: f64, alpha: f64, power: f64) -> Option<f64> {
+    if effect_size == 0.0 || !valid_prob(alpha) || !valid_prob(power) {
+        return None;
+    }
+    solve_increasing(
+        |n| ttest_paired_power(effect_size, n, alpha),
+        power,
+        1.0 + 1e-9,
+        10.0,
+    )
+}
+
+/// The minimum detectable (standardised) effect of the two-sample t-test with `n1` and
+/// `ratio·n1` observations at `alpha` and `power`.
+pub fn ttest_ind_mde(n1: f64, alpha: f64, power: f64, ratio: f64) -> Option<f64> {
+    if n1 * (1.0 + ratio) <= 2.0 || !valid_prob(alpha) || !valid_prob(power) {
+        return None;
+    }
+    solve_increasing(|es| ttest_ind_power(es, n1, alpha, ratio), power, 0.0, 0.01)
+}
+
+/// The minimum detectable (standardised) effect of the paired t-test on `n` differences.
+pub fn ttest_paired_mde(n: f64, alpha: f64, power: f64) -> Option<f64> {
+    if n <= 1.0 || !valid_prob(alpha) || !valid_prob(power) {
+        return None;
+    }
+    solve_increasing(|es| ttest_paired_power(es, n, alpha), power, 0.0, 0.01)
+}

@@ -1,0 +1,365 @@
+//! Writing a stage's report: `stats.json`, `tables/`, `figures/` and `report.md`, beside the
+//! records. Statistics first, then tables, then figures, so that a figure that fails costs
+//! only itself.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::analyze::{Metric, StageAnalysis};
+use super::figures::{self, FigureOutcome};
+use super::load::{self, StageInfo};
+use super::tables::{self, num, pval};
+use super::{Definitions, Options, analyze_stage};
+
+/// What a stage's report consists of.
+pub struct StageReport {
+    pub dir: PathBuf,
+    pub analysis: StageAnalysis,
+    pub files: Vec<PathBuf>,
+    /// Figures that could not be drawn, with the reason.
+    pub figure_errors: Vec<(String, String)>,
+}
+
+/// Regenerates the report of every stage under `root` (a run folder or one stage's folder).
+pub fn report_dir(root: &Path, opts: &Options) -> anyhow::Result<Vec<StageReport>> {
+    let mut out = Vec::new();
+    for dir in load::stage_dirs(root)? {
+        let info = load::stage_info(&dir)?;
+        out.push(
+            report_stage(&dir, &info, opts)
+                .with_context(|| format!("report for {}", dir.display()))?,
+        );
+    }
+    Ok(out)
+}
+
+/// Analyses the records in `dir` and writes the report files there.
+pub fn report_stage(dir: &Path, info: &StageInfo, opts: &Options) -> anyhow::Result<StageReport> {
+    let (analysis, acc) = analyze_stage(dir, info, opts)?;
+    let mut files = Vec::new();
+    let write = |path: PathBuf, text: &str, files: &mut Vec<PathBuf>| -> anyhow::Result<()> {
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        files.push(path);
+        Ok(())
+    };
+    let json = serde_json::to_string_pretty(&analysis)?;
+    write(dir.join("stats.json"), &json, &mut files)?;
+
+    let tables_dir = dir.join("tables");
+    std::fs::create_dir_all(&tables_dir)
+        .with_context(|| format!("cannot create {}", tables_dir.display()))?;
+    let stage = &analysis.stage;
+    write(
+        tables_dir.join("agents.csv"),
+        &tables::agents_csv(&analysis),
+        &mut files,
+    )?;
+    write(
+        tables_dir.join("agents.tex"),
+        &tables::agents_table(&analysis).to_latex(
+            &format!(
+                "Per-agent metrics, stage {stage} ({} rounds per agent).",
+                analysis.power.rounds_per_agent
+            ),
+            &format!("tab:{}-agents", label(stage)),
+        ),
+        &mut files,
+    )?;
+    write(
+        tables_dir.join("pairwise.csv"),
+        &tables::pairwise_csv(&analysis),
+        &mut files,
+    )?;
+    write(
+        tables_dir.join("pairwise.tex"),
+        &tables::pairwise_summary_table(&analysis).to_latex(
+            &format!(
+                "Pairwise comparisons, stage {stage}: Cohen's d and {} p-values ({}).",
+                match analysis.definitions {
+                    Definitions::Ours => "Holm-adjusted",
+                    Definitions::Paper => "Bonferroni-adjusted Welch",
+                },
+                "* p<0.05, ** p<0.01, *** p<0.001"
+            ),
+            &format!("tab:{}-pairwise", label(stage)),
+        ),
+        &mut files,
+    )?;
+    write(
+        tables_dir.join("seats.csv"),
+        &tables::positions_csv(&analysis),
+        &mut files,
+    )?;
+    write(
+        tables_dir.join("seats.tex"),
+        &tables::positions_table(&analysis, &analysis.seats, false).to_latex(
+            &format!("Win rate by seat, stage {stage}."),
+            &format!("tab:{}-seats", label(stage)),
+        ),
+        &mut files,
+    )?;
+
+    let mut outcomes = Vec::new();
+    if opts.figures {
+        let fig_dir = dir.join("figures");
+        std::fs::create_dir_all(&fig_dir)
+            .with_context(|| format!("cannot create {}", fig_dir.display()))?;
+        outcomes = figures::draw_all(figures::specs(&analysis, &acc), &fig_dir);
+        for o in &outcomes {
+            files.extend(o.files.iter().cloned());
+        }
+    }
+    write(
+        dir.join("report.md"),
+        &markdown(&analysis, &outcomes),
+        &mut files,
+    )?;
+    let figure_errors = outcomes
+        .iter()
+        .filter_map(|o| o.error.clone().map(|e| (o.stem.to_string(), e)))
+        .collect();
+    Ok(StageReport {
+        dir: dir.to_path_buf(),
+        analysis,
+        files,
+        figure_errors,
+    })
+}
+
+/// A LaTeX label fragment from a stage name.
+fn label(stage: &str) -> String {
+    stage
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn figure(out: &mut String, outcomes: &[FigureOutcome], stem: &str) {
+    let Some(o) = outcomes.iter().find(|o| o.stem == stem) else {
+        return;
+    };
+    match &o.error {
+        None => {
+            let _ = writeln!(
+                out,
+                "![{stem}](figures/{stem}.svg)\n\n*{}* ([PNG](figures/{stem}.png), [PDF](figures/{stem}.pdf))\n",
+                o.caption
+            );
+        }
+        Some(e) => {
+            let _ = writeln!(out, "*Figure `{stem}` could not be drawn: {e}*\n");
+        }
+    }
+}
+
+/// `report.md`.
+fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
+    let mut out = String::new();
+    let d = &s.design;
+    let paper = s.definitions == Definitions::Paper;
+    let _ = writeln!(out, "# Stage `{}`: statistics\n", s.stage);
+    let _ = writeln!(
+        out,
+        "Computed by `dhumbal-run report` from this folder's records alone; every number is \
+         also in [`stats.json`](stats.json) and the tables in [`tables/`](tables/) (CSV at full \
+         precision, LaTeX with booktabs). Definitions: **{}** (see `docs/analysis.md`).\n",
+        if paper { "the paper's" } else { "ours" }
+    );
+
+    let _ = writeln!(out, "## Design\n");
+    let unit_text = match d.unit {
+        "deal" => format!(
+            "the deal: all {} seat arrangements of one deal form a block, and per-agent means \
+             over the block are paired across agents",
+            d.arrangements
+        ),
+        "game" => "the game: rounds of one game (with all its arrangements) share standings, \
+                   so per-agent means per game are paired across agents"
+            .to_string(),
+        _ => "the round: all agents play every round, so rounds are paired across agents".into(),
+    };
+    let _ = writeln!(
+        out,
+        "| | |\n|---|---|\n| seating | `{}` ({} arrangement{} per deal) |\n| players | {} |\n| scoring | {} |\n| rounds | {} ({} records) |\n| units of analysis | {} {}s |\n| mean turns per round | {} |\n| seed | {} |\n",
+        d.seating,
+        d.arrangements,
+        if d.arrangements == 1 { "" } else { "s" },
+        d.players,
+        d.scoring,
+        d.rounds,
+        d.rows,
+        d.units,
+        d.unit,
+        num(d.mean_turns_per_round, 2),
+        d.seed.map_or("–".into(), |s| s.to_string()),
+    );
+    let _ = writeln!(out, "Unit of analysis: {unit_text}.\n");
+    if !d.variance_ratio.is_empty() {
+        let _ = writeln!(
+            out,
+            "How much variance the design removed, median over pairs. *Design*: variance of a \
+             mean difference under this design (paired {unit} means) over what as many \
+             independent rounds would give (Welch's s²ₐ/nₐ + s²ᵦ/nᵦ on rounds); below 1 the \
+             design removed variance, above 1 it added some: agents at one table are negatively \
+             correlated (one winner per round), and the arrangements of one deal repeat much of \
+             its information. Welch's test on rounds ignores both, so its p-values are too small \
+             whenever the ratio exceeds 1. *Pairing*: variance of the {unit} differences over \
+             the unpaired variance of the same {unit} means (1 − 2·cov/(varₐ + varᵦ)).\n",
+            unit = d.unit
+        );
+        let _ = writeln!(
+            out,
+            "| metric | design ratio | removed | pairing ratio | removed |\n|---|---:|---:|---:|---:|"
+        );
+        let removed = |r: Option<f64>| {
+            r.map_or("–".into(), |r| {
+                format!("{}%", num(Some(100.0 * (1.0 - r)), 1))
+            })
+        };
+        for v in &d.variance_ratio {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                v.metric,
+                num(v.design, 3),
+                removed(v.design),
+                num(v.pairing, 3),
+                removed(v.pairing)
+            );
+        }
+        out.push('\n');
+    }
+
+    let _ = writeln!(out, "## Agents\n");
+    out.push_str(&tables::agents_table(s).to_markdown());
+    let _ = writeln!(
+        out,
+        "\nIntervals: win rate {}; economic performance: t interval with {}s as clusters \
+         (cluster-robust standard error, G − 1 degrees of freedom); call success: Wilson. Risk r: Pearson correlation of hand value at the call with the call's success \
+         over the agent's calls (the paper's eq. 9; negative: calls at higher hands fail more \
+         often). Decision time: mean over all decisions (p95 of per-round means).\n",
+        if paper {
+            "p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6)"
+        } else {
+            "Wilson score"
+        },
+        d.unit
+    );
+    for stem in ["win_rate", "economic", "call_success", "decision_time"] {
+        figure(&mut out, figs, stem);
+    }
+
+    let _ = writeln!(out, "## Pairwise comparisons\n");
+    let _ = writeln!(
+        out,
+        "Each metric is compared for every pair with Welch's t-test on rounds (calls for call \
+         success, games for game wins; the paper's eq. 10, effect Cohen's d, eq. 11-12) and, \
+         where the design pairs, the paired test on per-{} means (cluster-robust where {}s \
+         differ in size; effect Cohen's d_z). Adjusted p-values: {}. Stars: {}; * p<0.05, \
+         ** p<0.01, *** p<0.001. Difference: mean of the first agent minus the second.\n",
+        d.unit, d.unit, s.families, s.stars_on
+    );
+    out.push_str(&tables::pairwise_summary_table(s).to_markdown());
+    out.push('\n');
+    figure(&mut out, figs, "effects");
+    for m in tables::metrics_of(s) {
+        let _ = writeln!(out, "### {}\n", heading(s, m));
+        out.push_str(&tables::pairwise_table(s, m).to_markdown());
+        out.push('\n');
+    }
+
+    let _ = writeln!(out, "## Seats and starting positions\n");
+    out.push_str(&tables::positions_table(s, &s.seats, false).to_markdown());
+    out.push('\n');
+    figure(&mut out, figs, "win_by_seat");
+    if s.design.starts_vary {
+        let _ = writeln!(
+            out,
+            "By position relative to the player who started the round:\n"
+        );
+        out.push_str(&tables::positions_table(s, &s.start_positions, true).to_markdown());
+        out.push('\n');
+        figure(&mut out, figs, "win_by_start");
+    }
+
+    let _ = writeln!(out, "## Over the rounds\n");
+    figure(&mut out, figs, "cumulative_wins");
+    figure(&mut out, figs, "cumulative_economic");
+
+    let p = &s.power;
+    let _ = writeln!(out, "## Power\n");
+    let _ = writeln!(
+        out,
+        "The paper's eq. 5, n = 2(z₁₋α/₂ + z₁₋β)²σ²/δ², with σ² = p(1−p) at the equal-strength \
+         win rate p = {}: to detect a win-rate difference δ = {} with power {} takes **{}** \
+         rounds per agent at α = {} and **{}** at the Bonferroni level α/{} = {}. Each agent \
+         played {} rounds: power {} at α, {} at α/{}; minimum detectable difference at α/{} \
+         with power {}: {} (independent rounds). The design's own minimum detectable \
+         differences, from the observed variance of the primary test, are the `mde` column of \
+         `tables/pairwise.csv`:\n",
+        num(Some(p.baseline), 3),
+        p.delta,
+        p.power,
+        num(p.eq5_rounds.map(f64::ceil), 0),
+        p.alpha,
+        num(p.eq5_rounds_bonferroni.map(f64::ceil), 0),
+        p.pairs.max(1),
+        pval(Some(p.alpha / p.pairs.max(1) as f64)),
+        p.rounds_per_agent,
+        num(Some(p.achieved_power), 3),
+        num(Some(p.achieved_power_bonferroni), 3),
+        p.pairs.max(1),
+        p.pairs.max(1),
+        p.power,
+        num(p.mde_independent, 4),
+    );
+    let _ = writeln!(
+        out,
+        "| pair | test | MDE (win rate) | power at δ |\n|---|---|---:|---:|"
+    );
+    for r in s.pairwise.iter().filter(|r| r.metric == "win" && r.primary) {
+        let _ = writeln!(
+            out,
+            "| {} vs {} | {} | {} | {} |",
+            r.a,
+            r.b,
+            r.test,
+            num(r.mde, 4),
+            num(r.power_at_delta, 3)
+        );
+    }
+    out.push('\n');
+
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "## Notes\n");
+        for n in &s.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+    let failed: Vec<&FigureOutcome> = figs.iter().filter(|f| f.error.is_some()).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "Figures not drawn: {}.\n",
+            failed.iter().map(|f| f.stem).collect::<Vec<_>>().join(", ")
+        );
+    }
+    out
+}
+
+fn heading(s: &StageAnalysis, m: Metric) -> String {
+    let label = m.label(s.info.points);
+    match m.paper_key() {
+        Some(k) if s.definitions == Definitions::Paper => format!("{label} (paper: `{k}`)"),
+        _ => label.to_string(),
+    }
+}

@@ -1,0 +1,672 @@
+//! The analysis against SciPy and statsmodels (`tests/fixtures/stats.json`, made by
+//! `scripts/reference/stats_fixture.py`), against the paper's own Table I statistics
+//! (`tests/fixtures/paper_table1_reference.json`), and the pass over records against
+//! hand-computed values.
+//!
+//! Tolerance: relative 1e-9 (absolute 1e-12 where the reference is within 1e-3 of zero), so
+//! p-values of 1e-53 are checked to nine digits too.
+
+use std::path::Path;
+
+use dhumbal::analysis::stats::{
+    Cluster, ClusterPair, CoMoments, Moments, PooledSd, bonferroni, cohen_d, cohen_dz, holm,
+    mean_interval, normal_interval, paired, pearson, percentile, welch, wilson,
+};
+use dhumbal::analysis::{Definitions, Options, SeatingMode, StageInfo, dist, power};
+use serde_json::Value;
+
+fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[track_caller]
+fn close(got: f64, want: f64, what: &str) {
+    close_to(got, want, 1e-9, what);
+}
+
+#[track_caller]
+fn close_to(got: f64, want: f64, rel: f64, what: &str) {
+    let ok = if want.abs() < 1e-3 {
+        (got - want).abs() <= 1e-12 || (got - want).abs() <= rel * want.abs()
+    } else {
+        (got - want).abs() <= rel * want.abs()
+    };
+    assert!(
+        ok,
+        "{what}: got {got:e}, want {want:e} (diff {:e})",
+        got - want
+    );
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+fn vec(v: &Value) -> Vec<f64> {
+    v.as_array().unwrap().iter().map(f).collect()
+}
+
+#[test]
+fn two_sample_tests_and_effects_match_scipy() {
+    let fx = fixture("stats.json");
+    for case in fx["two_sample"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let (a, b) = (vec(&case["a"]), vec(&case["b"]));
+        let (ma, mb) = (Moments::from_slice(&a), Moments::from_slice(&b));
+        let w = welch(&ma, &mb).unwrap();
+        close(
+            w.statistic,
+            f(&case["welch"]["statistic"]),
+            &format!("{name} welch t"),
+        );
+        close(w.df, f(&case["welch"]["df"]), &format!("{name} welch df"));
+        close(w.p, f(&case["welch"]["p"]), &format!("{name} welch p"));
+        // The streaming (Welford) moments give the same answer as the two-pass ones.
+        let mut sa = Moments::new();
+        a.iter().for_each(|x| sa.push(*x));
+        let ws = welch(&sa, &mb).unwrap();
+        close(
+            ws.p,
+            f(&case["welch"]["p"]),
+            &format!("{name} streaming welch p"),
+        );
+        close(
+            cohen_d(&ma, &mb, PooledSd::Sample).unwrap(),
+            f(&case["cohen_d"]),
+            &format!("{name} d"),
+        );
+        close(
+            cohen_d(&ma, &mb, PooledSd::Population).unwrap(),
+            f(&case["cohen_d_paper"]),
+            &format!("{name} d (paper)"),
+        );
+        let (lo, hi) = mean_interval(&ma, 0.95).unwrap();
+        close(lo, f(&case["mean_ci95_a"][0]), &format!("{name} ci low"));
+        close(hi, f(&case["mean_ci95_a"][1]), &format!("{name} ci high"));
+        let mut copy = a.clone();
+        close(
+            percentile(&mut copy, 0.95).unwrap(),
+            f(&case["p95_a"]),
+            &format!("{name} p95"),
+        );
+        if let Some(pr) = case.get("paired") {
+            let diff: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+            let md = Moments::from_slice(&diff);
+            let t = paired(&md).unwrap();
+            close(
+                t.statistic,
+                f(&pr["statistic"]),
+                &format!("{name} paired t"),
+            );
+            close(t.df, f(&pr["df"]), &format!("{name} paired df"));
+            close(t.p, f(&pr["p"]), &format!("{name} paired p"));
+            close(
+                cohen_dz(&md).unwrap(),
+                f(&case["cohen_dz"]),
+                &format!("{name} dz"),
+            );
+            // Units of one observation each: the cluster form is the paired t-test.
+            let mut pair = ClusterPair::default();
+            for (x, y) in a.iter().zip(&b) {
+                pair.push(*x, 1.0, *y, 1.0);
+            }
+            let t = pair.test().unwrap();
+            close(
+                t.statistic,
+                f(&pr["statistic"]),
+                &format!("{name} cluster t"),
+            );
+            close(t.p, f(&pr["p"]), &format!("{name} cluster p"));
+            close(
+                pair.cohen_dz().unwrap(),
+                f(&case["cohen_dz"]),
+                &format!("{name} cluster dz"),
+            );
+            let (lo, hi) = pair.a.interval(0.95).unwrap();
+            close(
+                lo,
+                f(&case["mean_ci95_a"][0]),
+                &format!("{name} cluster ci"),
+            );
+            close(
+                hi,
+                f(&case["mean_ci95_a"][1]),
+                &format!("{name} cluster ci"),
+            );
+        }
+    }
+}
+
+#[test]
+fn undefined_statistics_are_none_not_nan() {
+    let one = Moments::from_slice(&[1.0]);
+    let flat = Moments::from_slice(&[2.0, 2.0, 2.0]);
+    assert!(welch(&one, &flat).is_none());
+    assert!(welch(&flat, &flat).is_none());
+    assert!(paired(&flat).is_none());
+    assert!(cohen_d(&flat, &flat, PooledSd::Sample).is_none());
+    assert!(cohen_dz(&flat).is_none());
+    assert!(pearson(&CoMoments::from_slices(&[1.0, 2.0], &[3.0, 3.0]), 0.95).is_none());
+    assert_eq!(percentile(&mut [], 0.5), None);
+    assert_eq!(holm(&[None, Some(0.01)]), vec![None, Some(0.01)]);
+}
+
+#[test]
+fn pearson_matches_scipy() {
+    let fx = fixture("stats.json");
+    let p = &fx["pearson"];
+    let c = CoMoments::from_slices(&vec(&p["x"]), &vec(&p["y"]));
+    let r = pearson(&c, 0.95).unwrap();
+    close(r.r, f(&p["r"]), "r");
+    close(r.p.unwrap(), f(&p["p"]), "p");
+    close(r.low.unwrap(), f(&p["ci95"][0]), "ci low");
+    close(r.high.unwrap(), f(&p["ci95"][1]), "ci high");
+}
+
+#[test]
+fn cluster_robust_means_match_statsmodels() {
+    let fx = fixture("stats.json");
+    let c = &fx["cluster"];
+    let groups: Vec<u64> = c["group"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_u64().unwrap())
+        .collect();
+    let agents: Vec<&str> = c["agent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let values = vec(&c["value"]);
+    let units = *groups.iter().max().unwrap() as usize + 1;
+    let mut sums = vec![[(0.0, 0.0); 2]; units];
+    for ((g, a), v) in groups.iter().zip(&agents).zip(&values) {
+        let slot = &mut sums[*g as usize][usize::from(*a == "b")];
+        slot.0 += v;
+        slot.1 += 1.0;
+    }
+    let mut a = Cluster::default();
+    let mut pair = ClusterPair::default();
+    for [(sa, na), (sb, nb)] in &sums {
+        a.push(*sa, *na);
+        pair.push(*sa, *na, *sb, *nb);
+    }
+    close(a.mean().unwrap(), f(&c["mean_a"]), "cluster mean");
+    close(a.var_mean().unwrap().sqrt(), f(&c["se_a"]), "cluster SE");
+    close(
+        pair.difference().unwrap(),
+        f(&c["difference"]),
+        "difference",
+    );
+    close(
+        pair.var_difference().unwrap(),
+        f(&c["var_difference"]),
+        "variance of the difference",
+    );
+}
+
+#[test]
+fn bonferroni_and_holm_match_statsmodels() {
+    let fx = fixture("stats.json");
+    for case in fx["adjust"].as_array().unwrap() {
+        let p: Vec<Option<f64>> = vec(&case["p"]).into_iter().map(Some).collect();
+        for (got, want) in bonferroni(&p).iter().zip(vec(&case["bonferroni"])) {
+            close(got.unwrap(), want, "bonferroni");
+        }
+        for (got, want) in holm(&p).iter().zip(vec(&case["holm"])) {
+            close(got.unwrap(), want, "holm");
+        }
+    }
+}
+
+#[test]
+fn proportion_intervals_match_statsmodels() {
+    let fx = fixture("stats.json");
+    let z = dist::normal_quantile(0.975);
+    for case in fx["proportions"].as_array().unwrap() {
+        let (k, n) = (case["k"].as_u64().unwrap(), case["n"].as_u64().unwrap());
+        let (lo, hi) = wilson(k, n, 0.95);
+        close(lo, f(&case["wilson"][0]), &format!("wilson {k}/{n}"));
+        close(hi, f(&case["wilson"][1]), &format!("wilson {k}/{n}"));
+        let (lo, hi) = normal_interval(k, n, z);
+        close(lo, f(&case["normal"][0]), &format!("normal {k}/{n}"));
+        close(hi, f(&case["normal"][1]), &format!("normal {k}/{n}"));
+    }
+}
+
+#[test]
+fn quantiles_and_noncentral_t_match_scipy() {
+    let fx = fixture("stats.json");
+    for q in fx["quantiles"].as_array().unwrap() {
+        let p = f(&q["p"]);
+        close(dist::normal_quantile(p), f(&q["normal"]), &format!("z {p}"));
+        for t in q["t"].as_array().unwrap() {
+            let df = f(&t["df"]);
+            close(
+                dist::t_quantile(p, df),
+                f(&t["q"]),
+                &format!("t {p} df {df}"),
+            );
+        }
+    }
+    for c in fx["nct"].as_array().unwrap() {
+        let (t, df, nc) = (f(&c["t"]), f(&c["df"]), f(&c["nc"]));
+        close(
+            dist::nct_cdf(t, df, nc),
+            f(&c["cdf"]),
+            &format!("nct {t} {df} {nc}"),
+        );
+    }
+    // Far tails stay finite and ordered (SciPy itself returns NaN out there).
+    let far = dist::nct_cdf(1.96, 9998.0, 10.0);
+    assert!((0.0..1e-15).contains(&far), "{far}");
+    assert!((dist::nct_cdf(1.96, 1e6, 60.0) - 0.0).abs() < 1e-300);
+}
+
+#[test]
+fn power_and_sample_size_match_statsmodels() {
+    let fx = fixture("stats.json");
+    let pw = &fx["power"];
+    for c in pw["eq5"].as_array().unwrap() {
+        let n = power::sample_size_eq5(
+            f(&c["delta"]),
+            f(&c["sigma2"]),
+            f(&c["alpha"]),
+            f(&c["power"]),
+        );
+        close(n.unwrap(), f(&c["n"]), "eq5");
+    }
+    for c in pw["normal_ind"].as_array().unwrap() {
+        let (es, alpha, ratio) = (f(&c["effect_size"]), f(&c["alpha"]), f(&c["ratio"]));
+        if c.get("statsmodels_solve_power").is_some() {
+            let n = power::normal_ind_sample_size(es, alpha, f(&c["power"]), ratio).unwrap();
+            close(n, f(&c["nobs1"]), "NormalIndPower nobs1");
+            close_to(
+                n,
+                f(&c["statsmodels_solve_power"]),
+                1e-7,
+                "NormalIndPower solve_power",
+            );
+        } else {
+            let p = power::normal_ind_power(es, f(&c["nobs1"]), alpha, ratio);
+            close(p, f(&c["power"]), "NormalIndPower power");
+        }
+    }
+    for c in pw["ttest_ind"].as_array().unwrap() {
+        let (alpha, ratio) = (f(&c["alpha"]), f(&c["ratio"]));
+        if c.get("statsmodels_solve_power").is_none() {
+            let p = power::ttest_ind_power(f(&c["effect_size"]), f(&c["nobs1"]), alpha, ratio);
+            close(p, f(&c["power"]), "TTestIndPower power");
+        } else if c["nobs1"].is_f64() {
+            let n =
+                power::ttest_ind_sample_size(f(&c["effect_size"]), alpha, f(&c["power"]), ratio);
+            close(n.unwrap(), f(&c["nobs1"]), "TTestIndPower nobs1");
+        } else {
+            let es = power::ttest_ind_mde(f(&c["nobs1"]), alpha, f(&c["power"]), ratio);
+            close(
+                es.unwrap(),
+                f(&c["effect_size"]),
+                "TTestIndPower effect size",
+            );
+        }
+    }
+    for c in pw["ttest_paired"].as_array().unwrap() {
+        let alpha = f(&c["alpha"]);
+        if c.get("statsmodels_solve_power").is_none() {
+            let p = power::ttest_paired_power(f(&c["effect_size"]), f(&c["nobs"]), alpha);
+            close(p, f(&c["power"]), "TTestPower power");
+        } else if c["nobs"].is_f64() {
+            let n = power::ttest_paired_sample_size(f(&c["effect_size"]), alpha, f(&c["power"]));
+            close(n.unwrap(), f(&c["nobs"]), "TTestPower nobs");
+        } else {
+            let es = power::ttest_paired_mde(f(&c["nobs"]), alpha, f(&c["power"]));
+            close(es.unwrap(), f(&c["effect_size"]), "TTestPower effect size");
+        }
+    }
+}
+
+/// (deal, rotation, seat, agent, won, coin change, called, hand value)
+type TestRow<'a> = (u64, u32, u32, &'a str, bool, i64, bool, u32);
+
+/// Writes a `rounds.csv` with the given rows (missing columns get neutral values).
+fn write_records(dir: &Path, rows: &[TestRow]) {
+    let mut text = String::from(
+        "stage,deal,rotation,round,seat,agent,starter,won,called,call_success,coin_delta,points_delta,standing,hand_value,cards_discarded,pile_picks,turns,end_reason,decisions,decision_ns,eliminated,game_won\n",
+    );
+    for &(deal, rotation, seat, agent, won, coins, called, hand) in rows {
+        text.push_str(&format!(
+            "s,{deal},{rotation},0,{seat},{agent},{},{won},{called},{},{coins},0,0,{hand},{},0,10,call,4,{},false,false\n",
+            seat == 0,
+            called && won,
+            hand % 3,
+            1000 * (u64::from(hand) + 1),
+        ));
+    }
+    std::fs::write(dir.join("rounds.csv"), text).unwrap();
+}
+
+fn info(agents: &[&str], seating: SeatingMode) -> StageInfo {
+    StageInfo {
+        name: "s".into(),
+        agents: agents.iter().map(|a| a.to_string()).collect(),
+        kinds: vec![String::new(); agents.len()],
+        seating,
+        points: false,
+        players: agents.len(),
+        session: Some(1),
+        seed: Some(1),
+        source: "test".into(),
+    }
+}
+
+#[test]
+fn rotated_deals_are_the_unit_and_pairs_use_deal_means() {
+    // Two agents, two rotations per deal, three deals. (deal, rotation, seat, agent, won,
+    // coins, called, hand value)
+    let rows = [
+        (0, 0, 0, "x", true, 10, true, 3),
+        (0, 0, 1, "y", false, -10, false, 20),
+        (0, 1, 0, "y", true, 6, true, 5),
+        (0, 1, 1, "x", false, -6, false, 12),
+        (1, 0, 0, "x", true, 8, true, 2),
+        (1, 0, 1, "y", false, -8, false, 9),
+        (1, 1, 0, "y", false, -4, true, 11),
+        (1, 1, 1, "x", true, 4, false, 7),
+        (2, 0, 0, "x", false, -3, false, 14),
+        (2, 0, 1, "y", true, 3, true, 1),
+        (2, 1, 0, "y", true, 5, true, 4),
+        (2, 1, 1, "x", false, -5, false, 16),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    write_records(dir.path(), &rows);
+    let info = info(&["x", "y"], SeatingMode::Rotate);
+    let opts = Options {
+        figures: false,
+        ..Options::default()
+    };
+    let (s, acc) = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap();
+    assert_eq!((acc.rounds, acc.units, acc.rows), (6, 3, 12));
+    let x = &s.agents[0];
+    assert_eq!((x.rounds, x.win.k, x.calls, x.call_success.k), (6, 3, 2, 2));
+    close(
+        x.economic.mean.unwrap(),
+        (10.0 - 6.0 + 8.0 + 4.0 - 3.0 - 5.0) / 6.0,
+        "x coins",
+    );
+    // Per-deal coin means of x: (10-6)/2, (8+4)/2, (-3-5)/2; of y their negatives.
+    let dx = [2.0 - -2.0, 6.0 - -6.0, -4.0 - 4.0];
+    let md = Moments::from_slice(&dx);
+    let want = paired(&md).unwrap();
+    let row = s
+        .pairwise
+        .iter()
+        .find(|r| r.metric == "economic" && r.test == "paired")
+        .unwrap();
+    assert_eq!(row.unit, "deal");
+    assert_eq!(row.n_a, 3);
+    close(
+        row.statistic.unwrap(),
+        want.statistic,
+        "paired t on deal means",
+    );
+    close(row.p.unwrap(), want.p, "paired p");
+    close(row.effect.unwrap(), cohen_dz(&md).unwrap(), "dz");
+    assert!(row.primary);
+    // Welch on the six rounds of each.
+    let coins = |who: &str| -> Vec<f64> {
+        rows.iter()
+            .filter(|r| r.3 == who)
+            .map(|r| r.5 as f64)
+            .collect()
+    };
+    let (mx, my) = (
+        Moments::from_slice(&coins("x")),
+        Moments::from_slice(&coins("y")),
+    );
+    let w = s
+        .pairwise
+        .iter()
+        .find(|r| r.metric == "economic" && r.test == "welch")
+        .unwrap();
+    close(w.p.unwrap(), welch(&mx, &my).unwrap().p, "welch p");
+    close(
+        w.effect.unwrap(),
+        cohen_d(&mx, &my, PooledSd::Sample).unwrap(),
+        "d",
+    );
+    // The variance ratio: paired variance of the mean difference over Welch's.
+    let se2 = mx.var(1).unwrap() / 6.0 + my.var(1).unwrap() / 6.0;
+    close(
+        row.variance_ratio.unwrap(),
+        md.var(1).unwrap() / 3.0 / se2,
+        "variance ratio",
+    );
+    // What pairing alone removes: the deal differences against the unpaired deal means.
+    let (ux, uy) = (
+        Moments::from_slice(&[2.0, 6.0, -4.0]),
+        Moments::from_slice(&[-2.0, -6.0, 4.0]),
+    );
+    close(
+        row.pairing_ratio.unwrap(),
+        md.var(1).unwrap() / (ux.var(1).unwrap() + uy.var(1).unwrap()),
+        "pairing ratio",
+    );
+    // Seats: x won in seat 0 twice of three, in seat 1 once of three.
+    assert_eq!((x.by_seat[0].win.k, x.by_seat[0].win.n), (2, 3));
+    assert_eq!((x.by_seat[1].win.k, x.by_seat[1].win.n), (1, 3));
+    // Risk: Pearson over x's calls (hand 3 won, hand 2 won): no variance in success.
+    assert!(x.risk.is_none());
+    // Decision time: mean over all decisions is exact, p95 over per-round means.
+    let d = x.decision_time.as_ref().unwrap();
+    let hands: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.3 == "x")
+        .map(|r| f64::from(r.7))
+        .collect();
+    let total_ns: f64 = hands.iter().map(|h| 1000.0 * (h + 1.0)).sum();
+    close(
+        d.mean_us.unwrap(),
+        total_ns / 24.0 / 1000.0,
+        "mean decision time",
+    );
+    let mut per_round: Vec<f64> = hands.iter().map(|h| (h + 1.0) / 4.0).collect();
+    close(
+        d.p95_us.unwrap(),
+        percentile(&mut per_round, 0.95).unwrap(),
+        "p95",
+    );
+    // Holm and Bonferroni over one pair leave p unchanged.
+    assert_eq!(row.p_holm, row.p);
+    assert_eq!(row.p_bonferroni, row.p);
+}
+
+#[test]
+fn a_report_writes_every_output_with_finite_numbers() {
+    let rows: Vec<TestRow> = (0..40u64)
+        .flat_map(|deal| {
+            let w = deal % 3;
+            let names = ["a", "b", "c"];
+            (0..3u32).map(move |seat| {
+                let won = u64::from(seat) == w;
+                (
+                    deal,
+                    0,
+                    seat,
+                    names[seat as usize],
+                    won,
+                    if won { 12 } else { -6 },
+                    won || (deal + u64::from(seat)) % 5 == 0,
+                    ((deal * 7 + u64::from(seat) * 3) % 17) as u32,
+                )
+            })
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    write_records(dir.path(), &rows);
+    let info = info(&["a", "b", "c"], SeatingMode::Fixed);
+    let opts = Options {
+        figures: false,
+        ..Options::default()
+    };
+    let report = dhumbal::analysis::report_stage(dir.path(), &info, &opts).unwrap();
+    for f in [
+        "stats.json",
+        "report.md",
+        "tables/agents.csv",
+        "tables/agents.tex",
+        "tables/pairwise.csv",
+        "tables/pairwise.tex",
+        "tables/seats.csv",
+        "tables/seats.tex",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{f} written");
+    }
+    let text = std::fs::read_to_string(dir.path().join("stats.json")).unwrap();
+    assert!(
+        !text.contains("NaN") && !text.contains("Infinity"),
+        "finite or null only"
+    );
+    let json: Value = serde_json::from_str(&text).unwrap();
+    // Defined where they must be: every win test here has a statistic and a p-value.
+    for r in json["pairwise"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "win")
+    {
+        assert!(
+            r["statistic"].is_f64() && r["p"].is_f64() && r["effect"].is_f64(),
+            "{r}"
+        );
+    }
+    assert_eq!(json["agents"].as_array().unwrap().len(), 3);
+    let pairwise = json["pairwise"].as_array().unwrap();
+    for key in [
+        "metric",
+        "a",
+        "b",
+        "test",
+        "statistic",
+        "df",
+        "p",
+        "p_bonferroni",
+        "p_holm",
+        "effect",
+        "effect_name",
+    ] {
+        assert!(
+            pairwise.iter().all(|r| r.get(key).is_some()),
+            "pairwise has {key}"
+        );
+    }
+    // Three pairs per metric and test; Holm never exceeds Bonferroni.
+    let win_welch: Vec<&Value> = pairwise
+        .iter()
+        .filter(|r| r["metric"] == "win" && r["test"] == "welch")
+        .collect();
+    assert_eq!(win_welch.len(), 3);
+    for r in &win_welch {
+        assert!(f(&r["p_holm"]) <= f(&r["p_bonferroni"]) + 1e-15);
+    }
+    assert_eq!(report.analysis.design.unit, "round");
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("## Pairwise comparisons") && md.contains("| a vs b |"));
+    let tex = std::fs::read_to_string(dir.path().join("tables/agents.tex")).unwrap();
+    assert!(tex.contains("\\toprule") && tex.contains("\\bottomrule"));
+}
+
+/// The paper's Table I run, analysed with the paper's definitions, gives the numbers of its
+/// `metrics.csv` and `statistical_analysis.csv` (except `cards`, a hypothetical next discard
+/// our records do not hold).
+#[test]
+fn table_one_statistics_match_the_papers_own() {
+    use dhumbal::scenario::{self, Overrides};
+    use dhumbal::tournament::runner::{self, Quiet, RunOptions};
+    let out = tempfile::tempdir().unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/paper/table1.yaml");
+    let sc = scenario::load(
+        &path,
+        &Overrides {
+            seed: None,
+            rounds: None,
+            out: Some(out.path().to_path_buf()),
+        },
+    )
+    .unwrap();
+    runner::run(
+        &sc,
+        &RunOptions {
+            threads: 1,
+            resume: false,
+            report: false,
+        },
+        &Quiet,
+    )
+    .unwrap();
+    let opts = Options {
+        definitions: Definitions::Paper,
+        figures: false,
+        ..Options::default()
+    };
+    let reports = dhumbal::analysis::report_dir(out.path(), &opts).unwrap();
+    assert_eq!(reports.len(), 1);
+    let s = &reports[0].analysis;
+    let reference = fixture("paper_table1_reference.json");
+    for (agent, want) in s
+        .agents
+        .iter()
+        .zip(reference["metrics"].as_array().unwrap())
+    {
+        let name = &agent.agent;
+        close(
+            100.0 * agent.win.rate.unwrap(),
+            f(&want["win_rate_pct"]),
+            name,
+        );
+        let half = 100.0 * (agent.win.ci95_normal[1] - agent.win.rate.unwrap());
+        close(half, f(&want["win_ci_pct"]), &format!("{name} CI"));
+        close(agent.economic.mean.unwrap(), f(&want["economic"]), name);
+        close(
+            100.0 * agent.call_success.rate.unwrap(),
+            f(&want["jhyap_success_pct"]),
+            name,
+        );
+        close(
+            agent.risk.unwrap().r,
+            f(&want["risk"]),
+            &format!("{name} risk"),
+        );
+    }
+    for want in reference["pairwise"].as_array().unwrap() {
+        let (a, b) = (want["a"].as_str().unwrap(), want["b"].as_str().unwrap());
+        for (ours, theirs) in [
+            ("win", "win"),
+            ("economic", "economic"),
+            ("calls", "jhyap"),
+            ("call_success", "risk"),
+        ] {
+            let r = s
+                .pairwise
+                .iter()
+                .find(|r| r.metric == ours && r.test == "welch" && r.a == a && r.b == b)
+                .unwrap();
+            assert_eq!(r.paper_metric, Some(theirs));
+            let what = format!("{a} vs {b} {theirs}");
+            close(
+                r.effect.unwrap(),
+                f(&want[format!("{theirs}_d")]),
+                &format!("{what} d"),
+            );
+            close(
+                r.p.unwrap(),
+                f(&want[format!("{theirs}_p")]),
+                &format!("{what} p"),
+            );
+        }
+    }
+}
