@@ -1,6 +1,7 @@
 //! Milliseconds per decision of the search agents, in 4-player games under the paper's rules,
 //! the search agent in seat 0 against the paper's heuristics. Run with
-//! `cargo bench --bench search` (release profile); `-- --quick` for a short run.
+//! `cargo bench --bench search` (release profile); `-- --quick` for a short run,
+//! `-- --params '{"rollout_turns": 0}'` to change a setting in every configuration.
 //!
 //! Reports, for each configuration: decisions timed, mean and 95th percentile ms per decision,
 //! simulations per second, and the tree size of the last search.
@@ -47,8 +48,20 @@ impl Agent for Timed {
     }
 }
 
+/// `--params '{"rollout_turns": 20}'`: settings merged into every configuration.
+fn extra() -> serde_json::Map<String, serde_json::Value> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--params") {
+        Some(i) => serde_json::from_str(&args[i + 1]).expect("--params takes a JSON object"),
+        None => serde_json::Map::new(),
+    }
+}
+
 fn search(kind: &str, params: serde_json::Value) -> SearchParams {
-    let params = serde_json::from_value(params).unwrap();
+    let mut params: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_value(params).unwrap();
+    params.extend(extra());
+    let params = params.into_iter().collect();
     match builtin(kind, &params).unwrap().unwrap() {
         dhumbal::agents::registry::Recipe::Search(_, p, _) => p,
         _ => unreachable!(),
@@ -71,6 +84,7 @@ fn bench(label: &str, params: SearchParams, rounds: u64) {
         .collect();
     let start = Instant::now();
     let sims_before = timed.inner.simulations();
+    let turns_before = timed.inner.simulated_turns();
     for deal in 0..rounds {
         let mut table = Table::new(rules.clone());
         let mut streams = ChaChaStreams::new(1, deal, &[0, 1, 2, 3]);
@@ -82,15 +96,17 @@ fn bench(label: &str, params: SearchParams, rounds: u64) {
     }
     let wall = start.elapsed().as_secs_f64();
     let sims = timed.inner.simulations() - sims_before;
+    let turns = timed.inner.simulated_turns() - turns_before;
     let mut t = timed.times.clone();
     t.sort_by(f64::total_cmp);
     let mean = t.iter().sum::<f64>() / t.len() as f64;
     let p95 = t[((t.len() as f64 * 0.95) as usize).min(t.len() - 1)];
     let search_time: f64 = t.iter().sum::<f64>() / 1e3;
     println!(
-        "{label:<44} {:>6} decisions  mean {mean:>8.3} ms  p95 {p95:>8.3} ms  {:>10.0} simulations/s  last tree {:>6} nodes  ({rounds} rounds, {wall:.1} s)",
+        "{label:<44} {:>6} decisions  mean {mean:>8.3} ms  p95 {p95:>8.3} ms  {:>10.0} simulations/s  {:>5.1} turns/simulation  last tree {:>6} nodes  ({rounds} rounds, {wall:.1} s)",
         t.len(),
         sims as f64 / search_time,
+        turns as f64 / sims as f64,
         timed.inner.tree_size(),
     );
 }
@@ -99,7 +115,8 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let scale = if quick { 1 } else { 5 };
     println!(
-        "search benchmark: 4 players, paper rules, seat 0 searches vs Aggressive/Conservative/Balanced"
+        "search benchmark: 4 players, paper rules, seat 0 searches vs Aggressive/Conservative/Balanced; extra settings {:?}",
+        extra()
     );
     bench(
         "ismcts 100 x 3 (paper budget)",

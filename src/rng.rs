@@ -122,6 +122,9 @@ pub enum Purpose {
     Agent(u32),
     /// Random seating of a session or game.
     Seating,
+    /// A search agent's simulations for one decision, keyed by words drawn from the agent's
+    /// own stream (so the search stays a function of that stream).
+    Search,
 }
 
 /// SplitMix64: expands a 64-bit seed into key words.
@@ -142,6 +145,7 @@ pub fn chacha_stream(seed: u64, purpose: Purpose, deal: u64) -> ChaChaSource {
         Purpose::Deal => 0x6465_616C_0000_0000u64, // "deal"
         Purpose::Agent(slot) => 0x6167_6E74_0000_0000u64 | u64::from(slot), // "agnt"
         Purpose::Seating => 0x7365_6174_0000_0000u64, // "seat"
+        Purpose::Search => 0x7372_6368_0000_0000u64, // "srch"
     };
     let mut state = seed ^ domain;
     let mut key = [0u8; 32];

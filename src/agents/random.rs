@@ -8,6 +8,9 @@ use crate::game::cards::Discard;
 use crate::game::decision::{Agent, AgentError, Observation, Pick};
 use crate::rng::RandomSource;
 
+/// Legal discards kept on the stack in one pass.
+const BUFFER: usize = 48;
+
 #[derive(Clone, Debug)]
 pub struct RandomAgent {
     name: String,
@@ -37,12 +40,22 @@ impl Agent for RandomAgent {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
+        // One enumeration into a stack buffer (rollouts call this millions of times); a hand
+        // with more legal discards than fit falls back to counting, then walking again. Both
+        // draw the same number and pick the same discard.
+        let mut buf = [Discard::new(); BUFFER];
         let mut count = 0u32;
-        obs.for_each_legal_discard(|_| {
+        obs.for_each_legal_discard(|d| {
+            if let Some(slot) = buf.get_mut(count as usize) {
+                *slot = Discard::from_slice(d).expect("a discard fits a hand");
+            }
             count += 1;
             true
         });
         let target = rng.below(count);
+        if let Some(d) = buf.get(target as usize) {
+            return Ok(*d);
+        }
         let mut i = 0u32;
         let mut chosen = Discard::new();
         obs.for_each_legal_discard(|d| {

@@ -539,6 +539,11 @@ impl<'t> RoundPlay<'t> {
         let rules = &table.rules;
         let v = *rules.variant();
         let mut entry = resume;
+        // Asked once per round, not per turn (a virtual call for boxed agents).
+        let mut oracle_seat = [false; MAX_PLAYERS];
+        for (seat, flag) in oracle_seat.iter_mut().enumerate().take(self.n) {
+            *flag = seats.oracle(seat);
+        }
         loop {
             let entry_now = entry.take();
             if entry_now.is_none() {
@@ -550,7 +555,7 @@ impl<'t> RoundPlay<'t> {
                 }
                 self.state.turn += 1;
             }
-            let oracle = if seats.oracle(seat) {
+            let oracle = if oracle_seat[seat] {
                 Oracle::new(&self.state.hands[..self.n])
             } else {
                 Oracle::none()
@@ -668,7 +673,7 @@ impl<'t> RoundPlay<'t> {
                     pickable.as_slice(),
                     discard.as_slice(),
                     rules.hand_value(self.state.hands[seat].as_slice()),
-                    oracle_again(seats.oracle(seat), &self.state.hands[..self.n]),
+                    oracle_again(oracle_seat[seat], &self.state.hands[..self.n]),
                 );
                 seats
                     .pick(seat, &obs, rng)

@@ -44,10 +44,10 @@ impl Determinizer {
     /// as observed; other hands filled to their sizes and the stock from a uniform shuffle of
     /// the unaccounted cards. With `oracle`, the true hands (when the observation carries
     /// them) and a shuffled stock.
-    pub fn sample(
+    pub fn sample<R: RandomSource + ?Sized>(
         &mut self,
         obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
+        rng: &mut R,
         oracle: bool,
     ) -> Result<RoundState, Inconsistent> {
         let n = obs.players();

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::game::cards::{Discard, MAX_HAND};
 use crate::game::rules::{MAX_PLAYERS, Scoring};
 use crate::game::{Agent, AgentError, Observation, Pick, Resume, RoundOutcome, Seats, Table};
-use crate::rng::{RandomSource, Streams};
+use crate::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
 pub use determinize::Determinizer;
 use tree::{NodeId, ROOT, Tree, key};
 
@@ -122,8 +122,9 @@ pub struct SearchAgent {
     worlds: Determinizer,
     path: Vec<NodeId>,
     options: Vec<Option_>,
-    /// Simulations run, over all decisions (for benchmarks).
+    /// Simulations run, and player-turns simulated, over all decisions (for benchmarks).
     simulations: u64,
+    turns: u64,
 }
 
 /// One legal action at a tree node in the current world.
@@ -145,6 +146,7 @@ impl SearchAgent {
             path: Vec::with_capacity(64),
             options: Vec::with_capacity(64),
             simulations: 0,
+            turns: 0,
         }
     }
 
@@ -155,6 +157,11 @@ impl SearchAgent {
     /// Simulations run so far.
     pub fn simulations(&self) -> u64 {
         self.simulations
+    }
+
+    /// Player-turns played in simulations so far (from the decision's turn to the end).
+    pub fn simulated_turns(&self) -> u64 {
+        self.turns
     }
 
     /// Nodes in the last search's tree.
@@ -170,6 +177,10 @@ impl SearchAgent {
         rng: &mut dyn RandomSource,
     ) -> Result<tree::Node, AgentError> {
         let p = self.params;
+        // The decision's own ChaCha stream, keyed from the agent's stream: a concrete generator
+        // (no dynamic dispatch, Lemire's `below`) for the many draws of the simulations.
+        let key = u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32());
+        let rng = &mut chacha_stream(key, Purpose::Search, 0);
         let table = Table::from_parts(obs.rules.clone(), obs.standings, obs.active, obs.round);
         self.tree.reset();
         let deadline = (p.time_limit_ms > 0.0)
@@ -178,7 +189,7 @@ impl SearchAgent {
             for _ in 0..p.determinizations.max(1) {
                 let world = self
                     .worlds
-                    .sample(obs, rng, p.oracle)
+                    .sample(obs, &mut *rng, p.oracle)
                     .map_err(|e| AgentError(format!("{}: {e}", self.name)))?;
                 self.path.clear();
                 let mut sim = Sim {
@@ -201,6 +212,7 @@ impl SearchAgent {
                         &mut SimStreams(&mut *rng),
                     )
                     .map_err(|e| AgentError(format!("{}: in a simulation: {e}", self.name)))?;
+                self.turns += u64::from(outcome.turns.saturating_sub(obs.turn)) + 1;
                 let rewards = rewards(&outcome, obs, &p);
                 self.backpropagate(&rewards);
                 self.simulations += 1;
@@ -252,7 +264,7 @@ fn rewards(o: &RoundOutcome, obs: &Observation<'_>, p: &SearchParams) -> [f64; M
 }
 
 /// The search's one random stream serves the simulated deal (reshuffles) and every seat.
-struct SimStreams<'r>(&'r mut dyn RandomSource);
+struct SimStreams<'r>(&'r mut ChaChaSource);
 
 impl Streams for SimStreams<'_> {
     fn deal(&mut self) -> &mut dyn RandomSource {
