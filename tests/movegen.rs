@@ -4,7 +4,8 @@
 use dhumbal::game::cards::parse_cards;
 use dhumbal::game::rules::Variant;
 use dhumbal::game::{
-    Card, CardSet, Discard, Preset, Rules, Runs, classify, count_discards, for_each_discard,
+    Card, CardSet, Discard, Preset, Rules, Runs, classify, count_discards, count_multi_discards,
+    for_each_discard,
 };
 use proptest::prelude::*;
 
@@ -110,5 +111,7 @@ proptest! {
             true
         });
         prop_assert_eq!(seen.len(), brute);
+        // The closed-form count of multi-card discards agrees with both.
+        prop_assert_eq!(count_multi_discards(&rules, &hand) as usize + hand.len(), brute);
     }
 }

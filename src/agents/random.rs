@@ -6,10 +6,8 @@
 
 use crate::game::cards::Discard;
 use crate::game::decision::{Agent, AgentError, Observation, Pick};
+use crate::game::discards::{Runs, count_multi_discards, for_each_multi_discard};
 use crate::rng::RandomSource;
-
-/// Legal discards kept on the stack in one pass.
-const BUFFER: usize = 48;
 
 #[derive(Clone, Debug)]
 pub struct RandomAgent {
@@ -40,25 +38,22 @@ impl Agent for RandomAgent {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
-        // One enumeration into a stack buffer (rollouts call this millions of times); a hand
-        // with more legal discards than fit falls back to counting, then walking again. Both
-        // draw the same number and pick the same discard.
-        let mut buf = [Discard::new(); BUFFER];
-        let mut count = 0u32;
-        obs.for_each_legal_discard(|d| {
-            if let Some(slot) = buf.get_mut(count as usize) {
-                *slot = Discard::from_slice(d).expect("a discard fits a hand");
-            }
-            count += 1;
-            true
-        });
+        // Singles come first in the enumeration order, so most draws need no enumeration at
+        // all; the count is closed-form (rollouts call this millions of times). The same draw
+        // picks the same discard as counting and walking the whole list would.
+        let hand = obs.hand.as_slice();
+        let singles = hand.len() as u32;
+        let count = singles + count_multi_discards(obs.rules, hand);
         let target = rng.below(count);
-        if let Some(d) = buf.get(target as usize) {
-            return Ok(*d);
+        if target < singles {
+            return Ok(
+                Discard::from_slice(&hand[target as usize..=target as usize])
+                    .expect("one card fits"),
+            );
         }
-        let mut i = 0u32;
+        let mut i = singles;
         let mut chosen = Discard::new();
-        obs.for_each_legal_discard(|d| {
+        for_each_multi_discard(obs.rules, hand, Runs::All, |d| {
             if i == target {
                 chosen = Discard::from_slice(d).expect("a discard fits a hand");
                 return false;

@@ -282,6 +282,57 @@ const GROUP_SUBSETS: [&[u8]; 5] = [
     ],
 ];
 
+/// The number of legal discards of two or more cards, with [`Runs::All`], computed from the
+/// hand's bit set without enumerating them (a random rollout asks it every turn). Equal to the
+/// number [`for_each_multi_discard`] lists; `tests/movegen.rs` checks that over random hands.
+pub fn count_multi_discards(rules: &Rules, hand: &[Card]) -> u32 {
+    let d = rules.variant().discards;
+    let set = hand.iter().fold(0u64, |acc, c| acc | 1 << c.id());
+    let suit_ranks = [0, 1, 2, 3].map(|s| ((set >> (13 * s)) & 0x1FFF) as u16);
+    let mut n = 0u32;
+    if d.sets {
+        // Same-rank groups: every subset of two or more cards (1 of a pair, 4 of three cards,
+        // 11 of four), counted over the ranks held in exactly 2, 3 or 4 suits; plus the pair of
+        // jokers. (Most hands hold no pair: no bit counting then.)
+        let [a, b, c, e] = suit_ranks;
+        let two = (a & b) | (a & c) | (a & e) | (b & c) | (b & e) | (c & e);
+        if two != 0 {
+            let three = (a & b & c) | (a & b & e) | (a & c & e) | (b & c & e);
+            let four = a & b & c & e;
+            n += (two & !three).count_ones()
+                + 4 * (three & !four).count_ones()
+                + 11 * four.count_ones();
+        }
+        n += u32::from(set >> 52 == 3);
+    }
+    if d.runs {
+        let min = u32::from(d.min_run).max(1);
+        for mut mask in suit_ranks {
+            if d.ace_high && mask & 1 != 0 {
+                mask |= 1 << 13;
+            }
+            // Positions that start `min` consecutive ranks: none, for most suits of most hands.
+            let mut starts = mask;
+            for _ in 1..min {
+                starts &= starts >> 1;
+            }
+            if starts == 0 {
+                continue;
+            }
+            while mask != 0 {
+                let start = mask.trailing_zeros();
+                let len = (!(mask >> start)).trailing_zeros();
+                mask &= !((((1u32 << len) - 1) << start) as u16);
+                if len >= min {
+                    let extra = len - min + 1;
+                    n += extra * (extra + 1) / 2;
+                }
+            }
+        }
+    }
+    n
+}
+
 /// The number of legal discards from `hand` (the "perft" of depth one).
 pub fn count_discards(rules: &Rules, hand: &[Card]) -> usize {
     let mut n = 0;

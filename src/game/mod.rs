@@ -13,7 +13,8 @@ pub mod rules;
 pub use cards::{Card, CardSet, CardVec, Discard, Hand, Suit};
 pub use decision::{Agent, AgentError, Observation, Oracle, Phase, Pick, PlayError};
 pub use discards::{
-    DiscardKind, Runs, classify, count_discards, for_each_discard, for_each_multi_discard,
+    DiscardKind, Runs, classify, count_discards, count_multi_discards, for_each_discard,
+    for_each_multi_discard,
 };
 pub use round::{EndReason, Event, Observer, Resume, RoundOutcome, RoundState, Seats, Table};
 pub use rules::{Preset, Rules, RulesError, Variant};

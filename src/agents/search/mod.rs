@@ -98,7 +98,11 @@ impl SearchParams {
             exploration: 0.7,
             reward: Reward::Win,
             reward_scale: 50.0,
-            rollout_turns: 0,
+            // A uniformly random rollout under the paper's rules lasts about 50 more turns and
+            // ends near the turn limit with nearly random hands; cut at 20 (five turns each at
+            // four players) and scored by the lowest hand it says more about the position, at
+            // a third of the cost.
+            rollout_turns: 20,
             oracle: false,
         }
     }
@@ -294,14 +298,25 @@ impl Sim<'_> {
     /// rollout), else descends to the best child by UCB. Returns the option chosen.
     fn step(&mut self, seat: usize, turn: u32, rng: &mut dyn RandomSource) -> Option_ {
         let parent = self.node;
-        let mut untried = 0u32;
+        // Match the children tried so far against the actions legal here. A child whose cards
+        // are not all among the options' cards (another world's hand) is skipped with one AND:
+        // opponents' nodes collect children from many sampled hands.
+        let mut cards = 0u64;
         for o in self.options.iter_mut() {
-            o.child = self.tree.child(parent, o.key);
-            match o.child {
-                Some(c) => self.tree.node_mut(c).avail += 1,
-                None => untried += 1,
-            }
+            o.child = None;
+            cards |= o.key & key::CARDS;
         }
+        let options = &mut *self.options;
+        self.tree.for_each_child_mut(parent, |id, node| {
+            if node.key & key::CARDS & !cards != 0 {
+                return;
+            }
+            if let Some(o) = options.iter_mut().find(|o| o.key == node.key) {
+                o.child = Some(id);
+                node.avail += 1;
+            }
+        });
+        let untried = options.iter().filter(|o| o.child.is_none()).count() as u32;
         if untried > 0 {
             let pick = rng.below(untried);
             let chosen = *self

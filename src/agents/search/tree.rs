@@ -27,8 +27,12 @@ pub mod key {
     const PILE: u64 = 4 << TAG;
     const DISCARD: u64 = 5 << TAG;
 
+    /// The low bits of every key are the card set it involves (empty for a call, a pass or a
+    /// stock draw), so that a node's children can be screened against a hand with one AND.
+    pub const CARDS: u64 = (1 << 54) - 1;
+
     pub fn pile(card: Card) -> u64 {
-        PILE | u64::from(card.id())
+        PILE | 1 << card.id()
     }
 
     pub fn discard(cards: &[Card]) -> u64 {
@@ -121,6 +125,16 @@ impl Tree {
             c = self.nodes[c as usize].next_sibling;
             Some(id)
         })
+    }
+
+    /// Calls `f` with every child of `parent`, mutably.
+    pub fn for_each_child_mut(&mut self, parent: NodeId, mut f: impl FnMut(NodeId, &mut Node)) {
+        let mut c = self.nodes[parent as usize].first_child;
+        while c != NONE {
+            let node = &mut self.nodes[c as usize];
+            f(c, node);
+            c = node.next_sibling;
+        }
     }
 
     /// Adds a child of `parent` for `key`, chosen by `player`.
