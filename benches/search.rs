@@ -71,11 +71,7 @@ fn search(kind: &str, params: serde_json::Value) -> SearchParams {
 fn bench(label: &str, params: SearchParams, rounds: u64) {
     let rules = Rules::new(Preset::Paper.variant()).unwrap();
     let mut timed = Timed {
-        inner: SearchAgent::new(
-            "search",
-            params,
-            Box::new(dhumbal::agents::RandomAgent::new("rollout")),
-        ),
+        inner: SearchAgent::new("search", params, dhumbal::agents::Rollout::Random),
         times: Vec::new(),
     };
     let mut others: Vec<Heuristic> = [Style::Aggressive, Style::Conservative, Style::Balanced]

@@ -213,7 +213,14 @@ fn cluster_robust_means_match_statsmodels() {
 #[test]
 fn bonferroni_and_holm_match_statsmodels() {
     let fx = fixture("stats.json");
-    for case in fx["adjust"].as_array().unwrap() {
+    let families = fx["adjust"].as_array().unwrap();
+    assert!(
+        families
+            .iter()
+            .any(|c| vec(&c["holm"]).contains(&1.0) && vec(&c["p"]).iter().all(|p| *p < 1.0)),
+        "a family where Holm caps at 1"
+    );
+    for case in families {
         let p: Vec<Option<f64>> = vec(&case["p"]).into_iter().map(Some).collect();
         for (got, want) in bonferroni(&p).iter().zip(vec(&case["bonferroni"])) {
             close(got.unwrap(), want, "bonferroni");
@@ -230,13 +237,16 @@ fn proportion_intervals_match_statsmodels() {
     let z = dist::normal_quantile(0.975);
     for case in fx["proportions"].as_array().unwrap() {
         let (k, n) = (case["k"].as_u64().unwrap(), case["n"].as_u64().unwrap());
-        let (lo, hi) = wilson(k, n, 0.95);
+        let (lo, hi) = wilson(k, n, 0.95).unwrap();
         close(lo, f(&case["wilson"][0]), &format!("wilson {k}/{n}"));
         close(hi, f(&case["wilson"][1]), &format!("wilson {k}/{n}"));
-        let (lo, hi) = normal_interval(k, n, z);
+        let (lo, hi) = normal_interval(k, n, z).unwrap();
         close(lo, f(&case["normal"][0]), &format!("normal {k}/{n}"));
         close(hi, f(&case["normal"][1]), &format!("normal {k}/{n}"));
     }
+    // Nothing to estimate: no interval, not [0, 1].
+    assert_eq!(wilson(0, 0, 0.95), None);
+    assert_eq!(normal_interval(0, 0, z), None);
 }
 
 #[test]
@@ -364,6 +374,20 @@ fn info(agents: &[&str], seating: SeatingMode) -> StageInfo {
     }
 }
 
+/// The cluster-robust t interval of a mean over units (sum, count), written out from its
+/// definition: ȳ = ΣS/ΣN, V = G/(G−1)·Σ(S_g − ȳ·n_g)²/N², ȳ ± t_{0.975, G−1}·√V.
+fn cluster_interval(units: &[(f64, f64)]) -> [f64; 2] {
+    let g = units.len() as f64;
+    let (s, n): (f64, f64) = units
+        .iter()
+        .fold((0.0, 0.0), |(s, n), u| (s + u.0, n + u.1));
+    let mean = s / n;
+    let ss: f64 = units.iter().map(|u| (u.0 - mean * u.1).powi(2)).sum();
+    let v = g / (g - 1.0) * ss / (n * n);
+    let half = dist::t_quantile(0.975, g - 1.0) * v.sqrt();
+    [mean - half, mean + half]
+}
+
 #[test]
 fn rotated_deals_are_the_unit_and_pairs_use_deal_means() {
     // Two agents, two rotations per deal, three deals. (deal, rotation, seat, agent, won,
@@ -480,6 +504,50 @@ fn rotated_deals_are_the_unit_and_pairs_use_deal_means() {
         percentile(&mut per_round, 0.95).unwrap(),
         "p95",
     );
+    // The figure's median is of the same per-round distribution, so it never exceeds the p95.
+    let mut sorted = per_round.clone();
+    sorted.sort_by(f64::total_cmp);
+    close(
+        d.median_us.unwrap(),
+        (sorted[2] + sorted[3]) / 2.0,
+        "median of per-round means",
+    );
+    assert!(d.median_us <= d.p95_us);
+    // Rotated seating: the win rate's primary interval is by deal, the cluster-robust t
+    // interval over x's per-deal (wins, rounds): (1, 2), (2, 2), (0, 2); Wilson stays beside it.
+    assert_eq!(x.win.ci95_method, "deal");
+    let want = cluster_interval(&[(1.0, 2.0), (2.0, 2.0), (0.0, 2.0)]);
+    assert_eq!(x.win.ci95, x.win.ci95_units);
+    close(x.win.ci95.unwrap()[0], want[0].max(0.0), "win by deal low");
+    close(x.win.ci95.unwrap()[1], want[1].min(1.0), "win by deal high");
+    assert_eq!(x.win.units, Some(3));
+    let (wl, wh) = wilson(3, 6, 0.95).unwrap();
+    assert_eq!(x.win.ci95_wilson, Some([wl, wh]));
+    // y: calls in deal 0 (1 of 1 succeeded), deal 1 (0 of 1), deal 2 (2 of 2).
+    let y = &s.agents[1];
+    assert_eq!((y.call_success.k, y.call_success.n), (3, 4));
+    assert_eq!(y.call_success.ci95_method, "deal");
+    let want = cluster_interval(&[(1.0, 1.0), (0.0, 1.0), (2.0, 2.0)]);
+    close(
+        y.call_success.ci95.unwrap()[0],
+        want[0].max(0.0),
+        "calls by deal",
+    );
+    close(
+        y.call_success.ci95.unwrap()[1],
+        want[1].min(1.0),
+        "calls by deal",
+    );
+    // x won every call: a rate of 1 has no cluster variance, so the by-deal interval is
+    // Wilson's over the 2 deals with calls, not the point [1, 1].
+    let (l, h) = wilson(2, 2, 0.95).unwrap();
+    assert_eq!(x.call_success.ci95, Some([l, h]));
+    // By seat, by deal: x in seat 0 won in deals 0 and 1, not 2 (one round per deal).
+    let seat0 = &x.by_seat[0].win;
+    assert_eq!(seat0.ci95_method, "deal");
+    let want = cluster_interval(&[(1.0, 1.0), (1.0, 1.0), (0.0, 1.0)]);
+    close(seat0.ci95.unwrap()[1], want[1].min(1.0), "seat 0 by deal");
+    assert_eq!(s.seats[0].win.ci95_method, "deal");
     // Holm and Bonferroni over one pair leave p unchanged.
     assert_eq!(row.p_holm, row.p);
     assert_eq!(row.p_bonferroni, row.p);
@@ -501,7 +569,8 @@ fn a_report_writes_every_output_with_finite_numbers() {
                     won,
                     if won { 12 } else { -6 },
                     won || (deal + u64::from(seat)) % 5 == 0,
-                    ((deal * 7 + u64::from(seat) * 3) % 17) as u32,
+                    // Hand values far apart by seat: some p-values are tiny.
+                    ((deal * 7 + u64::from(seat) * 3) % 17 + 20 * u64::from(seat)) as u32,
                 )
             })
         })
@@ -527,11 +596,72 @@ fn a_report_writes_every_output_with_finite_numbers() {
         assert!(dir.path().join(f).is_file(), "{f} written");
     }
     let text = std::fs::read_to_string(dir.path().join("stats.json")).unwrap();
-    assert!(
-        !text.contains("NaN") && !text.contains("Infinity"),
-        "finite or null only"
-    );
     let json: Value = serde_json::from_str(&text).unwrap();
+    // Every number that is defined here is a number (serde writes a NaN or an infinity as
+    // null, so a computation gone wrong shows up as a null where a number is required).
+    for a in json["agents"].as_array().unwrap() {
+        let number = |path: &str| {
+            let v = a.pointer(path).unwrap_or(&Value::Null);
+            assert!(v.is_number(), "agent {}: {path} is {v}", a["agent"]);
+        };
+        // Each agent sits in its own seat (fixed seating).
+        number(&format!("/by_seat/{}/rate", a["slot"]));
+        number(&format!("/by_seat/{}/ci95/1", a["slot"]));
+        for path in [
+            "/win/rate",
+            "/win/ci95/0",
+            "/win/ci95/1",
+            "/win/ci95_wilson/0",
+            "/win/ci95_normal/1",
+            "/economic/mean",
+            "/economic/sd",
+            "/economic/ci95/0",
+            "/economic/ci95/1",
+            "/calls_per_round/mean",
+            "/call_success/rate",
+            "/call_success/ci95/0",
+            "/call_success/ci95/1",
+            "/cards_discarded_per_round/mean",
+            "/turns_per_round/mean",
+            "/final_hand_value/mean",
+            "/final_hand_value/ci95/1",
+            "/decision_time/mean_us",
+            "/decision_time/median_us",
+            "/decision_time/p95_us",
+        ] {
+            number(path);
+        }
+        assert_eq!(a["win"]["ci95_method"], "wilson", "fixed seating");
+        assert!(a["win"]["ci95_units"].is_null(), "no clusters here");
+    }
+    for r in json["pairwise"].as_array().unwrap() {
+        for key in [
+            "statistic",
+            "df",
+            "p",
+            "p_bonferroni",
+            "p_holm",
+            "effect",
+            "mde",
+        ] {
+            assert!(
+                r[key].is_number(),
+                "{} {} {key}: {r}",
+                r["metric"],
+                r["test"]
+            );
+        }
+    }
+    for key in [
+        "achieved_power",
+        "achieved_power_bonferroni",
+        "eq5_rounds",
+        "mde_independent",
+    ] {
+        assert!(json["power"][key].is_number(), "power {key}");
+    }
+    assert_eq!(json["power"]["unit"], "rounds");
+    assert_eq!(json["power"]["units_per_agent"], 40);
     // Defined where they must be: every win test here has a statistic and a p-value.
     for r in json["pairwise"]
         .as_array()
@@ -576,8 +706,235 @@ fn a_report_writes_every_output_with_finite_numbers() {
     assert_eq!(report.analysis.design.unit, "round");
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(md.contains("## Pairwise comparisons") && md.contains("| a vs b |"));
+    // The summary's p is named for what it is: Holm-adjusted, of the paired test (Welch's
+    // for call success, which does not pair).
+    assert!(md.contains("win p (Holm, paired)"), "{md}");
+    assert!(md.contains("call_success p (Holm, Welch)"), "{md}");
     let tex = std::fs::read_to_string(dir.path().join("tables/agents.tex")).unwrap();
     assert!(tex.contains("\\toprule") && tex.contains("\\bottomrule"));
+    // pairwise.csv: p-values at full precision; small ones in scientific notation.
+    let csv = std::fs::read_to_string(dir.path().join("tables/pairwise.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let mut small = 0;
+    // (Compared with the numbers in memory: serde_json's own float parsing may be a unit in
+    // the last place off.)
+    for (line, r) in lines.zip(&report.analysis.pairwise) {
+        let cells: Vec<&str> = line.split(',').collect();
+        for (key, want) in [("p", r.p), ("p_holm", r.p_holm)] {
+            let cell = cells[col(key)];
+            let want = want.unwrap();
+            assert_eq!(cell.parse::<f64>().unwrap(), want, "{key} round-trips");
+            if want < 1e-4 {
+                assert!(cell.contains('e'), "{cell} in scientific notation");
+                small += 1;
+            }
+        }
+    }
+    assert!(small > 0, "some p-values here are tiny");
+}
+
+#[test]
+fn csv_numbers_are_exact_and_small_ones_scientific() {
+    use dhumbal::analysis::tables::csv_num;
+    assert_eq!(
+        csv_num(Some(1.2839639276787884e-15)),
+        "1.2839639276787884e-15"
+    );
+    assert_eq!(csv_num(Some(0.5)), "0.5");
+    assert_eq!(csv_num(Some(-0.25)), "-0.25");
+    assert_eq!(csv_num(Some(0.0)), "0");
+    assert_eq!(csv_num(Some(2e-300)), "2e-300");
+    assert_eq!(csv_num(Some(f64::NAN)), "");
+    assert_eq!(csv_num(None), "");
+    for v in [3.0e-53, 9.99e-5, 1e-4, 0.123456789012345, 123456.75, 1e20] {
+        assert_eq!(csv_num(Some(v)).parse::<f64>().unwrap(), v);
+    }
+}
+
+/// Fixed seating, two agents with exactly equal means (the same values in the same rounds:
+/// coins +5/−5, wins on alternate deals) but a spread: the minimum detectable effect and the
+/// power still exist, from the pooled SD of the two variances (not from difference / d,
+/// undefined at a zero difference).
+#[test]
+fn equal_means_keep_their_minimum_detectable_effect() {
+    let rows: Vec<TestRow> = (0..30u64)
+        .flat_map(|deal| {
+            let even = deal % 2 == 0;
+            let coins = if even { 5 } else { -5 };
+            [
+                (deal, 0, 0, "a", even, coins, false, 3),
+                (deal, 0, 1, "b", even, coins, false, 4),
+            ]
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    write_records(dir.path(), &rows);
+    let info = info(&["a", "b"], SeatingMode::Fixed);
+    let opts = Options {
+        figures: false,
+        ..Options::default()
+    };
+    let (s, _) = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap();
+    let values = |who: &str, m: fn(&TestRow) -> f64| -> Moments {
+        Moments::from_slice(
+            &rows
+                .iter()
+                .filter(|r| r.3 == who)
+                .map(m)
+                .collect::<Vec<_>>(),
+        )
+    };
+    for (metric, m) in [
+        (
+            "economic",
+            (|r: &TestRow| r.5 as f64) as fn(&TestRow) -> f64,
+        ),
+        ("win", |r: &TestRow| f64::from(u8::from(r.4))),
+    ] {
+        let (ma, mb) = (values("a", m), values("b", m));
+        assert_eq!(ma.mean, mb.mean, "{metric}: equal means");
+        let r = s
+            .pairwise
+            .iter()
+            .find(|r| r.metric == metric && r.test == "welch")
+            .unwrap();
+        assert_eq!(r.difference, Some(0.0));
+        let pooled = ((29.0 * ma.var(1).unwrap() + 29.0 * mb.var(1).unwrap()) / 58.0).sqrt();
+        let es = power::ttest_ind_mde(30.0, 0.05, 0.8, 1.0).unwrap();
+        close(r.mde.unwrap(), es * pooled, &format!("{metric} mde"));
+        if metric == "win" {
+            close(
+                r.power_at_delta.unwrap(),
+                power::ttest_ind_power(0.05 / pooled, 30.0, 0.05, 1.0),
+                "power at delta",
+            );
+        }
+    }
+}
+
+/// An agent that never calls has no call-success interval (null, not [0, 1]).
+#[test]
+fn no_calls_no_interval() {
+    let rows: Vec<TestRow> = (0..10u64)
+        .flat_map(|deal| {
+            [
+                (deal, 0, 0, "a", true, 5, true, 3),
+                (deal, 0, 1, "b", false, -5, false, 9),
+            ]
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    write_records(dir.path(), &rows);
+    let info = info(&["a", "b"], SeatingMode::Fixed);
+    let opts = Options {
+        figures: false,
+        ..Options::default()
+    };
+    dhumbal::analysis::report_stage(dir.path(), &info, &opts).unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("stats.json")).unwrap())
+            .unwrap();
+    let b = &json["agents"][1]["call_success"];
+    assert_eq!(b["n"], 0);
+    for key in ["rate", "ci95", "ci95_wilson", "ci95_normal", "ci95_units"] {
+        assert!(b[key].is_null(), "{key}: {b}");
+    }
+    assert!(json["agents"][0]["call_success"]["ci95"].is_array());
+}
+
+/// Columns are checked against the records' schema by name: reordered, missing or
+/// unexpected columns are refused as bad input naming them, never read by position.
+#[test]
+fn record_columns_are_checked_by_name() {
+    let rows: Vec<TestRow> = (0..6u64)
+        .flat_map(|deal| {
+            [
+                (deal, 0, 0, "a", deal % 2 == 0, 5, true, 3),
+                (deal, 0, 1, "b", deal % 2 == 1, -5, false, 9),
+            ]
+        })
+        .collect();
+    let info = info(&["a", "b"], SeatingMode::Fixed);
+    let opts = Options {
+        figures: false,
+        ..Options::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write_records(dir.path(), &rows);
+    let good = std::fs::read_to_string(dir.path().join("rounds.csv")).unwrap();
+    // Rewrites every line with its cells transformed.
+    let rewrite = |edit: &dyn Fn(&mut Vec<String>)| {
+        let text: String = good
+            .lines()
+            .map(|l| {
+                let mut cells: Vec<String> = l.split(',').map(String::from).collect();
+                edit(&mut cells);
+                cells.join(",") + "\n"
+            })
+            .collect();
+        std::fs::write(dir.path().join("rounds.csv"), text).unwrap();
+    };
+    let header: Vec<String> = good
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (hand, cards) = (at("hand_value"), at("cards_discarded"));
+    let error = || {
+        let e = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap_err();
+        assert!(dhumbal::analysis::load::is_input_error(&e), "{e:#}");
+        let text = format!("{e:#}");
+        assert!(text.contains("rounds.csv"), "names the file: {text}");
+        text
+    };
+    // Two columns swapped, header and values together: same data, wrong layout.
+    rewrite(&|c| c.swap(hand, cards));
+    let e = error();
+    assert!(
+        e.contains("out of order `cards_discarded`, `hand_value`"),
+        "{e}"
+    );
+    rewrite(&|c| {
+        c.remove(hand);
+    });
+    let e = error();
+    assert!(
+        e.contains("missing `hand_value`") && !e.contains("out of order"),
+        "{e}"
+    );
+    rewrite(&|c| {
+        c.push(if c[0] == "stage" {
+            "extra".into()
+        } else {
+            "1".into()
+        })
+    });
+    assert!(error().contains("unexpected `extra`"));
+    // The file as written reads, and gives what the rows say.
+    std::fs::write(dir.path().join("rounds.csv"), &good).unwrap();
+    let (s, _) = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap();
+    close(
+        s.agents[0].final_hand_value.mean.unwrap(),
+        3.0,
+        "hand value",
+    );
+    close(
+        s.agents[1].cards_discarded_per_round.mean.unwrap(),
+        0.0,
+        "cards (9 % 3)",
+    );
+    // A header without rows is no stage to analyse.
+    std::fs::write(
+        dir.path().join("rounds.csv"),
+        good.lines().next().unwrap().to_string() + "\n",
+    )
+    .unwrap();
+    assert!(error().contains("holds no rounds"));
 }
 
 /// The paper's Table I run, analysed with the paper's definitions, gives the numbers of its
@@ -628,7 +985,7 @@ fn table_one_statistics_match_the_papers_own() {
             f(&want["win_rate_pct"]),
             name,
         );
-        let half = 100.0 * (agent.win.ci95_normal[1] - agent.win.rate.unwrap());
+        let half = 100.0 * (agent.win.ci95_normal.unwrap()[1] - agent.win.rate.unwrap());
         close(half, f(&want["win_ci_pct"]), &format!("{name} CI"));
         close(agent.economic.mean.unwrap(), f(&want["economic"]), name);
         close(
@@ -669,4 +1026,219 @@ fn table_one_statistics_match_the_papers_own() {
             );
         }
     }
+}
+
+/// One row of a point-scoring run, read from its `rounds.csv` by this test.
+struct PointRow {
+    deal: u64,
+    round: u32,
+    agent: String,
+    won: bool,
+    points: i64,
+    eliminated: bool,
+    game_won: bool,
+}
+
+/// Point scoring through the runner (the `jhyap` preset: games until one player is left,
+/// seats rotated): the game is the unit, game wins are counted per game and arrangement,
+/// players are eliminated, and games (clusters) differ in size. Every number checked here is
+/// recomputed from the records by this test, with the formulas written out.
+#[test]
+fn point_games_are_analysed_with_the_game_as_unit() {
+    use dhumbal::scenario::{self, Overrides};
+    use dhumbal::tournament::runner::{self, Quiet, RunOptions};
+    let out = tempfile::tempdir().unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/variants/jhyap.yaml");
+    let games = 12u64;
+    let sc = scenario::load(
+        &path,
+        &Overrides {
+            seed: None,
+            rounds: Some(games),
+            out: Some(out.path().to_path_buf()),
+        },
+    )
+    .unwrap();
+    runner::run(
+        &sc,
+        &RunOptions {
+            threads: 1,
+            resume: false,
+            report: false,
+        },
+        &Quiet,
+    )
+    .unwrap();
+    let opts = Options {
+        figures: false,
+        ..Options::default()
+    };
+    let reports = dhumbal::analysis::report_dir(out.path(), &opts).unwrap();
+    assert_eq!(reports.len(), 1);
+    let s = &reports[0].analysis;
+    assert!(s.info.points);
+    assert_eq!(s.design.unit, "game");
+    assert_eq!(s.design.units, games);
+
+    // The records, read here (the analysis read rounds.parquet).
+    let text = std::fs::read_to_string(reports[0].dir.join("rounds.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<PointRow> = lines
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            PointRow {
+                deal: c[at("deal")].parse().unwrap(),
+                round: c[at("round")].parse().unwrap(),
+                agent: c[at("agent")].to_string(),
+                won: c[at("won")] == "true",
+                points: c[at("points_delta")].parse().unwrap(),
+                eliminated: c[at("eliminated")] == "true",
+                game_won: c[at("game_won")] == "true",
+            }
+        })
+        .collect();
+    assert!(
+        rows.iter().any(|r| r.eliminated),
+        "some player is eliminated"
+    );
+    let agents: Vec<&str> = s.agents.iter().map(|a| a.agent.as_str()).collect();
+    // Per agent and game (deal): (wins, rounds) and (game wins, games started).
+    let per_game = |agent: &str, value: &dyn Fn(&PointRow) -> Option<f64>| -> Vec<(f64, f64)> {
+        (0..games)
+            .map(|g| {
+                rows.iter()
+                    .filter(|r| r.deal == g && r.agent == agent)
+                    .filter_map(value)
+                    .fold((0.0, 0.0), |(s, n), v| (s + v, n + 1.0))
+            })
+            .collect()
+    };
+    let wins = |a: &str| per_game(a, &|r| Some(f64::from(u8::from(r.won))));
+    // A game (one arrangement) is started at round 0 and won by the row with `game_won`.
+    let game_wins = |a: &str| -> Vec<(f64, f64)> {
+        (0..games)
+            .map(|g| {
+                let started = rows
+                    .iter()
+                    .filter(|r| r.deal == g && r.agent == a && r.round == 0)
+                    .count() as f64;
+                let won = rows
+                    .iter()
+                    .filter(|r| r.deal == g && r.agent == a && r.game_won)
+                    .count() as f64;
+                (won, started)
+            })
+            .collect()
+    };
+    let sizes: Vec<f64> = agents.iter().flat_map(|a| wins(a)).map(|u| u.1).collect();
+    assert!(
+        sizes.iter().any(|n| *n != sizes[0]),
+        "games differ in size: {sizes:?}"
+    );
+
+    for (i, a) in agents.iter().enumerate() {
+        let m = &s.agents[i];
+        let w = wins(a);
+        let (k, n) = w.iter().fold((0.0, 0.0), |(k, n), u| (k + u.0, n + u.1));
+        assert_eq!((m.win.k, m.win.n), (k as u64, n as u64), "{a} wins");
+        assert_eq!(m.win.ci95_method, "game");
+        let want = cluster_interval(&w);
+        let got = m.win.ci95.unwrap();
+        close(got[0], want[0].max(0.0), &format!("{a} win by game, low"));
+        close(got[1], want[1].min(1.0), &format!("{a} win by game, high"));
+        // Game wins: each arrangement of a game once; the 4 rotations of a game cluster.
+        let gw = game_wins(a);
+        let (gk, gn) = gw.iter().fold((0.0, 0.0), |(k, n), u| (k + u.0, n + u.1));
+        let games_rate = m.games.as_ref().unwrap();
+        assert_eq!((games_rate.k, games_rate.n), (gk as u64, gn as u64), "{a}");
+        assert_eq!(gn as u64, 4 * games, "every agent starts every arrangement");
+        assert_eq!(games_rate.ci95_method, "game");
+        if gk > 0.0 && gk < gn {
+            let want = cluster_interval(&gw);
+            close(
+                games_rate.ci95.unwrap()[1],
+                want[1].min(1.0),
+                &format!("{a} game wins by game"),
+            );
+        }
+        // Economic performance: minus the points taken per round.
+        let pts: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.agent == *a)
+            .map(|r| -(r.points as f64))
+            .collect();
+        close(
+            m.economic.mean.unwrap(),
+            pts.iter().sum::<f64>() / pts.len() as f64,
+            &format!("{a} economic"),
+        );
+    }
+    let total_game_wins: u64 = s.agents.iter().map(|a| a.games.as_ref().unwrap().k).sum();
+    assert_eq!(
+        total_game_wins,
+        4 * games,
+        "one winner per game and arrangement"
+    );
+
+    for (i, j) in [(0usize, 1usize), (0, 3), (2, 3)] {
+        let (a, b) = (agents[i], agents[j]);
+        let find = |metric: &str| {
+            s.pairwise
+                .iter()
+                .find(|r| r.metric == metric && r.test == "paired" && r.a == a && r.b == b)
+                .unwrap()
+        };
+        // Game wins: 4 arrangements per game for both, so the paired t-test on per-game means.
+        let (ga, gb) = (game_wins(a), game_wins(b));
+        let diff: Vec<f64> = ga
+            .iter()
+            .zip(&gb)
+            .map(|(x, y)| x.0 / x.1 - y.0 / y.1)
+            .collect();
+        let r = find("game_win");
+        assert_eq!((r.unit, r.n_a), ("game", games));
+        if let Some(want) = paired(&Moments::from_slice(&diff)) {
+            close(
+                r.statistic.unwrap(),
+                want.statistic,
+                &format!("{a}-{b} game t"),
+            );
+            close(r.p.unwrap(), want.p, &format!("{a}-{b} game p"));
+        }
+        // Round wins over games of unequal size: the cluster-robust paired comparison,
+        // V = G/(G−1)·Σ e_g², e_g = (S_ag − ȳ_a n_ag)/N_a − (S_bg − ȳ_b n_bg)/N_b.
+        let (wa, wb) = (wins(a), wins(b));
+        let tot = |w: &[(f64, f64)]| w.iter().fold((0.0, 0.0), |(s, n), u| (s + u.0, n + u.1));
+        let ((sa, na), (sb, nb)) = (tot(&wa), tot(&wb));
+        let (ya, yb) = (sa / na, sb / nb);
+        let e2: f64 = wa
+            .iter()
+            .zip(&wb)
+            .map(|(x, y)| ((x.0 - ya * x.1) / na - (y.0 - yb * y.1) / nb).powi(2))
+            .sum();
+        let g = games as f64;
+        let t = (ya - yb) / (g / (g - 1.0) * e2).sqrt();
+        let r = find("win");
+        close(r.statistic.unwrap(), t, &format!("{a}-{b} win t"));
+        close(
+            r.p.unwrap(),
+            dist::t_two_sided_p(t, g - 1.0).unwrap(),
+            &format!("{a}-{b} win p"),
+        );
+        close(r.difference.unwrap(), ya - yb, "difference");
+    }
+
+    // Power after the run counts games, as `plan` does: each agent started 4 × 12 games.
+    let p = &s.power;
+    assert_eq!(p.unit, "games");
+    assert_eq!(p.units_per_agent, 4 * games);
+    assert!(p.rounds_per_agent > p.units_per_agent);
+    let es = p.delta / (p.baseline * (1.0 - p.baseline)).sqrt();
+    close(
+        p.achieved_power,
+        power::normal_ind_power(es, (4 * games) as f64, p.alpha, 1.0),
+        "achieved power over games",
+    );
 }

@@ -809,3 +809,134 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
         "{help}"
     );
 }
+
+/// Records that cannot be read or make no sense are bad input: exit 2, the record file named,
+/// and nothing written for the stage (no stats.json, no report.md).
+#[test]
+fn report_refuses_bad_records_with_exit_2_and_writes_nothing() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "s.yaml",
+        "name: x\nseed: 3\ndeals: 10\nseating: rotate\nagents:\n  - kind: random\n  - kind: aggressive\n  - kind: balanced\n  - kind: conservative\n",
+    );
+    let out = dir.path().join("o");
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let good = std::fs::read_to_string(out.join("rounds.csv")).unwrap();
+    let header: Vec<&str> = good.lines().next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    // Each line's cells, edited.
+    let edit = |f: &dyn Fn(usize, &mut Vec<String>)| -> String {
+        good.lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut cells: Vec<String> = l.split(',').map(String::from).collect();
+                f(i, &mut cells);
+                cells.join(",") + "\n"
+            })
+            .collect()
+    };
+    let (hand, cards, won) = (at("hand_value"), at("cards_discarded"), at("won"));
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("empty", String::new(), "empty"),
+        (
+            "header-only",
+            good.lines().next().unwrap().to_string() + "\n",
+            "no rounds",
+        ),
+        (
+            "unparsable",
+            edit(&|i, c| {
+                if i == 5 {
+                    c[won] = "maybe".into();
+                }
+            }),
+            "maybe",
+        ),
+        (
+            "missing-column",
+            edit(&|_, c| {
+                c.remove(hand);
+            }),
+            "missing `hand_value`",
+        ),
+        (
+            "swapped-columns",
+            edit(&|_, c| c.swap(hand, cards)),
+            "out of order `cards_discarded`, `hand_value`",
+        ),
+    ];
+    for (name, body, says) in &cases {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("rounds.csv"), body).unwrap();
+        let o = run(&["report", d.to_str().unwrap()]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {t}");
+        assert!(
+            t.contains(d.join("rounds.csv").to_str().unwrap()),
+            "{name} names the file: {t}"
+        );
+        assert!(t.contains(says), "{name}: {t}");
+        assert!(!t.contains("infer_schema_length"), "no Polars advice: {t}");
+        for f in ["stats.json", "report.md", "tables"] {
+            assert!(!d.join(f).exists(), "{name}: {f} not written");
+        }
+    }
+
+    // An agent the stage does not have: the run's manifest lists the stage's agents.
+    let renamed = good.replace(",random,", ",stranger,");
+    std::fs::write(out.join("rounds.csv"), renamed).unwrap();
+    std::fs::remove_file(out.join("rounds.parquet")).unwrap();
+    let o = run(&["report", out.to_str().unwrap(), "--no-figures"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("agent `stranger` is not one of this stage's agents"),
+        "{t}"
+    );
+    assert!(t.contains(out.join("rounds.csv").to_str().unwrap()), "{t}");
+    assert!(!out.join("stats.json").exists() && !out.join("report.md").exists());
+
+    // The records as written report fine.
+    std::fs::write(out.join("rounds.csv"), &good).unwrap();
+    let o = run(&["report", out.to_str().unwrap(), "--no-figures"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("stats.json").is_file());
+}
+
+/// Blocked designs show the by-deal interval first, labelled, with Wilson beside it.
+#[test]
+fn rotated_reports_label_the_by_deal_interval_as_primary() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "s.yaml",
+        "name: x\nseed: 3\ndeals: 30\nseating: rotate\nagents:\n  - kind: random\n  - kind: aggressive\n  - kind: balanced\n  - kind: conservative\n",
+    );
+    let out = dir.path().join("o");
+    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Win % [95% CI by deal]"), "{md}");
+    assert!(md.contains("Wilson CI (rounds independent)"), "{md}");
+    assert!(md.contains("Call success % [95% CI by deal]"), "{md}");
+    assert!(md.contains("win p (Holm, paired)"), "{md}");
+    let s = stats_json(&out.join("stats.json"));
+    for a in s["agents"].as_array().unwrap() {
+        assert_eq!(a["win"]["ci95_method"], "deal");
+        assert_eq!(a["win"]["ci95"], a["win"]["ci95_units"]);
+        assert_eq!(a["win"]["units"], 30);
+    }
+    let svg = std::fs::read_to_string(out.join("figures/win_rate.svg")).unwrap();
+    assert!(svg.contains("by deal"), "the figure says which interval");
+    let csv = std::fs::read_to_string(out.join("tables/agents.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("win_ci95_method"));
+    assert!(csv.lines().nth(1).unwrap().contains(",deal,"));
+}

@@ -3,7 +3,7 @@
 //! and an illegal action is refused with an error naming the agent, never applied.
 
 use dhumbal::agents::search::Determinizer;
-use dhumbal::agents::{Heuristic, RandomAgent, SearchAgent, SearchParams, Style};
+use dhumbal::agents::{Heuristic, RandomAgent, Rollout, SearchAgent, SearchParams, Style};
 use dhumbal::game::rules::*;
 use dhumbal::game::{
     Agent, AgentError, CardSet, Discard, Event, Observation, Observer, Pick, PlayError, RoundState,
@@ -153,11 +153,7 @@ fn search(seat: usize, oracle_mcts: bool) -> SearchAgent {
     p.iterations = 12;
     p.oracle = oracle_mcts;
     p.rollout_turns = 6;
-    SearchAgent::new(
-        format!("search{seat}"),
-        p,
-        Box::new(RandomAgent::new("rollout")),
-    )
+    SearchAgent::new(format!("search{seat}"), p, Rollout::Random)
 }
 
 /// Plays as a random agent and, at every decision, samples worlds from its observation and

@@ -5,10 +5,12 @@ Regenerate: python3 scripts/reference/stats_fixture.py > tests/fixtures/stats.js
 
 The sample data are drawn here from a seeded NumPy generator and stored in the fixture next
 to the results, so the Rust test reads both and needs no Python. Every result comes from a
-library routine (never from a formula typed here), except the two the libraries do not
-have: the paper's sample size (its eq. 5, a closed form written out below from
-`scipy.stats.norm.ppf`) and the paper's Cohen's d with population variances (eq. 11-12 as
-its public code computes them, `np.var` with ddof=0).
+library routine (never from a formula typed here). Cohen's d and d_z come from SciPy's
+t-tests, by the identities d = t_pooled·sqrt(1/n1 + 1/n2) (`ttest_ind(equal_var=True)`, whose
+pooled variance is eq. 12's) and d_z = t_paired/sqrt(n) (`ttest_rel`). Two values the
+libraries do not have are written out: the paper's sample size (its eq. 5, a closed form
+from `scipy.stats.norm.ppf`) and the paper's Cohen's d with population variances (eq. 11-12
+as its public code computes them, `np.var` with ddof=0).
 """
 import json
 
@@ -47,23 +49,25 @@ for name, (a, b) in samples.items():
     b = np.asarray(b, dtype=float)
     w = stats.ttest_ind(a, b, equal_var=False)
     n1, n2 = len(a), len(b)
-    pooled = np.sqrt(((n1 - 1) * np.var(a, ddof=1) + (n2 - 1) * np.var(b, ddof=1)) / (n1 + n2 - 2))
+    # Student's t with the pooled variance of eq. 12: t = (mean_a - mean_b) / (s_p·sqrt(1/n1 +
+    # 1/n2)), so Cohen's d = t·sqrt(1/n1 + 1/n2).
+    student = stats.ttest_ind(a, b, equal_var=True)
     pooled_pop = np.sqrt(((n1 - 1) * np.var(a, ddof=0) + (n2 - 1) * np.var(b, ddof=0)) / (n1 + n2 - 2))
     case = {
         "name": name,
         "a": floats(a),
         "b": floats(b),
         "welch": {"statistic": float(w.statistic), "df": float(w.df), "p": float(w.pvalue)},
-        "cohen_d": float((a.mean() - b.mean()) / pooled),
+        "cohen_d": float(student.statistic * np.sqrt(1 / n1 + 1 / n2)),
         "cohen_d_paper": float((a.mean() - b.mean()) / pooled_pop),
         "mean_ci95_a": floats(stats.t.interval(0.95, n1 - 1, loc=a.mean(), scale=stats.sem(a))),
         "p95_a": float(np.percentile(a, 95)),
     }
     if n1 == n2:
         r = stats.ttest_rel(a, b)
-        diff = a - b
         case["paired"] = {"statistic": float(r.statistic), "df": float(r.df), "p": float(r.pvalue)}
-        case["cohen_dz"] = float(diff.mean() / np.std(diff, ddof=1))
+        # t = mean(d) / (sd(d)/sqrt(n)), so d_z = mean(d)/sd(d) = t/sqrt(n).
+        case["cohen_dz"] = float(r.statistic / np.sqrt(n1))
     two_sample.append(case)
 
 # Pearson correlation (the paper's risk assessment, eq. 9): hand value at a call against the
@@ -118,6 +122,10 @@ families = [
      0.5803167549175454, 0.011394522797131918],
     [0.02, 0.02, 0.02, 0.9],
     [0.3],
+    # Holm (and Bonferroni) cap at 1: 4 x 0.3 = 1.2, and the cap carries down the steps.
+    [0.3, 0.45, 0.35, 0.8],
+    # Capped after the first steps: 0.001 x 5 = 0.005, 0.1 x 4 = 0.4, 0.4 x 3 = 1.2 -> 1.
+    [0.4, 0.001, 0.6, 0.1, 0.9],
 ]
 adjust = []
 for ps in families:

@@ -9,4 +9,4 @@ pub mod search;
 
 pub use heuristic::{Heuristic, HeuristicParams, Style};
 pub use random::RandomAgent;
-pub use search::{SearchAgent, SearchParams};
+pub use search::{Rollout, SearchAgent, SearchParams};

@@ -20,36 +20,27 @@ impl RandomAgent {
     }
 }
 
-impl Agent for RandomAgent {
-    fn name(&self) -> &str {
-        &self.name
+impl RandomAgent {
+    /// Call or not, one coin flip. (Generic over the stream so that a search's rollouts can
+    /// call these without dynamic dispatch.)
+    #[inline]
+    pub fn choose_call<R: RandomSource + ?Sized>(rng: &mut R) -> bool {
+        rng.coin()
     }
 
-    fn call(
-        &mut self,
-        _obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        Ok(rng.coin())
-    }
-
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        // Singles come first in the enumeration order, so most draws need no enumeration at
-        // all; the count is closed-form (rollouts call this millions of times). The same draw
-        // picks the same discard as counting and walking the whole list would.
+    /// A uniformly random legal discard. Singles come first in the enumeration order, so most
+    /// draws need no enumeration at all; the count is closed-form (rollouts call this millions
+    /// of times). The same draw picks the same discard as counting and walking the whole list
+    /// would.
+    #[inline]
+    pub fn choose_discard<R: RandomSource + ?Sized>(obs: &Observation<'_>, rng: &mut R) -> Discard {
         let hand = obs.hand.as_slice();
         let singles = hand.len() as u32;
         let count = singles + count_multi_discards(obs.rules, hand);
         let target = rng.below(count);
         if target < singles {
-            return Ok(
-                Discard::from_slice(&hand[target as usize..=target as usize])
-                    .expect("one card fits"),
-            );
+            return Discard::from_slice(&hand[target as usize..=target as usize])
+                .expect("one card fits");
         }
         let mut i = singles;
         let mut chosen = Discard::new();
@@ -61,7 +52,37 @@ impl Agent for RandomAgent {
             i += 1;
             true
         });
-        Ok(chosen)
+        chosen
+    }
+
+    /// The stock or any card on offer, uniformly.
+    #[inline]
+    pub fn choose_pick<R: RandomSource + ?Sized>(obs: &Observation<'_>, rng: &mut R) -> Pick {
+        let options = obs.pickable.len() as u32 + 1;
+        let i = rng.below(options) as usize;
+        obs.pickable.get(i).map_or(Pick::Stock, |&c| Pick::Pile(c))
+    }
+}
+
+impl Agent for RandomAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn call(
+        &mut self,
+        _obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        Ok(RandomAgent::choose_call(rng))
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        Ok(RandomAgent::choose_discard(obs, rng))
     }
 
     fn pick(
@@ -69,8 +90,6 @@ impl Agent for RandomAgent {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        let options = obs.pickable.len() as u32 + 1;
-        let i = rng.below(options) as usize;
-        Ok(obs.pickable.get(i).map_or(Pick::Stock, |&c| Pick::Pile(c)))
+        Ok(RandomAgent::choose_pick(obs, rng))
     }
 }

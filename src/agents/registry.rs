@@ -10,7 +10,7 @@ use super::heuristic::{Heuristic, HeuristicParams, Style};
 use super::random::RandomAgent;
 use super::script::ScriptAgent;
 use super::script::ScriptProgram;
-use super::search::{Reward, SearchAgent, SearchParams};
+use super::search::{Reward, Rollout, SearchAgent, SearchParams};
 use crate::game::Agent;
 
 /// The type of a parameter.
@@ -347,11 +347,13 @@ impl Recipe {
             Recipe::Script(program, params) => {
                 Box::new(ScriptAgent::new(id, program.clone(), params.clone()))
             }
-            Recipe::Search(_, params, rollout) => Box::new(SearchAgent::new(
-                id,
-                *params,
-                rollout.build(&format!("{id}/rollout")),
-            )),
+            Recipe::Search(_, params, rollout) => {
+                let rollout = match rollout.as_ref() {
+                    Recipe::Random => Rollout::Random,
+                    other => Rollout::Agent(other.build(&format!("{id}/rollout"))),
+                };
+                Box::new(SearchAgent::new(id, *params, rollout))
+            }
         }
     }
 }

@@ -6,11 +6,11 @@ use serde::Serialize;
 
 use super::Definitions;
 use super::load::StageInfo;
-use super::metrics::{Accumulated, AgentAcc, GAME_WIN, RoundMetric, WinCount};
+use super::metrics::{Accumulated, AgentAcc, CALL_SUCCESS, GAME_WIN, RoundMetric, WinCount};
 use super::power;
 use super::stats::{
     self, Cluster, Correlation, Moments, PooledSd, TestResult, bonferroni, cohen_d, holm,
-    mean_interval, normal_interval, pearson, percentile, wilson,
+    mean_interval, normal_interval, pearson, percentile, pooled_sd, wilson,
 };
 
 /// A compared metric.
@@ -173,26 +173,74 @@ fn summary(round: &Moments, unit: &Cluster) -> Summary {
     }
 }
 
-/// A win count with its intervals.
+/// A count of successes (wins, successful calls) with its intervals. Every interval is
+/// `null` when there is nothing to estimate (no rounds, no calls).
 #[derive(Clone, Debug, Serialize)]
 pub struct Rate {
     pub n: u64,
     pub k: u64,
     pub rate: Option<f64>,
-    pub ci95_wilson: [f64; 2],
+    /// The primary 95% interval, the one tables and figures show; how it was computed is
+    /// `ci95_method`.
+    pub ci95: Option<[f64; 2]>,
+    /// `wilson` (Wilson score interval, observations independent), `normal` (the paper's
+    /// eq. 6, `--definitions paper`), or `deal` / `game` (the cluster-robust t interval with
+    /// deals or games as units: `ci95_units`).
+    pub ci95_method: &'static str,
+    /// Wilson score interval, treating every observation (round, call, game) as independent.
+    pub ci95_wilson: Option<[f64; 2]>,
     /// The paper's eq. 6: p ± 1.96·sqrt(p(1-p)/n).
-    pub ci95_normal: [f64; 2],
+    pub ci95_normal: Option<[f64; 2]>,
+    /// Blocked designs (`rotate`/`permute` seating, point games): the cluster-robust t
+    /// interval with deals (games) as units, clipped to [0, 1] (when the rate is 0 or 1, whose
+    /// cluster variance is 0: Wilson's with the units as observations); `null` otherwise or
+    /// with fewer than two units.
+    pub ci95_units: Option<[f64; 2]>,
+    /// Units (deals, games) behind `ci95_units`.
+    pub units: Option<u64>,
 }
 
-fn rate(k: u64, n: u64) -> Rate {
-    let (wl, wh) = wilson(k, n, 0.95);
-    let (nl, nh) = normal_interval(k, n, 1.96);
+/// How the primary interval of a rate is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Primary {
+    /// Wilson: observations independent (coin scoring with `fixed` or `random` seating).
+    Wilson,
+    /// The paper's normal interval (its win rate, `--definitions paper`).
+    Normal,
+    /// The cluster-robust interval with this unit (`deal` or `game`) as clusters.
+    Units(&'static str),
+}
+
+/// `units`: the per-deal (per-game) clusters of the same count, in blocked designs only.
+fn rate(k: u64, n: u64, units: Option<&Cluster>, primary: Primary) -> Rate {
+    let ci95_wilson = wilson(k, n, 0.95).map(|(l, h)| [l, h]);
+    let ci95_normal = normal_interval(k, n, 1.96).map(|(l, h)| [l, h]);
+    let ci95_units = units.filter(|_| n > 0).and_then(|c| {
+        if k == 0 || k == n {
+            // Every observation 0 (or 1): the cluster variance is 0 and the t interval would
+            // collapse to a point. Wilson's with the G units as the observations instead: the
+            // largest design effect clustering can have.
+            wilson(if k == 0 { 0 } else { c.g }, c.g, 0.95)
+        } else {
+            c.interval(0.95)
+        }
+        .map(|(l, h)| [l.max(0.0), h.min(1.0)])
+    });
+    let (ci95, ci95_method) = match primary {
+        Primary::Wilson => (ci95_wilson, "wilson"),
+        Primary::Normal => (ci95_normal, "normal"),
+        Primary::Units(unit) => (ci95_units, unit),
+    };
     Rate {
         n,
         k,
         rate: (n > 0).then(|| k as f64 / n as f64),
-        ci95_wilson: [wl, wh],
-        ci95_normal: [nl, nh],
+        ci95,
+        ci95_method,
+        ci95_wilson,
+        ci95_normal,
+        ci95_units,
+        units: units.filter(|_| ci95_units.is_some()).map(|c| c.g),
     }
 }
 
@@ -200,11 +248,14 @@ fn rate(k: u64, n: u64) -> Rate {
 #[derive(Clone, Debug, Serialize)]
 pub struct DecisionTime {
     pub decisions: u64,
-    /// Total time over total decisions (exact).
+    /// Total time over total decisions (exact; weighted by decisions, so it need not lie
+    /// between the median and the 95th percentile below).
     pub mean_us: Option<f64>,
-    /// 95th percentile of the per-round mean time per decision (single decisions are not
-    /// recorded).
+    /// Median of the per-round mean time per decision (single decisions are not recorded).
+    pub median_us: Option<f64>,
+    /// 95th percentile of the same per-round distribution.
     pub p95_us: Option<f64>,
+    /// Rounds with decisions: the per-round distribution's size.
     pub rounds: u64,
 }
 
@@ -216,13 +267,19 @@ pub struct Position {
     pub win: Rate,
 }
 
-fn positions(counts: &[WinCount]) -> Vec<Position> {
+fn positions(counts: &[WinCount], units: &[Cluster], primary: Primary) -> Vec<Position> {
+    let clustered = matches!(primary, Primary::Units(_));
     counts
         .iter()
         .enumerate()
         .map(|(position, c)| Position {
             position,
-            win: rate(c.wins, c.rounds),
+            win: rate(
+                c.wins,
+                c.rounds,
+                units.get(position).filter(|_| clustered),
+                primary,
+            ),
         })
         .collect()
 }
@@ -234,13 +291,13 @@ pub struct AgentMetrics {
     pub kind: String,
     pub slot: usize,
     pub rounds: u64,
+    /// Win rate per round; in blocked designs its primary interval is by deal (game).
     pub win: Rate,
-    /// 95% interval of the win rate with deals or games as clusters (duplicate designs and
-    /// point games).
-    pub win_ci95_units: Option<[f64; 2]>,
     pub economic: Summary,
     pub calls: u64,
     pub calls_per_round: Summary,
+    /// Successful calls over calls; in blocked designs its primary interval is by deal
+    /// (game), the calls of one deal being clustered.
     pub call_success: Rate,
     pub cards_discarded_per_round: Summary,
     pub turns_per_round: Summary,
@@ -344,14 +401,19 @@ pub struct PowerSummary {
     pub eq5_rounds: Option<f64>,
     /// The same at the Bonferroni level alpha/pairs.
     pub eq5_rounds_bonferroni: Option<f64>,
-    /// Rounds each agent played.
+    /// Rounds each agent played (the fewest over agents).
     pub rounds_per_agent: u64,
-    /// Power of the two-sample z-test for delta with these rounds (statsmodels
+    /// What eq. 5 counts and the power below uses: `rounds` (coin scoring, the win rate) or
+    /// `games` (point scoring, the game-win rate: the unit `plan` uses).
+    pub unit: &'static str,
+    /// Rounds (coins) or games (points) each agent played, the fewest over agents.
+    pub units_per_agent: u64,
+    /// Power of the two-sample z-test for delta with these units (statsmodels
     /// NormalIndPower), at alpha and at alpha/pairs.
     pub achieved_power: f64,
     pub achieved_power_bonferroni: f64,
     /// Minimum detectable win-rate difference at alpha/pairs and the target power, by the
-    /// same formula (independent rounds); the pairwise rows give the design's own.
+    /// same formula (independent units); the pairwise rows give the design's own.
     pub mde_independent: Option<f64>,
 }
 
@@ -406,12 +468,11 @@ pub fn compared_metrics(points: bool, timed: bool, defs: Definitions) -> Vec<Met
 /// Computes the statistics of a stage from its accumulated records.
 pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnalysis {
     let defs = opts.definitions;
-    let blocks = info.seating.blocks() || info.points;
     let agents: Vec<AgentMetrics> = acc
         .agents
         .iter()
         .enumerate()
-        .map(|(slot, t)| agent_metrics(info, slot, t, acc.timed, blocks))
+        .map(|(slot, t)| agent_metrics(info, slot, t, acc.timed, defs))
         .collect();
     let metrics = compared_metrics(info.points, acc.timed, defs);
     let k = acc.pairs.len();
@@ -445,10 +506,9 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
                 Definitions::Paper => PooledSd::Population,
             };
             let d = cohen_d(&ma, &mb, sd);
-            let pooled = cohen_d(&ma, &mb, PooledSd::Sample).and_then(|d| {
-                let diff = ma.mean - mb.mean;
-                (d != 0.0).then(|| diff / d)
-            });
+            // The pooled SD itself (not the difference over d, undefined when the means are
+            // equal): what the MDE and the power are scaled by.
+            let pooled = pooled_sd(&ma, &mb, PooledSd::Sample).filter(|s| *s > 0.0);
             let welch_se2 = match (ma.var(1), mb.var(1)) {
                 (Some(va), Some(vb)) if ma.n > 0 && mb.n > 0 => {
                     Some(va / ma.n as f64 + vb / mb.n as f64)
@@ -479,12 +539,11 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
                 "cohen_d",
                 None,
                 pooled.and_then(|s| {
-                    power::ttest_ind_mde(ma.n as f64, alpha_k, opts.power, ratio_n)
-                        .map(|e| e * s.abs())
+                    power::ttest_ind_mde(ma.n as f64, alpha_k, opts.power, ratio_n).map(|e| e * s)
                 }),
-                pooled.filter(|_| is_win).map(|s| {
-                    power::ttest_ind_power(opts.delta / s.abs(), ma.n as f64, alpha_k, ratio_n)
-                }),
+                pooled
+                    .filter(|_| is_win)
+                    .map(|s| power::ttest_ind_power(opts.delta / s, ma.n as f64, alpha_k, ratio_n)),
                 !primary_paired,
             ));
             if let Some(bi) = metric.block_index() {
@@ -547,14 +606,22 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
         pairwise.extend(welch_rows);
         pairwise.extend(paired_rows);
     }
-    let seats = pooled_positions(acc, |t| &t.by_seat);
-    let start_positions = pooled_positions(acc, |t| &t.by_start);
+    let round_primary = round_primary(info);
+    let seats = pooled_positions(acc, |t| &t.by_seat, &acc.seat_units, round_primary);
+    let start_positions = pooled_positions(acc, |t| &t.by_start, &acc.start_units, round_primary);
     let rounds_per_agent = acc.agents.iter().map(|t| t.rounds).min().unwrap_or(0);
+    // Eq. 5 compares win rates over the unit the stage's win metric counts: rounds under coin
+    // scoring, games under point scoring (as `plan`).
+    let units_per_agent = if info.points {
+        acc.agents.iter().map(|t| t.games).min().unwrap_or(0)
+    } else {
+        rounds_per_agent
+    };
     let n_agents = info.agents.len().max(1);
     let baseline = 1.0 / info.players.max(n_agents).max(1) as f64;
     let sigma2 = baseline * (1.0 - baseline);
     let es = opts.delta / sigma2.sqrt();
-    let n = rounds_per_agent as f64;
+    let n = units_per_agent as f64;
     let power_summary = PowerSummary {
         alpha: opts.alpha,
         power: opts.power,
@@ -564,6 +631,8 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
         eq5_rounds: power::sample_size_eq5(opts.delta, sigma2, opts.alpha, opts.power),
         eq5_rounds_bonferroni: power::sample_size_eq5(opts.delta, sigma2, alpha_k, opts.power),
         rounds_per_agent,
+        unit: if info.points { "games" } else { "rounds" },
+        units_per_agent,
         achieved_power: if n > 0.0 {
             power::normal_ind_power(es, n, opts.alpha, 1.0)
         } else {
@@ -692,12 +761,31 @@ fn adjust(rows: &mut [Pairwise], defs: Definitions) {
     }
 }
 
+/// The unit whose rounds (and calls) are clustered: `deal` with `rotate` or `permute` seating
+/// (all arrangements of a deal), `game` with point scoring; `None` when rounds are
+/// independent (coin scoring, `fixed` or `random` seating).
+pub fn cluster_unit(info: &StageInfo) -> Option<&'static str> {
+    if info.points {
+        Some("game")
+    } else if info.seating.blocks() {
+        Some("deal")
+    } else {
+        None
+    }
+}
+
+/// The primary interval of per-round rates (win rate, call success, by seat): by deal (game)
+/// in blocked designs, else Wilson.
+fn round_primary(info: &StageInfo) -> Primary {
+    cluster_unit(info).map_or(Primary::Wilson, Primary::Units)
+}
+
 fn agent_metrics(
     info: &StageInfo,
     slot: usize,
     t: &AgentAcc,
     timed: bool,
-    blocks: bool,
+    defs: Definitions,
 ) -> AgentMetrics {
     let s = |m: RoundMetric| summary(&t.round[m.index()], &t.unit[m.index()]);
     let decision_time = timed.then(|| {
@@ -705,27 +793,43 @@ fn agent_metrics(
         DecisionTime {
             decisions: t.decisions,
             mean_us: (t.decisions > 0).then(|| t.decision_ns as f64 / t.decisions as f64 / 1000.0),
+            median_us: percentile(&mut v, 0.5),
             p95_us: percentile(&mut v, 0.95),
             rounds: v.len() as u64,
         }
     });
+    let primary = round_primary(info);
+    // The paper's win interval is its eq. 6; everything else keeps ours.
+    let win_primary = match defs {
+        Definitions::Paper => Primary::Normal,
+        Definitions::Ours => primary,
+    };
+    // Games are clustered only when one deal is played under several arrangements.
+    let game_primary = if info.seating.blocks() {
+        Primary::Units("game")
+    } else {
+        Primary::Wilson
+    };
     AgentMetrics {
         agent: info.agents[slot].clone(),
         kind: info.kinds.get(slot).cloned().unwrap_or_default(),
         slot,
         rounds: t.rounds,
-        win: rate(t.wins, t.rounds),
-        win_ci95_units: if blocks {
-            t.unit[RoundMetric::Win.index()]
-                .interval(0.95)
-                .map(|(l, h)| [l, h])
-        } else {
-            None
-        },
+        win: rate(
+            t.wins,
+            t.rounds,
+            cluster_unit(info).map(|_| &t.unit[RoundMetric::Win.index()]),
+            win_primary,
+        ),
         economic: s(RoundMetric::Economic),
         calls: t.calls,
         calls_per_round: s(RoundMetric::Calls),
-        call_success: rate(t.call_successes, t.calls),
+        call_success: rate(
+            t.call_successes,
+            t.calls,
+            cluster_unit(info).map(|_| &t.unit[CALL_SUCCESS]),
+            primary,
+        ),
         cards_discarded_per_round: s(RoundMetric::Cards),
         turns_per_round: Summary {
             n: t.turns.n,
@@ -737,13 +841,21 @@ fn agent_metrics(
         final_hand_value: s(RoundMetric::HandValue),
         decision_time,
         risk: pearson(&t.risk, 0.95),
-        by_seat: positions(&t.by_seat),
-        by_start_position: positions(&t.by_start),
-        games: info.points.then(|| rate(t.game_wins, t.games)),
+        by_seat: positions(&t.by_seat, &t.by_seat_units, primary),
+        by_start_position: positions(&t.by_start, &t.by_start_units, primary),
+        games: info.points.then(|| {
+            let units = info.seating.blocks().then_some(&t.unit[GAME_WIN]);
+            rate(t.game_wins, t.games, units, game_primary)
+        }),
     }
 }
 
-fn pooled_positions(acc: &Accumulated, f: impl Fn(&AgentAcc) -> &Vec<WinCount>) -> Vec<Position> {
+fn pooled_positions(
+    acc: &Accumulated,
+    f: impl Fn(&AgentAcc) -> &Vec<WinCount>,
+    units: &[Cluster],
+    primary: Primary,
+) -> Vec<Position> {
     let len = acc.agents.iter().map(|t| f(t).len()).max().unwrap_or(0);
     let mut total = vec![WinCount::default(); len];
     for t in &acc.agents {
@@ -752,7 +864,7 @@ fn pooled_positions(acc: &Accumulated, f: impl Fn(&AgentAcc) -> &Vec<WinCount>) 
             total[i].wins += c.wins;
         }
     }
-    positions(&total)
+    positions(&total, units, primary)
 }
 
 fn notes(info: &StageInfo, acc: &Accumulated, defs: Definitions) -> Vec<String> {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::Definitions;
 use super::analyze::{Metric, StageAnalysis};
 use super::metrics::{Accumulated, RoundMetric};
+use super::tables::ci_label;
 use crate::plots::{self, Band, HeatmapPanel, Interval, Width};
 
 /// One figure to draw: its file stem, caption, and how to draw it.
@@ -36,38 +37,44 @@ fn interval(estimate: Option<f64>, ci: Option<[f64; 2]>, scale: f64) -> Interval
     }
 }
 
+/// What a rate's primary interval is, in a caption: `what` names the observations (rounds,
+/// calls) that Wilson treats as independent.
+fn ci_caption(method: &str, what: &str, units: Option<u64>) -> String {
+    match method {
+        "wilson" => format!("95% Wilson score intervals ({what} independent)"),
+        "normal" => "95% normal intervals p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6)".into(),
+        unit => format!(
+            "95% intervals by {unit}: cluster-robust t intervals with the {}{unit}s as units, \
+             since the {what} of one {unit} are not independent (clipped to [0, 100]%)",
+            units.map_or(String::new(), |g| format!("{g} "))
+        ),
+    }
+}
+
 /// The figures of a stage, in report order.
 pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let mut out = Vec::new();
     let names: Vec<String> = s.agents.iter().map(|a| a.agent.clone()).collect();
-    let paper = s.definitions == Definitions::Paper;
     let points = s.info.points;
+    let first = s.agents.first();
 
-    // Win rate with 95% intervals and the median (paper Fig. 2a, 7a).
+    // Win rate with its primary 95% interval and the median (paper Fig. 2a, 7a): by deal
+    // (game) in blocked designs, else Wilson; the paper's eq. 6 with its definitions.
     let bars: Vec<(String, Interval)> = s
         .agents
         .iter()
-        .map(|a| {
-            let ci = if paper {
-                a.win.ci95_normal
-            } else {
-                a.win.ci95_wilson
-            };
-            (a.agent.clone(), interval(a.win.rate, Some(ci), 100.0))
-        })
+        .map(|a| (a.agent.clone(), interval(a.win.rate, a.win.ci95, 100.0)))
         .collect();
-    let ci_name = if paper {
-        "normal interval p ± 1.96·sqrt(p(1-p)/n) (the paper's eq. 6)"
-    } else {
-        "Wilson score interval"
-    };
+    let method = first.map_or("wilson", |a| a.win.ci95_method);
+    let title = format!("Win rate ({})", ci_label(method));
     out.push(spec(
         "win_rate",
         format!(
-            "Win rate per agent with 95% {ci_name}; dashed line: median over agents. {} rounds per agent.",
+            "Win rate per agent with {}; dashed line: median over agents. {} rounds per agent.",
+            ci_caption(method, "rounds", first.and_then(|a| a.win.units)),
             s.power.rounds_per_agent
         ),
-        move || plots::interval_bars("Win rate", "Win rate (%)", &bars, true, Width::OneColumn),
+        move || plots::interval_bars(&title, "Win rate (%)", &bars, true, Width::OneColumn),
     ));
 
     // Economic performance (Fig. 2b).
@@ -100,25 +107,30 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         move || plots::interval_bars(title, unit, &bars, false, Width::OneColumn),
     ));
 
-    // Call ("Jhyap") success (Fig. 2c).
+    // Call ("Jhyap") success (Fig. 2c), with the same kind of interval as the win rate
+    // (calls of one deal are clustered like its rounds).
     let bars: Vec<(String, Interval)> = s
         .agents
         .iter()
         .map(|a| {
             (
                 a.agent.clone(),
-                interval(a.call_success.rate, Some(a.call_success.ci95_wilson), 100.0),
+                interval(a.call_success.rate, a.call_success.ci95, 100.0),
             )
         })
         .collect();
+    let method = first.map_or("wilson", |a| a.call_success.ci95_method);
+    let title = format!("Jhyap call success ({})", ci_label(method));
     out.push(spec(
         "call_success",
-        "Share of an agent's calls (Jhyap, empty hands and forced showdowns) that won, with 95% \
-         Wilson intervals; dashed line: median over agents."
-            .into(),
+        format!(
+            "Share of an agent's calls (Jhyap, empty hands and forced showdowns) that won, with \
+             {}; dashed line: median over agents. An agent without calls has no bar.",
+            ci_caption(method, "calls", None)
+        ),
         move || {
             plots::interval_bars(
-                "Jhyap call success",
+                &title,
                 "Successful calls (%)",
                 &bars,
                 true,
@@ -199,9 +211,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
                 .map(|a| {
                     let v = (0..len)
                         .map(|i| match per(a).get(i) {
-                            Some(p) if p.win.n > 0 => {
-                                interval(p.win.rate, Some(p.win.ci95_wilson), 100.0)
-                            }
+                            Some(p) if p.win.n > 0 => interval(p.win.rate, p.win.ci95, 100.0),
                             _ => interval(None, None, 1.0),
                         })
                         .collect();
@@ -215,13 +225,17 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     } else {
         Width::OneColumn
     };
+    let method = s.seats.first().map_or("wilson", |p| p.win.ci95_method);
+    let seat_title = format!("Win rate by seat ({})", ci_label(method));
+    let start_title = format!("Win rate by starting position ({})", ci_label(method));
+    let seat_ci = ci_caption(method, "rounds", None);
     let (groups, series) = seat_groups(&|a| &a.by_seat);
     out.push(spec(
         "win_by_seat",
-        "Win rate by seat (1 = first in turn order) with 95% Wilson intervals.".into(),
+        format!("Win rate by seat (1 = first in turn order) with {seat_ci}."),
         move || {
             plots::grouped_interval_bars(
-                "Win rate by seat",
+                &seat_title,
                 "Seat",
                 "Win rate (%)",
                 &groups,
@@ -234,12 +248,10 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         let (groups, series) = seat_groups(&|a| &a.by_start_position);
         out.push(spec(
             "win_by_start",
-            "Win rate by starting position (1 = moved first in the round) with 95% Wilson \
-             intervals."
-                .into(),
+            format!("Win rate by starting position (1 = moved first in the round) with {seat_ci}."),
             move || {
                 plots::grouped_interval_bars(
-                    "Win rate by starting position",
+                    &start_title,
                     "Position from the starter",
                     "Win rate (%)",
                     &groups,
@@ -250,7 +262,9 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         ));
     }
 
-    // Decision time on a log scale.
+    // Decision time on a log scale: the median and 95th percentile of one distribution (the
+    // per-round mean time per decision), so that the two are ordered. The exact
+    // decision-weighted mean is in the table; it can lie above that distribution's p95.
     if acc.timed {
         let rows: Vec<(String, f64, f64)> = s
             .agents
@@ -259,21 +273,23 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
                 let d = a.decision_time.as_ref();
                 (
                     a.agent.clone(),
-                    d.and_then(|d| d.mean_us).unwrap_or(f64::NAN),
+                    d.and_then(|d| d.median_us).unwrap_or(f64::NAN),
                     d.and_then(|d| d.p95_us).unwrap_or(f64::NAN),
                 )
             })
             .collect();
         out.push(spec(
             "decision_time",
-            "Time per decision: mean over all decisions and 95th percentile of the per-round \
-             mean time per decision, in microseconds, log scale."
+            "Time per decision, per agent: median and 95th percentile over rounds of the \
+             round's mean time per decision (decision_ns / decisions), in microseconds, log \
+             scale. The table's mean is over all decisions."
                 .into(),
             move || {
-                plots::log_points(
-                    "Decision time",
-                    "Time per decision (µs)",
+                plots::log_points_labelled(
+                    "Decision time per round",
+                    "Mean time per decision in a round (µs)",
                     &rows,
+                    ["Median", "95th percentile"],
                     Width::OneColumn,
                 )
             },

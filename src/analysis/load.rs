@@ -1,16 +1,47 @@
 //! Reading a stage's records for analysis: `rounds.parquet` (else `rounds.csv`) in slices of
-//! rows, only the columns the analysis needs, each cast to the type it expects, and what the
-//! stage was (agents in slot order, seating, scoring) from the run's `manifest.json`,
-//! `summary.csv` or, failing both, the records themselves.
+//! rows, only the columns the analysis needs, each read by its name and cast to the type it
+//! expects, and what the stage was (agents in slot order, seating, scoring) from the run's
+//! `manifest.json`, `summary.csv` or, failing both, the records themselves.
+//!
+//! A record file whose columns are not those of `docs/records.md` (missing, unexpected or
+//! reordered), an empty one, an unparsable value or an agent the stage does not have is an
+//! [`InputError`]: bad input, naming the file, which the command line maps to exit code 2.
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
-use polars::prelude::{CsvReadOptions, DataFrame, DataType, ParquetReader, SerReader};
+use polars::prelude::{
+    CsvReadOptions, DataFrame, DataType, ParquetReader, PlSmallStr, Schema, SerReader,
+};
 use serde::Serialize;
+
+/// Records (or the files describing their stage) that cannot be read or do not make sense:
+/// bad input, as opposed to a failure to write the report. The message names the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct InputError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl InputError {
+    pub fn new(path: &Path, message: impl Into<String>) -> InputError {
+        InputError {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Whether `e` (or anything in its chain of causes) is an [`InputError`].
+pub fn is_input_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<InputError>())
+}
+
+type Result<T> = std::result::Result<T, InputError>;
 
 /// How seats were assigned in the stage (see docs/scenarios.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -140,49 +171,198 @@ pub fn record_file(dir: &Path) -> Option<PathBuf> {
 
 /// Calls `each` on every row of the stage's records, in file order. `agents` maps agent ids
 /// to slots; an id not in it is an error (the records do not belong to this stage).
-pub fn for_each_row(
-    dir: &Path,
-    agents: &[String],
-    mut each: impl FnMut(&Row),
-) -> anyhow::Result<u64> {
+pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -> Result<u64> {
     let path = record_file(dir)
-        .with_context(|| format!("no rounds.parquet or rounds.csv in {}", dir.display()))?;
+        .ok_or_else(|| InputError::new(dir, "no rounds.parquet or rounds.csv here"))?;
     let slots: HashMap<&str, u8> = agents
         .iter()
         .enumerate()
         .map(|(i, a)| (a.as_str(), i as u8))
         .collect();
+    let wanted: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
     let mut rows = 0u64;
-    if path.extension().is_some_and(|e| e == "parquet") {
-        let total = ParquetReader::new(open(&path)?)
+    if is_parquet(&path) {
+        let total = parquet_reader(&path)?
             .num_rows()
-            .with_context(|| format!("cannot read {}", path.display()))?;
+            .map_err(|e| InputError::new(&path, format!("cannot read: {}", polars_message(&e))))?;
         let mut offset = 0;
         while offset < total {
             let len = SLICE_ROWS.min(total - offset);
-            let df = ParquetReader::new(open(&path)?)
-                .with_columns(Some(COLUMNS.iter().map(|c| c.0.to_string()).collect()))
-                .with_slice(Some((offset, len)))
-                .finish()
-                .with_context(|| format!("cannot read {}", path.display()))?;
+            let df = read_parquet(&path, &wanted, Some((offset, len)))?;
             rows += visit(&df, &slots, &path, &mut each)?;
             offset += len;
         }
     } else {
-        let df = CsvReadOptions::default()
-            .with_has_header(true)
-            .with_schema(Some(Arc::new(crate::records::schema())))
-            .with_columns(Some(COLUMNS.iter().map(|c| c.0.into()).collect()))
-            .try_into_reader_with_file_path(Some(path.clone()))?
-            .finish()
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let df = read_csv(&path, Some(&wanted))?;
         rows += visit(&df, &slots, &path, &mut each)?;
     }
     Ok(rows)
 }
 
-fn open(path: &Path) -> anyhow::Result<File> {
-    File::open(path).with_context(|| format!("cannot open {}", path.display()))
+fn is_parquet(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "parquet")
+}
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| InputError::new(path, format!("cannot open: {e}")))
+}
+
+/// A Parquet reader whose columns have been checked against the records' schema.
+fn parquet_reader(path: &Path) -> Result<ParquetReader<File>> {
+    let mut reader = ParquetReader::new(open(path)?);
+    let names: Vec<String> = reader
+        .schema()
+        .map_err(|e| {
+            InputError::new(
+                path,
+                format!("not a readable Parquet file: {}", polars_message(&e)),
+            )
+        })?
+        .iter_names()
+        .map(|n| n.to_string())
+        .collect();
+    check_columns(path, &names)?;
+    Ok(ParquetReader::new(open(path)?))
+}
+
+/// Reads `columns` (by name) of rows `slice` (offset, length) of a Parquet record file.
+fn read_parquet(path: &Path, columns: &[&str], slice: Option<(usize, usize)>) -> Result<DataFrame> {
+    parquet_reader(path)?
+        .with_columns(Some(columns.iter().map(|c| c.to_string()).collect()))
+        .with_slice(slice)
+        .finish()
+        .map_err(|e| InputError::new(path, format!("cannot read: {}", polars_message(&e))))
+}
+
+/// Reads a CSV record file, `columns` only (all if `None`). The header is checked against
+/// the records' schema first, and each column gets the type of the schema column of the same
+/// name, so that types follow names, never positions.
+fn read_csv(path: &Path, columns: Option<&[&str]>) -> Result<DataFrame> {
+    let header = csv_header(path)?;
+    check_columns(path, &header)?;
+    let full = crate::records::schema();
+    let mut schema = Schema::with_capacity(header.len());
+    for name in &header {
+        let ty = full.get(name).cloned().unwrap_or(DataType::String);
+        schema.insert(PlSmallStr::from(name.as_str()), ty);
+    }
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .with_schema(Some(Arc::new(schema)))
+        .with_columns(columns.map(|c| c.iter().map(|&n| PlSmallStr::from(n)).collect()))
+        .try_into_reader_with_file_path(Some(path.to_path_buf()))
+        .and_then(|r| r.finish())
+        .map_err(|e| InputError::new(path, format!("cannot parse: {}", polars_message(&e))))
+}
+
+/// A Polars error without its advice, which is about Polars' own options (Python's at that).
+fn polars_message(e: &polars::prelude::PolarsError) -> String {
+    e.to_string()
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| {
+            !p.is_empty() && !p.starts_with("You might want") && !p.starts_with("Original error")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The column names of a CSV file's first line.
+fn csv_header(path: &Path) -> Result<Vec<String>> {
+    let mut line = String::new();
+    BufReader::new(open(path)?)
+        .read_line(&mut line)
+        .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    let line = line
+        .trim_start_matches('\u{feff}')
+        .trim_end_matches(['\n', '\r']);
+    if line.trim().is_empty() {
+        return Err(InputError::new(
+            path,
+            "the file is empty: no header line, no records",
+        ));
+    }
+    Ok(line
+        .split(',')
+        .map(|c| c.trim().trim_matches('"').to_string())
+        .collect())
+}
+
+/// Checks a record file's column names against the records' schema (`docs/records.md`):
+/// every column present, none unexpected or repeated, in the documented order. The error names
+/// the missing, unexpected, repeated and out-of-order columns.
+pub fn check_columns(path: &Path, names: &[String]) -> Result<()> {
+    let expected: Vec<String> = crate::records::schema()
+        .iter_names()
+        .map(|n| n.to_string())
+        .collect();
+    if names == expected.as_slice() {
+        return Ok(());
+    }
+    let quote = |v: &[&String]| {
+        v.iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let missing: Vec<&String> = expected.iter().filter(|e| !names.contains(e)).collect();
+    // Each name once, in the header's order.
+    fn once(v: Vec<&String>) -> Vec<&String> {
+        let mut out: Vec<&String> = Vec::new();
+        for n in v {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        out
+    }
+    let unexpected = once(names.iter().filter(|n| !expected.contains(n)).collect());
+    let repeated = once(
+        names
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| names[..*i].contains(n) && expected.contains(n))
+            .map(|(_, n)| n)
+            .collect(),
+    );
+    // Among the columns both have, those not where the schema's order puts them.
+    let mut seen = Vec::new();
+    let common_got: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            let first = expected.contains(n) && !seen.contains(n);
+            seen.push(*n);
+            first
+        })
+        .collect();
+    let common_want: Vec<&String> = expected.iter().filter(|e| names.contains(e)).collect();
+    let misordered: Vec<&String> = common_got
+        .iter()
+        .zip(&common_want)
+        .filter(|(g, w)| g != w)
+        .map(|(g, _)| *g)
+        .collect();
+    let mut problems = Vec::new();
+    if !missing.is_empty() {
+        problems.push(format!("missing {}", quote(&missing)));
+    }
+    if !unexpected.is_empty() {
+        problems.push(format!("unexpected {}", quote(&unexpected)));
+    }
+    if !repeated.is_empty() {
+        problems.push(format!("repeated {}", quote(&repeated)));
+    }
+    if !misordered.is_empty() {
+        problems.push(format!("out of order {}", quote(&misordered)));
+    }
+    Err(InputError::new(
+        path,
+        format!(
+            "the columns are not those of the records (docs/records.md): {}; expected {}",
+            problems.join("; "),
+            expected.join(",")
+        ),
+    ))
 }
 
 /// Walks one frame row by row.
@@ -191,23 +371,32 @@ fn visit(
     slots: &HashMap<&str, u8>,
     path: &Path,
     each: &mut impl FnMut(&Row),
-) -> anyhow::Result<u64> {
-    let col = |i: usize| -> anyhow::Result<polars::prelude::Column> {
+) -> Result<u64> {
+    let col = |i: usize| -> Result<polars::prelude::Column> {
         let (name, ty) = &COLUMNS[i];
         df.column(name)
-            .with_context(|| format!("{} has no column `{name}`", path.display()))?
-            .cast(ty)
-            .with_context(|| format!("{}: column `{name}` is not {ty}", path.display()))
+            .map_err(|_| InputError::new(path, format!("no column `{name}`")))?
+            .strict_cast(ty)
+            .map_err(|e| {
+                InputError::new(
+                    path,
+                    format!("column `{name}` is not {ty}: {}", polars_message(&e)),
+                )
+            })
     };
-    let cols: Vec<polars::prelude::Column> =
-        (0..COLUMNS.len()).map(col).collect::<Result<_, _>>()?;
-    let null =
-        |name: &str| anyhow::anyhow!("{}: column `{name}` has an empty value", path.display());
-    let agent = cols[0].str()?;
-    let u64s = |i: usize| cols[i].u64().map(|c| c.iter());
-    let u32s = |i: usize| cols[i].u32().map(|c| c.iter());
-    let i64s = |i: usize| cols[i].i64().map(|c| c.iter());
-    let bools = |i: usize| cols[i].bool().map(|c| c.iter());
+    let cols: Vec<polars::prelude::Column> = (0..COLUMNS.len()).map(col).collect::<Result<_>>()?;
+    let null = |name: &str| InputError::new(path, format!("column `{name}` has an empty value"));
+    let typed = |i: usize, e: polars::prelude::PolarsError| {
+        InputError::new(
+            path,
+            format!("column `{}`: {}", COLUMNS[i].0, polars_message(&e)),
+        )
+    };
+    let agent = cols[0].str().map_err(|e| typed(0, e))?;
+    let u64s = |i: usize| cols[i].u64().map(|c| c.iter()).map_err(|e| typed(i, e));
+    let u32s = |i: usize| cols[i].u32().map(|c| c.iter()).map_err(|e| typed(i, e));
+    let i64s = |i: usize| cols[i].i64().map(|c| c.iter()).map_err(|e| typed(i, e));
+    let bools = |i: usize| cols[i].bool().map(|c| c.iter()).map_err(|e| typed(i, e));
     let (mut deal, mut rotation, mut round, mut seat) = (u64s(1)?, u32s(2)?, u32s(3)?, u32s(4)?);
     let (mut starter, mut won, mut called, mut success) =
         (bools(5)?, bools(6)?, bools(7)?, bools(8)?);
@@ -222,11 +411,15 @@ fn visit(
         let slot = match last {
             Some((prev, slot)) if prev == id => slot,
             _ => {
-                let slot = *slots.get(id).with_context(|| {
-                    format!(
-                        "{}: agent `{id}` is not one of this stage's agents ({})",
-                        path.display(),
-                        slots.keys().copied().collect::<Vec<_>>().join(", ")
+                let slot = *slots.get(id).ok_or_else(|| {
+                    let mut known: Vec<&str> = slots.keys().copied().collect();
+                    known.sort_unstable();
+                    InputError::new(
+                        path,
+                        format!(
+                            "agent `{id}` is not one of this stage's agents ({})",
+                            known.join(", ")
+                        ),
                     )
                 })?;
                 last = Some((id, slot));
@@ -265,7 +458,7 @@ fn visit(
 
 /// Describes the stage in `dir`: from the run's `manifest.json` (in `dir` or its parent),
 /// else from `summary.csv` and the records.
-pub fn stage_info(dir: &Path) -> anyhow::Result<StageInfo> {
+pub fn stage_info(dir: &Path) -> Result<StageInfo> {
     for candidate in [
         dir.join("manifest.json"),
         dir.join("..").join("manifest.json"),
@@ -281,7 +474,7 @@ pub fn stage_info(dir: &Path) -> anyhow::Result<StageInfo> {
 
 /// Stage folders of a run: the stages listed in `root/manifest.json`, else `root` itself if it
 /// holds records, else every subfolder that does.
-pub fn stage_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub fn stage_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     let manifest = root.join("manifest.json");
     if manifest.is_file() {
         let m = read_json(&manifest)?;
@@ -304,29 +497,29 @@ pub fn stage_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
         return Ok(vec![root.to_path_buf()]);
     }
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .with_context(|| format!("cannot read {}", root.display()))?
+        .map_err(|e| InputError::new(root, format!("cannot read the folder: {e}")))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir() && record_file(p).is_some())
         .collect();
     dirs.sort();
     if dirs.is_empty() {
-        bail!(
-            "{} holds no records (rounds.parquet or rounds.csv), neither itself nor in a subfolder",
-            root.display()
-        );
+        return Err(InputError::new(
+            root,
+            "holds no records (rounds.parquet or rounds.csv), neither itself nor in a subfolder",
+        ));
     }
     Ok(dirs)
 }
 
-fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
+fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| InputError::new(path, format!("not valid JSON: {e}")))
 }
 
 /// The stage of `manifest` whose folder is `dir`: a stage named like `dir`'s last component,
 /// or the only stage when the records sit next to the manifest.
-fn from_manifest(manifest: &Path, dir: &Path) -> anyhow::Result<Option<StageInfo>> {
+fn from_manifest(manifest: &Path, dir: &Path) -> Result<Option<StageInfo>> {
     let m = read_json(manifest)?;
     let stages = m["stages"].as_array().cloned().unwrap_or_default();
     let specs = m["scenario"]["stages"]
@@ -402,14 +595,14 @@ fn same(a: &Path, b: &Path) -> bool {
 
 /// Without a manifest: agents in `summary.csv` order (slot order), else in order of first
 /// appearance; the seating from the number of arrangements in the records.
-fn infer(dir: &Path) -> anyhow::Result<StageInfo> {
+fn infer(dir: &Path) -> Result<StageInfo> {
     let mut agents: Vec<String> = Vec::new();
     let mut kinds = Vec::new();
     let mut source = "records";
     let summary = dir.join("summary.csv");
     if summary.is_file() {
         let text = std::fs::read_to_string(&summary)
-            .with_context(|| format!("cannot read {}", summary.display()))?;
+            .map_err(|e| InputError::new(&summary, format!("cannot read: {e}")))?;
         let mut lines = text.lines();
         let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
         let (a, k) = (
@@ -428,42 +621,45 @@ fn infer(dir: &Path) -> anyhow::Result<StageInfo> {
         }
     }
     let path = record_file(dir)
-        .with_context(|| format!("no rounds.parquet or rounds.csv in {}", dir.display()))?;
-    let df = if path.extension().is_some_and(|e| e == "parquet") {
-        ParquetReader::new(open(&path)?)
-            .with_columns(Some(
-                [
-                    "stage",
-                    "agent",
-                    "rotation",
-                    "seat",
-                    "points_delta",
-                    "coin_delta",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ))
-            .finish()?
+        .ok_or_else(|| InputError::new(dir, "no rounds.parquet or rounds.csv here"))?;
+    let wanted = [
+        "stage",
+        "agent",
+        "rotation",
+        "seat",
+        "points_delta",
+        "coin_delta",
+    ];
+    let df = if is_parquet(&path) {
+        read_parquet(&path, &wanted, None)?
     } else {
-        CsvReadOptions::default()
-            .with_has_header(true)
-            .with_schema(Some(Arc::new(crate::records::schema())))
-            .try_into_reader_with_file_path(Some(path.clone()))?
-            .finish()?
+        read_csv(&path, Some(&wanted))?
     };
+    if df.height() == 0 {
+        return Err(no_rounds(&path));
+    }
+    let bad = |e: polars::prelude::PolarsError| InputError::new(&path, polars_message(&e));
     if agents.is_empty() {
-        for id in df.column("agent")?.str()?.iter().flatten() {
+        for id in df
+            .column("agent")
+            .and_then(|c| c.str())
+            .map_err(bad)?
+            .iter()
+            .flatten()
+        {
             if !agents.iter().any(|a| a == id) {
                 agents.push(id.to_string());
             }
         }
         kinds = vec![String::new(); agents.len()];
     }
-    let max_of = |name: &str| -> anyhow::Result<u64> {
+    let max_of = |name: &str| -> Result<u64> {
         Ok(df
-            .column(name)?
-            .cast(&DataType::UInt64)?
-            .u64()?
+            .column(name)
+            .and_then(|c| c.cast(&DataType::UInt64))
+            .map_err(bad)?
+            .u64()
+            .map_err(bad)?
             .iter()
             .flatten()
             .max()
@@ -479,14 +675,17 @@ fn infer(dir: &Path) -> anyhow::Result<StageInfo> {
         SeatingMode::Permute
     };
     let points = df
-        .column("points_delta")?
-        .cast(&DataType::Int64)?
-        .i64()?
+        .column("points_delta")
+        .and_then(|c| c.cast(&DataType::Int64))
+        .map_err(bad)?
+        .i64()
+        .map_err(bad)?
         .iter()
         .any(|v| v.is_some_and(|v| v != 0));
     let name = df
-        .column("stage")?
-        .str()?
+        .column("stage")
+        .and_then(|c| c.str())
+        .map_err(bad)?
         .iter()
         .flatten()
         .next()
@@ -503,4 +702,12 @@ fn infer(dir: &Path) -> anyhow::Result<StageInfo> {
         seed: None,
         source: source.into(),
     })
+}
+
+/// The error for a record file without a single round.
+pub fn no_rounds(path: &Path) -> InputError {
+    InputError::new(
+        path,
+        "holds no rounds (a header without records?): nothing to analyse",
+    )
 }

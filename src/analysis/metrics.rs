@@ -1,7 +1,9 @@
 //! One pass over a stage's records: per-agent running moments of every per-round metric,
 //! per-call success and risk, seat and starting-position counts, decision times, cumulative
 //! series for the figures, and, per unit of analysis (the deal), per-agent means whose
-//! pairwise differences feed the paired tests.
+//! pairwise differences feed the paired tests. Per deal too: each agent's calls and their
+//! successes, and its rounds and wins in each seat and starting position, for intervals with
+//! deals (games) as clusters.
 //!
 //! The unit of analysis is the deal. With `fixed` or `random` seating under coin scoring a
 //! deal is one round; with `rotate` or `permute` it is the block of all arrangements of one
@@ -13,7 +15,7 @@ use std::collections::HashMap;
 
 use anyhow::bail;
 
-use super::load::{Row, StageInfo};
+use super::load::{InputError, Row, StageInfo};
 use super::stats::{Cluster, ClusterPair, CoMoments, Moments};
 
 /// Per-round metrics with a value for every agent in every round it plays.
@@ -42,9 +44,13 @@ impl RoundMetric {
     }
 }
 
-/// Slots per deal block: the six round metrics, then the game-win indicator (point games).
-const BLOCK_METRICS: usize = 7;
+/// Slots per deal block: the six round metrics, the game-win indicator (point games), then
+/// call success (per call; not paired across agents, whose calls do not pair).
+const BLOCK_METRICS: usize = 8;
 pub const GAME_WIN: usize = 6;
+pub const CALL_SUCCESS: usize = 7;
+/// Block metrics with a paired analysis (all but call success).
+const PAIRED_METRICS: usize = 7;
 
 /// Seat or starting-position counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,8 +68,8 @@ pub struct AgentAcc {
     pub call_successes: u64,
     /// Per-round values, indexed by [`RoundMetric::index`].
     pub round: [Moments; 6],
-    /// Per-deal sums and counts (the unit of analysis), same index; index 6 is the
-    /// game-win indicator.
+    /// Per-deal sums and counts (the unit of analysis), same index; index [`GAME_WIN`] is the
+    /// game-win indicator, [`CALL_SUCCESS`] the successes over the calls of each deal.
     pub unit: [Cluster; BLOCK_METRICS],
     pub turns: Moments,
     /// Success (1) or failure (0) of each call.
@@ -77,6 +83,9 @@ pub struct AgentAcc {
     pub decision_us: Vec<f64>,
     pub by_seat: Vec<WinCount>,
     pub by_start: Vec<WinCount>,
+    /// Wins over rounds in each seat and starting position, per deal (the unit of analysis).
+    pub by_seat_units: Vec<Cluster>,
+    pub by_start_units: Vec<Cluster>,
     /// Point games (per game and arrangement): played, won, and the win indicator.
     pub games: u64,
     pub game_wins: u64,
@@ -117,21 +126,29 @@ pub struct Accumulated {
     /// Whether some round's starting seat was not seat 0 (then seats and starting positions
     /// differ and both are reported).
     pub starts_vary: bool,
+    /// Wins over rounds in each seat and starting position, all agents pooled, per deal.
+    pub seat_units: Vec<Cluster>,
+    pub start_units: Vec<Cluster>,
 }
 
 /// Checkpoints kept for the cumulative figures: between this and twice this many.
 const CHECKPOINTS: usize = 400;
 
-/// A deal's per-agent sums and counts, per block metric.
+/// A deal's per-agent sums and counts, per block metric, and per agent, kind (seat, starting
+/// position) and position its wins and rounds.
 struct Block {
     groups: u64,
     sum: Vec<f64>,
     count: Vec<u32>,
+    pos_wins: Vec<f64>,
+    pos_rounds: Vec<u32>,
 }
 
 /// The running state of the pass.
 pub struct Accumulator {
     info_agents: usize,
+    /// Seats (and starting positions) per round at most.
+    seats: usize,
     points: bool,
     arrangements: u64,
     acc: Accumulated,
@@ -159,8 +176,10 @@ impl Accumulator {
                 });
             }
         }
+        let seats = info.players.max(n).max(1);
         Accumulator {
             info_agents: n,
+            seats,
             points: info.points,
             arrangements: info.arrangements().max(1),
             acc: Accumulated {
@@ -173,6 +192,8 @@ impl Accumulator {
                 checkpoints: Vec::new(),
                 timed: false,
                 starts_vary: false,
+                seat_units: vec![Cluster::default(); seats],
+                start_units: vec![Cluster::default(); seats],
             },
             group: Vec::with_capacity(8),
             blocks: HashMap::new(),
@@ -252,6 +273,20 @@ impl Accumulator {
             self.acc.starts_vary = true;
         }
         let m = group.len();
+        if m > self.seats {
+            bail!(
+                "{m} rows for one round (deal {deal}, arrangement {rotation}) but the stage has {} seats",
+                self.seats
+            );
+        }
+        if let Some(r) = group.iter().find(|r| r.seat as usize >= self.seats) {
+            bail!(
+                "seat {} in deal {deal}, but the stage has {} seats",
+                r.seat,
+                self.seats
+            );
+        }
+        let seats = self.seats;
         let mut block = self.take_block(deal);
         for (i, r) in group.iter().enumerate() {
             let a = usize::from(r.slot);
@@ -295,13 +330,19 @@ impl Accumulator {
                 let s = f64::from(u8::from(r.call_success));
                 t.call_success.push(s);
                 t.risk.push(f64::from(r.hand_value), s);
+                block.sum[a * BLOCK_METRICS + CALL_SUCCESS] += s;
+                block.count[a * BLOCK_METRICS + CALL_SUCCESS] += 1;
             }
+            let won = f64::from(u8::from(r.won));
             let seat = r.seat as usize;
             if t.by_seat.len() <= seat {
                 t.by_seat.resize(seat + 1, WinCount::default());
             }
             t.by_seat[seat].rounds += 1;
             t.by_seat[seat].wins += u64::from(r.won);
+            let at = (a * 2) * seats + seat;
+            block.pos_wins[at] += won;
+            block.pos_rounds[at] += 1;
             if let Some(k) = starter {
                 let pos = (i + m - k) % m;
                 if t.by_start.len() <= pos {
@@ -309,6 +350,9 @@ impl Accumulator {
                 }
                 t.by_start[pos].rounds += 1;
                 t.by_start[pos].wins += u64::from(r.won);
+                let at = (a * 2 + 1) * seats + pos;
+                block.pos_wins[at] += won;
+                block.pos_rounds[at] += 1;
             }
             self.cum_wins[a] += f64::from(u8::from(r.won));
             self.cum_econ[a] += econ;
@@ -354,17 +398,22 @@ impl Accumulator {
             return b;
         }
         let size = self.info_agents * BLOCK_METRICS;
+        let positions = self.info_agents * 2 * self.seats;
         match self.spare.pop() {
             Some(mut b) => {
                 b.groups = 0;
                 b.sum.iter_mut().for_each(|v| *v = 0.0);
                 b.count.iter_mut().for_each(|v| *v = 0);
+                b.pos_wins.iter_mut().for_each(|v| *v = 0.0);
+                b.pos_rounds.iter_mut().for_each(|v| *v = 0);
                 b
             }
             None => Block {
                 groups: 0,
                 sum: vec![0.0; size],
                 count: vec![0; size],
+                pos_wins: vec![0.0; positions],
+                pos_rounds: vec![0; positions],
             },
         }
     }
@@ -410,9 +459,43 @@ impl Accumulator {
             }
         }
         for p in &mut self.acc.pairs {
-            for k in 0..BLOCK_METRICS {
+            for k in 0..PAIRED_METRICS {
                 if let (Some((sa, na)), Some((sb, nb))) = (unit(p.a, k), unit(p.b, k)) {
                     p.diff[k].push(sa, na, sb, nb);
+                }
+            }
+        }
+        // Seats (kind 0) and starting positions (kind 1): per agent, and all agents pooled.
+        let seats = self.seats;
+        for kind in 0..2 {
+            for pos in 0..seats {
+                let (mut wins, mut rounds) = (0.0, 0u32);
+                for a in 0..self.info_agents {
+                    let at = (a * 2 + kind) * seats + pos;
+                    let n = block.pos_rounds[at];
+                    if n == 0 {
+                        continue;
+                    }
+                    let t = &mut self.acc.agents[a];
+                    let list = if kind == 0 {
+                        &mut t.by_seat_units
+                    } else {
+                        &mut t.by_start_units
+                    };
+                    if list.len() <= pos {
+                        list.resize(pos + 1, Cluster::default());
+                    }
+                    list[pos].push(block.pos_wins[at], f64::from(n));
+                    wins += block.pos_wins[at];
+                    rounds += n;
+                }
+                if rounds > 0 {
+                    let pooled = if kind == 0 {
+                        &mut self.acc.seat_units
+                    } else {
+                        &mut self.acc.start_units
+                    };
+                    pooled[pos].push(wins, f64::from(rounds));
                 }
             }
         }
@@ -420,7 +503,9 @@ impl Accumulator {
     }
 }
 
-/// Runs the pass over a stage folder's records.
+/// Runs the pass over a stage folder's records. Records that do not make sense (not grouped
+/// by round, more rows in a round than seats) and records without a single round are an
+/// [`InputError`] naming the record file.
 pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Accumulated> {
     let mut acc = Accumulator::new(info);
     let mut failure = None;
@@ -431,8 +516,15 @@ pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Acc
             failure = Some(e);
         }
     })?;
+    let path = super::load::record_file(dir).unwrap_or_else(|| dir.to_path_buf());
     if let Some(e) = failure {
-        return Err(e);
+        return Err(InputError::new(&path, format!("{e:#}")).into());
     }
-    acc.finish()
+    let acc = acc
+        .finish()
+        .map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+    if acc.rounds == 0 {
+        return Err(super::load::no_rounds(&path).into());
+    }
+    Ok(acc)
 }

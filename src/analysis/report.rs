@@ -23,10 +23,16 @@ pub struct StageReport {
 }
 
 /// Regenerates the report of every stage under `root` (a run folder or one stage's folder).
+/// Every stage is described (manifest, summary, records) before any is analysed, so that a
+/// bad description writes nothing; a stage whose records fail writes nothing of its own.
 pub fn report_dir(root: &Path, opts: &Options) -> anyhow::Result<Vec<StageReport>> {
-    let mut out = Vec::new();
+    let mut stages = Vec::new();
     for dir in load::stage_dirs(root)? {
         let info = load::stage_info(&dir)?;
+        stages.push((dir, info));
+    }
+    let mut out = Vec::new();
+    for (dir, info) in stages {
         out.push(
             report_stage(&dir, &info, opts)
                 .with_context(|| format!("report for {}", dir.display()))?,
@@ -240,17 +246,50 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
 
     let _ = writeln!(out, "## Agents\n");
     out.push_str(&tables::agents_table(s).to_markdown());
+    let unit = super::analyze::cluster_unit(&s.info);
+    let units = s.agents.first().and_then(|a| a.win.units);
+    let win_ci = match (paper, unit) {
+        (true, Some(u)) => format!(
+            "p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6, rounds treated as independent), and \
+             beside it the interval by {u} (cluster-robust, below), the one to trust here"
+        ),
+        (true, None) => "p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6)".into(),
+        (false, Some(u)) => format!(
+            "**by {u}** (the primary interval): the cluster-robust t interval with the {}{u}s \
+             as units (G − 1 degrees of freedom, clipped to [0, 100]%), because the rounds of \
+             one {u} are not independent; beside it the Wilson interval, which treats every \
+             round as independent and so misstates the uncertainty here (too narrow where the \
+             rounds of a {u} are positively correlated, as the arrangements of a `permute` \
+             deal or the rounds of a game; too wide where they balance each other, as the \
+             rotations of a `rotate` deal), and the paper's normal interval (eq. 6)",
+            units.map_or(String::new(), |g| format!("{g} "))
+        ),
+        (false, None) => "Wilson score (rounds are independent in this design); beside it the \
+             paper's normal interval (eq. 6)"
+            .into(),
+    };
+    let call_ci = match unit {
+        Some(u) => format!(
+            "by {u} (the calls of one {u} form a cluster; Wilson, calls independent, beside it)"
+        ),
+        None => "Wilson (calls independent: an agent calls at most once per round)".into(),
+    };
+    let games_ci = if !s.info.points {
+        String::new()
+    } else if s.info.seating.blocks() {
+        " Games won: by game (the arrangements of one game form a cluster).".into()
+    } else {
+        " Games won: Wilson over games (each game played once).".into()
+    };
     let _ = writeln!(
         out,
-        "\nIntervals: win rate {}; economic performance: t interval with {}s as clusters \
-         (cluster-robust standard error, G − 1 degrees of freedom); call success: Wilson. Risk r: Pearson correlation of hand value at the call with the call's success \
-         over the agent's calls (the paper's eq. 9; negative: calls at higher hands fail more \
-         often). Decision time: mean over all decisions (p95 of per-round means).\n",
-        if paper {
-            "p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6)"
-        } else {
-            "Wilson score"
-        },
+        "\nIntervals (95%): win rate {win_ci}; economic performance: t interval with {}s as \
+         clusters (cluster-robust standard error, G − 1 degrees of freedom); call success: \
+         {call_ci}.{games_ci} Risk r: Pearson correlation of hand value at the call with the \
+         call's success over the agent's calls (the paper's eq. 9; negative: calls at higher \
+         hands fail more often). Decision time: mean over all decisions (exact), in parentheses \
+         the 95th percentile of the per-round mean time per decision; the figure shows the \
+         median and 95th percentile of that per-round distribution.\n",
         d.unit
     );
     for stem in ["win_rate", "economic", "call_success", "decision_time"] {
@@ -295,14 +334,19 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     figure(&mut out, figs, "cumulative_economic");
 
     let p = &s.power;
+    let (win_metric, rate_name) = if s.info.points {
+        (Metric::GameWin, "game-win rate")
+    } else {
+        (Metric::Win, "win rate")
+    };
     let _ = writeln!(out, "## Power\n");
     let _ = writeln!(
         out,
         "The paper's eq. 5, n = 2(z₁₋α/₂ + z₁₋β)²σ²/δ², with σ² = p(1−p) at the equal-strength \
-         win rate p = {}: to detect a win-rate difference δ = {} with power {} takes **{}** \
-         rounds per agent at α = {} and **{}** at the Bonferroni level α/{} = {}. Each agent \
-         played {} rounds: power {} at α, {} at α/{}; minimum detectable difference at α/{} \
-         with power {}: {} (independent rounds). The design's own minimum detectable \
+         {rate_name} p = {}: to detect a {rate_name} difference δ = {} with power {} takes \
+         **{}** {unit} per agent at α = {} and **{}** at the Bonferroni level α/{} = {}. Each \
+         agent played {} {unit}: power {} at α, {} at α/{}; minimum detectable difference at \
+         α/{} with power {}: {} (independent {unit}). The design's own minimum detectable \
          differences, from the observed variance of the primary test, are the `mde` column of \
          `tables/pairwise.csv`:\n",
         num(Some(p.baseline), 3),
@@ -313,19 +357,24 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         num(p.eq5_rounds_bonferroni.map(f64::ceil), 0),
         p.pairs.max(1),
         pval(Some(p.alpha / p.pairs.max(1) as f64)),
-        p.rounds_per_agent,
+        p.units_per_agent,
         num(Some(p.achieved_power), 3),
         num(Some(p.achieved_power_bonferroni), 3),
         p.pairs.max(1),
         p.pairs.max(1),
         p.power,
         num(p.mde_independent, 4),
+        unit = p.unit,
     );
     let _ = writeln!(
         out,
-        "| pair | test | MDE (win rate) | power at δ |\n|---|---|---:|---:|"
+        "| pair | test | MDE ({rate_name}) | power at δ |\n|---|---|---:|---:|"
     );
-    for r in s.pairwise.iter().filter(|r| r.metric == "win" && r.primary) {
+    for r in s
+        .pairwise
+        .iter()
+        .filter(|r| r.metric == win_metric.key() && r.primary)
+    {
         let _ = writeln!(
             out,
             "| {} vs {} | {} | {} | {} |",

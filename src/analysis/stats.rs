@@ -302,9 +302,10 @@ pub enum PooledSd {
     Population,
 }
 
-/// Cohen's d: the mean difference over the pooled standard deviation
-/// sqrt(((n1-1)·s1² + (n2-1)·s2²) / (n1+n2-2)) (the paper's eq. 11-12).
-pub fn cohen_d(a: &Moments, b: &Moments, sd: PooledSd) -> Option<f64> {
+/// The pooled standard deviation sqrt(((n1-1)·s1² + (n2-1)·s2²) / (n1+n2-2)) of the
+/// paper's eq. 12, from the two variances (so it is defined whatever the means); `None` when
+/// a variance is undefined.
+pub fn pooled_sd(a: &Moments, b: &Moments, sd: PooledSd) -> Option<f64> {
     let ddof = match sd {
         PooledSd::Sample => 1,
         PooledSd::Population => 0,
@@ -313,7 +314,13 @@ pub fn cohen_d(a: &Moments, b: &Moments, sd: PooledSd) -> Option<f64> {
         return None;
     }
     let (va, vb) = (a.var(ddof)?, b.var(ddof)?);
-    let pooled = (((a.n - 1) as f64 * va + (b.n - 1) as f64 * vb) / (a.n + b.n - 2) as f64).sqrt();
+    Some((((a.n - 1) as f64 * va + (b.n - 1) as f64 * vb) / (a.n + b.n - 2) as f64).sqrt())
+}
+
+/// Cohen's d: the mean difference over the pooled standard deviation
+/// sqrt(((n1-1)·s1² + (n2-1)·s2²) / (n1+n2-2)) (the paper's eq. 11-12).
+pub fn cohen_d(a: &Moments, b: &Moments, sd: PooledSd) -> Option<f64> {
+    let pooled = pooled_sd(a, b, sd)?;
     (pooled > 0.0).then(|| (a.mean - b.mean) / pooled)
 }
 
@@ -361,10 +368,10 @@ pub fn stars(p: Option<f64>) -> &'static str {
 }
 
 /// The Wilson score interval for k successes in n trials (statsmodels' `proportion_confint(
-/// method="wilson")`); (0, 1) when n is 0.
-pub fn wilson(k: u64, n: u64, confidence: f64) -> (f64, f64) {
+/// method="wilson")`); `None` when n is 0 (nothing to estimate).
+pub fn wilson(k: u64, n: u64, confidence: f64) -> Option<(f64, f64)> {
     if n == 0 {
-        return (0.0, 1.0);
+        return None;
     }
     let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
     let n = n as f64;
@@ -372,20 +379,21 @@ pub fn wilson(k: u64, n: u64, confidence: f64) -> (f64, f64) {
     let denom = 1.0 + z * z / n;
     let centre = (p + z * z / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
 }
 
 /// The normal (Wald) interval p ± z·sqrt(p(1-p)/n), clipped to [0, 1]: the paper's eq. 6
 /// (its code uses z = 1.96 and the population SD of the win indicator, which is the same
-/// thing). Too narrow near 0 and 1, which is why Wilson is our headline interval.
-pub fn normal_interval(k: u64, n: u64, z: f64) -> (f64, f64) {
+/// thing). Too narrow near 0 and 1, which is why Wilson is our headline interval. `None` when
+/// n is 0.
+pub fn normal_interval(k: u64, n: u64, z: f64) -> Option<(f64, f64)> {
     if n == 0 {
-        return (0.0, 1.0);
+        return None;
     }
     let n = n as f64;
     let p = k as f64 / n;
     let half = z * (p * (1.0 - p) / n).sqrt();
-    ((p - half).max(0.0), (p + half).min(1.0))
+    Some(((p - half).max(0.0), (p + half).min(1.0)))
 }
 
 /// The t interval for a mean: mean ± t_{(1+c)/2, n-1}·s/√n.

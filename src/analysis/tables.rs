@@ -163,13 +163,55 @@ pub fn pval(p: Option<f64>) -> String {
     }
 }
 
-fn pct_ci(rate: Option<f64>, ci: [f64; 2]) -> String {
-    format!(
-        "{} [{}, {}]",
-        num(rate.map(|r| 100.0 * r), 2),
-        num(Some(100.0 * ci[0]), 2),
-        num(Some(100.0 * ci[1]), 2)
-    )
+/// A number for the CSV tables: full precision (shortest round-trip form), in scientific
+/// notation when very small or very large (a p-value of 1e-53 as `1.2e-53`, not 55 digits);
+/// empty when missing or not finite.
+pub fn csv_num(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() => {
+            if v != 0.0 && (v.abs() < 1e-4 || v.abs() >= 1e15) {
+                format!("{v:e}")
+            } else {
+                v.to_string()
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// A rate in percent with its interval in brackets (none when it has none).
+fn pct_ci(rate: Option<f64>, ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some(ci) => format!(
+            "{} [{}, {}]",
+            num(rate.map(|r| 100.0 * r), 2),
+            num(Some(100.0 * ci[0]), 2),
+            num(Some(100.0 * ci[1]), 2)
+        ),
+        None => num(rate.map(|r| 100.0 * r), 2),
+    }
+}
+
+/// An interval alone, in percent.
+fn pct_interval(ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some([l, h]) => format!("[{}, {}]", num(Some(100.0 * l), 2), num(Some(100.0 * h), 2)),
+        None => "–".into(),
+    }
+}
+
+/// What a rate's primary interval is, for headers and captions: `95% CI by deal`.
+pub fn ci_label(method: &str) -> String {
+    match method {
+        "wilson" => "95% Wilson CI".into(),
+        "normal" => "95% CI, eq. 6".into(),
+        unit => format!("95% CI by {unit}"),
+    }
+}
+
+/// The unit whose rounds are clustered in this stage, if any (`deal`, `game`).
+fn cluster_unit(s: &StageAnalysis) -> Option<&'static str> {
+    super::analyze::cluster_unit(&s.info)
 }
 
 fn mean_ci(mean: Option<f64>, ci: Option<[f64; 2]>, decimals: usize) -> String {
@@ -184,67 +226,84 @@ fn mean_ci(mean: Option<f64>, ci: Option<[f64; 2]>, decimals: usize) -> String {
     }
 }
 
-/// The per-agent table for display.
+/// The per-agent table for display. Each rate shows its primary interval (by deal or game in
+/// blocked designs, else Wilson; the paper's eq. 6 for the win rate with its definitions),
+/// with the others as labelled secondary columns.
 pub fn agents_table(s: &StageAnalysis) -> Table {
     let paper = s.definitions == Definitions::Paper;
     let points = s.info.points;
-    let mut header: Vec<String> = vec![
-        "Agent".into(),
-        if paper {
-            "Win % [95% CI, eq. 6]".into()
-        } else {
-            "Win % [95% Wilson CI]".into()
-        },
-    ];
-    if !paper {
+    let unit = cluster_unit(s);
+    let method = |f: fn(&AgentMetrics) -> &'static str| s.agents.first().map_or("wilson", f);
+    let win_method = method(|a| a.win.ci95_method);
+    let call_method = method(|a| a.call_success.ci95_method);
+    // Secondary win intervals: by unit (paper definitions in a blocked design), Wilson (ours
+    // in a blocked design), the paper's normal interval (ours).
+    let win_units = paper && unit.is_some();
+    let win_wilson = !paper && unit.is_some();
+    let win_normal = !paper;
+    let mut header: Vec<String> = vec!["Agent".into(), format!("Win % [{}]", ci_label(win_method))];
+    if let (true, Some(u)) = (win_units, unit) {
+        header.push(format!("95% CI by {u}"));
+    }
+    if win_wilson {
+        header.push("Wilson CI (rounds independent)".into());
+    }
+    if win_normal {
         header.push("Normal CI (paper eq. 6)".into());
     }
     if points {
-        header.push("Games won % [95% CI]".into());
+        let m = s
+            .agents
+            .first()
+            .and_then(|a| a.games.as_ref())
+            .map_or("wilson", |g| g.ci95_method);
+        header.push(format!("Games won % [{}]", ci_label(m)));
     }
+    let by = unit.map_or(String::new(), |u| format!(" by {u}"));
     header.extend([
         if points {
-            "−Points/round [95% CI]".to_string()
+            format!("−Points/round [95% CI{by}]")
         } else {
-            "Coins/round [95% CI]".to_string()
+            format!("Coins/round [95% CI{by}]")
         },
         "Calls/round".into(),
-        "Call success % [95% CI]".into(),
+        format!("Call success % [{}]", ci_label(call_method)),
+    ]);
+    if unit.is_some() {
+        header.push("Call success Wilson CI (calls independent)".into());
+    }
+    header.extend([
         "Cards/round".into(),
         "Final hand".into(),
         "Risk r".into(),
-        "Decision µs (p95)".into(),
+        "Decision µs, mean (p95)".into(),
     ]);
     let rows = s
         .agents
         .iter()
         .map(|a| {
-            let mut r = vec![
-                a.agent.clone(),
-                pct_ci(
-                    a.win.rate,
-                    if paper {
-                        a.win.ci95_normal
-                    } else {
-                        a.win.ci95_wilson
-                    },
-                ),
-            ];
-            if !paper {
-                let [l, h] = a.win.ci95_normal;
-                r.push(format!(
-                    "[{}, {}]",
-                    num(Some(100.0 * l), 2),
-                    num(Some(100.0 * h), 2)
-                ));
+            let mut r = vec![a.agent.clone(), pct_ci(a.win.rate, a.win.ci95)];
+            if win_units {
+                r.push(pct_interval(a.win.ci95_units));
+            }
+            if win_wilson {
+                r.push(pct_interval(a.win.ci95_wilson));
+            }
+            if win_normal {
+                r.push(pct_interval(a.win.ci95_normal));
             }
             if let Some(g) = &a.games {
-                r.push(pct_ci(g.rate, g.ci95_wilson));
+                r.push(pct_ci(g.rate, g.ci95));
             }
             r.extend([
                 mean_ci(a.economic.mean, a.economic.ci95, 2),
                 num(a.calls_per_round.mean, 3),
-                pct_ci(a.call_success.rate, a.call_success.ci95_wilson),
+                pct_ci(a.call_success.rate, a.call_success.ci95),
+            ]);
+            if unit.is_some() {
+                r.push(pct_interval(a.call_success.ci95_wilson));
+            }
+            r.extend([
                 num(a.cards_discarded_per_round.mean, 2),
                 num(a.final_hand_value.mean, 2),
                 num(a.risk.map(|r| r.r), 3),
@@ -262,6 +321,8 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
     }
 }
 
+/// The decision-weighted mean time per decision (exact) and, in parentheses, the 95th
+/// percentile of the per-round mean time per decision.
 fn decision(a: &AgentMetrics) -> String {
     match &a.decision_time {
         Some(d) => format!("{} ({})", sig(d.mean_us), sig(d.p95_us)),
@@ -280,7 +341,8 @@ fn sig(x: Option<f64>) -> String {
     }
 }
 
-/// Every per-agent number at full precision.
+/// Every per-agent number at full precision. `*_ci95_low/high` are the primary intervals
+/// (`*_ci95_method`: `wilson`, `normal`, `deal` or `game`); the others follow, named by kind.
 pub fn agents_csv(s: &StageAnalysis) -> String {
     let header = [
         "stage",
@@ -289,6 +351,9 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
         "rounds",
         "wins",
         "win_rate",
+        "win_ci95_low",
+        "win_ci95_high",
+        "win_ci95_method",
         "win_ci95_wilson_low",
         "win_ci95_wilson_high",
         "win_ci95_normal_low",
@@ -305,6 +370,11 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
         "call_success_rate",
         "call_success_ci95_low",
         "call_success_ci95_high",
+        "call_success_ci95_method",
+        "call_success_ci95_wilson_low",
+        "call_success_ci95_wilson_high",
+        "call_success_ci95_units_low",
+        "call_success_ci95_units_high",
         "cards_discarded_per_round",
         "cards_discarded_sd",
         "turns_per_round",
@@ -312,6 +382,7 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
         "final_hand_value_sd",
         "decisions",
         "decision_mean_us",
+        "decision_median_us",
         "decision_p95_us",
         "risk_r",
         "risk_p",
@@ -321,16 +392,17 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
         "games",
         "game_wins",
         "game_win_rate",
+        "game_win_ci95_low",
+        "game_win_ci95_high",
+        "game_win_ci95_method",
     ];
     let mut out = csv_line(header.iter().map(|h| h.to_string()));
+    let f = csv_num;
+    let lo = |c: Option<[f64; 2]>| f(c.map(|c| c[0]));
+    let hi = |c: Option<[f64; 2]>| f(c.map(|c| c[1]));
     for a in &s.agents {
-        let f = |x: Option<f64>| {
-            x.filter(|v| v.is_finite())
-                .map_or(String::new(), |v| v.to_string())
-        };
-        let lo = |c: Option<[f64; 2]>| f(c.map(|c| c[0]));
-        let hi = |c: Option<[f64; 2]>| f(c.map(|c| c[1]));
         let d = a.decision_time.as_ref();
+        let g = a.games.as_ref();
         let cells = vec![
             s.stage.clone(),
             a.agent.clone(),
@@ -338,12 +410,15 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
             a.rounds.to_string(),
             a.win.k.to_string(),
             f(a.win.rate),
-            lo(Some(a.win.ci95_wilson)),
-            hi(Some(a.win.ci95_wilson)),
-            lo(Some(a.win.ci95_normal)),
-            hi(Some(a.win.ci95_normal)),
-            lo(a.win_ci95_units),
-            hi(a.win_ci95_units),
+            lo(a.win.ci95),
+            hi(a.win.ci95),
+            a.win.ci95_method.to_string(),
+            lo(a.win.ci95_wilson),
+            hi(a.win.ci95_wilson),
+            lo(a.win.ci95_normal),
+            hi(a.win.ci95_normal),
+            lo(a.win.ci95_units),
+            hi(a.win.ci95_units),
             f(a.economic.mean),
             f(a.economic.sd),
             lo(a.economic.ci95),
@@ -352,8 +427,13 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
             f(a.calls_per_round.mean),
             a.call_success.k.to_string(),
             f(a.call_success.rate),
-            lo(Some(a.call_success.ci95_wilson)),
-            hi(Some(a.call_success.ci95_wilson)),
+            lo(a.call_success.ci95),
+            hi(a.call_success.ci95),
+            a.call_success.ci95_method.to_string(),
+            lo(a.call_success.ci95_wilson),
+            hi(a.call_success.ci95_wilson),
+            lo(a.call_success.ci95_units),
+            hi(a.call_success.ci95_units),
             f(a.cards_discarded_per_round.mean),
             f(a.cards_discarded_per_round.sd),
             f(a.turns_per_round.mean),
@@ -361,15 +441,19 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
             f(a.final_hand_value.sd),
             d.map_or(String::new(), |d| d.decisions.to_string()),
             f(d.and_then(|d| d.mean_us)),
+            f(d.and_then(|d| d.median_us)),
             f(d.and_then(|d| d.p95_us)),
             f(a.risk.map(|r| r.r)),
             f(a.risk.and_then(|r| r.p)),
             f(a.risk.and_then(|r| r.low)),
             f(a.risk.and_then(|r| r.high)),
             a.risk.map_or(String::new(), |r| r.n.to_string()),
-            a.games.as_ref().map_or(String::new(), |g| g.n.to_string()),
-            a.games.as_ref().map_or(String::new(), |g| g.k.to_string()),
-            f(a.games.as_ref().and_then(|g| g.rate)),
+            g.map_or(String::new(), |g| g.n.to_string()),
+            g.map_or(String::new(), |g| g.k.to_string()),
+            f(g.and_then(|g| g.rate)),
+            lo(g.and_then(|g| g.ci95)),
+            hi(g.and_then(|g| g.ci95)),
+            g.map_or(String::new(), |g| g.ci95_method.to_string()),
         ];
         out.push_str(&csv_line(cells.into_iter()));
     }
@@ -406,10 +490,7 @@ pub fn pairwise_csv(s: &StageAnalysis) -> String {
         "primary",
     ];
     let mut out = csv_line(header.iter().map(|h| h.to_string()));
-    let f = |x: Option<f64>| {
-        x.filter(|v| v.is_finite())
-            .map_or(String::new(), |v| v.to_string())
-    };
+    let f = csv_num;
     for r in &s.pairwise {
         let cells = vec![
             s.stage.clone(),
@@ -564,8 +645,19 @@ pub fn pairwise_summary_table(s: &StageAnalysis) -> Table {
             (true, Some(k)) => k.to_string(),
             _ => m.key().to_string(),
         };
+        // d is Cohen's d (Welch's rows); the p beside it is the adjusted p of the test the
+        // stars use, which is named, since it need not be Welch's.
+        let test = s
+            .pairwise
+            .iter()
+            .find(|r| r.metric == m.key() && r.primary)
+            .map_or("welch", |r| r.test);
         header.push(format!("{name} d"));
-        header.push(format!("{name} p"));
+        header.push(if paper {
+            format!("{name} p (Bonferroni, {})", test_name(test))
+        } else {
+            format!("{name} p (Holm, {})", test_name(test))
+        });
     }
     let rows = pairs(s)
         .into_iter()
@@ -593,20 +685,33 @@ pub fn pairwise_summary_table(s: &StageAnalysis) -> Table {
     }
 }
 
-/// Win rate by seat (or starting position): all agents pooled, then each agent.
+fn test_name(test: &str) -> &str {
+    match test {
+        "welch" => "Welch",
+        t => t,
+    }
+}
+
+/// Win rate by seat (or starting position): all agents pooled, then each agent. The pooled
+/// interval is by deal (game) in blocked designs, with Wilson beside it.
 pub fn positions_table(s: &StageAnalysis, pooled: &[Position], start: bool) -> Table {
+    let method = pooled.first().map_or("wilson", |p| p.win.ci95_method);
+    let clustered = cluster_unit(s).is_some();
     let mut header = vec![
         if start { "Position" } else { "Seat" }.to_string(),
-        "All agents % [95% CI]".into(),
+        format!("All agents % [{}]", ci_label(method)),
     ];
+    if clustered {
+        header.push("Wilson CI (rounds independent)".into());
+    }
     header.extend(s.agents.iter().map(|a| format!("{} %", a.agent)));
     let rows = pooled
         .iter()
         .map(|p| {
-            let mut r = vec![
-                (p.position + 1).to_string(),
-                pct_ci(p.win.rate, p.win.ci95_wilson),
-            ];
+            let mut r = vec![(p.position + 1).to_string(), pct_ci(p.win.rate, p.win.ci95)];
+            if clustered {
+                r.push(pct_interval(p.win.ci95_wilson));
+            }
             for a in &s.agents {
                 let list = if start {
                     &a.by_start_position
@@ -645,10 +750,18 @@ pub fn positions_csv(s: &StageAnalysis) -> String {
             "win_rate",
             "ci95_low",
             "ci95_high",
+            "ci95_method",
+            "ci95_wilson_low",
+            "ci95_wilson_high",
+            "ci95_units_low",
+            "ci95_units_high",
+            "units",
         ]
         .iter()
         .map(|h| h.to_string()),
     );
+    let lo = |c: Option<[f64; 2]>| csv_num(c.map(|c| c[0]));
+    let hi = |c: Option<[f64; 2]>| csv_num(c.map(|c| c[1]));
     let mut emit = |kind: &str, agent: &str, p: &Position| {
         out.push_str(&csv_line(
             vec![
@@ -658,9 +771,15 @@ pub fn positions_csv(s: &StageAnalysis) -> String {
                 agent.to_string(),
                 p.win.n.to_string(),
                 p.win.k.to_string(),
-                p.win.rate.map_or(String::new(), |r| r.to_string()),
-                p.win.ci95_wilson[0].to_string(),
-                p.win.ci95_wilson[1].to_string(),
+                csv_num(p.win.rate),
+                lo(p.win.ci95),
+                hi(p.win.ci95),
+                p.win.ci95_method.to_string(),
+                lo(p.win.ci95_wilson),
+                hi(p.win.ci95_wilson),
+                lo(p.win.ci95_units),
+                hi(p.win.ci95_units),
+                p.win.units.map_or(String::new(), |u| u.to_string()),
             ]
             .into_iter(),
         ));

@@ -1,6 +1,6 @@
 //! The `dhumbal-run` command line: argument parsing, progress and terminal output, over the
-//! library. Exit codes: 0 success, 1 a failure while running, 2 bad input (arguments or
-//! scenario file).
+//! library. Exit codes: 0 success, 1 a failure while running, 2 bad input (arguments, a
+//! scenario file, or records given to `report` that cannot be read or make no sense).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -532,10 +532,6 @@ fn report(
         eprintln!("error: {} is not a folder", dir.display());
         return Ok(ExitCode::from(2));
     }
-    if let Err(e) = crate::analysis::load::stage_dirs(&dir) {
-        eprintln!("error: {e:#}");
-        return Ok(ExitCode::from(2));
-    }
     let opts = crate::analysis::Options {
         definitions: match definitions {
             DefinitionsArg::Ours => crate::analysis::Definitions::Ours,
@@ -547,7 +543,23 @@ fn report(
         figures: !no_figures,
     };
     let start = std::time::Instant::now();
-    let reports = crate::analysis::report_dir(&dir, &opts)?;
+    // Records that cannot be read or make no sense (a missing, empty, header-only or
+    // malformed file, columns not those of the records, an unknown agent) are bad input:
+    // exit 2, the file named; nothing is written for that stage. Anything else (a file that
+    // cannot be written) is a failure while running: exit 1.
+    let reports = match crate::analysis::report_dir(&dir, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(
+                if crate::analysis::load::is_input_error(&e) {
+                    2
+                } else {
+                    1
+                },
+            ));
+        }
+    };
     let mut failed = 0;
     for r in &reports {
         let a = &r.analysis;

@@ -312,6 +312,17 @@ impl<const N: usize> CardVec<N> {
         self.len += 1;
     }
 
+    /// Appends the cards of `set` in id order; panics if they do not fit.
+    pub fn extend_from_set(&mut self, set: CardSet) {
+        let start = self.len as usize;
+        let end = start + set.len() as usize;
+        assert!(end <= N, "card list overflow");
+        for (slot, card) in self.cards[start..end].iter_mut().zip(set.iter()) {
+            *slot = card;
+        }
+        self.len = end as u8;
+    }
+
     pub fn pop(&mut self) -> Option<Card> {
         if self.len == 0 {
             return None;

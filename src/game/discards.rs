@@ -307,6 +307,19 @@ pub fn count_multi_discards(rules: &Rules, hand: &[Card]) -> u32 {
     }
     if d.runs {
         let min = u32::from(d.min_run).max(1);
+        // Most hands hold no run at all: test every suit at once. A run of `min` starts at a
+        // rank no higher than 13 - min, with the next min - 1 ranks of its suit held too.
+        if !d.ace_high {
+            let mut starts = set & ((1 << 52) - 1);
+            for _ in 1..min {
+                starts &= starts >> 1;
+            }
+            let per_suit = (1u64 << (14 - min.min(13))) - 1;
+            let within = per_suit * (1 | 1 << 13 | 1 << 26 | 1 << 39);
+            if starts & within == 0 {
+                return n;
+            }
+        }
         for mut mask in suit_ranks {
             if d.ace_high && mask & 1 != 0 {
                 mask |= 1 << 13;

@@ -122,6 +122,13 @@ pub trait Seats {
     fn stop(&mut self, _turn: u32) -> bool {
         false
     }
+    /// Whether the discards of `seat` come from the legal-move enumerator itself (a search's
+    /// tree and its uniformly random rollouts), in its order (runs ascending), so that checking
+    /// them again can be skipped. Checked anyway in debug builds.
+    #[inline]
+    fn enumerated(&self, _seat: usize) -> bool {
+        false
+    }
     /// Whether `seat` may read the true hands through [`Observation::oracle`].
     #[inline]
     fn oracle(&self, _seat: usize) -> bool {
@@ -597,19 +604,28 @@ impl<'t> RoundPlay<'t> {
                     let mut discard = seats
                         .discard(seat, &obs, &mut *rng)
                         .map_err(|error| agent_error(seats.name(seat), seat, error))?;
-                    match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice()) {
-                        Err(reason) => {
-                            return Err(PlayError::IllegalDiscard {
-                                agent: seats.name(seat).to_string(),
-                                seat,
-                                cards: discard.to_string(),
-                                reason,
-                            });
+                    if seats.enumerated(seat) {
+                        debug_assert!(
+                            classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
+                                .is_ok(),
+                            "an enumerated discard is legal"
+                        );
+                    } else {
+                        match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
+                        {
+                            Err(reason) => {
+                                return Err(PlayError::IllegalDiscard {
+                                    agent: seats.name(seat).to_string(),
+                                    seat,
+                                    cards: discard.to_string(),
+                                    reason,
+                                });
+                            }
+                            // A run goes down in rank order, so that its ends are its first and
+                            // last cards.
+                            Ok(DiscardKind::Run) => sort_run(rules, discard.as_mut_slice()),
+                            Ok(_) => {}
                         }
-                        // A run goes down in rank order, so that its ends are its first and
-                        // last cards.
-                        Ok(DiscardKind::Run) => sort_run(rules, discard.as_mut_slice()),
-                        Ok(_) => {}
                     }
                     for card in discard.iter() {
                         self.state.hands[seat].remove(card);
@@ -672,7 +688,12 @@ impl<'t> RoundPlay<'t> {
                     seat,
                     pickable.as_slice(),
                     discard.as_slice(),
-                    rules.hand_value(self.state.hands[seat].as_slice()),
+                    // The hand's value after the discard (a resumed pick starts after it).
+                    if matches!(entry_now, Some(Resume::Pick { .. })) {
+                        value
+                    } else {
+                        value - rules.hand_value(discard.as_slice())
+                    },
                     oracle_again(oracle_seat[seat], &self.state.hands[..self.n]),
                 );
                 seats

@@ -1,5 +1,5 @@
-//! A dot plot on a log10 axis: per agent (one row each, names on the left) the mean and the
-//! 95th percentile, joined by a line (decision time per agent, whose spread covers several
+//! A dot plot on a log10 axis: per agent (one row each, names on the left) a central value
+//! (mean or median) and the 95th percentile, joined by a line (decision time per agent, whose spread covers several
 //! decades between rule-based and search agents).
 
 use anyhow::{Result, bail};
@@ -23,6 +23,18 @@ pub fn log_points(
     title: &str,
     value_label: &str,
     rows: &[(String, f64, f64)],
+    width: Width,
+) -> Result<Figure> {
+    log_points_labelled(title, value_label, rows, ["Mean", "95th percentile"], width)
+}
+
+/// [`log_points`] with the legend's names for the two values of each row (the dot, then the
+/// diamond), e.g. `["Median", "95th percentile"]`.
+pub fn log_points_labelled(
+    title: &str,
+    value_label: &str,
+    rows: &[(String, f64, f64)],
+    labels: [&str; 2],
     width: Width,
 ) -> Result<Figure> {
     if rows.is_empty() {
@@ -60,8 +72,8 @@ pub fn log_points(
         .max(min_data_h / rows.len() as f64);
 
     let legend = vec![
-        (Swatch::Dot(MUTED), "Mean".to_string()),
-        (Swatch::Diamond(MUTED), "95th percentile".to_string()),
+        (Swatch::Dot(MUTED), labels[0].to_string()),
+        (Swatch::Diamond(MUTED), labels[1].to_string()),
     ];
     let header = Header::new(title, legend, w)?;
     let x0 = PAD + label_w + 2.0 * GAP;

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 pub use bars::{grouped_interval_bars, interval_bars};
 pub use heatmap::{heatmaps, heatmaps_with_scale_label};
 pub use lines::lines;
-pub use logpoints::log_points;
+pub use logpoints::{log_points, log_points_labelled};
 pub use style::{PALETTE, agent_colour};
 
 /// Figure width: one column (3.5 in) or two columns (7.16 in) of an IEEE/ACM paper. The

@@ -71,12 +71,10 @@ impl Determinizer {
                 placed = placed.union(known[seat]);
             }
         }
+        // The deck is the card ids below its length, in id order.
+        let deck = CardSet((1u64 << obs.rules.deck().len()) - 1);
         self.pool.clear();
-        for &card in obs.rules.deck() {
-            if !placed.contains(card) {
-                self.pool.push(card);
-            }
-        }
+        self.pool.extend_from_set(deck.difference(placed));
         rng.shuffle(self.pool.as_mut_slice());
 
         let mut unknown = 0usize;

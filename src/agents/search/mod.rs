@@ -20,6 +20,7 @@ pub mod tree;
 
 use std::time::{Duration, Instant};
 
+use crate::agents::RandomAgent;
 use crate::game::cards::{Discard, MAX_HAND};
 use crate::game::rules::{MAX_PLAYERS, Scoring};
 use crate::game::{Agent, AgentError, Observation, Pick, Resume, RoundOutcome, Seats, Table};
@@ -117,11 +118,29 @@ impl SearchParams {
     }
 }
 
+/// Who plays the seats of a simulation once it leaves the tree.
+pub enum Rollout {
+    /// Uniformly random legal actions, called without dynamic dispatch (the default, and by
+    /// far the most frequent call of a search).
+    Random,
+    /// Any other agent: a heuristic or a script.
+    Agent(Box<dyn Agent>),
+}
+
+impl Rollout {
+    fn name(&self) -> &str {
+        match self {
+            Rollout::Random => "random rollout",
+            Rollout::Agent(a) => a.name(),
+        }
+    }
+}
+
 /// A search agent: its settings, its rollout policy, and memory reused across decisions.
 pub struct SearchAgent {
     name: String,
     params: SearchParams,
-    rollout: Box<dyn Agent>,
+    rollout: Rollout,
     tree: Tree,
     worlds: Determinizer,
     path: Vec<NodeId>,
@@ -140,7 +159,7 @@ struct Option_ {
 }
 
 impl SearchAgent {
-    pub fn new(name: impl Into<String>, params: SearchParams, rollout: Box<dyn Agent>) -> Self {
+    pub fn new(name: impl Into<String>, params: SearchParams, rollout: Rollout) -> Self {
         SearchAgent {
             name: name.into(),
             params,
@@ -185,6 +204,8 @@ impl SearchAgent {
         // (no dynamic dispatch, Lemire's `below`) for the many draws of the simulations.
         let key = u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32());
         let rng = &mut chacha_stream(key, Purpose::Search, 0);
+        // The simulated deal's own draws (reshuffles) come from a sibling stream.
+        let mut world_stream = SimStreams(chacha_stream(key, Purpose::Search, 1));
         let table = Table::from_parts(obs.rules.clone(), obs.standings, obs.active, obs.round);
         self.tree.reset();
         let deadline = (p.time_limit_ms > 0.0)
@@ -202,9 +223,10 @@ impl SearchAgent {
                     path: &mut self.path,
                     options: &mut self.options,
                     in_tree: true,
-                    rollout: &mut *self.rollout,
+                    rollout: &mut self.rollout,
                     rollout_from: 0,
                     params: &p,
+                    rng: &mut *rng,
                 };
                 let outcome = table
                     .play_from(
@@ -213,7 +235,7 @@ impl SearchAgent {
                         obs.seat,
                         at,
                         &mut sim,
-                        &mut SimStreams(&mut *rng),
+                        &mut world_stream,
                     )
                     .map_err(|e| AgentError(format!("{}: in a simulation: {e}", self.name)))?;
                 self.turns += u64::from(outcome.turns.saturating_sub(obs.turn)) + 1;
@@ -249,6 +271,17 @@ impl SearchAgent {
     }
 }
 
+/// Natural logarithms of small counts, computed once: UCB takes one per available child at
+/// every tree step.
+fn ln(n: u32) -> f64 {
+    static TABLE: std::sync::LazyLock<Vec<f64>> =
+        std::sync::LazyLock::new(|| (0..4096u32).map(|i| f64::from(i).ln()).collect());
+    match TABLE.get(n as usize) {
+        Some(&x) => x,
+        None => f64::from(n).ln(),
+    }
+}
+
 /// Rewards of every seat for a simulated round.
 fn rewards(o: &RoundOutcome, obs: &Observation<'_>, p: &SearchParams) -> [f64; MAX_PLAYERS] {
     let mut r = [0.0; MAX_PLAYERS];
@@ -267,15 +300,16 @@ fn rewards(o: &RoundOutcome, obs: &Observation<'_>, p: &SearchParams) -> [f64; M
     r
 }
 
-/// The search's one random stream serves the simulated deal (reshuffles) and every seat.
-struct SimStreams<'r>(&'r mut ChaChaSource);
+/// The simulated deal's stream (reshuffles). The seats of a simulation draw from the
+/// decision's stream held by [`Sim`], so the stream handed to them here goes unused.
+struct SimStreams(ChaChaSource);
 
-impl Streams for SimStreams<'_> {
+impl Streams for SimStreams {
     fn deal(&mut self) -> &mut dyn RandomSource {
-        &mut *self.0
+        &mut self.0
     }
     fn agent(&mut self, _seat: usize) -> &mut dyn RandomSource {
-        &mut *self.0
+        &mut self.0
     }
 }
 
@@ -286,7 +320,9 @@ struct Sim<'a> {
     path: &'a mut Vec<NodeId>,
     options: &'a mut Vec<Option_>,
     in_tree: bool,
-    rollout: &'a mut dyn Agent,
+    rollout: &'a mut Rollout,
+    /// The decision's stream: tree choices and rollouts (a concrete type, no dispatch).
+    rng: &'a mut ChaChaSource,
     /// The turn at which the rollout began.
     rollout_from: u32,
     params: &'a SearchParams,
@@ -296,29 +332,19 @@ impl Sim<'_> {
     /// One tree step among `self.options` (the actions legal in this world) for `seat`:
     /// counts availability, expands an untried action if there is one (and hands over to the
     /// rollout), else descends to the best child by UCB. Returns the option chosen.
-    fn step(&mut self, seat: usize, turn: u32, rng: &mut dyn RandomSource) -> Option_ {
+    fn step(&mut self, seat: usize, turn: u32) -> Option_ {
         let parent = self.node;
-        // Match the children tried so far against the actions legal here. A child whose cards
-        // are not all among the options' cards (another world's hand) is skipped with one AND:
-        // opponents' nodes collect children from many sampled hands.
-        let mut cards = 0u64;
-        for o in self.options.iter_mut() {
-            o.child = None;
-            cards |= o.key & key::CARDS;
-        }
+        // The child of each action legal here, if it was tried before (one hash probe each).
         let options = &mut *self.options;
-        self.tree.for_each_child_mut(parent, |id, node| {
-            if node.key & key::CARDS & !cards != 0 {
-                return;
+        for o in options.iter_mut() {
+            o.child = self.tree.child(parent, o.key);
+            if let Some(c) = o.child {
+                self.tree.node_mut(c).avail += 1;
             }
-            if let Some(o) = options.iter_mut().find(|o| o.key == node.key) {
-                o.child = Some(id);
-                node.avail += 1;
-            }
-        });
+        }
         let untried = options.iter().filter(|o| o.child.is_none()).count() as u32;
         if untried > 0 {
-            let pick = rng.below(untried);
+            let pick = self.rng.below(untried);
             let chosen = *self
                 .options
                 .iter()
@@ -341,7 +367,9 @@ impl Sim<'_> {
             let visits = f64::from(node.visits.max(1));
             let avail = f64::from(node.avail.max(1));
             let score = match self.params.selection {
-                Selection::Availability => node.mean() + c * (avail.ln() / visits).sqrt(),
+                Selection::Availability => {
+                    node.mean() + c * (ln(node.avail.max(1)) / visits).sqrt()
+                }
                 Selection::Legality => {
                     node.mean() + c * (parent_visits.ln() / visits).sqrt() * (avail / parent_visits)
                 }
@@ -378,23 +406,29 @@ impl Seats for Sim<'_> {
         &mut self,
         seat: usize,
         obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
+        _rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
         if !self.in_tree {
-            return self.rollout.call(obs, rng);
+            return match self.rollout {
+                Rollout::Random => Ok(RandomAgent::choose_call(&mut *self.rng)),
+                Rollout::Agent(a) => a.call(obs, &mut *self.rng),
+            };
         }
         self.set_options([key::CALL, key::NO_CALL]);
-        Ok(self.step(seat, obs.turn, rng).key == key::CALL)
+        Ok(self.step(seat, obs.turn).key == key::CALL)
     }
 
     fn discard(
         &mut self,
         seat: usize,
         obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
+        _rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
         if !self.in_tree {
-            return self.rollout.discard(obs, rng);
+            return match self.rollout {
+                Rollout::Random => Ok(RandomAgent::choose_discard(obs, &mut *self.rng)),
+                Rollout::Agent(a) => a.discard(obs, &mut *self.rng),
+            };
         }
         self.options.clear();
         let options = &mut *self.options;
@@ -406,17 +440,20 @@ impl Seats for Sim<'_> {
             });
             true
         });
-        Ok(self.step(seat, obs.turn, rng).discard)
+        Ok(self.step(seat, obs.turn).discard)
     }
 
     fn pick(
         &mut self,
         seat: usize,
         obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
+        _rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
         if !self.in_tree {
-            return self.rollout.pick(obs, rng);
+            return match self.rollout {
+                Rollout::Random => Ok(RandomAgent::choose_pick(obs, &mut *self.rng)),
+                Rollout::Agent(a) => a.pick(obs, &mut *self.rng),
+            };
         }
         let mut keys = [0u64; MAX_HAND + 1];
         keys[0] = key::STOCK;
@@ -424,13 +461,19 @@ impl Seats for Sim<'_> {
             *k = key::pile(card);
         }
         self.set_options(keys[..=obs.pickable.len()].iter().copied());
-        let chosen = self.step(seat, obs.turn, rng).key;
+        let chosen = self.step(seat, obs.turn).key;
         Ok(
             match obs.pickable.iter().find(|&&c| key::pile(c) == chosen) {
                 Some(&card) => Pick::Pile(card),
                 None => Pick::Stock,
             },
         )
+    }
+
+    fn enumerated(&self, _seat: usize) -> bool {
+        // In the tree, discards are the enumerator's; in a random rollout too. Any other
+        // rollout agent is checked like an agent at a table.
+        self.in_tree || matches!(self.rollout, Rollout::Random)
     }
 
     fn stop(&mut self, turn: u32) -> bool {

@@ -51,6 +51,7 @@ pub struct Node {
     pub avail: u32,
     /// Sum of the chooser's rewards over the visits.
     pub total: f64,
+    parent: NodeId,
     first_child: NodeId,
     next_sibling: NodeId,
 }
@@ -68,18 +69,113 @@ impl Node {
 #[derive(Clone, Debug, Default)]
 pub struct Tree {
     nodes: Vec<Node>,
+    /// (parent, key) -> child, so that finding the child of an action costs one probe instead
+    /// of a walk over the siblings (an opponent's node collects a child for every discard any
+    /// sampled hand allowed: dozens).
+    index: Index,
+}
+
+/// Open addressing over (parent, key), cleared by bumping a generation, never freed.
+#[derive(Clone, Debug, Default)]
+struct Index {
+    slots: Vec<Slot>,
+    generation: u32,
+    len: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    key: u64,
+    parent: NodeId,
+    child: NodeId,
+    /// The slot is in use when this equals the index's generation.
+    generation: u32,
+}
+
+impl Index {
+    fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.iter_mut().for_each(|s| s.generation = 0);
+            self.generation = 1;
+        }
+        self.len = 0;
+    }
+
+    #[inline]
+    fn home(&self, parent: NodeId, key: u64) -> usize {
+        let h = (key ^ u64::from(parent).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+        (h >> 32) as usize & (self.slots.len() - 1)
+    }
+
+    #[inline]
+    fn get(&self, parent: NodeId, key: u64) -> Option<NodeId> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(parent, key);
+        loop {
+            let s = &self.slots[i];
+            if s.generation != self.generation {
+                return None;
+            }
+            if s.key == key && s.parent == parent {
+                return Some(s.child);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Indexes `child`, which is already the last of `nodes`.
+    fn insert(&mut self, parent: NodeId, key: u64, child: NodeId, nodes: &[Node]) {
+        if (self.len + 1) * 2 > self.slots.len() {
+            // Places every node, the new one included.
+            self.grow(nodes);
+        } else {
+            self.place(parent, key, child);
+        }
+        self.len += 1;
+    }
+
+    fn place(&mut self, parent: NodeId, key: u64, child: NodeId) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(parent, key);
+        while self.slots[i].generation == self.generation {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Slot {
+            key,
+            parent,
+            child,
+            generation: self.generation,
+        };
+    }
+
+    /// Doubles the table and places every node again (nodes know their parents).
+    fn grow(&mut self, nodes: &[Node]) {
+        let size = (self.slots.len() * 2).max(256);
+        self.slots = vec![Slot::default(); size];
+        self.generation = 1;
+        for (id, node) in nodes.iter().enumerate().skip(1) {
+            self.place(node.parent, node.key, id as NodeId);
+        }
+    }
 }
 
 impl Tree {
     /// Empties the tree, keeping its memory, and makes a fresh root.
     pub fn reset(&mut self) {
         self.nodes.clear();
+        self.index.clear();
         self.nodes.push(Node {
             key: 0,
             player: u8::MAX,
             visits: 0,
             avail: 0,
             total: 0.0,
+            parent: NONE,
             first_child: NONE,
             next_sibling: NONE,
         });
@@ -102,16 +198,9 @@ impl Tree {
     }
 
     /// The child of `parent` reached by `key`, if it was ever tried.
+    #[inline]
     pub fn child(&self, parent: NodeId, key: u64) -> Option<NodeId> {
-        let mut c = self.nodes[parent as usize].first_child;
-        while c != NONE {
-            let node = &self.nodes[c as usize];
-            if node.key == key {
-                return Some(c);
-            }
-            c = node.next_sibling;
-        }
-        None
+        self.index.get(parent, key)
     }
 
     /// The children of `parent`, newest first.
@@ -127,16 +216,6 @@ impl Tree {
         })
     }
 
-    /// Calls `f` with every child of `parent`, mutably.
-    pub fn for_each_child_mut(&mut self, parent: NodeId, mut f: impl FnMut(NodeId, &mut Node)) {
-        let mut c = self.nodes[parent as usize].first_child;
-        while c != NONE {
-            let node = &mut self.nodes[c as usize];
-            f(c, node);
-            c = node.next_sibling;
-        }
-    }
-
     /// Adds a child of `parent` for `key`, chosen by `player`.
     pub fn add(&mut self, parent: NodeId, key: u64, player: usize) -> NodeId {
         let id = self.nodes.len() as NodeId;
@@ -147,10 +226,12 @@ impl Tree {
             visits: 0,
             avail: 0,
             total: 0.0,
+            parent,
             first_child: NONE,
             next_sibling: next,
         });
         self.nodes[parent as usize].first_child = id;
+        self.index.insert(parent, key, id, &self.nodes);
         id
     }
 }
