@@ -188,7 +188,7 @@ pub fn for_each_multi_discard(
     let repeated =
         (s0 & (s1 | s2 | s3)) | (s1 & (s2 | s3)) | (s2 & s3) | (u16::from(set >> 52 == 3) << 13);
     let min_run = u32::from(d.min_run);
-    let any_run = suit_ranks.iter().any(|m| m.count_ones() >= min_run);
+    let any_run = d.runs && (d.ace_high || has_run_start(set, min_run));
     let mut buf = [Card::from_id(0); MAX_HAND];
     if d.sets && repeated != 0 {
         let mut ranks_done = 0u16;
@@ -282,6 +282,19 @@ const GROUP_SUBSETS: [&[u8]; 5] = [
     ],
 ];
 
+/// Whether some suit holds `min` consecutive ranks (ace low only), tested on every suit at
+/// once with shifts (no bit counting, which is a software routine on baseline x86-64).
+#[inline]
+fn has_run_start(set: u64, min: u32) -> bool {
+    let mut starts = set & ((1 << 52) - 1);
+    for _ in 1..min.max(1) {
+        starts &= starts >> 1;
+    }
+    // A run of `min` starts at a rank no higher than 13 - min of its suit.
+    let per_suit = (1u64 << (14 - min.clamp(1, 13))) - 1;
+    starts & (per_suit * (1 | 1 << 13 | 1 << 26 | 1 << 39)) != 0
+}
+
 /// The number of legal discards of two or more cards, with [`Runs::All`], computed from the
 /// hand's bit set without enumerating them (a random rollout asks it every turn). Equal to the
 /// number [`for_each_multi_discard`] lists; `tests/movegen.rs` checks that over random hands.
@@ -309,16 +322,8 @@ pub fn count_multi_discards(rules: &Rules, hand: &[Card]) -> u32 {
         let min = u32::from(d.min_run).max(1);
         // Most hands hold no run at all: test every suit at once. A run of `min` starts at a
         // rank no higher than 13 - min, with the next min - 1 ranks of its suit held too.
-        if !d.ace_high {
-            let mut starts = set & ((1 << 52) - 1);
-            for _ in 1..min {
-                starts &= starts >> 1;
-            }
-            let per_suit = (1u64 << (14 - min.min(13))) - 1;
-            let within = per_suit * (1 | 1 << 13 | 1 << 26 | 1 << 39);
-            if starts & within == 0 {
-                return n;
-            }
+        if !d.ace_high && !has_run_start(set, min) {
+            return n;
         }
         for mut mask in suit_ranks {
             if d.ace_high && mask & 1 != 0 {
