@@ -207,6 +207,7 @@ fn table_one_to_every_printed_digit() {
                 stock_len: 0,
                 call_threshold: 10,
                 top_set: 0,
+                restocked: None,
                 oracle: Oracle::none(),
             };
             let d = run.agents[seat]

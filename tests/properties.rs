@@ -199,6 +199,12 @@ impl WorldProbe {
             assert_eq!(w.hand(obs.seat), obs.hand, "the observer's own hand");
             assert_eq!(w.pile().as_slice(), obs.pile);
             assert_eq!(w.stock().len(), obs.stock_len);
+            if let Some(restocked) = obs.restocked {
+                assert!(
+                    w.stock().to_set().difference(restocked).is_empty(),
+                    "after a reshuffle the stock holds only restocked cards"
+                );
+            }
             self.checked += 1;
         }
     }

@@ -141,3 +141,79 @@ fn ismcts_beats_random() {
         2 * deals
     );
 }
+
+/// An oracle seated by a scenario really sees the hands: the runner's timing wrapper passes
+/// `oracle()` on, and a search asked to be an oracle without the hands fails the run instead
+/// of quietly searching sampled worlds. (The run would exit 1 if the hands did not arrive.)
+#[test]
+fn an_oracle_in_a_scenario_sees_the_hands() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("oracle.yaml");
+    std::fs::write(
+        &scenario,
+        "name: oracle\nseed: 3\ndeals: 6\nrules: {preset: paper}\nagents:\n  - id: oracle\n    kind: ismcts\n    params: {iterations: 20, oracle: true}\n  - kind: ismcts\n    params: {iterations: 20}\n  - kind: random\n  - kind: balanced\noutput: {csv: false}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--no-report")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Without the wrapper's pass-through the same search refuses to run blind.
+#[test]
+fn an_oracle_without_the_hands_is_an_error() {
+    use dhumbal::game::{Discard, Observation, Pick};
+    use dhumbal::rng::RandomSource;
+    struct Hider(Box<dyn Agent>);
+    impl Agent for Hider {
+        fn name(&self) -> &str {
+            "hider"
+        }
+        // Does not pass `oracle()` on.
+        fn call(
+            &mut self,
+            o: &Observation<'_>,
+            r: &mut dyn RandomSource,
+        ) -> Result<bool, dhumbal::game::AgentError> {
+            self.0.call(o, r)
+        }
+        fn discard(
+            &mut self,
+            o: &Observation<'_>,
+            r: &mut dyn RandomSource,
+        ) -> Result<Discard, dhumbal::game::AgentError> {
+            self.0.discard(o, r)
+        }
+        fn pick(
+            &mut self,
+            o: &Observation<'_>,
+            r: &mut dyn RandomSource,
+        ) -> Result<Pick, dhumbal::game::AgentError> {
+            self.0.pick(o, r)
+        }
+    }
+    let r = rules(Preset::Paper);
+    let oracle = recipe("ismcts", json!({"iterations": 10, "oracle": true}));
+    let mut agents: Vec<Box<dyn Agent>> = vec![
+        Box::new(Hider(oracle.build("oracle"))),
+        recipe("random", json!({})).build("r1"),
+        recipe("random", json!({})).build("r2"),
+        recipe("random", json!({})).build("r3"),
+    ];
+    let mut table = Table::new(r);
+    let mut streams = ChaChaStreams::new(1, 0, &[0, 1, 2, 3]);
+    let err = table
+        .play_round(&mut agents, &mut streams, &mut ())
+        .unwrap_err();
+    assert!(err.to_string().contains("not shown the hands"), "{err}");
+}

@@ -59,6 +59,10 @@ pub struct Observation<'a> {
     /// How many cards at the top of the pile form the previous player's discard (before this
     /// turn's discard goes down): public, and what the next pick may be taken from.
     pub top_set: usize,
+    /// The cards the last reshuffle put into the stock, `None` before any reshuffle this round.
+    /// Public (everyone saw the pile turned over), and it matters: after a reshuffle the stock
+    /// holds only these cards, so every never-seen card is in somebody's hand.
+    pub restocked: Option<CardSet>,
     /// Hidden information, readable only inside this crate and only by an agent configured
     /// as an `oracle` (the full-information upper bound). Empty for everyone else.
     pub oracle: Oracle<'a>,

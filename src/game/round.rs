@@ -200,6 +200,8 @@ pub struct RoundState {
     /// How many cards at the top of the pile form the last discarded set.
     pub(crate) top_set: usize,
     pub(crate) turn: u32,
+    /// The cards the last reshuffle put into the stock (public); `None` before any.
+    pub(crate) restocked: Option<CardSet>,
 }
 
 impl RoundState {
@@ -433,6 +435,7 @@ impl<'t> RoundPlay<'t> {
             seen: CardSet::EMPTY,
             top_set: 0,
             turn: 0,
+            restocked: None,
         };
         let rng = streams.deal();
         rng.shuffle(state.stock.as_mut_slice());
@@ -516,6 +519,7 @@ impl<'t> RoundPlay<'t> {
             stock_len: self.state.stock.len(),
             call_threshold: self.threshold,
             top_set: self.state.top_set,
+            restocked: self.state.restocked,
             oracle,
         }
     }
@@ -749,6 +753,7 @@ impl<'t> RoundPlay<'t> {
         let rest = len - keep;
         let pile = self.state.pile;
         self.state.stock = Pile::from_slice(&pile.as_slice()[..rest]).expect("fits");
+        self.state.restocked = Some(self.state.stock.to_set());
         streams.deal().shuffle(self.state.stock.as_mut_slice());
         self.state.pile = Pile::from_slice(&pile.as_slice()[rest..]).expect("fits");
         self.reshuffles += 1;

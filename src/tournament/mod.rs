@@ -67,6 +67,11 @@ impl Agent for Timed {
         self.inner.name()
     }
 
+    // A wrapper must pass this on, or an oracle seated by a scenario would never see the hands.
+    fn oracle(&self) -> bool {
+        self.inner.oracle()
+    }
+
     fn call(
         &mut self,
         obs: &Observation<'_>,

@@ -2,12 +2,16 @@
 //!
 //! Cards are in exactly one place: the observer's hand, the pile (public), another seat's
 //! hand, or the stock. Of another seat's hand the observer knows the size and the cards it took
-//! from the pile and still holds (`known`); every other card not in its own hand or on the pile
-//! is equally likely to be any of the remaining unknown slots (the other hands' unknown cards
-//! and the stock, in order), because every one of them came from a uniformly shuffled stock.
-//! So a determinization is: those known cards where they are, and a uniform shuffle of the
-//! rest dealt into the unknown slots. The sampler reads only the [`Observation`], which holds
-//! no hidden card, so it cannot leak one; `tests/search.rs` also checks this statistically.
+//! from the pile and still holds (`known`). Before any reshuffle, every other card not in its
+//! own hand or on the pile is equally likely to be in any of the remaining unknown slots (the
+//! other hands' unknown cards and the stock, in order): they all came from one uniformly
+//! shuffled stock. After a reshuffle the stock holds only cards the reshuffle put there
+//! (`Observation::restocked`, public), so every other unaccounted card must be in a hand; the
+//! hands' remaining unknown slots and the stock share the restocked cards uniformly. (How many
+//! restocked cards each opponent drew is not tracked: a uniform split is an approximation.)
+//! The sampler reads only the [`Observation`], which holds no hidden card, so it cannot leak
+//! one; the tests below check that exactly (the same sample whatever the hidden cards are) and
+//! statistically.
 //!
 //! An oracle (full information) keeps every true hand and shuffles only the stock: the order
 //! of future draws stays unknown even to it.
@@ -21,18 +25,26 @@ use crate::rng::RandomSource;
 #[derive(Clone, Debug, Default)]
 pub struct Determinizer {
     pool: Pile,
+    hidden: Pile,
 }
 
-/// The observation does not add up: the cards it accounts for are not the deck. Only a bug in
-/// the engine could cause it.
+/// Why no world could be sampled. Only a bug in the engine or in an agent wrapper could cause
+/// either.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "observation inconsistent: {pool} unaccounted cards for {stock} in the stock and {unknown} unknown in hands"
-)]
-pub struct Inconsistent {
-    pub pool: usize,
-    pub stock: usize,
-    pub unknown: usize,
+pub enum SampleError {
+    /// The cards the observation accounts for are not the deck.
+    #[error(
+        "observation inconsistent: {pool} unaccounted cards for {stock} in the stock and {unknown} unknown in hands"
+    )]
+    Inconsistent {
+        pool: usize,
+        stock: usize,
+        unknown: usize,
+    },
+    /// An oracle was asked for, but the observation carries no hands (a wrapper that does not
+    /// pass `Agent::oracle` on).
+    #[error("an oracle search was not shown the hands")]
+    NoHands,
 }
 
 impl Determinizer {
@@ -49,14 +61,18 @@ impl Determinizer {
         obs: &Observation<'_>,
         rng: &mut R,
         oracle: bool,
-    ) -> Result<RoundState, Inconsistent> {
+    ) -> Result<RoundState, SampleError> {
         let n = obs.players();
         let me = obs.seat;
         let mut hands = [Hand::new(); MAX_PLAYERS];
         let mut known = [CardSet::EMPTY; MAX_PLAYERS];
         known[..n].copy_from_slice(&obs.known[..n]);
         let true_hands = obs.oracle.hands();
-        let full = oracle && true_hands.len() == n;
+        if oracle && true_hands.len() != n {
+            // An oracle that is not shown the hands would silently search sampled worlds.
+            return Err(SampleError::NoHands);
+        }
+        let full = oracle;
 
         let mut placed: CardSet = obs.pile.iter().copied().collect();
         if full {
@@ -73,23 +89,48 @@ impl Determinizer {
         }
         // The deck is the card ids below its length, in id order.
         let deck = CardSet((1u64 << obs.rules.deck().len()) - 1);
-        self.pool.clear();
-        self.pool.extend_from_set(deck.difference(placed));
-        rng.shuffle(self.pool.as_mut_slice());
-
+        let free = deck.difference(placed);
         let mut unknown = 0usize;
         if !full {
             for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
                 for card in known[seat].iter() {
                     hands[seat].push(card);
                 }
-                let missing = usize::from(obs.hand_sizes[seat]).saturating_sub(hands[seat].len());
-                unknown += missing;
-                for _ in 0..missing {
-                    match self.pool.pop() {
-                        Some(card) => hands[seat].push(card),
-                        None => return Err(self.inconsistent(obs, unknown)),
-                    }
+                unknown += usize::from(obs.hand_sizes[seat]).saturating_sub(hands[seat].len());
+            }
+        }
+        // After a reshuffle the stock holds only cards it put there: every other unaccounted
+        // card is in a hidden slot of some hand. Those go to the hands for sure; the hidden
+        // slots left and the stock share the rest. Before any reshuffle every unaccounted card
+        // may be anywhere.
+        let sure = match obs.restocked {
+            Some(restocked) if !full => free.difference(restocked),
+            _ => CardSet::EMPTY,
+        };
+        self.pool.clear();
+        self.pool.extend_from_set(free.difference(sure));
+        rng.shuffle(self.pool.as_mut_slice());
+        if sure.len() as usize > unknown || self.pool.len() + (sure.len() as usize) < unknown {
+            return Err(self.inconsistent(obs, unknown));
+        }
+        if !sure.is_empty() {
+            self.hidden.clear();
+            self.hidden.extend_from_set(sure);
+            for _ in 0..unknown - sure.len() as usize {
+                let card = self.pool.pop().expect("counted");
+                self.hidden.push(card);
+            }
+            rng.shuffle(self.hidden.as_mut_slice());
+        }
+        let source = if sure.is_empty() {
+            &mut self.pool
+        } else {
+            &mut self.hidden
+        };
+        if !full {
+            for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
+                while hands[seat].len() < usize::from(obs.hand_sizes[seat]) {
+                    hands[seat].push(source.pop().expect("counted"));
                 }
             }
         }
@@ -107,11 +148,12 @@ impl Determinizer {
             seen: obs.seen,
             top_set: obs.top_set,
             turn: obs.turn,
+            restocked: obs.restocked,
         })
     }
 
-    fn inconsistent(&self, obs: &Observation<'_>, unknown: usize) -> Inconsistent {
-        Inconsistent {
+    fn inconsistent(&self, obs: &Observation<'_>, unknown: usize) -> SampleError {
+        SampleError::Inconsistent {
             pool: self.pool.len() + unknown,
             stock: obs.stock_len,
             unknown,
@@ -128,7 +170,7 @@ mod tests {
     use super::*;
     use crate::agents::{Heuristic, Style};
     use crate::game::cards::Discard;
-    use crate::game::{Agent, AgentError, Pick, Preset, Rules, Table};
+    use crate::game::{Agent, AgentError, Oracle, Pick, Preset, Rules, Table};
     use crate::rng::{ChaChaStreams, Purpose, chacha_stream};
 
     /// Statistics over every sampled world.
@@ -156,6 +198,25 @@ mod tests {
             let n = obs.players();
             let truth = obs.oracle.hands();
             assert_eq!(truth.len(), n, "the probe sees the true hands");
+            // Exactly: the same stream gives the same world whatever the hidden cards are. Here
+            // the other seats' hands are swapped around (and the stock is not even there).
+            if !self.leaky {
+                let mut other: Vec<Hand> = truth.to_vec();
+                other.rotate_left(1);
+                let swapped = Observation {
+                    oracle: Oracle::new(&other),
+                    ..*obs
+                };
+                let mut a = self.rng.clone();
+                let mut b = self.rng.clone();
+                let wa = self.worlds.sample(obs, &mut a, false).unwrap();
+                let wb = self.worlds.sample(&swapped, &mut b, false).unwrap();
+                assert_eq!(
+                    format!("{wa:?}"),
+                    format!("{wb:?}"),
+                    "a sample depends on hidden cards"
+                );
+            }
             for _ in 0..self.samples {
                 let w = self.worlds.sample(obs, &mut self.rng, self.leaky).unwrap();
                 // Every card in exactly one place, hands of the observed sizes, the observer's
@@ -179,8 +240,18 @@ mod tests {
                 assert_eq!(w.pile.as_slice(), obs.pile);
                 assert_eq!(w.stock.len(), obs.stock_len);
 
+                if let Some(r) = obs.restocked {
+                    assert!(
+                        w.stock.to_set().difference(r).is_empty(),
+                        "a never-restocked card in the stock"
+                    );
+                }
                 // How many of each opponent's hidden cards the sample got right, against the
-                // hypergeometric law of a sampler that never looked.
+                // hypergeometric law of a sampler that never looked (exact before a reshuffle).
+                if obs.restocked.is_some() {
+                    self.tally.worlds += 1;
+                    continue;
+                }
                 let placed_known: u32 = (0..n)
                     .filter(|&s| s != obs.seat)
                     .map(|s| obs.known[s].len())

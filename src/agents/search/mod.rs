@@ -209,7 +209,9 @@ impl SearchAgent {
         let table = Table::from_parts(obs.rules.clone(), obs.standings, obs.active, obs.round);
         self.tree.reset();
         let deadline = (p.time_limit_ms > 0.0)
-            .then(|| Instant::now() + Duration::from_secs_f64(p.time_limit_ms / 1000.0));
+            .then(|| Duration::try_from_secs_f64(p.time_limit_ms / 1000.0).ok())
+            .flatten()
+            .and_then(|limit| Instant::now().checked_add(limit));
         'outer: for _ in 0..p.iterations.max(1) {
             for _ in 0..p.determinizations.max(1) {
                 let world = self
@@ -223,6 +225,7 @@ impl SearchAgent {
                     path: &mut self.path,
                     options: &mut self.options,
                     in_tree: true,
+                    chosen_discard: None,
                     rollout: &mut self.rollout,
                     rollout_from: 0,
                     params: &p,
@@ -320,6 +323,9 @@ struct Sim<'a> {
     path: &'a mut Vec<NodeId>,
     options: &'a mut Vec<Option_>,
     in_tree: bool,
+    /// The discard chosen in the tree together with the call decision, for the engine's next
+    /// question.
+    chosen_discard: Option<Discard>,
     rollout: &'a mut Rollout,
     /// The decision's stream: tree choices and rollouts (a concrete type, no dispatch).
     rng: &'a mut ChaChaSource,
@@ -360,7 +366,7 @@ impl Sim<'_> {
             return chosen;
         }
         let c = self.params.exploration;
-        let parent_visits = f64::from(self.tree.node(parent).visits.max(1));
+        let parent_visits = f64::from(self.tree.node(parent).visits + 1);
         let mut best = (f64::NEG_INFINITY, 0usize);
         for (i, o) in self.options.iter().enumerate() {
             let node = self.tree.node(o.child.expect("all tried"));
@@ -370,6 +376,7 @@ impl Sim<'_> {
                 Selection::Availability => {
                     node.mean() + c * (ln(node.avail.max(1)) / visits).sqrt()
                 }
+                // The parent's visits including this one, as the availability counts are.
                 Selection::Legality => {
                     node.mean() + c * (parent_visits.ln() / visits).sqrt() * (avail / parent_visits)
                 }
@@ -383,6 +390,20 @@ impl Sim<'_> {
         self.path.push(id);
         self.node = id;
         chosen
+    }
+
+    /// Every legal discard as an option.
+    fn discard_options(&mut self, obs: &Observation<'_>) {
+        self.options.clear();
+        let options = &mut *self.options;
+        obs.for_each_legal_discard(|cards| {
+            options.push(Option_ {
+                key: key::discard(cards),
+                child: None,
+                discard: Discard::from_slice(cards).expect("a discard fits a hand"),
+            });
+            true
+        });
     }
 
     fn set_options(&mut self, keys: impl IntoIterator<Item = u64>) {
@@ -402,6 +423,11 @@ impl Seats for Sim<'_> {
         self.rollout.name()
     }
 
+    /// In the tree, a turn's call and discard are one decision: its options are the call and
+    /// every legal discard. Whether a call is offered at all depends on the hand's value, which
+    /// is hidden for an opponent; a separate call/no-call node would file the opponent's
+    /// discards under different parents depending on its sampled hand, and the tree would be
+    /// keyed on hidden information.
     fn call(
         &mut self,
         seat: usize,
@@ -414,8 +440,18 @@ impl Seats for Sim<'_> {
                 Rollout::Agent(a) => a.call(obs, &mut *self.rng),
             };
         }
-        self.set_options([key::CALL, key::NO_CALL]);
-        Ok(self.step(seat, obs.turn).key == key::CALL)
+        self.discard_options(obs);
+        self.options.push(Option_ {
+            key: key::CALL,
+            child: None,
+            discard: Discard::new(),
+        });
+        let chosen = self.step(seat, obs.turn);
+        if chosen.key == key::CALL {
+            return Ok(true);
+        }
+        self.chosen_discard = Some(chosen.discard);
+        Ok(false)
     }
 
     fn discard(
@@ -424,22 +460,17 @@ impl Seats for Sim<'_> {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
+        // Chosen with the call, in the same tree step (see `call`).
+        if let Some(discard) = self.chosen_discard.take() {
+            return Ok(discard);
+        }
         if !self.in_tree {
             return match self.rollout {
                 Rollout::Random => Ok(RandomAgent::choose_discard(obs, &mut *self.rng)),
                 Rollout::Agent(a) => a.discard(obs, &mut *self.rng),
             };
         }
-        self.options.clear();
-        let options = &mut *self.options;
-        obs.for_each_legal_discard(|cards| {
-            options.push(Option_ {
-                key: key::discard(cards),
-                child: None,
-                discard: Discard::from_slice(cards).expect("a discard fits a hand"),
-            });
-            true
-        });
+        self.discard_options(obs);
         Ok(self.step(seat, obs.turn).discard)
     }
 

@@ -22,14 +22,9 @@ pub mod key {
 
     const TAG: u32 = 58;
     pub const CALL: u64 = 1 << TAG;
-    pub const NO_CALL: u64 = 2 << TAG;
     pub const STOCK: u64 = 3 << TAG;
     const PILE: u64 = 4 << TAG;
     const DISCARD: u64 = 5 << TAG;
-
-    /// The low bits of every key are the card set it involves (empty for a call, a pass or a
-    /// stock draw), so that a node's children can be screened against a hand with one AND.
-    pub const CARDS: u64 = (1 << 54) - 1;
 
     pub fn pile(card: Card) -> u64 {
         PILE | 1 << card.id()
