@@ -362,6 +362,10 @@ impl Recipe {
 pub type ParamProblem = (String, String);
 
 /// The recipe for a built-in `kind` with `params`; `None` if the kind is unknown.
+///
+/// A search's `rollout` parameter names another agent, possibly a script file, so it is not
+/// resolved here: the recipe comes with a random rollout, and `scenario` replaces it (a library
+/// caller builds `Recipe::Search(kind, params, Arc::new(rollout_recipe))` itself).
 pub fn builtin(
     kind: &str,
     params: &BTreeMap<String, Value>,
