@@ -195,75 +195,54 @@ pub trait Agent: Send {
     ) -> Result<Pick, AgentError>;
 }
 
-/// A boxed agent is an agent, so tables can hold `Box<dyn Agent>` or any wrapper.
-impl<T: Agent + ?Sized> Agent for Box<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
+/// Implements [`Agent`] for a pointer type by handing every call to the agent it points to.
+macro_rules! delegate_agent {
+    ($(#[$doc:meta])* $ptr:ty) => {
+        $(#[$doc])*
+        impl<T: Agent + ?Sized> Agent for $ptr {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
 
-    fn oracle(&self) -> bool {
-        (**self).oracle()
-    }
+            fn oracle(&self) -> bool {
+                (**self).oracle()
+            }
 
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        (**self).call(obs, rng)
-    }
+            fn call(
+                &mut self,
+                obs: &Observation<'_>,
+                rng: &mut dyn RandomSource,
+            ) -> Result<bool, AgentError> {
+                (**self).call(obs, rng)
+            }
 
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        (**self).discard(obs, rng)
-    }
+            fn discard(
+                &mut self,
+                obs: &Observation<'_>,
+                rng: &mut dyn RandomSource,
+            ) -> Result<Discard, AgentError> {
+                (**self).discard(obs, rng)
+            }
 
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        (**self).pick(obs, rng)
-    }
+            fn pick(
+                &mut self,
+                obs: &Observation<'_>,
+                rng: &mut dyn RandomSource,
+            ) -> Result<Pick, AgentError> {
+                (**self).pick(obs, rng)
+            }
+        }
+    };
 }
 
-/// A borrowed agent is an agent (a benchmark keeps its own and lends it to the table).
-impl<T: Agent + ?Sized> Agent for &mut T {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    fn oracle(&self) -> bool {
-        (**self).oracle()
-    }
-
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        (**self).call(obs, rng)
-    }
-
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        (**self).discard(obs, rng)
-    }
-
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        (**self).pick(obs, rng)
-    }
-}
+delegate_agent!(
+    /// A boxed agent is an agent, so tables can hold `Box<dyn Agent>` or any wrapper.
+    Box<T>
+);
+delegate_agent!(
+    /// A borrowed agent is an agent (a benchmark keeps its own and lends it to the table).
+    &mut T
+);
 
 /// An action the engine refused; it was not applied.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
