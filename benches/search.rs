@@ -108,7 +108,10 @@ fn bench(label: &str, params: SearchParams, rounds: u64) {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this too, as a smoke
+    // test, and then a short run is enough.
+    let quick =
+        std::env::args().any(|a| a == "--quick") || !std::env::args().any(|a| a == "--bench");
     let scale = if quick { 1 } else { 5 };
     println!(
         "search benchmark: 4 players, paper rules, seat 0 searches vs Aggressive/Conservative/Balanced; extra settings {:?}",
