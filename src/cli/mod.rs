@@ -511,6 +511,13 @@ fn probability(name: &str, value: f64, max_inclusive: bool) -> Result<(), ExitCo
     }
 }
 
+/// `--alpha`, `--power` in (0, 1) and `--delta` in (0, 1], as `report` and `plan` take them.
+fn check_probabilities(alpha: f64, power: f64, delta: f64) -> Result<(), ExitCode> {
+    probability("alpha", alpha, false)?;
+    probability("power", power, false)?;
+    probability("delta", delta, true)
+}
+
 fn report(
     dir: PathBuf,
     definitions: DefinitionsArg,
@@ -519,14 +526,8 @@ fn report(
     delta: f64,
     no_figures: bool,
 ) -> anyhow::Result<ExitCode> {
-    for (name, value, max) in [
-        ("alpha", alpha, false),
-        ("power", power, false),
-        ("delta", delta, true),
-    ] {
-        if let Err(code) = probability(name, value, max) {
-            return Ok(code);
-        }
+    if let Err(code) = check_probabilities(alpha, power, delta) {
+        return Ok(code);
     }
     if !dir.is_dir() {
         eprintln!("error: {} is not a folder", dir.display());
@@ -596,14 +597,8 @@ fn plan(
     power: f64,
     rounds: Option<u64>,
 ) -> anyhow::Result<ExitCode> {
-    for (name, value, max) in [
-        ("alpha", alpha, false),
-        ("power", power, false),
-        ("delta", delta, true),
-    ] {
-        if let Err(code) = probability(name, value, max) {
-            return Ok(code);
-        }
+    if let Err(code) = check_probabilities(alpha, power, delta) {
+        return Ok(code);
     }
     let overrides = Overrides {
         seed: None,

@@ -566,11 +566,7 @@ impl<'t> RoundPlay<'t> {
                 }
                 self.state.turn += 1;
             }
-            let oracle = if oracle_seat[seat] {
-                Oracle::new(&self.state.hands[..self.n])
-            } else {
-                Oracle::none()
-            };
+            let oracle = oracle_view(oracle_seat[seat], &self.state.hands[..self.n]);
             let value = rules.hand_value(self.state.hands[seat].as_slice());
             let rng = streams.agent(seat);
             let mut pickable: CardVec<MAX_HAND> = CardVec::new();
@@ -698,7 +694,7 @@ impl<'t> RoundPlay<'t> {
                     } else {
                         value - rules.hand_value(discard.as_slice())
                     },
-                    oracle_again(oracle_seat[seat], &self.state.hands[..self.n]),
+                    oracle_view(oracle_seat[seat], &self.state.hands[..self.n]),
                 );
                 seats
                     .pick(seat, &obs, rng)
@@ -954,9 +950,9 @@ impl<'t> RoundPlay<'t> {
     }
 }
 
-/// The oracle view again for the pick (the hands changed since the discard).
+/// What an observation shows of the hidden hands: all of them to an oracle, nothing otherwise.
 #[inline]
-fn oracle_again(oracle: bool, hands: &[Hand]) -> Oracle<'_> {
+fn oracle_view(oracle: bool, hands: &[Hand]) -> Oracle<'_> {
     if oracle {
         Oracle::new(hands)
     } else {

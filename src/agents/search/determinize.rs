@@ -52,10 +52,9 @@ impl Determinizer {
         Determinizer::default()
     }
 
-    /// A world consistent with `obs`: the observer's hand, the pile, seen cards and known cards
-    /// as observed; other hands filled to their sizes and the stock from a uniform shuffle of
-    /// the unaccounted cards. With `oracle`, the true hands (when the observation carries
-    /// them) and a shuffled stock.
+    /// A world consistent with `obs` (see the module documentation; [`contradiction`] of it is
+    /// `None`). With `oracle`, the true hands and a shuffled stock; an error if the observation
+    /// does not carry the hands.
     pub fn sample<R: RandomSource + ?Sized>(
         &mut self,
         obs: &Observation<'_>,
@@ -72,10 +71,9 @@ impl Determinizer {
             // An oracle that is not shown the hands would silently search sampled worlds.
             return Err(SampleError::NoHands);
         }
-        let full = oracle;
 
         let mut placed: CardSet = obs.pile.iter().copied().collect();
-        if full {
+        if oracle {
             for (seat, hand) in true_hands.iter().enumerate() {
                 hands[seat] = *hand;
                 placed = placed.union(hand.to_set());
@@ -91,7 +89,7 @@ impl Determinizer {
         let deck = CardSet((1u64 << obs.rules.deck().len()) - 1);
         let free = deck.difference(placed);
         let mut unknown = 0usize;
-        if !full {
+        if !oracle {
             for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
                 for card in known[seat].iter() {
                     hands[seat].push(card);
@@ -104,7 +102,7 @@ impl Determinizer {
         // slots left and the stock share the rest. Before any reshuffle every unaccounted card
         // may be anywhere.
         let sure = match obs.restocked {
-            Some(restocked) if !full => free.difference(restocked),
+            Some(restocked) if !oracle => free.difference(restocked),
             _ => CardSet::EMPTY,
         };
         self.pool.clear();
@@ -127,7 +125,7 @@ impl Determinizer {
         } else {
             &mut self.hidden
         };
-        if !full {
+        if !oracle {
             for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
                 while hands[seat].len() < usize::from(obs.hand_sizes[seat]) {
                     hands[seat].push(source.pop().expect("counted"));
@@ -159,6 +157,63 @@ impl Determinizer {
             unknown,
         }
     }
+}
+
+/// What in `world` contradicts `obs`, if anything: every card in exactly one place, every hand
+/// of its observed size holding the cards known to be in it, the observer's hand, the pile and
+/// the stock's size as observed, and after a reshuffle a stock of restocked cards only. A
+/// sampled world must pass; the tests check every sample with it.
+pub fn contradiction(obs: &Observation<'_>, world: &RoundState) -> Option<String> {
+    let n = obs.players();
+    let mut all = world.stock.to_set();
+    if !all.intersection(world.pile.to_set()).is_empty() {
+        return Some("a card is both in the stock and on the pile".into());
+    }
+    all = all.union(world.pile.to_set());
+    let mut count = world.stock.len() + world.pile.len();
+    for seat in 0..n {
+        let hand = world.hands[seat].to_set();
+        if world.hands[seat].len() != usize::from(obs.hand_sizes[seat]) {
+            return Some(format!(
+                "seat {seat} holds {} cards, observed {}",
+                world.hands[seat].len(),
+                obs.hand_sizes[seat]
+            ));
+        }
+        if !obs.known[seat].difference(hand).is_empty() {
+            return Some(format!(
+                "a card known to be in seat {seat}'s hand is not there"
+            ));
+        }
+        if !all.intersection(hand).is_empty() {
+            return Some(format!("a card of seat {seat} is in two places"));
+        }
+        all = all.union(hand);
+        count += world.hands[seat].len();
+    }
+    let deck: CardSet = obs.rules.deck().iter().copied().collect();
+    if all != deck || count != obs.rules.deck().len() {
+        return Some("the cards in the world are not the deck".into());
+    }
+    if world.hands[obs.seat] != *obs.hand {
+        return Some("the observer's own hand differs".into());
+    }
+    if world.pile.as_slice() != obs.pile {
+        return Some("the pile differs".into());
+    }
+    if world.stock.len() != obs.stock_len {
+        return Some(format!(
+            "{} cards in the stock, observed {}",
+            world.stock.len(),
+            obs.stock_len
+        ));
+    }
+    if let Some(restocked) = obs.restocked
+        && !world.stock.to_set().difference(restocked).is_empty()
+    {
+        return Some("after a reshuffle the stock holds a card it never received".into());
+    }
+    None
 }
 
 #[cfg(test)]
@@ -219,33 +274,7 @@ mod tests {
             }
             for _ in 0..self.samples {
                 let w = self.worlds.sample(obs, &mut self.rng, self.leaky).unwrap();
-                // Every card in exactly one place, hands of the observed sizes, the observer's
-                // hand and the pile as they are, known cards where they are known to be.
-                let mut all = CardSet::EMPTY;
-                let mut count = w.stock.len() + w.pile.len();
-                for seat in 0..n {
-                    assert_eq!(w.hands[seat].len(), usize::from(obs.hand_sizes[seat]));
-                    assert_eq!(
-                        w.known[seat].intersection(w.hands[seat].to_set()),
-                        obs.known[seat]
-                    );
-                    all = all.union(w.hands[seat].to_set());
-                    count += w.hands[seat].len();
-                }
-                all = all.union(w.stock.to_set()).union(w.pile.to_set());
-                let deck: CardSet = obs.rules.deck().iter().copied().collect();
-                assert_eq!(all, deck);
-                assert_eq!(count, obs.rules.deck().len());
-                assert_eq!(w.hands[obs.seat], *obs.hand);
-                assert_eq!(w.pile.as_slice(), obs.pile);
-                assert_eq!(w.stock.len(), obs.stock_len);
-
-                if let Some(r) = obs.restocked {
-                    assert!(
-                        w.stock.to_set().difference(r).is_empty(),
-                        "a never-restocked card in the stock"
-                    );
-                }
+                assert_eq!(contradiction(obs, &w), None);
                 // How many of each opponent's hidden cards the sample got right, against the
                 // hypergeometric law of a sampler that never looked (exact before a reshuffle).
                 if obs.restocked.is_some() {

@@ -144,7 +144,7 @@ pub struct SearchAgent {
     tree: Tree,
     worlds: Determinizer,
     path: Vec<NodeId>,
-    options: Vec<Option_>,
+    options: Vec<Candidate>,
     /// Simulations run, and player-turns simulated, over all decisions (for benchmarks).
     simulations: u64,
     turns: u64,
@@ -152,7 +152,7 @@ pub struct SearchAgent {
 
 /// One legal action at a tree node in the current world.
 #[derive(Clone, Copy, Debug)]
-struct Option_ {
+struct Candidate {
     key: u64,
     child: Option<NodeId>,
     discard: Discard,
@@ -321,7 +321,7 @@ struct Sim<'a> {
     tree: &'a mut Tree,
     node: NodeId,
     path: &'a mut Vec<NodeId>,
-    options: &'a mut Vec<Option_>,
+    options: &'a mut Vec<Candidate>,
     in_tree: bool,
     /// The discard chosen in the tree together with the call decision, for the engine's next
     /// question.
@@ -338,7 +338,7 @@ impl Sim<'_> {
     /// One tree step among `self.options` (the actions legal in this world) for `seat`:
     /// counts availability, expands an untried action if there is one (and hands over to the
     /// rollout), else descends to the best child by UCB. Returns the option chosen.
-    fn step(&mut self, seat: usize, turn: u32) -> Option_ {
+    fn step(&mut self, seat: usize, turn: u32) -> Candidate {
         let parent = self.node;
         // The child of each action legal here, if it was tried before (one hash probe each).
         let options = &mut *self.options;
@@ -397,7 +397,7 @@ impl Sim<'_> {
         self.options.clear();
         let options = &mut *self.options;
         obs.for_each_legal_discard(|cards| {
-            options.push(Option_ {
+            options.push(Candidate {
                 key: key::discard(cards),
                 child: None,
                 discard: Discard::from_slice(cards).expect("a discard fits a hand"),
@@ -409,7 +409,7 @@ impl Sim<'_> {
     fn set_options(&mut self, keys: impl IntoIterator<Item = u64>) {
         self.options.clear();
         for key in keys {
-            self.options.push(Option_ {
+            self.options.push(Candidate {
                 key,
                 child: None,
                 discard: Discard::new(),
@@ -441,7 +441,7 @@ impl Seats for Sim<'_> {
             };
         }
         self.discard_options(obs);
-        self.options.push(Option_ {
+        self.options.push(Candidate {
             key: key::CALL,
             child: None,
             discard: Discard::new(),

@@ -16,7 +16,8 @@ pub type NodeId = u32;
 pub const ROOT: NodeId = 0;
 const NONE: NodeId = u32::MAX;
 
-/// An action as a key: a tag in the top bits, the cards (a card-set bit mask) or card id below.
+/// An action as a key: a tag in the top bits, the cards it involves as a card-set bit mask below
+/// (none for a call or a stock draw).
 pub mod key {
     use crate::game::{Card, CardSet};
 
