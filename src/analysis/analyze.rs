@@ -876,7 +876,10 @@ fn notes(info: &StageInfo, acc: &Accumulated, defs: Definitions) -> Vec<String> 
         );
     }
     if !acc.starts_vary {
-        notes.push("Seat 0 started every round, so seat and starting position coincide.".into());
+        notes.push(
+            "Seat 1 (seat 0 in the records) started every round, so seat and starting position coincide."
+                .into(),
+        );
     }
     if info.seating == super::load::SeatingMode::Fixed && info.agents.len() > 1 {
         notes.push(

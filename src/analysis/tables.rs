@@ -698,7 +698,13 @@ pub fn positions_table(s: &StageAnalysis, pooled: &[Position], start: bool) -> T
     let method = pooled.first().map_or("wilson", |p| p.win.ci95_method);
     let clustered = cluster_unit(s).is_some();
     let mut header = vec![
-        if start { "Position" } else { "Seat" }.to_string(),
+        // Numbered from 1 here and in the figures; the records number seats from 0.
+        if start {
+            "Position (1 = first to play)"
+        } else {
+            "Seat (1 = first in turn order)"
+        }
+        .to_string(),
         format!("All agents % [{}]", ci_label(method)),
     ];
     if clustered {
