@@ -81,8 +81,9 @@ fn session(
     };
     match cfg.generator {
         Generator::ChaCha => {
+            let mut streams = ChaChaStreams::new(cfg.seed, deal_id(index, 0), &[0, 1, 2, 3]);
             for r in 0..rounds {
-                let mut streams = ChaChaStreams::new(cfg.seed, deal_id(index, r), &[0, 1, 2, 3]);
+                streams.set_deal(deal_id(index, r));
                 tally(table.play_round(&mut agents, &mut streams, &mut ())?);
             }
         }

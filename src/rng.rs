@@ -179,15 +179,22 @@ struct LazyStream {
     purpose: Purpose,
     deal: u64,
     rng: Option<ChaChaSource>,
+    /// `rng` is keyed but still at an earlier deal's stream (moved on first use).
+    stale: bool,
 }
 
 impl RandomSource for LazyStream {
     #[inline]
     fn next_u32(&mut self) -> u32 {
         let (seed, purpose, deal) = (self.seed, self.purpose, self.deal);
-        self.rng
-            .get_or_insert_with(|| chacha_stream(seed, purpose, deal))
-            .next_u32()
+        let rng = self
+            .rng
+            .get_or_insert_with(|| chacha_stream(seed, purpose, deal));
+        if self.stale {
+            restart(rng, deal);
+            self.stale = false;
+        }
+        rng.next_u32()
     }
 }
 
@@ -207,9 +214,28 @@ impl ChaChaStreams {
                 purpose: Purpose::Agent(slots.get(seat).copied().unwrap_or(seat as u32)),
                 deal: deal_id,
                 rng: None,
+                stale: false,
             }),
         }
     }
+
+    /// Moves to deal `deal_id` of the same seed and seats: the same streams as
+    /// `ChaChaStreams::new(seed, deal_id, slots)`, without keying the generators again
+    /// (a deal's stream differs from another's only in its ChaCha stream number).
+    pub fn set_deal(&mut self, deal_id: u64) {
+        restart(&mut self.deal, deal_id);
+        for agent in &mut self.agents {
+            agent.deal = deal_id;
+            agent.stale = agent.rng.is_some();
+        }
+    }
+}
+
+/// Rewinds a stream to the start of stream number `stream` (nothing is generated until the
+/// next draw).
+fn restart(rng: &mut ChaChaSource, stream: u64) {
+    rng.0.set_word_pos(0);
+    rng.0.set_stream(stream);
 }
 
 impl Streams for ChaChaStreams {
@@ -270,5 +296,28 @@ mod tests {
             chacha_stream(5, Purpose::Deal, 9).next_u32(),
             chacha_stream(5, Purpose::Deal, 10).next_u32()
         );
+    }
+
+    /// Moving a used set of streams to another deal gives exactly a fresh set's words.
+    #[test]
+    fn set_deal_equals_fresh_streams() {
+        let slots = [3, 0, 2];
+        let mut reused = ChaChaStreams::new(11, 0, &slots);
+        for deal in [0, 1, 7, 1 << 20, 3] {
+            reused.set_deal(deal);
+            let mut fresh = ChaChaStreams::new(11, deal, &slots);
+            // Uneven draws leave the reused streams mid-block before the next deal.
+            for k in 0..(70 + deal as usize % 5) {
+                assert_eq!(
+                    reused.deal().next_u32(),
+                    fresh.deal().next_u32(),
+                    "deal {deal}"
+                );
+                if k % 3 == 0 {
+                    let seat = k % slots.len();
+                    assert_eq!(reused.agent(seat).next_u32(), fresh.agent(seat).next_u32());
+                }
+            }
+        }
     }
 }

@@ -160,6 +160,9 @@ pub struct Heuristic {
     /// Opportunistic changes these on each call decision, and they persist (as in the code).
     risk: f64,
     call_probability: f64,
+    /// Whether, for a positive risk, a single's score grows with its value (see
+    /// `choose_discard`); fixed by the parameters, so decided once.
+    singles_monotone: bool,
 }
 
 impl Heuristic {
@@ -170,6 +173,9 @@ impl Heuristic {
             params,
             risk: params.risk_adjustment,
             call_probability: params.call_probability,
+            singles_monotone: params.high_preference >= 0.0
+                && params.call_bonus >= 0.0
+                && params.improvement_weight > 0.0,
         }
     }
 
@@ -260,16 +266,15 @@ impl Heuristic {
         // Singles first (hand order), then sets and maximal runs; the first maximum wins.
         let mut best_score = f64::NEG_INFINITY;
         let mut best_single = 0;
-        if p.high_preference >= 0.0
-            && p.call_bonus >= 0.0
-            && p.improvement_weight > 0.0
-            && risk > 0.0
-        {
+        if self.singles_monotone && risk > 0.0 {
             // Then a single's score strictly increases with its value (the improvement term
             // alone moves by at least weight/V between values, far above rounding), so the
             // first maximum is the first card of highest value: score only that one.
+            let mut top = 0;
             for (i, &c) in hand.iter().enumerate() {
-                if obs.value(c) > obs.value(hand[best_single]) {
+                let v = obs.value(c);
+                if v > top {
+                    top = v;
                     best_single = i;
                 }
             }

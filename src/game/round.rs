@@ -362,7 +362,11 @@ impl Table {
             pile_picks: [0; MAX_PLAYERS],
             decisions: [0; MAX_PLAYERS],
             reshuffles: 0,
+            values: [0; MAX_PLAYERS],
         };
+        for seat in 0..play.n {
+            play.values[seat] = self.rules.hand_value(play.state.hands[seat].as_slice());
+        }
         let stop = play.turns(seat, Some(at), seats, streams, &mut ())?;
         Ok(play.settle(stop))
     }
@@ -410,6 +414,9 @@ struct RoundPlay<'t> {
     pile_picks: [u16; MAX_PLAYERS],
     decisions: [u16; MAX_PLAYERS],
     reshuffles: u16,
+    /// Each seat's hand value, kept up to date as cards move (summing the hand every turn
+    /// showed in profiles).
+    values: [u32; MAX_PLAYERS],
 }
 
 /// How the turn loop stopped.
@@ -467,8 +474,10 @@ impl<'t> RoundPlay<'t> {
                 state.hands[seat].push(card);
             }
         }
+        let mut values = [0; MAX_PLAYERS];
         for seat in 0..n {
             state.hand_sizes[seat] = state.hands[seat].len() as u8;
+            values[seat] = rules.hand_value(state.hands[seat].as_slice());
         }
         if v.initial_discard {
             let card = state.stock.pop().expect("validated: the deck deals");
@@ -486,6 +495,7 @@ impl<'t> RoundPlay<'t> {
             pile_picks: [0; MAX_PLAYERS],
             decisions: [0; MAX_PLAYERS],
             reshuffles: 0,
+            values,
         }
     }
 
@@ -567,7 +577,8 @@ impl<'t> RoundPlay<'t> {
                 self.state.turn += 1;
             }
             let oracle = oracle_view(oracle_seat[seat], &self.state.hands[..self.n]);
-            let value = rules.hand_value(self.state.hands[seat].as_slice());
+            let value = self.values[seat];
+            debug_assert_eq!(value, rules.hand_value(self.state.hands[seat].as_slice()));
             let rng = streams.agent(seat);
             let mut pickable: CardVec<MAX_HAND> = CardVec::new();
             let discard = match entry_now {
@@ -633,6 +644,7 @@ impl<'t> RoundPlay<'t> {
                         self.state.seen.insert(card);
                     }
                     self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
+                    self.values[seat] -= rules.hand_value(discard.as_slice());
                     self.cards_discarded[seat] += discard.len() as u16;
                     // The discard goes onto the pile at once. With the paper's rule its last
                     // card is what may be taken back; in real play, a card of the set beneath
@@ -688,12 +700,8 @@ impl<'t> RoundPlay<'t> {
                     seat,
                     pickable.as_slice(),
                     discard.as_slice(),
-                    // The hand's value after the discard (a resumed pick starts after it).
-                    if matches!(entry_now, Some(Resume::Pick { .. })) {
-                        value
-                    } else {
-                        value - rules.hand_value(discard.as_slice())
-                    },
+                    // The hand's value after the discard.
+                    self.values[seat],
                     oracle_view(oracle_seat[seat], &self.state.hands[..self.n]),
                 );
                 seats
@@ -712,6 +720,7 @@ impl<'t> RoundPlay<'t> {
                     }
                     self.state.pile.remove(card);
                     self.state.hands[seat].push(card);
+                    self.values[seat] += rules.value(card);
                     self.state.known[seat].insert(card);
                     self.pile_picks[seat] += 1;
                 }
@@ -721,6 +730,7 @@ impl<'t> RoundPlay<'t> {
                     }
                     let card = self.state.stock.pop().expect("the stock was refilled");
                     self.state.hands[seat].push(card);
+                    self.values[seat] += rules.value(card);
                 }
             }
             self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
@@ -763,7 +773,11 @@ impl<'t> RoundPlay<'t> {
         let n = self.n;
         let mut hv = [0u32; MAX_PLAYERS];
         for seat in (0..n).filter(|&s| t.active[s]) {
-            hv[seat] = rules.hand_value(self.state.hands[seat].as_slice());
+            hv[seat] = self.values[seat];
+            debug_assert_eq!(
+                hv[seat],
+                rules.hand_value(self.state.hands[seat].as_slice())
+            );
         }
         let (end, caller) = match stop {
             Stop::Call(s) => (EndReason::Call, Some(s)),

@@ -12,7 +12,7 @@ pub mod summary;
 use rayon::prelude::*;
 
 use crate::game::{Agent, AgentError, Discard, Observation, Pick, PlayError, RoundOutcome, Table};
-use crate::records::Columns;
+use crate::records::Records;
 use crate::rng::{
     ChaChaStreams, Purpose, PyRandom, PythonStreams, RandomSource, Streams, chacha_stream, deal_id,
 };
@@ -123,7 +123,7 @@ impl Lineup<'_> {
     }
 
     /// Plays one unit and returns its records.
-    pub fn play_unit(&self, unit: u64) -> Result<Columns, UnitError> {
+    pub fn play_unit(&self, unit: u64) -> Result<Records, UnitError> {
         let stage = self.stage;
         let arrangements = stage.arrangements();
         let (m, a) = (unit / arrangements, unit % arrangements);
@@ -142,11 +142,16 @@ impl Lineup<'_> {
             })
             .collect();
         let mut table = Table::new((*stage.rules).clone());
-        let mut cols = Columns::default();
+        let mut cols = Records::with_capacity(match stage.session {
+            Some(len) => len as usize * slots.len(),
+            None => 64 * slots.len(),
+        });
         let mut python = match stage.generator {
             Generator::Python => Some(PythonStreams(PyRandom::new(stage.seed.wrapping_add(m)))),
             Generator::Chacha => None,
         };
+        // Keyed once per unit, moved to each round's deal.
+        let mut chacha = ChaChaStreams::new(stage.seed, deal_id(m, 0), &slot_ids);
         let mut round = 0u32;
         loop {
             let done = match stage.session {
@@ -160,12 +165,11 @@ impl Lineup<'_> {
                 agent.ticks = 0;
                 agent.decisions = 0;
             }
-            let mut chacha;
-            let streams: &mut dyn Streams = match &mut python {
-                Some(p) => p,
-                None => {
-                    chacha = ChaChaStreams::new(stage.seed, deal_id(m, round), &slot_ids);
-                    &mut chacha
+            let streams: &mut dyn Streams = match (&mut python, &mut chacha) {
+                (Some(p), _) => p,
+                (None, c) => {
+                    c.set_deal(deal_id(m, round));
+                    c
                 }
             };
             let outcome = table
@@ -194,7 +198,7 @@ impl Lineup<'_> {
     #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
-        cols: &mut Columns,
+        cols: &mut Records,
         o: &RoundOutcome,
         table: &Table,
         agents: &[Timed],
@@ -203,11 +207,11 @@ impl Lineup<'_> {
         arrangement: u64,
         game_winner: Option<usize>,
     ) {
-        cols.begin_round(game_winner.is_some());
+        cols.begin_round();
         for seat in (0..o.seats).filter(|&s| o.active[s]) {
             let slot = slots[seat];
             cols.push(crate::records::Row {
-                slot,
+                slot: slot as u32,
                 deal,
                 rotation: arrangement as u32,
                 round: o.round,
@@ -234,8 +238,8 @@ impl Lineup<'_> {
 
     /// Plays units `range` in parallel; results in unit order. Stops at the first failure,
     /// returning the records of the units before it.
-    pub fn play_chunk(&self, range: std::ops::Range<u64>) -> (Vec<Columns>, Option<UnitError>) {
-        let results: Vec<Result<Columns, UnitError>> =
+    pub fn play_chunk(&self, range: std::ops::Range<u64>) -> (Vec<Records>, Option<UnitError>) {
+        let results: Vec<Result<Records, UnitError>> =
             range.into_par_iter().map(|u| self.play_unit(u)).collect();
         let mut done = Vec::with_capacity(results.len());
         for r in results {

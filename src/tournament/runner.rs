@@ -184,7 +184,7 @@ pub fn run(
         let base_seconds = seconds;
         // Records are written on their own thread while the next chunk plays; the channel holds
         // one chunk, so at most three are in memory (playing, queued, being written).
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<crate::records::Columns>>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<crate::records::Records>>(1);
         let points = stage.is_points();
         let mut failure = None;
         let written: anyhow::Result<(StageTotals, f64)> = std::thread::scope(|scope| {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::records::Columns;
+use crate::records::Records;
 
 /// Running totals for one agent of a stage.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,31 +79,27 @@ impl StageTotals {
     }
 
     /// Adds one unit's records; `points`: the stage plays point games.
-    pub fn add(&mut self, cols: &Columns, points: bool) {
-        for i in 0..cols.len() {
-            let t = &mut self.agents[cols.slot[i]];
+    pub fn add(&mut self, records: &Records, points: bool) {
+        for r in records.rows() {
+            let t = &mut self.agents[r.slot as usize];
             t.rounds += 1;
-            t.wins += u64::from(cols.won[i]);
-            t.coin_sum += cols.coin_delta[i];
-            t.points_sum += cols.points_delta[i];
-            t.calls += u64::from(cols.called[i]);
-            t.call_successes += u64::from(cols.call_success[i]);
-            t.cards_discarded += u64::from(cols.cards_discarded[i]);
-            t.pile_picks += u64::from(cols.pile_picks[i]);
-            t.turns += u64::from(cols.turns[i]);
-            t.decisions += u64::from(cols.decisions[i]);
-            t.decision_ns += cols.decision_ns[i];
-            t.game_wins += u64::from(cols.game_won[i]);
-        }
-        self.rounds += cols.rounds();
-        // Every seat plays a game's first round.
-        if points {
-            for i in 0..cols.len() {
-                if cols.round[i] == 0 {
-                    self.agents[cols.slot[i]].games += 1;
-                }
+            t.wins += u64::from(r.won);
+            t.coin_sum += r.coin_delta;
+            t.points_sum += r.points_delta;
+            t.calls += u64::from(r.called);
+            t.call_successes += u64::from(r.call_success);
+            t.cards_discarded += u64::from(r.cards_discarded);
+            t.pile_picks += u64::from(r.pile_picks);
+            t.turns += u64::from(r.turns);
+            t.decisions += u64::from(r.decisions);
+            t.decision_ns += r.decision_ns;
+            t.game_wins += u64::from(r.game_won);
+            // Every seat plays a game's first round.
+            if points && r.round == 0 {
+                t.games += 1;
             }
         }
+        self.rounds += records.rounds();
     }
 
     /// The best slot: highest win rate, then economic performance, then the first listed.
