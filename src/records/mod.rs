@@ -9,9 +9,13 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use polars::io::parquet::write::{BatchedWriter, StatisticsOptions, get_encodings};
 use polars::prelude::{
-    Column, CsvReadOptions, DataFrame, ParquetCompression, ParquetWriter, PlSmallStr, PolarsResult,
-    Schema, SerReader,
+    Column, CompatLevel, CsvReadOptions, DataFrame, ParquetCompression, ParquetWriter, PlSmallStr,
+    PolarsResult, Schema, SerReader,
+};
+use polars_parquet::write::{
+    CompressedPage, Encoding, ParquetType, Version, WriteOptions, array_to_columns, compress,
 };
 use std::sync::Arc;
 
@@ -236,26 +240,89 @@ fn csv_field(s: &str) -> Vec<u8> {
     }
 }
 
+/// A chunk's Parquet row group, encoded and compressed: each column's pages, and the number
+/// of rows (none when Parquet is off or the chunk is empty).
+///
+/// Encoding the Parquet is the larger cost of records, so it is done by
+/// [`RecordEncoder::encode`] on several threads at once; the [`RecordWriter`] appends the
+/// pages in chunk order.
+pub struct Encoded(Option<(u64, Vec<Vec<CompressedPage>>)>);
+
+/// The Parquet layout of the record columns: what a row group is encoded with.
+struct ParquetLayout {
+    fields: Vec<ParquetType>,
+    encodings: Vec<Vec<Encoding>>,
+    options: WriteOptions,
+}
+
+/// The compression of `rounds.parquet`.
+const PARQUET_COMPRESSION: ParquetCompression = ParquetCompression::Zstd(None);
+
+/// Turns chunks of records into [`Encoded`] row groups; shared by the encoder threads (it only
+/// reads its settings).
+pub struct RecordEncoder {
+    parquet: Option<ParquetLayout>,
+    stage: String,
+    agent_ids: Vec<String>,
+}
+
+impl RecordEncoder {
+    /// Encodes one chunk as one Parquet row group.
+    pub fn encode(&self, chunk: &[Records]) -> anyhow::Result<Encoded> {
+        let rows: usize = chunk.iter().map(Records::len).sum();
+        Ok(Encoded(match &self.parquet {
+            Some(layout) if rows > 0 => {
+                let df = frame(chunk, &self.stage, &self.agent_ids)?;
+                Some((rows as u64, layout.row_group(&df)?))
+            }
+            _ => None,
+        }))
+    }
+}
+
+impl ParquetLayout {
+    /// The compressed pages of `df` (a single chunk), column by column.
+    fn row_group(&self, df: &DataFrame) -> anyhow::Result<Vec<Vec<CompressedPage>>> {
+        let mut columns = Vec::with_capacity(self.fields.len());
+        for batch in df.iter_chunks(CompatLevel::newest(), false) {
+            for ((array, field), encoding) in batch
+                .columns()
+                .iter()
+                .zip(&self.fields)
+                .zip(&self.encodings)
+            {
+                for pages in array_to_columns(array, field.clone(), self.options, encoding)? {
+                    let mut compressed = Vec::new();
+                    for page in pages {
+                        compressed.push(compress(page?, Vec::new(), self.options.compression)?);
+                    }
+                    columns.push(compressed);
+                }
+            }
+        }
+        Ok(columns)
+    }
+}
+
 /// How much CSV text the writer formats before handing it to the file, and in steps of how
 /// many rows (about 120 bytes each).
 const CSV_PIECE: usize = 128 * 1024;
 const CSV_PIECE_ROWS: usize = 512;
 
-/// Appends chunks of records to `rounds.csv` (the journal) and `rounds.parquet`.
+/// Appends chunks to `rounds.csv` (the journal; formatted here, a piece at a time) and
+/// `rounds.parquet` (row groups encoded by a [`RecordEncoder`]).
 pub struct RecordWriter {
     csv: Option<(PathBuf, File)>,
-    parquet: Option<(PathBuf, polars::io::parquet::write::BatchedWriter<File>)>,
-    header_written: bool,
-    stage: String,
-    agent_ids: Vec<String>,
+    parquet: Option<(PathBuf, BatchedWriter<File>)>,
     format: CsvFormat,
-    /// The CSV text of the chunk being written (kept to reuse its allocation).
+    /// The CSV text being written (kept to reuse its allocation).
     text: Vec<u8>,
 }
 
 impl RecordWriter {
-    /// Starts the files in `dir`. With `resume_csv_len`, keeps that many bytes of an existing
-    /// `rounds.csv` (the records of finished chunks) and rebuilds `rounds.parquet` from them.
+    /// Starts the files in `dir`, and returns the encoder for their chunks. With
+    /// `resume_csv_len`, keeps that many bytes of an existing `rounds.csv` (the records of
+    /// finished chunks) and rebuilds `rounds.parquet` from them.
     pub fn open(
         dir: &Path,
         stage: &str,
@@ -263,20 +330,23 @@ impl RecordWriter {
         csv: bool,
         parquet: bool,
         resume_csv_len: Option<u64>,
-    ) -> anyhow::Result<RecordWriter> {
+    ) -> anyhow::Result<(RecordWriter, RecordEncoder)> {
         let csv_path = dir.join("rounds.csv");
         let parquet_path = dir.join("rounds.parquet");
         let mut w = RecordWriter {
             csv: None,
             parquet: None,
-            header_written: false,
             format: CsvFormat::new(stage, &agent_ids),
-            stage: stage.to_string(),
-            agent_ids,
             text: Vec::new(),
         };
+        let mut encoder = RecordEncoder {
+            parquet: None,
+            stage: stage.to_string(),
+            agent_ids,
+        };
+        let resume_len = resume_csv_len.filter(|&l| l > 0);
         let mut previous = None;
-        if let Some(len) = resume_csv_len.filter(|&l| l > 0) {
+        if let Some(len) = resume_len {
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -285,7 +355,6 @@ impl RecordWriter {
             file.set_len(len)
                 .with_context(|| format!("cannot truncate {}", csv_path.display()))?;
             drop(file);
-            w.header_written = true;
             if parquet {
                 previous = Some(
                     CsvReadOptions::default()
@@ -301,39 +370,56 @@ impl RecordWriter {
             let mut file = OpenOptions::new()
                 .create(true)
                 .write(true)
-                .truncate(resume_csv_len.unwrap_or(0) == 0)
+                .truncate(resume_len.is_none())
                 .open(&csv_path)
                 .with_context(|| format!("cannot write {}", csv_path.display()))?;
             file.seek(SeekFrom::End(0))?;
+            if resume_len.is_none() {
+                let mut header = Vec::new();
+                CsvFormat::header(&mut header);
+                file.write_all(&header)
+                    .with_context(|| format!("cannot write {}", csv_path.display()))?;
+            }
             w.csv = Some((csv_path, file));
         }
         if parquet {
             let file = File::create(&parquet_path)
                 .with_context(|| format!("cannot write {}", parquet_path.display()))?;
             let mut batched = ParquetWriter::new(file)
-                .with_compression(ParquetCompression::Zstd(None))
+                .with_compression(PARQUET_COMPRESSION)
                 .batched(&schema())?;
             if let Some(df) = previous {
                 batched.write_batch(&df)?;
             }
+            // The same settings as the writer's own (`ParquetWriter`'s defaults), so that the
+            // pages encoded elsewhere fit the file's footer and statistics.
+            encoder.parquet = Some(ParquetLayout {
+                fields: batched.parquet_schema().fields().to_vec(),
+                encodings: get_encodings(&polars::io::schema_to_arrow_checked(
+                    &schema(),
+                    CompatLevel::newest(),
+                    "parquet",
+                )?)
+                .to_vec(),
+                options: WriteOptions {
+                    statistics: StatisticsOptions::default(),
+                    version: Version::V1,
+                    compression: PARQUET_COMPRESSION.into(),
+                    data_page_size: None,
+                },
+            });
             w.parquet = Some((parquet_path, batched));
         }
-        Ok(w)
+        Ok((w, encoder))
     }
 
-    /// Appends one chunk (one CSV write, one Parquet row group); returns the CSV's length
+    /// Appends one chunk, given with its encoded row group; returns the CSV's length
     /// afterwards (the resume point).
-    pub fn append(&mut self, chunk: &[Records]) -> anyhow::Result<u64> {
-        let rows: usize = chunk.iter().map(Records::len).sum();
+    pub fn append(&mut self, chunk: &[Records], encoded: &Encoded) -> anyhow::Result<u64> {
         if let Some((path, file)) = &mut self.csv {
+            // Written in pieces while they are still in the cache: copying a whole chunk's
+            // text into the page cache after formatting it all was the writer's largest cost.
             self.text.clear();
-            if !self.header_written {
-                CsvFormat::header(&mut self.text);
-                self.header_written = true;
-            }
-            // Written in pieces of about 256 KiB while they are still in the cache: copying
-            // a whole chunk's text into the page cache after formatting it all was the record
-            // writer's largest cost.
             for rows in chunk.iter().flat_map(|r| r.rows().chunks(CSV_PIECE_ROWS)) {
                 self.format.rows(rows, &mut self.text);
                 if self.text.len() >= CSV_PIECE {
@@ -342,15 +428,14 @@ impl RecordWriter {
                     self.text.clear();
                 }
             }
+            // Synced, so that the resume point saved after this chunk survives a crash of the
+            // machine, not only of the run.
             file.write_all(&self.text)
                 .and_then(|()| file.sync_data())
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
-        if let Some((path, w)) = &mut self.parquet
-            && rows > 0
-        {
-            let df = frame(chunk, &self.stage, &self.agent_ids)?;
-            w.write_batch(&df)
+        if let (Some((path, w)), Some((rows, pages))) = (&mut self.parquet, &encoded.0) {
+            w.write_row_group(*rows, pages)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
         match &mut self.csv {
@@ -461,5 +546,38 @@ mod tests {
         assert_eq!(names, COLUMNS);
         let df = frame(&sample(), "s", &["x".into(), "y".into(), "z".into()]).unwrap();
         assert_eq!(df.height(), 36);
+    }
+
+    /// Row groups encoded off the writer (as the encoder threads do) make a Parquet file that
+    /// reads back as the frames of the chunks, and the CSV beside it reads back the same.
+    #[test]
+    fn encoded_chunks_read_back_as_their_frames() {
+        use polars::prelude::ParquetReader;
+        let dir = tempfile::tempdir().unwrap();
+        let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let (mut writer, encoder) =
+            RecordWriter::open(dir.path(), "stage", ids.clone(), true, true, None).unwrap();
+        let chunk = sample();
+        let (first, second) = chunk.split_at(1);
+        // Encoded in the other order from the writing, as parallel encoders may finish.
+        let second_encoded = encoder.encode(second).unwrap();
+        let first_encoded = encoder.encode(first).unwrap();
+        writer.append(first, &first_encoded).unwrap();
+        let csv_len = writer.append(second, &second_encoded).unwrap();
+        writer.finish().unwrap();
+        let expected = frame(&chunk, "stage", &ids).unwrap();
+        let file = File::open(dir.path().join("rounds.parquet")).unwrap();
+        let parquet = ParquetReader::new(file).finish().unwrap();
+        assert!(parquet.equals(&expected), "{parquet}\n{expected}");
+        let csv = CsvReadOptions::default()
+            .with_has_header(true)
+            .with_schema(Some(Arc::new(schema())))
+            .try_into_reader_with_file_path(Some(dir.path().join("rounds.csv")))
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert!(csv.equals(&expected));
+        let on_disk = std::fs::metadata(dir.path().join("rounds.csv")).unwrap().len();
+        assert_eq!(csv_len, on_disk);
     }
 }

@@ -2,13 +2,19 @@
 //! unit order, progress saved after every chunk so that `--resume` can finish the run.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{Lineup, StageTotals, UnitError};
-use crate::records::RecordWriter;
+use crate::records::{Encoded as EncodedChunk, RecordWriter, Records};
+
+/// A chunk to encode: its place in the stage, and its units' records.
+type Job = (u64, Vec<Records>);
+/// An encoded chunk: its place, its records (for the totals) and the encoding.
+type Encoded = (u64, Vec<Records>, anyhow::Result<EncodedChunk>);
 use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
 
 /// How to run.
@@ -169,7 +175,7 @@ pub fn run(
             totals: totals.clone(),
         });
         let ids: Vec<String> = lineup.agents.iter().map(|a| a.id.clone()).collect();
-        let writer = RecordWriter::open(
+        let (writer, encoder) = RecordWriter::open(
             &dir,
             &stage.name,
             ids,
@@ -182,32 +188,70 @@ pub fn run(
         let chunk_units = (scenario.output.chunk_rounds / per_unit).max(1);
         let stage_start = Instant::now();
         let base_seconds = seconds;
-        // Records are written on their own thread while the next chunk plays; the channel holds
-        // one chunk, so at most three are in memory (playing, queued, being written).
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<crate::records::Records>>(1);
         let points = stage.is_points();
         let mut failure = None;
+        // The pipeline: this thread plays chunks (on the pool), encoder threads turn them into
+        // Parquet row groups in parallel (encoding costs about half as much as playing, so one
+        // thread for it capped the run), and the writer thread, in chunk order, formats and
+        // appends the CSV and appends the row groups. A chunk takes a slot from playing until written, so memory is bounded by the
+        // slots, not by the number of rounds.
+        let encoders = opts.threads.max(1);
+        let slots = encoders + 2;
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(1);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let (encoded_tx, encoded_rx) = std::sync::mpsc::channel::<Encoded>();
+        let (slot_tx, slot_rx) = std::sync::mpsc::sync_channel::<()>(slots);
+        for _ in 0..slots {
+            slot_tx.send(()).expect("the receiver is here");
+        }
         let written: anyhow::Result<(StageTotals, f64)> = std::thread::scope(|scope| {
             let progress = &mut progress;
+            let encoder = &encoder;
+            for _ in 0..encoders {
+                let jobs = Arc::clone(&job_rx);
+                let out = encoded_tx.clone();
+                scope.spawn(move || {
+                    loop {
+                        // The lock is held only to take a job.
+                        let job = jobs.lock().expect("no encoder panics").recv();
+                        let Ok((index, chunk)) = job else { break };
+                        let encoded = encoder.encode(&chunk);
+                        if out.send((index, chunk, encoded)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            // Encoders alone hold the job queue now: if they stop, sending a job fails.
+            drop(job_rx);
+            drop(encoded_tx);
             let writer_thread = scope.spawn(move || -> anyhow::Result<(StageTotals, f64)> {
                 let mut writer = writer;
                 let mut seconds = seconds;
-                for chunk in rx {
-                    let csv_len = writer.append(&chunk)?;
-                    let mut rounds = 0;
-                    for cols in &chunk {
-                        totals.add(cols, points);
-                        rounds += cols.rounds();
+                let mut waiting = std::collections::BTreeMap::new();
+                let mut next_index = 0u64;
+                for (index, chunk, encoded) in encoded_rx {
+                    waiting.insert(index, (chunk, encoded));
+                    while let Some((chunk, encoded)) = waiting.remove(&next_index) {
+                        next_index += 1;
+                        let csv_len = writer.append(&chunk, &encoded?)?;
+                        let mut rounds = 0;
+                        for cols in &chunk {
+                            totals.add(cols, points);
+                            rounds += cols.rounds();
+                        }
+                        done += chunk.len() as u64;
+                        seconds = base_seconds + stage_start.elapsed().as_secs_f64();
+                        let sp = progress.stages.last_mut().expect("pushed above");
+                        sp.units_done = done;
+                        sp.csv_len = csv_len;
+                        sp.totals = totals.clone();
+                        sp.seconds = seconds;
+                        save_progress(root, progress)?;
+                        reporter.advance(chunk.len() as u64, rounds);
+                        // The player may be waiting for this slot; if it has stopped, no matter.
+                        let _ = slot_tx.send(());
                     }
-                    done += chunk.len() as u64;
-                    seconds = base_seconds + stage_start.elapsed().as_secs_f64();
-                    let sp = progress.stages.last_mut().expect("pushed above");
-                    sp.units_done = done;
-                    sp.csv_len = csv_len;
-                    sp.totals = totals.clone();
-                    sp.seconds = seconds;
-                    save_progress(root, progress)?;
-                    reporter.advance(chunk.len() as u64, rounds);
                 }
                 writer.finish()?;
                 Ok((totals, seconds))
@@ -217,7 +261,12 @@ pub fn run(
                 .ok()
                 .and_then(|v| v.parse::<u64>().ok());
             let mut next = done;
+            let mut index = 0u64;
             while next < units {
+                // No slot: the writer has stopped (its error is reported below).
+                if slot_rx.recv().is_err() {
+                    break;
+                }
                 if let Some(ms) = delay {
                     std::thread::sleep(std::time::Duration::from_millis(ms));
                 }
@@ -226,11 +275,13 @@ pub fn run(
                 next += chunk.len() as u64;
                 let stop = fail.is_some();
                 failure = fail;
-                if tx.send(chunk).is_err() || stop {
+                if job_tx.send((index, chunk)).is_err() || stop {
                     break;
                 }
+                index += 1;
             }
-            drop(tx);
+            drop(job_tx);
+            drop(slot_rx);
             writer_thread
                 .join()
                 .expect("the record writer does not panic")
