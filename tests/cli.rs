@@ -23,6 +23,20 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// Runs `file` into `out` on `threads` threads (and `extra` arguments); it must succeed.
+fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) {
+    let mut args = vec![
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        threads,
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
@@ -159,14 +173,7 @@ fn records_are_identical_for_any_thread_count_and_rerun() {
         .enumerate()
         .map(|(i, threads)| {
             let out = dir.path().join(format!("out{i}"));
-            let o = run(&[
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--threads",
-                threads,
-            ]);
-            assert!(o.status.success(), "{}", text(&o));
+            run_ok(&file, &out, threads, &[]);
             out
         })
         .collect();
@@ -191,6 +198,64 @@ fn records_are_identical_for_any_thread_count_and_rerun() {
             std::fs::read(outs[0].join("summary.csv")).unwrap()
         );
     }
+}
+
+/// The deals of a run's rows and whether each row's `decision_ns` is filled.
+fn timed_rows(out: &Path) -> Vec<(u64, bool)> {
+    let rows = csv_rows(&out.join("rounds.csv"));
+    let col = |name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let (deal, ns) = (col("deal"), col("decision_ns"));
+    rows[1..]
+        .iter()
+        .map(|r| (r[deal].parse().unwrap(), !r[ns].is_empty()))
+        .collect()
+}
+
+#[test]
+fn decision_times_are_sampled_by_deal() {
+    let dir = tmp();
+    let body = format!(
+        "name: x\nseed: 3\ndeals: 640\nsession: 64\nseating: rotate\n{AGENTS4}output: {{chunk_rounds: 256}}\n"
+    );
+    let file = scenario(dir.path(), "s.yaml", &body);
+    let go = |file: &Path, out: &str, threads: &str| {
+        let out = dir.path().join(out);
+        run_ok(file, &out, threads, &["--no-report"]);
+        timed_rows(&out)
+    };
+    let rows = go(&file, "a", "1");
+    assert_eq!(rows.len(), 640 * 4 * 4);
+    // Every row of a deal (all seats, all four rotations) is timed, or none is.
+    let mut by_deal = std::collections::BTreeMap::new();
+    for &(deal, timed) in &rows {
+        by_deal.entry(deal).or_insert_with(Vec::new).push(timed);
+    }
+    assert_eq!(by_deal.len(), 640);
+    for (deal, t) in &by_deal {
+        assert!(t.iter().all(|&x| x == t[0]), "deal {deal} is partly timed");
+    }
+    let timed = by_deal.values().filter(|t| t[0]).count();
+    // One deal in 16 on average: 40 of 640 (a binomial's 99.9% range is about 21 to 61).
+    assert!((20..=62).contains(&timed), "{timed} of 640 deals timed");
+    // The same deals on another thread count.
+    assert_eq!(go(&file, "b", "2"), rows);
+    // `decision_sample: 1` times every deal; `decision_timing: false` none.
+    for (sample, all) in [
+        ("decision_sample: 1", true),
+        ("decision_timing: false", false),
+    ] {
+        let body = body.replace("chunk_rounds: 256", &format!("chunk_rounds: 256, {sample}"));
+        let file = scenario(dir.path(), "t.yaml", &body);
+        let rows = go(&file, if all { "c" } else { "d" }, "2");
+        assert!(rows.iter().all(|&(_, t)| t == all), "{sample}");
+    }
+    let t = bad(&format!(
+        "name: x\nseed: 1\ndeals: 10\n{AGENTS4}output:\n  decision_sample: 0\n"
+    ));
+    assert!(
+        t.contains("bad.yaml:6:20: `output.decision_sample`: must be at least 1"),
+        "{t}"
+    );
 }
 
 fn resume(file: &Path, out: &Path) -> Output {
@@ -264,7 +329,7 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
             .finish()
             .unwrap()
     };
-    assert!(read(&cut.join("rounds.parquet")).equals(&read(&whole.join("rounds.parquet"))));
+    assert!(read(&cut.join("rounds.parquet")).equals_missing(&read(&whole.join("rounds.parquet"))));
 
     // Resuming a finished run changes nothing; resuming with another scenario is refused.
     let o = resume(&file, &cut);

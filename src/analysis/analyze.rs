@@ -247,6 +247,7 @@ fn rate(k: u64, n: u64, units: Option<&Cluster>, primary: Primary) -> Rate {
 /// Decision time of one agent.
 #[derive(Clone, Debug, Serialize)]
 pub struct DecisionTime {
+    /// Decisions timed (all of them, or those of the sampled deals).
     pub decisions: u64,
     /// Total time over total decisions (exact; weighted by decisions, so it need not lie
     /// between the median and the 95th percentile below).
@@ -791,8 +792,9 @@ fn agent_metrics(
     let decision_time = timed.then(|| {
         let mut v = t.decision_us.clone();
         DecisionTime {
-            decisions: t.decisions,
-            mean_us: (t.decisions > 0).then(|| t.decision_ns as f64 / t.decisions as f64 / 1000.0),
+            decisions: t.timed_decisions,
+            mean_us: (t.timed_decisions > 0)
+                .then(|| t.decision_ns as f64 / t.timed_decisions as f64 / 1000.0),
             median_us: percentile(&mut v, 0.5),
             p95_us: percentile(&mut v, 0.95),
             rounds: v.len() as u64,
@@ -874,6 +876,13 @@ fn notes(info: &StageInfo, acc: &Accumulated, defs: Definitions) -> Vec<String> 
             "Decisions were not timed (`output.decision_timing: false`): no decision-time statistics."
                 .into(),
         );
+    } else if acc.untimed_rows > 0 {
+        notes.push(format!(
+            "Decision times are from a sample of deals ({} of {} rows timed; \
+             `output.decision_sample` sets the share, 1 times every deal).",
+            acc.rows - acc.untimed_rows,
+            acc.rows
+        ));
     }
     if !acc.starts_vary {
         notes.push(

@@ -281,8 +281,8 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         out.push(spec(
             "decision_time",
             "Time per decision, per agent: median and 95th percentile over rounds of the \
-             round's mean time per decision (decision_ns / decisions), in microseconds, log \
-             scale. The table's mean is over all decisions."
+             round's mean time per decision (decision_ns / decisions) over the timed rounds, \
+             in microseconds, log scale. The table's mean is over all timed decisions."
                 .into(),
             move || {
                 plots::log_points_labelled(

@@ -132,7 +132,8 @@ pub struct Row {
     pub cards_discarded: u32,
     pub turns: u32,
     pub decisions: u32,
-    pub decision_ns: u64,
+    /// Empty for rounds whose decisions were not timed.
+    pub decision_ns: Option<u64>,
     pub game_won: bool,
 }
 
@@ -447,7 +448,7 @@ fn visit(
             cards_discarded: next!(cards, "cards_discarded"),
             turns: next!(turns, "turns"),
             decisions: next!(decisions, "decisions"),
-            decision_ns: next!(ns, "decision_ns"),
+            decision_ns: ns.next().flatten(),
             game_won: next!(game_won, "game_won"),
         };
         each(&row);

@@ -77,7 +77,9 @@ pub struct AgentAcc {
     /// (hand value at the call, success) over the agent's calls: the paper's risk (eq. 9).
     pub risk: CoMoments,
     pub decisions: u64,
+    /// Time on the timed decisions, and their number (rounds may be timed in a sample).
     pub decision_ns: u64,
+    pub timed_decisions: u64,
     /// Mean time per decision in each round with decisions, in microseconds (for the 95th
     /// percentile; single decisions are not recorded).
     pub decision_us: Vec<f64>,
@@ -123,6 +125,8 @@ pub struct Accumulated {
     pub checkpoints: Vec<Checkpoint>,
     /// Whether any decision was timed (`decision_ns` > 0).
     pub timed: bool,
+    /// Rows whose decisions were not timed (empty `decision_ns`).
+    pub untimed_rows: u64,
     /// Whether some round's starting seat was not seat 0 (then seats and starting positions
     /// differ and both are reported).
     pub starts_vary: bool,
@@ -191,6 +195,7 @@ impl Accumulator {
                 turns: Moments::new(),
                 checkpoints: Vec::new(),
                 timed: false,
+                untimed_rows: 0,
                 starts_vary: false,
                 seat_units: vec![Cluster::default(); seats],
                 start_units: vec![Cluster::default(); seats],
@@ -301,12 +306,20 @@ impl Accumulator {
             t.calls += u64::from(r.called);
             t.call_successes += u64::from(r.called && r.call_success);
             t.decisions += u64::from(r.decisions);
-            t.decision_ns += r.decision_ns;
-            if r.decision_ns > 0 {
-                self.acc.timed = true;
-            }
-            let decision_us =
-                (r.decisions > 0).then(|| r.decision_ns as f64 / f64::from(r.decisions) / 1000.0);
+            let decision_us = match r.decision_ns {
+                Some(ns) => {
+                    t.decision_ns += ns;
+                    t.timed_decisions += u64::from(r.decisions);
+                    if ns > 0 {
+                        self.acc.timed = true;
+                    }
+                    (r.decisions > 0).then(|| ns as f64 / f64::from(r.decisions) / 1000.0)
+                }
+                None => {
+                    self.acc.untimed_rows += 1;
+                    None
+                }
+            };
             let values = [
                 Some(f64::from(u8::from(r.won))),
                 Some(econ),

@@ -287,7 +287,8 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
          clusters (cluster-robust standard error, G − 1 degrees of freedom); call success: \
          {call_ci}.{games_ci} Risk r: Pearson correlation of hand value at the call with the \
          call's success over the agent's calls (the paper's eq. 9; negative: calls at higher \
-         hands fail more often). Decision time: mean over all decisions (exact), in parentheses \
+         hands fail more often). Decision time: mean over the timed decisions (every deal's, or a \
+         sample of deals': see the notes), in parentheses \
          the 95th percentile of the per-round mean time per decision; the figure shows the \
          median and 95th percentile of that per-round distribution.\n",
         d.unit

@@ -24,7 +24,21 @@ pub struct Lineup<'a> {
     pub stage: &'a Stage,
     /// The agent in each slot (the seat order of the scenario, before arrangements).
     pub agents: Vec<AgentDef>,
-    pub decision_timing: bool,
+    /// Decisions are timed in one deal in this many (`None`: never); see [`timed_deal`].
+    pub decision_timing: Option<u32>,
+}
+
+/// Whether deal `deal` (the records' `deal` number) is one whose decisions are timed when one
+/// deal in `every` is: a fixed hash of the number, so the sample is the same on every run
+/// and thread count, is spread evenly over sessions and games, and takes all seats and
+/// seating arrangements of a deal together (paired comparisons stay paired).
+pub fn timed_deal(deal: u64, every: u32) -> bool {
+    // SplitMix64's finaliser: consecutive deal numbers land far apart.
+    let mut z = deal.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    z % u64::from(every.max(1)) == 0
 }
 
 /// Where a failure happened, for the message.
@@ -135,7 +149,7 @@ impl Lineup<'_> {
                 let def = &self.agents[slot];
                 Timed {
                     inner: def.recipe.build(&def.id),
-                    timing: self.decision_timing,
+                    timing: false,
                     ticks: 0,
                     decisions: 0,
                 }
@@ -161,9 +175,17 @@ impl Lineup<'_> {
             if done {
                 break;
             }
+            let deal = match stage.session {
+                Some(len) => m * u64::from(len) + u64::from(round),
+                None => m,
+            };
+            let timed = self
+                .decision_timing
+                .is_some_and(|every| timed_deal(deal, every));
             for agent in &mut agents {
                 agent.ticks = 0;
                 agent.decisions = 0;
+                agent.timing = timed;
             }
             let streams: &mut dyn Streams = match (&mut python, &mut chacha) {
                 (Some(p), _) => p,
@@ -181,14 +203,10 @@ impl Lineup<'_> {
                     round,
                     error,
                 })?;
-            let deal = match stage.session {
-                Some(len) => m * u64::from(len) + u64::from(round),
-                None => m,
-            };
             let game_over = stage.session.is_none() && table.game_over();
             let leader = game_over.then(|| table.leader());
             self.record(
-                &mut cols, &outcome, &table, &agents, &slots, deal, a, leader,
+                &mut cols, &outcome, &table, &agents, &slots, deal, a, leader, timed,
             );
             round += 1;
         }
@@ -206,6 +224,7 @@ impl Lineup<'_> {
         deal: u64,
         arrangement: u64,
         game_winner: Option<usize>,
+        timed: bool,
     ) {
         cols.begin_round();
         for seat in (0..o.seats).filter(|&s| o.active[s]) {
@@ -229,7 +248,7 @@ impl Lineup<'_> {
                 turns: o.turns,
                 end_reason: o.end,
                 decisions: agents[seat].decisions,
-                decision_ns: clock::to_nanos(agents[seat].ticks),
+                decision_ns: timed.then(|| clock::to_nanos(agents[seat].ticks)),
                 eliminated: o.eliminated[seat],
                 game_won: game_winner == Some(seat),
             });
@@ -269,6 +288,28 @@ fn nth_permutation(n: usize, k: u64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sample is a fixed function of the deal number, takes about one deal in `every`,
+    /// and with `every` 1 takes every deal.
+    #[test]
+    fn timed_deals_are_a_fixed_even_sample() {
+        let count = |every: u32, deals: std::ops::Range<u64>| {
+            deals.filter(|&d| timed_deal(d, every)).count()
+        };
+        assert_eq!(count(1, 0..1000), 1000);
+        let n = count(16, 0..160_000);
+        assert!((9_600..10_400).contains(&n), "{n} of 160000");
+        // Spread over positions: each residue of 64 (a session length) gets its share.
+        for r in 0..64u64 {
+            let k = (0..2_560u64).filter(|i| timed_deal(i * 64 + r, 16)).count();
+            assert!((110..=210).contains(&k), "{k} timed at position {r}");
+        }
+        let first: Vec<u64> = (0..200).filter(|&d| timed_deal(d, 16)).collect();
+        assert_eq!(
+            first,
+            (0..200).filter(|&d| timed_deal(d, 16)).collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn permutations_in_lexicographic_order() {

@@ -18,7 +18,10 @@ pub struct AgentTotals {
     pub pile_picks: u64,
     pub turns: u64,
     pub decisions: u64,
+    /// Time spent on the timed decisions (see `output.decision_sample`), and their number.
     pub decision_ns: u64,
+    #[serde(default)]
+    pub timed_decisions: u64,
     /// Point games: games played and won.
     pub games: u64,
     pub game_wins: u64,
@@ -55,7 +58,8 @@ impl AgentTotals {
     }
 
     pub fn mean_decision_us(&self) -> Option<f64> {
-        (self.decisions > 0).then(|| self.decision_ns as f64 / self.decisions as f64 / 1000.0)
+        (self.timed_decisions > 0)
+            .then(|| self.decision_ns as f64 / self.timed_decisions as f64 / 1000.0)
     }
 }
 
@@ -92,7 +96,10 @@ impl StageTotals {
             t.pile_picks += u64::from(r.pile_picks);
             t.turns += u64::from(r.turns);
             t.decisions += u64::from(r.decisions);
-            t.decision_ns += r.decision_ns;
+            if let Some(ns) = r.decision_ns {
+                t.decision_ns += ns;
+                t.timed_decisions += u64::from(r.decisions);
+            }
             t.game_wins += u64::from(r.game_won);
             // Every seat plays a game's first round.
             if points && r.round == 0 {
