@@ -312,6 +312,22 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
         "the run finished before it was killed; slow it down more"
     );
 
+    // A journal cut shorter than progress.json says is refused, not padded.
+    let shortened = dir.path().join("shortened");
+    std::fs::create_dir(&shortened).unwrap();
+    for entry in std::fs::read_dir(&cut).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, shortened.join(path.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(shortened.join("rounds.csv"), &partial[..100]).unwrap();
+    let o = resume(&file, &shortened);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("fewer than") && text(&o).contains("rerun without --resume"),
+        "{}",
+        text(&o)
+    );
+
     let o = resume(&file, &cut);
     assert!(o.status.success(), "{}", text(&o));
     assert!(

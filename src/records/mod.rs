@@ -356,6 +356,17 @@ impl RecordWriter {
                 .write(true)
                 .open(&csv_path)
                 .with_context(|| format!("cannot resume: {} is missing", csv_path.display()))?;
+            // Shorter than the saved resume point: the file was cut or replaced since (growing
+            // it would pad the journal with zeros).
+            let on_disk = file.metadata()?.len();
+            if on_disk < len {
+                anyhow::bail!(
+                    "cannot resume: {} has {on_disk} bytes, fewer than the {len} that progress.json \
+                     records as written; it was changed after the run stopped, so rerun without \
+                     --resume",
+                    csv_path.display()
+                );
+            }
             file.set_len(len)
                 .with_context(|| format!("cannot truncate {}", csv_path.display()))?;
             drop(file);
