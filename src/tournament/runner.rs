@@ -215,7 +215,17 @@ pub fn run(
                         // The lock is held only to take a job.
                         let job = jobs.lock().expect("no encoder panics").recv();
                         let Ok((index, chunk)) = job else { break };
-                        let encoded = encoder.encode(&chunk);
+                        // A panic inside the encoder becomes this chunk's error: the writer
+                        // waits for chunks in order, so a chunk must never go missing.
+                        let encoded =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                encoder.encode(&chunk)
+                            }))
+                            .unwrap_or_else(|_| {
+                                Err(anyhow::anyhow!(
+                                    "the record encoder failed on chunk {index}"
+                                ))
+                            });
                         if out.send((index, chunk, encoded)).is_err() {
                             break;
                         }
