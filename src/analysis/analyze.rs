@@ -873,7 +873,9 @@ fn notes(info: &StageInfo, acc: &Accumulated, defs: Definitions) -> Vec<String> 
     let mut notes = Vec::new();
     if !acc.timed {
         notes.push(
-            "Decisions were not timed (`output.decision_timing: false`): no decision-time statistics."
+            "No decision was timed (`output.decision_timing: false`, or no deal of this stage \
+             fell in the `output.decision_sample` sample; `decision_sample: 1` times every \
+             deal): no decision-time statistics."
                 .into(),
         );
     } else if acc.untimed_rows > 0 {

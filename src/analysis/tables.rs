@@ -380,7 +380,7 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
         "turns_per_round",
         "final_hand_value",
         "final_hand_value_sd",
-        "decisions",
+        "decisions_timed",
         "decision_mean_us",
         "decision_median_us",
         "decision_p95_us",

@@ -9,13 +9,13 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use polars::io::parquet::write::{BatchedWriter, StatisticsOptions, get_encodings};
+use polars::io::parquet::write::{BatchedWriter, get_encodings};
 use polars::prelude::{
     Column, CompatLevel, CsvReadOptions, DataFrame, ParquetCompression, ParquetWriter, PlSmallStr,
     PolarsResult, Schema, SerReader,
 };
 use polars_parquet::write::{
-    CompressedPage, Encoding, ParquetType, Version, WriteOptions, array_to_columns, compress,
+    CompressedPage, Encoding, ParquetType, WriteOptions, array_to_columns, compress,
 };
 use std::sync::Arc;
 
@@ -244,13 +244,13 @@ fn csv_field(s: &str) -> Vec<u8> {
     }
 }
 
-/// A chunk's Parquet row group, encoded and compressed: each column's pages, and the number
-/// of rows (none when Parquet is off or the chunk is empty).
+/// A chunk's Parquet row groups, encoded and compressed: for each, the number of rows and each
+/// column's pages (one group per chunk; none when Parquet is off or the chunk is empty).
 ///
 /// Encoding the Parquet is the larger cost of records, so it is done by
 /// [`RecordEncoder::encode`] on several threads at once; the [`RecordWriter`] appends the
 /// pages in chunk order.
-pub struct Encoded(Option<(u64, Vec<Vec<CompressedPage>>)>);
+pub struct Encoded(Vec<(u64, Vec<Vec<CompressedPage>>)>);
 
 /// The Parquet layout of the record columns: what a row group is encoded with.
 struct ParquetLayout {
@@ -271,24 +271,25 @@ pub struct RecordEncoder {
 }
 
 impl RecordEncoder {
-    /// Encodes one chunk as one Parquet row group.
+    /// Encodes one chunk as Parquet row groups (one: the chunk's frame is built whole).
     pub fn encode(&self, chunk: &[Records]) -> anyhow::Result<Encoded> {
         let rows: usize = chunk.iter().map(Records::len).sum();
         Ok(Encoded(match &self.parquet {
             Some(layout) if rows > 0 => {
-                let df = frame(chunk, &self.stage, &self.agent_ids)?;
-                Some((rows as u64, layout.row_group(&df)?))
+                layout.row_groups(&frame(chunk, &self.stage, &self.agent_ids)?)?
             }
-            _ => None,
+            _ => Vec::new(),
         }))
     }
 }
 
 impl ParquetLayout {
-    /// The compressed pages of `df` (a single chunk), column by column.
-    fn row_group(&self, df: &DataFrame) -> anyhow::Result<Vec<Vec<CompressedPage>>> {
-        let mut columns = Vec::with_capacity(self.fields.len());
+    /// The row groups of `df`, one per chunk of its columns: rows and compressed pages,
+    /// column by column.
+    fn row_groups(&self, df: &DataFrame) -> anyhow::Result<Vec<(u64, Vec<Vec<CompressedPage>>)>> {
+        let mut groups = Vec::with_capacity(1);
         for batch in df.iter_chunks(CompatLevel::newest(), false) {
+            let mut columns = Vec::with_capacity(self.fields.len());
             for ((array, field), encoding) in batch
                 .columns()
                 .iter()
@@ -303,8 +304,9 @@ impl ParquetLayout {
                     columns.push(compressed);
                 }
             }
+            groups.push((batch.len() as u64, columns));
         }
-        Ok(columns)
+        Ok(groups)
     }
 }
 
@@ -406,8 +408,13 @@ impl RecordWriter {
             if let Some(df) = previous {
                 batched.write_batch(&df)?;
             }
-            // The same settings as the writer's own (`ParquetWriter`'s defaults), so that the
-            // pages encoded elsewhere fit the file's footer and statistics.
+            // The writer's own settings, so that the pages encoded elsewhere fit the file's
+            // footer and statistics.
+            let options = batched
+                .get_writer()
+                .lock()
+                .expect("not shared yet")
+                .options();
             encoder.parquet = Some(ParquetLayout {
                 fields: batched.parquet_schema().fields().to_vec(),
                 encodings: get_encodings(&polars::io::schema_to_arrow_checked(
@@ -416,12 +423,7 @@ impl RecordWriter {
                     "parquet",
                 )?)
                 .to_vec(),
-                options: WriteOptions {
-                    statistics: StatisticsOptions::default(),
-                    version: Version::V1,
-                    compression: PARQUET_COMPRESSION.into(),
-                    data_page_size: None,
-                },
+                options,
             });
             w.parquet = Some((parquet_path, batched));
         }
@@ -449,9 +451,11 @@ impl RecordWriter {
                 .and_then(|()| file.sync_data())
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
-        if let (Some((path, w)), Some((rows, pages))) = (&mut self.parquet, &encoded.0) {
-            w.write_row_group(*rows, pages)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+        if let Some((path, w)) = &mut self.parquet {
+            for (rows, pages) in &encoded.0 {
+                w.write_row_group(*rows, pages)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
         }
         match &mut self.csv {
             Some((_, file)) => Ok(file.stream_position()?),
@@ -596,5 +600,28 @@ mod tests {
             .unwrap()
             .len();
         assert_eq!(csv_len, on_disk);
+    }
+
+    /// A frame of several chunks becomes one row group per chunk, each with its own rows.
+    #[test]
+    fn a_frame_of_several_chunks_makes_a_row_group_each() {
+        use polars::prelude::ParquetReader;
+        let dir = tempfile::tempdir().unwrap();
+        let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let (mut writer, encoder) =
+            RecordWriter::open(dir.path(), "s", ids.clone(), false, true, None).unwrap();
+        let chunk = sample();
+        let mut df = frame(&chunk[..1], "s", &ids).unwrap();
+        df.vstack_mut(&frame(&chunk[1..], "s", &ids).unwrap())
+            .unwrap();
+        assert_eq!(df.first_col_n_chunks(), 2);
+        let groups = encoder.parquet.as_ref().unwrap().row_groups(&df).unwrap();
+        let rows: Vec<u64> = groups.iter().map(|g| g.0).collect();
+        assert_eq!(rows, [12, 24]);
+        writer.append(&chunk, &Encoded(groups)).unwrap();
+        writer.finish().unwrap();
+        let file = File::open(dir.path().join("rounds.parquet")).unwrap();
+        let back = ParquetReader::new(file).finish().unwrap();
+        assert!(back.equals_missing(&frame(&chunk, "s", &ids).unwrap()));
     }
 }

@@ -31,8 +31,12 @@ pub struct Lineup<'a> {
 /// Whether deal `deal` (the records' `deal` number) is one whose decisions are timed when one
 /// deal in `every` is: a fixed hash of the number, so the sample is the same on every run
 /// and thread count, is spread evenly over sessions and games, and takes all seats and
-/// seating arrangements of a deal together (paired comparisons stay paired).
+/// seating arrangements of a deal together (paired comparisons stay paired). Deal 0 is always
+/// in the sample, so that even a small stage has timed decisions.
 pub fn timed_deal(deal: u64, every: u32) -> bool {
+    if deal == 0 {
+        return true;
+    }
     // SplitMix64's finaliser: consecutive deal numbers land far apart.
     let mut z = deal.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -304,6 +308,10 @@ mod tests {
             let k = (0..2_560u64).filter(|i| timed_deal(i * 64 + r, 16)).count();
             assert!((110..=210).contains(&k), "{k} timed at position {r}");
         }
+        assert!(
+            (1..64).all(|every| timed_deal(0, every)),
+            "deal 0 is always timed"
+        );
         let first: Vec<u64> = (0..200).filter(|&d| timed_deal(d, 16)).collect();
         assert_eq!(
             first,

@@ -2,6 +2,7 @@
 //! unit order, progress saved after every chunk so that `--resume` can finish the run.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -193,8 +194,8 @@ pub fn run(
         // The pipeline: this thread plays chunks (on the pool), encoder threads turn them into
         // Parquet row groups in parallel (encoding costs about half as much as playing, so one
         // thread for it capped the run), and the writer thread, in chunk order, formats and
-        // appends the CSV and appends the row groups. A chunk takes a slot from playing until written, so memory is bounded by the
-        // slots, not by the number of rounds.
+        // appends the CSV and appends the row groups. A chunk takes a slot from playing until
+        // written, so memory is bounded by the slots, not by the number of rounds.
         let encoders = opts.threads.max(1);
         let slots = encoders + 2;
         let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(1);
@@ -204,8 +205,17 @@ pub fn run(
         for _ in 0..slots {
             slot_tx.send(()).expect("the receiver is here");
         }
+        // Set when the writer stops, on success, error or panic: then nothing more is played.
+        let writer_stopped = AtomicBool::new(false);
+        struct Stopped<'a>(&'a AtomicBool);
+        impl Drop for Stopped<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+            }
+        }
         let written: anyhow::Result<(StageTotals, f64)> = std::thread::scope(|scope| {
             let progress = &mut progress;
+            let writer_stopped = &writer_stopped;
             let encoder = &encoder;
             for _ in 0..encoders {
                 let jobs = Arc::clone(&job_rx);
@@ -236,6 +246,7 @@ pub fn run(
             drop(job_rx);
             drop(encoded_tx);
             let writer_thread = scope.spawn(move || -> anyhow::Result<(StageTotals, f64)> {
+                let _stopped = Stopped(writer_stopped);
                 let mut writer = writer;
                 let mut seconds = seconds;
                 let mut waiting = std::collections::BTreeMap::new();
@@ -273,8 +284,9 @@ pub fn run(
             let mut next = done;
             let mut index = 0u64;
             while next < units {
-                // No slot: the writer has stopped (its error is reported below).
-                if slot_rx.recv().is_err() {
+                // No slot, or the writer has stopped (its error is reported below): slots it
+                // left in the channel must not start more play.
+                if slot_rx.recv().is_err() || writer_stopped.load(Ordering::Acquire) {
                     break;
                 }
                 if let Some(ms) = delay {
