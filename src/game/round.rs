@@ -351,22 +351,7 @@ impl Table {
         seats: &mut S,
         streams: &mut dyn Streams,
     ) -> Result<RoundOutcome, PlayError> {
-        let n_active = self.active().iter().filter(|&&a| a).count();
-        let mut play = RoundPlay {
-            table: self,
-            state,
-            n: self.rules.players(),
-            threshold: self.rules.call_threshold(n_active),
-            starter,
-            cards_discarded: [0; MAX_PLAYERS],
-            pile_picks: [0; MAX_PLAYERS],
-            decisions: [0; MAX_PLAYERS],
-            reshuffles: 0,
-            values: [0; MAX_PLAYERS],
-        };
-        for seat in 0..play.n {
-            play.values[seat] = self.rules.hand_value(play.state.hands[seat].as_slice());
-        }
+        let mut play = RoundPlay::start(self, state, starter);
         let stop = play.turns(seat, Some(at), seats, streams, &mut ())?;
         Ok(play.settle(stop))
     }
@@ -474,16 +459,28 @@ impl<'t> RoundPlay<'t> {
                 state.hands[seat].push(card);
             }
         }
-        let mut values = [0; MAX_PLAYERS];
         for seat in 0..n {
             state.hand_sizes[seat] = state.hands[seat].len() as u8;
-            values[seat] = rules.hand_value(state.hands[seat].as_slice());
         }
         if v.initial_discard {
             let card = state.stock.pop().expect("validated: the deck deals");
             state.pile.push(card);
             state.seen.insert(card);
             state.top_set = 1;
+        }
+        RoundPlay::start(table, state, starter)
+    }
+
+    /// A round to be played from `state` (dealt, or a search agent's world): counters at zero,
+    /// each hand's value summed once (the turns keep it up to date).
+    #[inline]
+    fn start(table: &'t Table, state: RoundState, starter: usize) -> RoundPlay<'t> {
+        let rules = &table.rules;
+        let n = rules.players();
+        let n_active = table.active().iter().filter(|&&a| a).count();
+        let mut values = [0; MAX_PLAYERS];
+        for (value, hand) in values.iter_mut().zip(&state.hands[..n]) {
+            *value = rules.hand_value(hand.as_slice());
         }
         RoundPlay {
             table,

@@ -7,6 +7,7 @@ pub mod summary;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use polars::io::parquet::write::{BatchedWriter, get_encodings};
@@ -17,7 +18,6 @@ use polars::prelude::{
 use polars_parquet::write::{
     CompressedPage, Encoding, ParquetType, WriteOptions, array_to_columns, compress,
 };
-use std::sync::Arc;
 
 use crate::game::EndReason;
 
@@ -373,14 +373,10 @@ impl RecordWriter {
                 .with_context(|| format!("cannot truncate {}", csv_path.display()))?;
             drop(file);
             if parquet {
-                previous = Some(
-                    CsvReadOptions::default()
-                        .with_has_header(true)
-                        .with_schema(Some(Arc::new(schema())))
-                        .try_into_reader_with_file_path(Some(csv_path.clone()))?
-                        .finish()
-                        .with_context(|| format!("cannot read {} to resume", csv_path.display()))?,
-                );
+                previous =
+                    Some(read_csv(&csv_path).with_context(|| {
+                        format!("cannot read {} to resume", csv_path.display())
+                    })?);
             }
         }
         if csv {
@@ -471,6 +467,15 @@ impl RecordWriter {
         }
         Ok(())
     }
+}
+
+/// A `rounds.csv` read back with the records' schema.
+fn read_csv(path: &Path) -> PolarsResult<DataFrame> {
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .with_schema(Some(Arc::new(schema())))
+        .try_into_reader_with_file_path(Some(path.to_path_buf()))?
+        .finish()
 }
 
 /// The schema of `rounds.*`: that of an empty frame, so it cannot drift from [`frame`].
@@ -567,13 +572,21 @@ mod tests {
         assert_eq!(df.height(), 36);
     }
 
+    fn three_ids() -> Vec<String> {
+        ["a", "b", "c"].iter().map(|s| s.to_string()).collect()
+    }
+
+    fn read_parquet(dir: &Path) -> DataFrame {
+        let file = File::open(dir.join("rounds.parquet")).unwrap();
+        polars::prelude::ParquetReader::new(file).finish().unwrap()
+    }
+
     /// Row groups encoded off the writer (as the encoder threads do) make a Parquet file that
     /// reads back as the frames of the chunks, and the CSV beside it reads back the same.
     #[test]
     fn encoded_chunks_read_back_as_their_frames() {
-        use polars::prelude::ParquetReader;
         let dir = tempfile::tempdir().unwrap();
-        let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let ids = three_ids();
         let (mut writer, encoder) =
             RecordWriter::open(dir.path(), "stage", ids.clone(), true, true, None).unwrap();
         let chunk = sample();
@@ -585,16 +598,9 @@ mod tests {
         let csv_len = writer.append(second, &second_encoded).unwrap();
         writer.finish().unwrap();
         let expected = frame(&chunk, "stage", &ids).unwrap();
-        let file = File::open(dir.path().join("rounds.parquet")).unwrap();
-        let parquet = ParquetReader::new(file).finish().unwrap();
+        let parquet = read_parquet(dir.path());
         assert!(parquet.equals_missing(&expected), "{parquet}\n{expected}");
-        let csv = CsvReadOptions::default()
-            .with_has_header(true)
-            .with_schema(Some(Arc::new(schema())))
-            .try_into_reader_with_file_path(Some(dir.path().join("rounds.csv")))
-            .unwrap()
-            .finish()
-            .unwrap();
+        let csv = read_csv(&dir.path().join("rounds.csv")).unwrap();
         assert!(csv.equals_missing(&expected));
         let on_disk = std::fs::metadata(dir.path().join("rounds.csv"))
             .unwrap()
@@ -605,9 +611,8 @@ mod tests {
     /// A frame of several chunks becomes one row group per chunk, each with its own rows.
     #[test]
     fn a_frame_of_several_chunks_makes_a_row_group_each() {
-        use polars::prelude::ParquetReader;
         let dir = tempfile::tempdir().unwrap();
-        let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let ids = three_ids();
         let (mut writer, encoder) =
             RecordWriter::open(dir.path(), "s", ids.clone(), false, true, None).unwrap();
         let chunk = sample();
@@ -620,8 +625,7 @@ mod tests {
         assert_eq!(rows, [12, 24]);
         writer.append(&chunk, &Encoded(groups)).unwrap();
         writer.finish().unwrap();
-        let file = File::open(dir.path().join("rounds.parquet")).unwrap();
-        let back = ParquetReader::new(file).finish().unwrap();
+        let back = read_parquet(dir.path());
         assert!(back.equals_missing(&frame(&chunk, "s", &ids).unwrap()));
     }
 }

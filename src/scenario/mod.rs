@@ -330,7 +330,7 @@ pub struct Output {
     pub parquet: bool,
     pub chunk_rounds: u64,
     /// Decisions are timed in one deal in this many (`None`: never).
-    pub decision_timing: Option<u32>,
+    pub decision_sample: Option<u32>,
 }
 
 /// A checked scenario, ready to run.
@@ -357,7 +357,7 @@ impl Scenario {
             "seed": self.seed,
             "stages": self.stages.iter().map(|s| s.spec.clone()).collect::<Vec<_>>(),
             // What the records contain depends on these too (`--resume` compares the hash).
-            "records": { "csv": self.output.csv, "decision_timing": self.output.decision_timing },
+            "records": { "csv": self.output.csv, "decision_sample": self.output.decision_sample },
         })
     }
 
@@ -765,7 +765,7 @@ impl Resolver<'_> {
             csv: out.csv.unwrap_or(true),
             parquet: out.parquet.unwrap_or(true),
             chunk_rounds,
-            decision_timing: out
+            decision_sample: out
                 .decision_timing
                 .unwrap_or(true)
                 .then(|| out.decision_sample.unwrap_or(DEFAULT_DECISION_SAMPLE)),

@@ -25,7 +25,7 @@ pub struct Lineup<'a> {
     /// The agent in each slot (the seat order of the scenario, before arrangements).
     pub agents: Vec<AgentDef>,
     /// Decisions are timed in one deal in this many (`None`: never); see [`timed_deal`].
-    pub decision_timing: Option<u32>,
+    pub decision_sample: Option<u32>,
 }
 
 /// Whether deal `deal` (the records' `deal` number) is one whose decisions are timed when one
@@ -184,7 +184,7 @@ impl Lineup<'_> {
                 None => m,
             };
             let timed = self
-                .decision_timing
+                .decision_sample
                 .is_some_and(|every| timed_deal(deal, every));
             for agent in &mut agents {
                 agent.ticks = 0;

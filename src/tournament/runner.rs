@@ -1,8 +1,10 @@
 //! Running a whole scenario: stages in order, chunks of units in parallel, records appended in
 //! unit order, progress saved after every chunk so that `--resume` can finish the run.
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -10,13 +12,43 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{Lineup, StageTotals, UnitError};
-use crate::records::{Encoded as EncodedChunk, RecordWriter, Records};
+use crate::records::{Encoded, RecordEncoder, RecordWriter, Records};
+use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
 
 /// A chunk to encode: its place in the stage, and its units' records.
 type Job = (u64, Vec<Records>);
-/// An encoded chunk: its place, its records (for the totals) and the encoding.
-type Encoded = (u64, Vec<Records>, anyhow::Result<EncodedChunk>);
-use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
+/// A chunk encoded: its place, its records (for the totals) and its row groups.
+type EncodedJob = (u64, Vec<Records>, anyhow::Result<Encoded>);
+
+/// An encoder thread: takes chunks off `jobs` until it closes (or the writer is gone) and
+/// hands each back encoded. A panic inside the encoder becomes that chunk's error: the writer
+/// takes chunks in order, so a chunk must never go missing.
+fn encode_jobs(jobs: Arc<Mutex<Receiver<Job>>>, out: Sender<EncodedJob>, encoder: &RecordEncoder) {
+    loop {
+        // The lock is held only to take a job.
+        let job = jobs.lock().expect("no encoder panics holding it").recv();
+        let Ok((index, chunk)) = job else { break };
+        let encoded = std::panic::catch_unwind(AssertUnwindSafe(|| encoder.encode(&chunk)))
+            .unwrap_or_else(|_| {
+                Err(anyhow::anyhow!(
+                    "the record encoder failed on chunk {index}"
+                ))
+            });
+        if out.send((index, chunk, encoded)).is_err() {
+            break;
+        }
+    }
+}
+
+/// Sets its flag when dropped: the writer holds one, so that however it stops (done, an error,
+/// a panic) nothing more is played.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -140,7 +172,7 @@ pub fn run(
         let lineup = Lineup {
             stage,
             agents: seat_agents(stage, &results)?,
-            decision_timing: scenario.output.decision_timing,
+            decision_sample: scenario.output.decision_sample,
         };
         let dir = scenario.stage_dir(index);
         std::fs::create_dir_all(&dir)
@@ -200,19 +232,12 @@ pub fn run(
         let slots = encoders + 2;
         let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(1);
         let job_rx = Arc::new(Mutex::new(job_rx));
-        let (encoded_tx, encoded_rx) = std::sync::mpsc::channel::<Encoded>();
+        let (encoded_tx, encoded_rx) = std::sync::mpsc::channel::<EncodedJob>();
         let (slot_tx, slot_rx) = std::sync::mpsc::sync_channel::<()>(slots);
         for _ in 0..slots {
             slot_tx.send(()).expect("the receiver is here");
         }
-        // Set when the writer stops, on success, error or panic: then nothing more is played.
         let writer_stopped = AtomicBool::new(false);
-        struct Stopped<'a>(&'a AtomicBool);
-        impl Drop for Stopped<'_> {
-            fn drop(&mut self) {
-                self.0.store(true, Ordering::Release);
-            }
-        }
         let written: anyhow::Result<(StageTotals, f64)> = std::thread::scope(|scope| {
             let progress = &mut progress;
             let writer_stopped = &writer_stopped;
@@ -220,33 +245,13 @@ pub fn run(
             for _ in 0..encoders {
                 let jobs = Arc::clone(&job_rx);
                 let out = encoded_tx.clone();
-                scope.spawn(move || {
-                    loop {
-                        // The lock is held only to take a job.
-                        let job = jobs.lock().expect("no encoder panics").recv();
-                        let Ok((index, chunk)) = job else { break };
-                        // A panic inside the encoder becomes this chunk's error: the writer
-                        // waits for chunks in order, so a chunk must never go missing.
-                        let encoded =
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                encoder.encode(&chunk)
-                            }))
-                            .unwrap_or_else(|_| {
-                                Err(anyhow::anyhow!(
-                                    "the record encoder failed on chunk {index}"
-                                ))
-                            });
-                        if out.send((index, chunk, encoded)).is_err() {
-                            break;
-                        }
-                    }
-                });
+                scope.spawn(move || encode_jobs(jobs, out, encoder));
             }
             // Encoders alone hold the job queue now: if they stop, sending a job fails.
             drop(job_rx);
             drop(encoded_tx);
             let writer_thread = scope.spawn(move || -> anyhow::Result<(StageTotals, f64)> {
-                let _stopped = Stopped(writer_stopped);
+                let _stopped = SetOnDrop(writer_stopped);
                 let mut writer = writer;
                 let mut seconds = seconds;
                 let mut waiting = std::collections::BTreeMap::new();
