@@ -879,8 +879,10 @@ fn notes(info: &StageInfo, acc: &Accumulated, defs: Definitions) -> Vec<String> 
                 .into(),
         );
     } else if acc.untimed_rows > 0 {
+        // Under point scoring a `deal` number names a whole game, so whole games are sampled.
+        let unit = if info.points { "games" } else { "deals" };
         notes.push(format!(
-            "Decision times are from a sample of deals ({} of {} rows timed; \
+            "Decision times are from a sample of {unit} ({} of {} rows timed; \
              `output.decision_sample` sets the share, 1 times every deal).",
             acc.rows - acc.untimed_rows,
             acc.rows
