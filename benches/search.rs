@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use dhumbal::agents::registry::builtin;
+use dhumbal::agents::search::SearchFamily;
 use dhumbal::agents::{Heuristic, SearchAgent, SearchParams, Style};
 use dhumbal::game::cards::Discard;
 use dhumbal::game::{Agent, AgentError, Observation, Pick, Preset, Rules, Table};
@@ -61,11 +61,13 @@ fn search(kind: &str, params: serde_json::Value) -> SearchParams {
     let mut params: serde_json::Map<String, serde_json::Value> =
         serde_json::from_value(params).unwrap();
     params.extend(extra());
-    let params = params.into_iter().collect();
-    match builtin(kind, &params).unwrap().unwrap() {
-        dhumbal::agents::registry::Recipe::Search(_, p, _) => p,
-        _ => unreachable!(),
-    }
+    let family = match kind {
+        "mcts" => &SearchFamily::MCTS,
+        _ => &SearchFamily::ISMCTS,
+    };
+    family
+        .params_from(&params)
+        .expect("valid search parameters")
 }
 
 fn bench(label: &str, params: SearchParams, rounds: u64) {

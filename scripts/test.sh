@@ -4,8 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
-cargo build --locked --all-targets
-cargo test --locked --all-targets
+cargo build --locked --workspace --all-targets
+cargo test --locked --workspace --all-targets
 if cargo fmt --version >/dev/null 2>&1; then
     cargo fmt --all -- --check
 fi

@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use dhumbal::analysis::stats::{
+use dhumbal::report::stats::{
     Cluster, ClusterPair, CoMoments, Moments, PooledSd, bonferroni, cohen_d, cohen_dz, holm,
     mean_interval, normal_interval, paired, pearson, percentile, welch, wilson,
 };
-use dhumbal::analysis::{Definitions, Options, SeatingMode, StageInfo, dist, power};
+use dhumbal::report::{Definitions, Options, Seating, StageInfo, dist, power};
 use serde_json::Value;
 
 fn fixture(name: &str) -> Value {
@@ -360,7 +360,7 @@ fn write_records(dir: &Path, rows: &[TestRow]) {
     std::fs::write(dir.join("rounds.csv"), text).unwrap();
 }
 
-fn info(agents: &[&str], seating: SeatingMode) -> StageInfo {
+fn info(agents: &[&str], seating: Seating) -> StageInfo {
     StageInfo {
         name: "s".into(),
         agents: agents.iter().map(|a| a.to_string()).collect(),
@@ -408,12 +408,12 @@ fn rotated_deals_are_the_unit_and_pairs_use_deal_means() {
     ];
     let dir = tempfile::tempdir().unwrap();
     write_records(dir.path(), &rows);
-    let info = info(&["x", "y"], SeatingMode::Rotate);
+    let info = info(&["x", "y"], Seating::Rotate);
     let opts = Options {
         figures: false,
         ..Options::default()
     };
-    let (s, acc) = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap();
+    let (s, acc) = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap();
     assert_eq!((acc.rounds, acc.units, acc.rows), (6, 3, 12));
     let x = &s.agents[0];
     assert_eq!((x.rounds, x.win.k, x.calls, x.call_success.k), (6, 3, 2, 2));
@@ -577,12 +577,12 @@ fn a_report_writes_every_output_with_finite_numbers() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     write_records(dir.path(), &rows);
-    let info = info(&["a", "b", "c"], SeatingMode::Fixed);
+    let info = info(&["a", "b", "c"], Seating::Fixed);
     let opts = Options {
         figures: false,
         ..Options::default()
     };
-    let report = dhumbal::analysis::report_stage(dir.path(), &info, &opts).unwrap();
+    let report = dhumbal::report::report_stage(dir.path(), &info, &opts).unwrap();
     for f in [
         "stats.json",
         "report.md",
@@ -737,7 +737,7 @@ fn a_report_writes_every_output_with_finite_numbers() {
 
 #[test]
 fn csv_numbers_are_exact_and_small_ones_scientific() {
-    use dhumbal::analysis::tables::csv_num;
+    use dhumbal::report::tables::csv_num;
     assert_eq!(
         csv_num(Some(1.2839639276787884e-15)),
         "1.2839639276787884e-15"
@@ -771,12 +771,12 @@ fn equal_means_keep_their_minimum_detectable_effect() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     write_records(dir.path(), &rows);
-    let info = info(&["a", "b"], SeatingMode::Fixed);
+    let info = info(&["a", "b"], Seating::Fixed);
     let opts = Options {
         figures: false,
         ..Options::default()
     };
-    let (s, _) = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap();
+    let (s, _) = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap();
     let values = |who: &str, m: fn(&TestRow) -> f64| -> Moments {
         Moments::from_slice(
             &rows
@@ -827,12 +827,12 @@ fn no_calls_no_interval() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     write_records(dir.path(), &rows);
-    let info = info(&["a", "b"], SeatingMode::Fixed);
+    let info = info(&["a", "b"], Seating::Fixed);
     let opts = Options {
         figures: false,
         ..Options::default()
     };
-    dhumbal::analysis::report_stage(dir.path(), &info, &opts).unwrap();
+    dhumbal::report::report_stage(dir.path(), &info, &opts).unwrap();
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("stats.json")).unwrap())
             .unwrap();
@@ -856,7 +856,7 @@ fn record_columns_are_checked_by_name() {
             ]
         })
         .collect();
-    let info = info(&["a", "b"], SeatingMode::Fixed);
+    let info = info(&["a", "b"], Seating::Fixed);
     let opts = Options {
         figures: false,
         ..Options::default()
@@ -886,8 +886,8 @@ fn record_columns_are_checked_by_name() {
     let at = |name: &str| header.iter().position(|h| h == name).unwrap();
     let (hand, cards) = (at("hand_value"), at("cards_discarded"));
     let error = || {
-        let e = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap_err();
-        assert!(dhumbal::analysis::load::is_input_error(&e), "{e:#}");
+        let e = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap_err();
+        assert!(dhumbal::report::load::is_input_error(&e), "{e:#}");
         let text = format!("{e:#}");
         assert!(text.contains("rounds.csv"), "names the file: {text}");
         text
@@ -917,7 +917,7 @@ fn record_columns_are_checked_by_name() {
     assert!(error().contains("unexpected `extra`"));
     // The file as written reads, and gives what the rows say.
     std::fs::write(dir.path().join("rounds.csv"), &good).unwrap();
-    let (s, _) = dhumbal::analysis::analyze_stage(dir.path(), &info, &opts).unwrap();
+    let (s, _) = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap();
     close(
         s.agents[0].final_hand_value.mean.unwrap(),
         3.0,
@@ -942,8 +942,8 @@ fn record_columns_are_checked_by_name() {
 /// our records do not hold).
 #[test]
 fn table_one_statistics_match_the_papers_own() {
+    use dhumbal::runner::run::{self as runner, Quiet, RunOptions};
     use dhumbal::scenario::{self, Overrides};
-    use dhumbal::tournament::runner::{self, Quiet, RunOptions};
     let out = tempfile::tempdir().unwrap();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/paper/table1.yaml");
     let sc = scenario::load(
@@ -960,7 +960,6 @@ fn table_one_statistics_match_the_papers_own() {
         &RunOptions {
             threads: 1,
             resume: false,
-            report: false,
         },
         &Quiet,
     )
@@ -970,7 +969,7 @@ fn table_one_statistics_match_the_papers_own() {
         figures: false,
         ..Options::default()
     };
-    let reports = dhumbal::analysis::report_dir(out.path(), &opts).unwrap();
+    let reports = dhumbal::report::report_dir(out.path(), &opts).unwrap();
     assert_eq!(reports.len(), 1);
     let s = &reports[0].analysis;
     let reference = fixture("paper_table1_reference.json");
@@ -1045,8 +1044,8 @@ struct PointRow {
 /// recomputed from the records by this test, with the formulas written out.
 #[test]
 fn point_games_are_analysed_with_the_game_as_unit() {
+    use dhumbal::runner::run::{self as runner, Quiet, RunOptions};
     use dhumbal::scenario::{self, Overrides};
-    use dhumbal::tournament::runner::{self, Quiet, RunOptions};
     let out = tempfile::tempdir().unwrap();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/variants/jhyap.yaml");
     let games = 12u64;
@@ -1064,7 +1063,6 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         &RunOptions {
             threads: 1,
             resume: false,
-            report: false,
         },
         &Quiet,
     )
@@ -1073,7 +1071,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         figures: false,
         ..Options::default()
     };
-    let reports = dhumbal::analysis::report_dir(out.path(), &opts).unwrap();
+    let reports = dhumbal::report::report_dir(out.path(), &opts).unwrap();
     assert_eq!(reports.len(), 1);
     let s = &reports[0].analysis;
     assert!(s.info.points);

@@ -2,20 +2,20 @@
 //! (the engine refuses illegal moves, so a wrong move fails the test), they are reproducible to
 //! the bit, the oracle and scripted rollouts work, and ISMCTS beats the random baseline.
 
-use dhumbal::agents::registry::{Recipe, builtin};
+use dhumbal::agents::Recipe;
+use dhumbal::agents::registry::Standalone;
 use dhumbal::game::{Agent, Preset, RoundOutcome, Rules, Table};
 use dhumbal::rng::ChaChaStreams;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-fn recipe(kind: &str, params: Value) -> Recipe {
-    let params: BTreeMap<String, Value> = serde_json::from_value(params).unwrap();
-    builtin(kind, &params).unwrap().unwrap()
+fn recipe(kind: &str, params: Value) -> Arc<dyn Recipe> {
+    let rules = Rules::new(Preset::Paper.variant()).unwrap();
+    Standalone::recipe(&json!({ "kind": kind, "params": params }), &rules).unwrap()
 }
 
 /// Plays `rounds` rounds (new tables as point games end) and returns every outcome.
-fn play(rules: &Rules, recipes: &[Recipe], rounds: u64, seed: u64) -> Vec<RoundOutcome> {
+fn play(rules: &Rules, recipes: &[Arc<dyn Recipe>], rounds: u64, seed: u64) -> Vec<RoundOutcome> {
     let n = rules.players();
     let mut agents: Vec<Box<dyn Agent>> = (0..n)
         .map(|s| recipes[s % recipes.len()].build(&format!("seat{s}")))
@@ -86,12 +86,10 @@ fn search_is_reproducible_to_the_bit() {
 
 #[test]
 fn rollouts_can_be_any_agent() {
-    let heuristic_rollout = match recipe("ismcts", json!({"iterations": 30})) {
-        Recipe::Search(kind, params, _) => {
-            Recipe::Search(kind, params, Arc::new(recipe("conservative", json!({}))))
-        }
-        _ => unreachable!("ismcts is a search"),
-    };
+    let heuristic_rollout = recipe(
+        "ismcts",
+        json!({"iterations": 30, "rollout": {"kind": "conservative"}}),
+    );
     let r = rules(Preset::Paper);
     let out = play(&r, &[heuristic_rollout, recipe("random", json!({}))], 8, 5);
     assert_eq!(out.len(), 8);
@@ -99,16 +97,23 @@ fn rollouts_can_be_any_agent() {
 
 #[test]
 fn bad_search_parameters_are_named() {
-    let bad: BTreeMap<String, Value> = serde_json::from_value(json!({
-        "iterations": 0, "reward": "coins", "oracle": "yes", "exploration": -1.0, "iteratons": 5
-    }))
-    .unwrap();
-    let problems = builtin("ismcts", &bad).unwrap().err().unwrap();
+    let bad = json!({
+        "kind": "ismcts",
+        "params": {
+            "iterations": 0, "reward": "coins", "oracle": "yes", "exploration": -1.0, "iteratons": 5
+        }
+    });
+    let rules = Rules::new(Preset::Paper.variant()).unwrap();
+    let problems = Standalone::recipe(&bad, &rules).err().unwrap();
     let names: Vec<&str> = problems.iter().map(|(n, _)| n.as_str()).collect();
     for name in ["iterations", "reward", "oracle", "exploration", "iteratons"] {
-        assert!(names.contains(&name), "{name} not reported in {problems:?}");
+        let field = format!("params.{name}");
+        assert!(
+            names.contains(&field.as_str()),
+            "{name} not reported in {problems:?}"
+        );
     }
-    let reward = problems.iter().find(|(n, _)| n == "reward").unwrap();
+    let reward = problems.iter().find(|(n, _)| n == "params.reward").unwrap();
     assert!(
         reward.1.contains("win") && reward.1.contains("score"),
         "{reward:?}"

@@ -1,0 +1,530 @@
+//! The paper's four rule-based agents: Aggressive, Conservative, Balanced, Opportunistic.
+//!
+//! One implementation with a [`Style`] (which call rule) and [`HeuristicParams`] (every constant
+//! of the public code, settable). The defaults reproduce `RuleBasedAI` in the paper's
+//! `rule_based_agent.py` exactly, including candidate order, first-maximum tie-breaks and the
+//! order of floating-point operations (see `shared/reference/paper-code-facts.md` §1.3).
+//!
+//! Where the paper's code hard-wires its own rules (threshold 10, the own-discard pick), these
+//! agents read the variant instead: "10" is the call threshold in force, and with several cards
+//! on offer the pick rule considers the lowest one.
+
+use dhumbal_game::cards::{Card, Discard};
+use dhumbal_game::decision::{Agent, AgentError, Observation, Pick};
+use dhumbal_game::discards::{Runs, for_each_multi_discard};
+use dhumbal_game::rng::RandomSource;
+use serde_json::Value;
+
+use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve, describe_params};
+
+/// Which call rule the agent follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Style {
+    /// Always calls when allowed.
+    Aggressive,
+    /// Calls at or below `strict_threshold`.
+    Conservative,
+    /// Calls for sure at or below `sure_threshold`, with `call_probability` up to
+    /// `strict_threshold`, and with `late_call_probability` above it.
+    Balanced,
+    /// Calls at or below `strict_threshold`; above it with a probability that depends on whether
+    /// it is ahead of the table average and on how late in the round it is.
+    Opportunistic,
+}
+
+impl Style {
+    pub const ALL: [Style; 4] = [
+        Style::Aggressive,
+        Style::Conservative,
+        Style::Balanced,
+        Style::Opportunistic,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::Aggressive => "aggressive",
+            Style::Conservative => "conservative",
+            Style::Balanced => "balanced",
+            Style::Opportunistic => "opportunistic",
+        }
+    }
+}
+
+/// Every constant of the paper's rule-based agents.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeuristicParams {
+    /// Take an offered card worth at most this (adjusted by hand value below).
+    pub pickup_threshold: i64,
+    /// Hand value (after the discard) above which the pickup threshold rises.
+    pub pickup_high_hand: u32,
+    pub pickup_high_raise: i64,
+    /// Hand value at or below which the pickup threshold falls.
+    pub pickup_low_hand: u32,
+    pub pickup_low_drop: i64,
+    /// `p_h`: weight of the discarded value.
+    pub high_preference: f64,
+    /// `b_m`: bonus per card for multi-card discards.
+    pub multi_card_bonus: f64,
+    /// `b_s`: bonus for a run.
+    pub sequence_bonus: f64,
+    /// Bonus when the discard leaves a callable hand.
+    pub call_bonus: f64,
+    /// Weight of the relative improvement `(V - Vr) / V`.
+    pub improvement_weight: f64,
+    /// `r`: scales every score (never changes the choice, up to float rounding).
+    pub risk_adjustment: f64,
+    /// Expected value of the next card, used when choosing a discard near the threshold.
+    pub expected_draw: u32,
+    pub strict_threshold: u32,
+    /// Balanced: always call at or below this.
+    pub sure_threshold: u32,
+    /// Balanced: call probability up to `strict_threshold`. Opportunistic: its base probability
+    /// until its first call decision sets it from the standings.
+    pub call_probability: f64,
+    /// Balanced: call probability above `strict_threshold`.
+    pub late_call_probability: f64,
+    /// Opportunistic: base probability and risk factor when ahead of the table mean.
+    pub ahead_call_probability: f64,
+    pub ahead_risk: f64,
+    /// Opportunistic: base probability and risk factor otherwise.
+    pub behind_call_probability: f64,
+    pub behind_risk: f64,
+    /// Opportunistic: added per point below the threshold.
+    pub per_point_probability: f64,
+    /// Opportunistic: after this many player-turns, add `late_turn_bonus`.
+    pub late_turn: u32,
+    pub late_turn_bonus: f64,
+}
+
+impl HeuristicParams {
+    /// The public code's values for a style (paper-code-facts §1.3).
+    pub fn paper(style: Style) -> HeuristicParams {
+        let base = HeuristicParams {
+            pickup_threshold: 4,
+            pickup_high_hand: 15,
+            pickup_high_raise: 2,
+            pickup_low_hand: 12,
+            pickup_low_drop: 1,
+            high_preference: 0.8,
+            multi_card_bonus: 2.0,
+            sequence_bonus: 3.0,
+            call_bonus: 50.0,
+            improvement_weight: 10.0,
+            risk_adjustment: 1.0,
+            expected_draw: 5,
+            strict_threshold: 7,
+            sure_threshold: 5,
+            call_probability: 0.6,
+            late_call_probability: 0.4,
+            ahead_call_probability: 0.8,
+            ahead_risk: 1.2,
+            behind_call_probability: 0.3,
+            behind_risk: 0.8,
+            per_point_probability: 0.05,
+            late_turn: 20,
+            late_turn_bonus: 0.15,
+        };
+        match style {
+            Style::Aggressive => HeuristicParams {
+                high_preference: 1.0,
+                risk_adjustment: 1.2,
+                strict_threshold: 10,
+                call_probability: 0.8,
+                ..base
+            },
+            Style::Conservative => HeuristicParams {
+                pickup_threshold: 3,
+                high_preference: 0.6,
+                risk_adjustment: 0.8,
+                strict_threshold: 7,
+                call_probability: 0.3,
+                ..base
+            },
+            Style::Balanced => HeuristicParams {
+                strict_threshold: 8,
+                call_probability: 0.7,
+                ..base
+            },
+            Style::Opportunistic => HeuristicParams {
+                strict_threshold: 7,
+                call_probability: 0.5,
+                ..base
+            },
+        }
+    }
+}
+
+/// A rule-based agent.
+#[derive(Clone, Debug)]
+pub struct Heuristic {
+    name: String,
+    style: Style,
+    params: HeuristicParams,
+    /// Opportunistic changes these on each call decision, and they persist (as in the code).
+    risk: f64,
+    call_probability: f64,
+    /// Whether, for a positive risk, a single's score grows with its value (see
+    /// `choose_discard`); fixed by the parameters, so decided once.
+    singles_monotone: bool,
+}
+
+impl Heuristic {
+    pub fn new(name: impl Into<String>, style: Style, params: HeuristicParams) -> Heuristic {
+        Heuristic {
+            name: name.into(),
+            style,
+            params,
+            risk: params.risk_adjustment,
+            call_probability: params.call_probability,
+            singles_monotone: params.high_preference >= 0.0
+                && params.call_bonus >= 0.0
+                && params.improvement_weight > 0.0,
+        }
+    }
+
+    /// The style with the paper's constants.
+    pub fn paper(style: Style) -> Heuristic {
+        Heuristic::new(style.name(), style, HeuristicParams::paper(style))
+    }
+
+    pub fn style(&self) -> Style {
+        self.style
+    }
+
+    fn wants_call(&mut self, obs: &Observation<'_>, rng: &mut dyn RandomSource) -> bool {
+        let value = obs.hand_value();
+        let limit = obs.call_threshold;
+        if value > limit {
+            return false;
+        }
+        let p = &self.params;
+        match self.style {
+            Style::Aggressive => true,
+            Style::Conservative => value <= p.strict_threshold,
+            Style::Balanced => {
+                if value <= p.sure_threshold {
+                    true
+                } else if value <= p.strict_threshold {
+                    rng.random() < p.call_probability
+                } else {
+                    rng.random() < p.late_call_probability
+                }
+            }
+            Style::Opportunistic => {
+                let n = obs.players();
+                let seats = (0..n).filter(|&s| obs.active[s]);
+                let total: i64 = seats.clone().map(|s| obs.standing(s)).sum();
+                let count = seats.count() as f64;
+                let mean = total as f64 / count;
+                if obs.standing(obs.seat) as f64 > mean {
+                    self.risk = p.ahead_risk;
+                    self.call_probability = p.ahead_call_probability;
+                } else {
+                    self.risk = p.behind_risk;
+                    self.call_probability = p.behind_call_probability;
+                }
+                if value <= p.strict_threshold {
+                    return true;
+                }
+                let mut prob =
+                    self.call_probability + f64::from(limit - value) * p.per_point_probability;
+                if obs.turn > p.late_turn {
+                    prob += p.late_turn_bonus;
+                }
+                rng.random() < prob
+            }
+        }
+    }
+
+    fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
+        let hand = obs.hand.as_slice();
+        let value = obs.hand_value();
+        let limit = obs.call_threshold;
+        let p = &self.params;
+        if value <= limit {
+            return self.near_threshold_discard(obs);
+        }
+        // Equation (2) of the paper, term by term in the code's order of operations.
+        let risk = self.risk;
+        let score = |v: u32, n: usize, run: bool| {
+            let remaining = value - v;
+            let mut s = f64::from(v) * p.high_preference;
+            if n > 1 {
+                s += n as f64 * p.multi_card_bonus;
+            }
+            if run {
+                s += p.sequence_bonus;
+            }
+            if remaining <= limit {
+                s += p.call_bonus;
+            }
+            let improvement = if value == 0 {
+                0.0
+            } else {
+                f64::from(value - remaining) / f64::from(value)
+            };
+            s += improvement.max(0.0) * p.improvement_weight;
+            s * risk
+        };
+        // Singles first (hand order), then sets and maximal runs; the first maximum wins.
+        let mut best_score = f64::NEG_INFINITY;
+        let mut best_single = 0;
+        if self.singles_monotone && risk > 0.0 {
+            // Then a single's score strictly increases with its value (the improvement term
+            // alone moves by at least weight/V between values, far above rounding), so the
+            // first maximum is the first card of highest value: score only that one.
+            let mut top = 0;
+            for (i, &c) in hand.iter().enumerate() {
+                let v = obs.value(c);
+                if v > top {
+                    top = v;
+                    best_single = i;
+                }
+            }
+            best_score = score(obs.value(hand[best_single]), 1, false);
+        } else {
+            for (i, &c) in hand.iter().enumerate() {
+                let s = score(obs.value(c), 1, false);
+                if s > best_score {
+                    best_score = s;
+                    best_single = i;
+                }
+            }
+        }
+        let mut best = None;
+        for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
+            let s = score(
+                obs.rules.hand_value(d),
+                d.len(),
+                d.len() >= 3 && is_same_suit(d),
+            );
+            if s > best_score {
+                best_score = s;
+                best = Discard::from_slice(d);
+            }
+            true
+        });
+        best.unwrap_or_else(|| single(hand[best_single]))
+    }
+
+    /// Near the threshold: shed a card (or a set) that keeps the hand callable after an
+    /// average draw, else the lowest card.
+    fn near_threshold_discard(&self, obs: &Observation<'_>) -> Discard {
+        let hand = obs.hand.as_slice();
+        let value = obs.hand_value();
+        let limit = obs.call_threshold;
+        let draw = self.params.expected_draw;
+        let fits = |shed: u32| value - shed + draw <= limit;
+        let mut best: Option<Card> = None;
+        for &c in hand {
+            if fits(obs.value(c)) && best.is_none_or(|b| obs.value(c) > obs.value(b)) {
+                best = Some(c);
+            }
+        }
+        if let Some(c) = best {
+            return single(c);
+        }
+        // The first same-rank subset (in candidate order: ranks by first appearance, sizes
+        // ascending) that fits; a pair is preferred to the trip it belongs to.
+        let mut set = None;
+        for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
+            let same_rank = d.len() >= 2 && d.iter().all(|c| c.rank() == d[0].rank());
+            if same_rank && fits(obs.rules.hand_value(d)) {
+                set = Discard::from_slice(d);
+                return false;
+            }
+            true
+        });
+        if let Some(d) = set {
+            return d;
+        }
+        let lowest = hand
+            .iter()
+            .copied()
+            .reduce(|a, b| if obs.value(b) < obs.value(a) { b } else { a });
+        single(lowest.expect("a player on turn holds a card"))
+    }
+
+    fn choose_pick(&self, obs: &Observation<'_>) -> Pick {
+        let p = &self.params;
+        let Some(offer) = obs
+            .pickable
+            .iter()
+            .copied()
+            .reduce(|a, b| if obs.value(b) < obs.value(a) { b } else { a })
+        else {
+            return Pick::Stock;
+        };
+        let h = obs.hand_value();
+        let mut t = p.pickup_threshold;
+        if h > p.pickup_high_hand {
+            t += p.pickup_high_raise;
+        } else if h <= p.pickup_low_hand {
+            t -= p.pickup_low_drop;
+        }
+        if i64::from(obs.value(offer)) <= t {
+            Pick::Pile(offer)
+        } else {
+            Pick::Stock
+        }
+    }
+}
+
+fn single(c: Card) -> Discard {
+    let mut d = Discard::new();
+    d.push(c);
+    d
+}
+
+fn is_same_suit(cards: &[Card]) -> bool {
+    let suit = cards[0].suit();
+    suit.is_some() && cards.iter().all(|c| c.suit() == suit)
+}
+
+impl Agent for Heuristic {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        Ok(self.wants_call(obs, rng))
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        _rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        Ok(self.choose_discard(obs))
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        _rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        Ok(self.choose_pick(obs))
+    }
+}
+
+// The family: each style is a kind (`aggressive`, ...) with every constant as a parameter.
+
+macro_rules! heuristic_params {
+    ($( $field:ident : $ty:ident = $doc:literal ),+ $(,)?) => {
+        fn heuristic_param_infos(style: Style) -> Vec<Param> {
+            let d = HeuristicParams::paper(style);
+            vec![$(Param::new(stringify!($field), ParamType::$ty, number(ParamType::$ty, d.$field as f64), $doc)),+]
+        }
+
+        fn heuristic_param_values(p: &HeuristicParams) -> Vec<(&'static str, f64)> {
+            vec![$((stringify!($field), p.$field as f64)),+]
+        }
+
+        fn set_heuristic_param(p: &mut HeuristicParams, name: &str, value: f64) -> bool {
+            match name {
+                $(stringify!($field) => { p.$field = value as _; true })+
+                _ => false,
+            }
+        }
+    };
+}
+
+heuristic_params! {
+    pickup_threshold: Int = "take an offered card worth at most this (adjusted by the hand value)",
+    pickup_high_hand: Count = "hand value above which the pickup threshold rises",
+    pickup_high_raise: Int = "how much it rises",
+    pickup_low_hand: Count = "hand value at or below which the pickup threshold falls",
+    pickup_low_drop: Int = "how much it falls",
+    high_preference: Float = "p_h: weight of the discarded value (paper eq. 2)",
+    multi_card_bonus: Float = "b_m: bonus per card of a multi-card discard",
+    sequence_bonus: Float = "b_s: bonus for a run",
+    call_bonus: Float = "bonus when the discard leaves a callable hand",
+    improvement_weight: Float = "weight of the relative improvement (V - Vr) / V (paper eq. 3)",
+    risk_adjustment: Float = "r: scales every score (no effect on choices, as in the paper's code)",
+    expected_draw: Count = "expected value of the next card, for discards near the threshold",
+    strict_threshold: Count = "Conservative/Opportunistic: call at or below; Balanced: upper edge of its middle band",
+    sure_threshold: Count = "Balanced: always call at or below",
+    call_probability: Float = "Balanced: call probability in its middle band",
+    late_call_probability: Float = "Balanced: call probability above strict_threshold",
+    ahead_call_probability: Float = "Opportunistic: base call probability when ahead of the table mean",
+    ahead_risk: Float = "Opportunistic: r when ahead",
+    behind_call_probability: Float = "Opportunistic: base call probability otherwise",
+    behind_risk: Float = "Opportunistic: r otherwise",
+    per_point_probability: Float = "Opportunistic: added per point below the threshold",
+    late_turn: Count = "Opportunistic: after this many player-turns add late_turn_bonus",
+    late_turn_bonus: Float = "Opportunistic: added late in the round",
+}
+
+fn style_doc(style: Style) -> &'static str {
+    match style {
+        Style::Aggressive => {
+            "the paper's Aggressive: always calls when allowed; high-value and multi-card discards"
+        }
+        Style::Conservative => "the paper's Conservative: calls at or below strict_threshold (7)",
+        Style::Balanced => {
+            "the paper's Balanced: calls surely at <= 5, with probability 0.7 up to 8 and 0.4 above"
+        }
+        Style::Opportunistic => {
+            "the paper's Opportunistic: call probability set by standing against the table mean"
+        }
+    }
+}
+
+/// A number as a scenario writes it: whole for integer parameters.
+fn number(ty: ParamType, x: f64) -> Value {
+    if ty == ParamType::Float {
+        Value::from(x)
+    } else {
+        Value::from(x as i64)
+    }
+}
+
+/// One of the paper's rule-based agents as a family (one per style).
+pub struct HeuristicFamily(pub Style);
+
+impl Family for HeuristicFamily {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn doc(&self) -> &'static str {
+        style_doc(self.0)
+    }
+
+    fn params(&self) -> Vec<Param> {
+        heuristic_param_infos(self.0)
+    }
+
+    fn resolve(&self, entry: &Entry<'_>, _cx: &mut dyn Resolve) -> Option<std::sync::Arc<dyn Recipe>> {
+        let mut params = HeuristicParams::paper(self.0);
+        for p in self.params() {
+            set_heuristic_param(&mut params, p.name, entry.f64(p.name));
+        }
+        Some(std::sync::Arc::new(HeuristicRecipe(self.0, params)))
+    }
+}
+
+/// A style with its constants.
+struct HeuristicRecipe(Style, HeuristicParams);
+
+impl Recipe for HeuristicRecipe {
+    fn family(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn describe(&self) -> serde_json::Map<String, Value> {
+        let values = heuristic_param_values(&self.1);
+        describe_params(self.0.name(), &heuristic_param_infos(self.0), |p| {
+            let v = values.iter().find(|(n, _)| *n == p.name).map_or(0.0, |(_, v)| *v);
+            number(p.ty, v)
+        })
+    }
+
+    fn build(&self, id: &str) -> Box<dyn Agent> {
+        Box::new(Heuristic::new(id, self.0, self.1))
+    }
+}

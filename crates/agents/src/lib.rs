@@ -1,0 +1,49 @@
+//! Agent families: the paper's heuristics, uniform random, information-set and determinized
+//! MCTS, Rhai scripts, and wrappers such as `epsilon`. Each implements
+//! [`dhumbal_game::Agent`] and sees only its [`dhumbal_game::Observation`].
+//!
+//! A family ([`family::Family`]) says its name and parameters and turns a scenario entry into
+//! a [`family::Recipe`], which builds agents; [`registry::FAMILIES`] lists them all. This crate
+//! knows the engine and nothing above it: no scenario files, no threads, no records.
+
+pub mod family;
+pub mod log;
+pub mod registry;
+
+/// Declares each family's module and lists its families in [`FAMILIES`]: one line per file.
+macro_rules! families {
+    ($($module:ident: $($family:expr),+;)+) => {
+        $(pub mod $module;)+
+
+        /// Every agent family, in the order `dhumbal-run agents` lists them. Adding a family:
+        /// its file, and one line in the `families!` list of `lib.rs`.
+        pub static FAMILIES: &[&dyn Family] = &[$($(&$family),+),+];
+    };
+}
+
+families! {
+    random: random::RandomFamily;
+    heuristic: heuristic::HeuristicFamily(Style::Aggressive),
+        heuristic::HeuristicFamily(Style::Conservative),
+        heuristic::HeuristicFamily(Style::Balanced),
+        heuristic::HeuristicFamily(Style::Opportunistic);
+    search: search::SearchFamily::ISMCTS, search::SearchFamily::MCTS;
+    script: script::ScriptFamily;
+    epsilon: epsilon::EpsilonFamily;
+}
+
+pub use family::{Entry, Family, Param, ParamType, Recipe, Resolve};
+pub use heuristic::{Heuristic, HeuristicParams, Style};
+pub use log::AgentLog;
+pub use random::RandomAgent;
+pub use search::{Rollout, SearchAgent, SearchParams};
+/// The closest of `candidates` to `name` (Levenshtein distance, ties to the first in
+/// alphabetical order), if close enough to be a likely typo: for "did you mean" in messages.
+pub fn nearest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let (distance, best) = candidates
+        .iter()
+        .map(|c| (strsim::levenshtein(name, c), *c))
+        .min()?;
+    let limit = (name.chars().count() / 3).max(2);
+    (distance <= limit).then_some(best)
+}

@@ -1,0 +1,776 @@
+//! Search agents: information-set MCTS (`ismcts`) and the paper's determinized MCTS with its
+//! "legality probability" UCB (`mcts`), both correct and both built on the engine itself.
+//!
+//! One decision (call, discard or pick) is one search with a fresh root. Each simulation
+//! samples a world consistent with the observation ([`determinize`]), then plays the rest of
+//! the round in it with [`Table::play_from`]: the engine's own rules, so a simulation can
+//! never play an illegal move or settle a round differently from a real one. Inside the tree
+//! every seat's decisions are chosen by UCB among the actions legal in this world (each
+//! player maximising its own reward); the first untried action is expanded and the rest of
+//! the round is played by the rollout policy (uniformly random by default, or any built-in or
+//! scripted agent), optionally cut after `rollout_turns` turns and scored as if the lowest hand
+//! won. Each node on the path is updated once with the reward of the player who chose it.
+//!
+//! All randomness (worlds, expansion, rollouts, reshuffles inside a world) comes from the
+//! agent's own stream, so reruns are bit-exact; the default budget is iterations, not time.
+//! Differences from the paper's code, and why: `docs/agents.md`.
+
+pub mod determinize;
+pub mod tree;
+
+use std::time::{Duration, Instant};
+
+use crate::RandomAgent;
+use dhumbal_game::cards::{Discard, MAX_HAND};
+use dhumbal_game::rules::{MAX_PLAYERS, Scoring};
+use dhumbal_game::{Agent, AgentError, Observation, Pick, Resume, RoundOutcome, Seats, Table};
+use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
+pub use determinize::Determinizer;
+use tree::{NodeId, ROOT, Tree, key};
+
+/// How a child is chosen inside the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// ISMCTS (Cowling, Powley and Whitehouse 2012): UCB1 with the parent count replaced by
+    /// the number of visits in which the action was available.
+    Availability,
+    /// The paper's eq. 4: UCB1 over the parent's visits, the exploration term multiplied by
+    /// the "legality probability" (availability / parent visits).
+    Legality,
+}
+
+/// What a simulated round is worth to a player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reward {
+    /// 1 for the round's winner, 0 for everyone else.
+    Win,
+    /// The coin change (or points taken) scaled into [0, 1]: 0.5 + delta / (2 scale) for
+    /// coins, 1 - points / scale for points, clamped.
+    Score,
+}
+
+impl Reward {
+    pub const NAMES: [&'static str; 2] = ["win", "score"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reward::Win => "win",
+            Reward::Score => "score",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Reward> {
+        match s {
+            "win" => Some(Reward::Win),
+            "score" => Some(Reward::Score),
+            _ => None,
+        }
+    }
+}
+
+/// Every setting of a search agent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchParams {
+    pub selection: Selection,
+    /// Outer iterations per decision (the budget; deterministic).
+    pub iterations: u32,
+    /// Worlds sampled (one simulation each) per iteration: the paper's ISMCTS used 3.
+    pub determinizations: u32,
+    /// Stop early after this many milliseconds (0: no limit). Makes results depend on speed.
+    pub time_limit_ms: f64,
+    /// The UCB exploration constant (rewards are in [0, 1]).
+    pub exploration: f64,
+    pub reward: Reward,
+    /// Coins or points that count as a full reward swing with `reward: score`.
+    pub reward_scale: f64,
+    /// Cut a rollout after this many player-turns (0: play to the end of the round).
+    pub rollout_turns: u32,
+    /// Search the true world instead of sampled ones (full information; an upper bound).
+    pub oracle: bool,
+}
+
+impl SearchParams {
+    pub const fn ismcts() -> SearchParams {
+        SearchParams {
+            selection: Selection::Availability,
+            iterations: 1000,
+            determinizations: 1,
+            time_limit_ms: 0.0,
+            exploration: 0.7,
+            reward: Reward::Win,
+            reward_scale: 50.0,
+            // A uniformly random rollout under the paper's rules lasts about 50 more turns and
+            // ends near the turn limit with nearly random hands; cut at 20 (five turns each at
+            // four players) and scored by the lowest hand it says more about the position, at
+            // a third of the cost.
+            rollout_turns: 20,
+            oracle: false,
+        }
+    }
+
+    /// The paper's MCTS settings, with the paper's exploration constant rescaled to rewards
+    /// in [0, 1] (it used sqrt 2 on raw coins, where exploration never mattered).
+    pub const fn mcts() -> SearchParams {
+        SearchParams {
+            selection: Selection::Legality,
+            ..SearchParams::ismcts()
+        }
+    }
+}
+
+/// Who plays the seats of a simulation once it leaves the tree.
+pub enum Rollout {
+    /// Uniformly random legal actions, called without dynamic dispatch (the default, and by
+    /// far the most frequent call of a search).
+    Random,
+    /// Any other agent: a heuristic or a script.
+    Agent(Box<dyn Agent>),
+}
+
+impl Rollout {
+    fn name(&self) -> &str {
+        match self {
+            Rollout::Random => "random rollout",
+            Rollout::Agent(a) => a.name(),
+        }
+    }
+}
+
+/// A search agent: its settings, its rollout policy, and memory reused across decisions.
+pub struct SearchAgent {
+    name: String,
+    params: SearchParams,
+    rollout: Rollout,
+    tree: Tree,
+    worlds: Determinizer,
+    path: Vec<NodeId>,
+    options: Vec<Candidate>,
+    /// Simulations run, and player-turns simulated, over all decisions (for benchmarks).
+    simulations: u64,
+    turns: u64,
+}
+
+/// One legal action at a tree node in the current world.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    key: u64,
+    child: Option<NodeId>,
+    discard: Discard,
+}
+
+impl SearchAgent {
+    pub fn new(name: impl Into<String>, params: SearchParams, rollout: Rollout) -> Self {
+        SearchAgent {
+            name: name.into(),
+            params,
+            rollout,
+            tree: Tree::default(),
+            worlds: Determinizer::new(),
+            path: Vec::with_capacity(64),
+            options: Vec::with_capacity(64),
+            simulations: 0,
+            turns: 0,
+        }
+    }
+
+    pub fn params(&self) -> &SearchParams {
+        &self.params
+    }
+
+    /// Simulations run so far.
+    pub fn simulations(&self) -> u64 {
+        self.simulations
+    }
+
+    /// Player-turns played in simulations so far (from the decision's turn to the end).
+    pub fn simulated_turns(&self) -> u64 {
+        self.turns
+    }
+
+    /// Nodes in the last search's tree.
+    pub fn tree_size(&self) -> usize {
+        self.tree.len()
+    }
+
+    /// Searches from `obs` (the decision `at`) and returns the root child to play.
+    fn search(
+        &mut self,
+        obs: &Observation<'_>,
+        at: Resume<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<tree::Node, AgentError> {
+        let p = self.params;
+        // The decision's own ChaCha stream, keyed from the agent's stream: a concrete generator
+        // (no dynamic dispatch, Lemire's `below`) for the many draws of the simulations.
+        let key = u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32());
+        let rng = &mut chacha_stream(key, Purpose::Search, 0);
+        // The simulated deal's own draws (reshuffles) come from a sibling stream.
+        let mut world_stream = SimStreams(chacha_stream(key, Purpose::Search, 1));
+        let table = Table::from_parts(obs.rules.clone(), obs.standings, obs.active, obs.round);
+        self.tree.reset();
+        let deadline = (p.time_limit_ms > 0.0)
+            .then(|| Duration::try_from_secs_f64(p.time_limit_ms / 1000.0).ok())
+            .flatten()
+            .and_then(|limit| Instant::now().checked_add(limit));
+        'outer: for _ in 0..p.iterations.max(1) {
+            for _ in 0..p.determinizations.max(1) {
+                let world = self
+                    .worlds
+                    .sample(obs, &mut *rng, p.oracle)
+                    .map_err(|e| AgentError(format!("{}: {e}", self.name)))?;
+                self.path.clear();
+                let mut sim = Sim {
+                    tree: &mut self.tree,
+                    node: ROOT,
+                    path: &mut self.path,
+                    options: &mut self.options,
+                    in_tree: true,
+                    chosen_discard: None,
+                    rollout: &mut self.rollout,
+                    rollout_from: 0,
+                    params: &p,
+                    rng: &mut *rng,
+                };
+                let outcome = table
+                    .play_from(
+                        world,
+                        obs.starter,
+                        obs.seat,
+                        at,
+                        &mut sim,
+                        &mut world_stream,
+                    )
+                    .map_err(|e| AgentError(format!("{}: in a simulation: {e}", self.name)))?;
+                self.turns += u64::from(outcome.turns.saturating_sub(obs.turn)) + 1;
+                let rewards = rewards(&outcome, obs, &p);
+                self.backpropagate(&rewards);
+                self.simulations += 1;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break 'outer;
+            }
+        }
+        // The most visited root action (the robust child); ties go to the better mean.
+        let best = self
+            .tree
+            .children(ROOT)
+            .map(|c| *self.tree.node(c))
+            .max_by(|a, b| {
+                a.visits
+                    .cmp(&b.visits)
+                    .then(a.mean().total_cmp(&b.mean()))
+                    .then(b.key.cmp(&a.key))
+            });
+        best.ok_or_else(|| AgentError(format!("{}: the search found no action", self.name)))
+    }
+
+    fn backpropagate(&mut self, rewards: &[f64; MAX_PLAYERS]) {
+        self.tree.node_mut(ROOT).visits += 1;
+        for &id in self.path.iter() {
+            let node = self.tree.node_mut(id);
+            node.visits += 1;
+            node.total += rewards[node.player as usize];
+        }
+    }
+}
+
+/// Natural logarithms of small counts, computed once: UCB takes one per available child at
+/// every tree step.
+fn ln(n: u32) -> f64 {
+    static TABLE: std::sync::LazyLock<Vec<f64>> =
+        std::sync::LazyLock::new(|| (0..4096u32).map(|i| f64::from(i).ln()).collect());
+    match TABLE.get(n as usize) {
+        Some(&x) => x,
+        None => f64::from(n).ln(),
+    }
+}
+
+/// Rewards of every seat for a simulated round.
+fn rewards(o: &RoundOutcome, obs: &Observation<'_>, p: &SearchParams) -> [f64; MAX_PLAYERS] {
+    let mut r = [0.0; MAX_PLAYERS];
+    let points = matches!(obs.rules.variant().scoring, Scoring::Points(_));
+    for (seat, reward) in r.iter_mut().enumerate().take(obs.players()) {
+        *reward = match p.reward {
+            Reward::Win => f64::from(u8::from(o.winner == Some(seat))),
+            Reward::Score if points => {
+                (1.0 - o.points_delta[seat] as f64 / p.reward_scale).clamp(0.0, 1.0)
+            }
+            Reward::Score => {
+                (0.5 + o.coin_delta[seat] as f64 / (2.0 * p.reward_scale)).clamp(0.0, 1.0)
+            }
+        };
+    }
+    r
+}
+
+/// The simulated deal's stream (reshuffles). The seats of a simulation draw from the
+/// decision's stream held by [`Sim`], so the stream handed to them here goes unused.
+struct SimStreams(ChaChaSource);
+
+impl Streams for SimStreams {
+    fn deal(&mut self) -> &mut dyn RandomSource {
+        &mut self.0
+    }
+    fn agent(&mut self, _seat: usize) -> &mut dyn RandomSource {
+        &mut self.0
+    }
+}
+
+/// Plays every seat of one simulation: UCB inside the tree, then the rollout policy.
+struct Sim<'a> {
+    tree: &'a mut Tree,
+    node: NodeId,
+    path: &'a mut Vec<NodeId>,
+    options: &'a mut Vec<Candidate>,
+    in_tree: bool,
+    /// The discard chosen in the tree together with the call decision, for the engine's next
+    /// question.
+    chosen_discard: Option<Discard>,
+    rollout: &'a mut Rollout,
+    /// The decision's stream: tree choices and rollouts (a concrete type, no dispatch).
+    rng: &'a mut ChaChaSource,
+    /// The turn at which the rollout began.
+    rollout_from: u32,
+    params: &'a SearchParams,
+}
+
+impl Sim<'_> {
+    /// One tree step among `self.options` (the actions legal in this world) for `seat`:
+    /// counts availability, expands an untried action if there is one (and hands over to the
+    /// rollout), else descends to the best child by UCB. Returns the option chosen.
+    fn step(&mut self, seat: usize, turn: u32) -> Candidate {
+        let parent = self.node;
+        // The child of each action legal here, if it was tried before (one hash probe each).
+        let options = &mut *self.options;
+        for o in options.iter_mut() {
+            o.child = self.tree.child(parent, o.key);
+            if let Some(c) = o.child {
+                self.tree.node_mut(c).avail += 1;
+            }
+        }
+        let untried = options.iter().filter(|o| o.child.is_none()).count() as u32;
+        if untried > 0 {
+            let pick = self.rng.below(untried);
+            let chosen = *self
+                .options
+                .iter()
+                .filter(|o| o.child.is_none())
+                .nth(pick as usize)
+                .expect("counted");
+            let id = self.tree.add(parent, chosen.key, seat);
+            self.tree.node_mut(id).avail = 1;
+            self.path.push(id);
+            self.node = id;
+            self.in_tree = false;
+            self.rollout_from = turn;
+            return chosen;
+        }
+        let c = self.params.exploration;
+        let parent_visits = f64::from(self.tree.node(parent).visits + 1);
+        let mut best = (f64::NEG_INFINITY, 0usize);
+        for (i, o) in self.options.iter().enumerate() {
+            let node = self.tree.node(o.child.expect("all tried"));
+            let visits = f64::from(node.visits.max(1));
+            let avail = f64::from(node.avail.max(1));
+            let score = match self.params.selection {
+                Selection::Availability => {
+                    node.mean() + c * (ln(node.avail.max(1)) / visits).sqrt()
+                }
+                // The parent's visits including this one, as the availability counts are.
+                Selection::Legality => {
+                    node.mean() + c * (parent_visits.ln() / visits).sqrt() * (avail / parent_visits)
+                }
+            };
+            if score > best.0 {
+                best = (score, i);
+            }
+        }
+        let chosen = self.options[best.1];
+        let id = chosen.child.expect("all tried");
+        self.path.push(id);
+        self.node = id;
+        chosen
+    }
+
+    /// Every legal discard as an option.
+    fn discard_options(&mut self, obs: &Observation<'_>) {
+        self.options.clear();
+        let options = &mut *self.options;
+        obs.for_each_legal_discard(|cards| {
+            options.push(Candidate {
+                key: key::discard(cards),
+                child: None,
+                discard: Discard::from_slice(cards).expect("a discard fits a hand"),
+            });
+            true
+        });
+    }
+
+    fn set_options(&mut self, keys: impl IntoIterator<Item = u64>) {
+        self.options.clear();
+        for key in keys {
+            self.options.push(Candidate {
+                key,
+                child: None,
+                discard: Discard::new(),
+            });
+        }
+    }
+}
+
+impl Seats for Sim<'_> {
+    fn name(&self, _seat: usize) -> &str {
+        self.rollout.name()
+    }
+
+    /// In the tree, a turn's call and discard are one decision: its options are the call and
+    /// every legal discard. Whether a call is offered at all depends on the hand's value, which
+    /// is hidden for an opponent; a separate call/no-call node would file the opponent's
+    /// discards under different parents depending on its sampled hand, and the tree would be
+    /// keyed on hidden information.
+    fn call(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        _rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        if !self.in_tree {
+            return match self.rollout {
+                Rollout::Random => Ok(RandomAgent::choose_call(&mut *self.rng)),
+                Rollout::Agent(a) => a.call(obs, &mut *self.rng),
+            };
+        }
+        self.discard_options(obs);
+        self.options.push(Candidate {
+            key: key::CALL,
+            child: None,
+            discard: Discard::new(),
+        });
+        let chosen = self.step(seat, obs.turn);
+        if chosen.key == key::CALL {
+            return Ok(true);
+        }
+        self.chosen_discard = Some(chosen.discard);
+        Ok(false)
+    }
+
+    fn discard(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        _rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        // Chosen with the call, in the same tree step (see `call`).
+        if let Some(discard) = self.chosen_discard.take() {
+            return Ok(discard);
+        }
+        if !self.in_tree {
+            return match self.rollout {
+                Rollout::Random => Ok(RandomAgent::choose_discard(obs, &mut *self.rng)),
+                Rollout::Agent(a) => a.discard(obs, &mut *self.rng),
+            };
+        }
+        self.discard_options(obs);
+        Ok(self.step(seat, obs.turn).discard)
+    }
+
+    fn pick(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        _rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        if !self.in_tree {
+            return match self.rollout {
+                Rollout::Random => Ok(RandomAgent::choose_pick(obs, &mut *self.rng)),
+                Rollout::Agent(a) => a.pick(obs, &mut *self.rng),
+            };
+        }
+        let mut keys = [0u64; MAX_HAND + 1];
+        keys[0] = key::STOCK;
+        for (k, &card) in keys[1..].iter_mut().zip(obs.pickable) {
+            *k = key::pile(card);
+        }
+        self.set_options(keys[..=obs.pickable.len()].iter().copied());
+        let chosen = self.step(seat, obs.turn).key;
+        Ok(
+            match obs.pickable.iter().find(|&&c| key::pile(c) == chosen) {
+                Some(&card) => Pick::Pile(card),
+                None => Pick::Stock,
+            },
+        )
+    }
+
+    fn enumerated(&self, _seat: usize) -> bool {
+        // In the tree, discards are the enumerator's; in a random rollout too. Any other
+        // rollout agent is checked like an agent at a table.
+        self.in_tree || matches!(self.rollout, Rollout::Random)
+    }
+
+    fn stop(&mut self, turn: u32) -> bool {
+        let cap = self.params.rollout_turns;
+        cap > 0 && !self.in_tree && turn - self.rollout_from >= cap
+    }
+}
+
+impl Agent for SearchAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn oracle(&self) -> bool {
+        self.params.oracle
+    }
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        Ok(self.search(obs, Resume::Call, rng)?.key == key::CALL)
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        let chosen = self.search(obs, Resume::Discard, rng)?.key;
+        let mut found = None;
+        obs.for_each_legal_discard(|cards| {
+            if key::discard(cards) == chosen {
+                found = Discard::from_slice(cards);
+                return false;
+            }
+            true
+        });
+        found.ok_or_else(|| AgentError(format!("{}: the chosen discard is not legal", self.name)))
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        let at = Resume::Pick {
+            discarded: obs.discarded,
+            pickable: obs.pickable,
+        };
+        let chosen = self.search(obs, at, rng)?.key;
+        Ok(
+            match obs.pickable.iter().find(|&&c| key::pile(c) == chosen) {
+                Some(&card) => Pick::Pile(card),
+                None => Pick::Stock,
+            },
+        )
+    }
+}
+
+/// `ismcts` and `mcts` as families: the same parameters, a different selection rule.
+pub struct SearchFamily {
+    name: &'static str,
+    doc: &'static str,
+    defaults: SearchParams,
+}
+
+impl SearchFamily {
+    pub const ISMCTS: SearchFamily = SearchFamily {
+        name: "ismcts",
+        doc: "information-set MCTS (Cowling et al. 2012): sampled worlds, availability-count UCB",
+        defaults: SearchParams::ismcts(),
+    };
+    pub const MCTS: SearchFamily = SearchFamily {
+        name: "mcts",
+        doc: "the paper's determinized MCTS with its legality-probability UCB (eq. 4), corrected",
+        defaults: SearchParams::mcts(),
+    };
+}
+
+impl crate::family::Family for SearchFamily {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn doc(&self) -> &'static str {
+        self.doc
+    }
+
+    fn params(&self) -> Vec<crate::family::Param> {
+        use crate::family::{Param, ParamType};
+        let d = &self.defaults;
+        vec![
+            Param::new(
+                "iterations",
+                ParamType::Count,
+                d.iterations,
+                "search iterations per decision (the budget; deterministic)",
+            ).checked(crate::family::at_least_one),
+            Param::new(
+                "determinizations",
+                ParamType::Count,
+                d.determinizations,
+                "worlds sampled per iteration, one simulation each (the paper's ISMCTS: 3)",
+            ).checked(crate::family::at_least_one),
+            Param::new(
+                "time_limit_ms",
+                ParamType::Float,
+                d.time_limit_ms,
+                "also stop after this many ms per decision (0: none; makes runs depend on speed)",
+            ).checked(crate::family::not_negative),
+            Param::new(
+                "exploration",
+                ParamType::Float,
+                d.exploration,
+                "UCB exploration constant (rewards are in [0, 1])",
+            ).checked(crate::family::not_negative),
+            Param::new(
+                "reward",
+                ParamType::Choice(&Reward::NAMES),
+                d.reward.name(),
+                "win: 1 for the round's winner; score: coin or point change scaled by reward_scale",
+            ),
+            Param::new(
+                "reward_scale",
+                ParamType::Float,
+                d.reward_scale,
+                "coins or points that make a full reward swing (reward: score)",
+            ).checked(crate::family::positive),
+            Param::new(
+                "rollout",
+                ParamType::Agent,
+                "random",
+                "who plays after the tree: a kind name or {kind: ..., params: ...} or {script: ...}",
+            ),
+            Param::new(
+                "rollout_turns",
+                ParamType::Count,
+                d.rollout_turns,
+                "cut rollouts after this many turns, scored as if the lowest hand won (0: to the end of the round)",
+            ),
+            Param::new(
+                "oracle",
+                ParamType::Bool,
+                d.oracle,
+                "see every hand (full information): an upper bound on what hidden cards cost",
+            ),
+        ]
+    }
+
+    fn resolve(
+        &self,
+        entry: &crate::family::Entry<'_>,
+        cx: &mut dyn crate::family::Resolve,
+    ) -> Option<std::sync::Arc<dyn crate::family::Recipe>> {
+        let params = self.settings(entry);
+        let rollout = if entry.given("rollout") {
+            let rollout = cx.agent(&entry.get("rollout"), "params.rollout")?;
+            if rollout.family() == SearchFamily::ISMCTS.name
+                || rollout.family() == SearchFamily::MCTS.name
+            {
+                cx.problem(
+                    "params.rollout",
+                    "a rollout policy cannot itself search: use `random`, a heuristic or a script"
+                        .into(),
+                );
+                return None;
+            }
+            rollout
+        } else {
+            crate::random::RandomFamily::recipe()
+        };
+        Some(std::sync::Arc::new(SearchRecipe {
+            family: self.name,
+            params,
+            rollout,
+        }))
+    }
+}
+
+impl SearchFamily {
+    /// The settings an entry's parameters give (already checked).
+    fn settings(&self, entry: &crate::family::Entry<'_>) -> SearchParams {
+        SearchParams {
+            selection: self.defaults.selection,
+            iterations: entry.u32("iterations"),
+            determinizations: entry.u32("determinizations"),
+            time_limit_ms: entry.f64("time_limit_ms"),
+            exploration: entry.f64("exploration"),
+            reward: Reward::parse(&entry.text("reward")).unwrap_or(self.defaults.reward),
+            reward_scale: entry.f64("reward_scale"),
+            rollout_turns: entry.u32("rollout_turns"),
+            oracle: entry.bool("oracle"),
+        }
+    }
+
+    /// The settings for `params` as a scenario's `params:` would give them (the `rollout` is
+    /// ignored): for callers that build a [`SearchAgent`] themselves, such as the benchmark.
+    pub fn params_from(
+        &self,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<SearchParams, Vec<(String, String)>> {
+        let none = serde_json::Map::new();
+        let entry = crate::family::check(self, &none, params)?;
+        Ok(self.settings(&entry))
+    }
+}
+
+/// A search's settings and its rollout policy.
+pub struct SearchRecipe {
+    family: &'static str,
+    pub params: SearchParams,
+    pub rollout: std::sync::Arc<dyn crate::family::Recipe>,
+}
+
+impl crate::family::Recipe for SearchRecipe {
+    fn family(&self) -> &'static str {
+        self.family
+    }
+
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::Value;
+        let p = &self.params;
+        let family = if self.family == SearchFamily::MCTS.name {
+            &SearchFamily::MCTS
+        } else {
+            &SearchFamily::ISMCTS
+        };
+        crate::family::describe_params(
+            self.family,
+            &crate::family::Family::params(family),
+            |param| match param.name {
+                "iterations" => Value::from(p.iterations),
+                "determinizations" => Value::from(p.determinizations),
+                "time_limit_ms" => Value::from(p.time_limit_ms),
+                "exploration" => Value::from(p.exploration),
+                "reward" => Value::from(p.reward.name()),
+                "reward_scale" => Value::from(p.reward_scale),
+                "rollout" => Value::Object(self.rollout.describe()),
+                "rollout_turns" => Value::from(p.rollout_turns),
+                "oracle" => Value::from(p.oracle),
+                _ => Value::Null,
+            },
+        )
+    }
+
+    fn build(&self, id: &str) -> Box<dyn Agent> {
+        let rollout = if self.rollout.family() == "random" {
+            Rollout::Random
+        } else {
+            Rollout::Agent(self.rollout.build(&format!("{id}/rollout")))
+        };
+        Box::new(SearchAgent::new(id, self.params, rollout))
+    }
+
+    fn for_rules(
+        &self,
+        rules: &std::sync::Arc<dhumbal_game::Rules>,
+    ) -> Result<Option<std::sync::Arc<dyn crate::family::Recipe>>, String> {
+        Ok(self.rollout.for_rules(rules)?.map(|rollout| {
+            std::sync::Arc::new(SearchRecipe {
+                family: self.family,
+                params: self.params,
+                rollout,
+            }) as std::sync::Arc<dyn crate::family::Recipe>
+        }))
+    }
+}

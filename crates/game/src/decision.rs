@@ -1,0 +1,341 @@
+//! What an agent sees and what it answers.
+//!
+//! An agent decides three things on its turn: whether to call Jhyap, what to discard, and what
+//! to take (the stock or a card from the pile). It decides from an [`Observation`]: its own
+//! hand and public facts only. Hidden cards (other hands, the stock's order) are not reachable
+//! from an observation.
+
+use std::fmt;
+
+use super::cards::{Card, CardSet, Discard, Hand};
+use super::discards::{DiscardError, Runs, for_each_discard};
+use super::round::RoundOutcome;
+use super::rules::{Rules, Scoring};
+use crate::rng::RandomSource;
+
+/// Which decision is being asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Call,
+    Discard,
+    Pick,
+}
+
+/// One player's view of the game at a decision.
+#[derive(Clone, Copy)]
+pub struct Observation<'a> {
+    pub rules: &'a Rules,
+    pub phase: Phase,
+    /// The observing player's seat.
+    pub seat: usize,
+    /// Its hand, in arrival order (after the discard in the pick phase).
+    pub hand: &'a Hand,
+    /// The value of `hand` (computed once by the engine).
+    pub hand_value: u32,
+    /// 1-based count of player-turns in this round, the current one included.
+    pub turn: u32,
+    /// Index of this round within the game or session.
+    pub round: u32,
+    pub starter: usize,
+    /// Which seats are still in the game.
+    pub active: &'a [bool],
+    /// Cards held by each seat.
+    pub hand_sizes: &'a [u8],
+    /// Coins (coin scoring) or cumulative points (point scoring) of each seat before this round.
+    pub standings: &'a [i64],
+    /// The discard pile, bottom first, top last.
+    pub pile: &'a [Card],
+    /// Cards the observer may take from the pile now (pick phase only).
+    pub pickable: &'a [Card],
+    /// The cards it has just discarded (pick phase only), in the order they went down.
+    pub discarded: &'a [Card],
+    /// Cards publicly known to be in each seat's hand (it took them from the pile).
+    pub known: &'a [CardSet],
+    /// Every card that has been face up on the pile this round.
+    pub seen: CardSet,
+    /// Cards left in the stock.
+    pub stock_len: usize,
+    /// The call threshold now.
+    pub call_threshold: u32,
+    /// How many cards at the top of the pile form the previous player's discard (before this
+    /// turn's discard goes down): public, and what the next pick may be taken from.
+    pub top_set: usize,
+    /// The cards the last reshuffle put into the stock, `None` before any reshuffle this round.
+    /// Public (everyone saw the pile turned over), and it matters: after a reshuffle the stock
+    /// holds only these cards, so every never-seen card is in somebody's hand.
+    pub restocked: Option<CardSet>,
+    /// Hidden information, filled by the engine only for a seat whose agent declares itself
+    /// an `oracle` (the full-information upper bound). Empty for everyone else.
+    pub oracle: Oracle<'a>,
+}
+
+/// Every seat's hand, handed to the observation so that an oracle search can see through the
+/// hidden information. Only the engine builds a non-empty one, and only for a seat whose
+/// agent says [`Agent::oracle`]: any other agent (scripts, user agents) reads an empty slice.
+#[derive(Clone, Copy, Default)]
+pub struct Oracle<'a> {
+    hands: &'a [Hand],
+}
+
+impl<'a> Oracle<'a> {
+    /// No hidden information.
+    pub fn none() -> Oracle<'static> {
+        Oracle { hands: &[] }
+    }
+
+    /// A view of `hands`. Building one gives nothing away: an agent only ever reads the one
+    /// in the observation the engine hands it (tests build their own to probe samplers).
+    pub fn new(hands: &'a [Hand]) -> Oracle<'a> {
+        Oracle { hands }
+    }
+
+    /// The true hands of every seat, or an empty slice (not an oracle seat).
+    pub fn hands(&self) -> &'a [Hand] {
+        self.hands
+    }
+}
+
+impl Observation<'_> {
+    pub fn hand_value(&self) -> u32 {
+        self.hand_value
+    }
+
+    pub fn value(&self, card: Card) -> u32 {
+        self.rules.value(card)
+    }
+
+    pub fn players(&self) -> usize {
+        self.active.len()
+    }
+
+    /// Whether a call now would be within the threshold.
+    pub fn may_call_safely(&self) -> bool {
+        self.hand_value() <= self.call_threshold
+    }
+
+    pub fn is_points(&self) -> bool {
+        matches!(self.rules.variant().scoring, Scoring::Points(_))
+    }
+
+    /// How well a seat is doing, higher is better: coins, or minus points.
+    pub fn standing(&self, seat: usize) -> i64 {
+        if self.is_points() {
+            -self.standings[seat]
+        } else {
+            self.standings[seat]
+        }
+    }
+
+    /// Calls `f` with every legal discard (see [`for_each_discard`] for the order).
+    pub fn for_each_legal_discard(&self, f: impl FnMut(&[Card]) -> bool) {
+        for_each_discard(self.rules, self.hand.as_slice(), Runs::All, f);
+    }
+
+    /// Cards not in the observer's hand and never face up this round: they can only be in the
+    /// stock or in other hands. (A reshuffled stock also holds seen cards.)
+    pub fn unseen(&self) -> CardSet {
+        let deck: CardSet = self.rules.deck().iter().copied().collect();
+        deck.difference(self.seen).difference(self.hand.to_set())
+    }
+}
+
+/// Where the card that ends a turn comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    Stock,
+    Pile(Card),
+}
+
+impl fmt::Display for Pick {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pick::Stock => write!(f, "draw from the stock"),
+            Pick::Pile(c) => write!(f, "take {c} from the pile"),
+        }
+    }
+}
+
+/// An agent's own failure (a script error, a model that could not run).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AgentError(pub String);
+
+/// A player. One value per seat; it may keep state across decisions and rounds.
+///
+/// `rng` is this agent's own stream (or, when reproducing the paper, the single shared one):
+/// use it for every random choice so that runs are reproducible.
+pub trait Agent: Send {
+    /// A name for messages and records.
+    fn name(&self) -> &str;
+
+    /// Whether this agent is a full-information oracle: the engine then lets it read every
+    /// hand through [`Observation::oracle`]. Only built-in agents configured so say yes.
+    fn oracle(&self) -> bool {
+        false
+    }
+
+    // Lifecycle: every hook has a default that does nothing, so a stateless agent implements
+    // none. The engine calls the round hooks (`Table::play_round`, never a search's
+    // simulations); whoever plays a session or game calls the game hooks (the runner does).
+
+    /// A session (coin scoring) or game (point scoring) begins, this agent at `seat`.
+    fn game_start(&mut self, _seat: usize, _rules: &Rules) {}
+
+    /// A round is about to be dealt, this agent at `seat`; `standings` are the table's
+    /// coins or points before it.
+    fn round_start(&mut self, _seat: usize, _standings: &[i64]) {}
+
+    /// The round is settled. This agent's reward is `outcome.coin_delta[seat]` (coins) or
+    /// `-outcome.points_delta[seat]` (points); not called when the round was abandoned on an
+    /// error.
+    fn round_end(&mut self, _seat: usize, _outcome: &RoundOutcome) {}
+
+    /// The session or game is over: final `standings`, and whether this seat is its winner.
+    fn game_end(&mut self, _seat: usize, _standings: &[i64], _won: bool) {}
+
+    /// Only asked when a call is allowed: at the start of the turn, hand at or below the
+    /// threshold (or any hand when the variant allows penalised over-threshold calls).
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError>;
+
+    /// The cards to discard, in the order they go onto the pile.
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError>;
+
+    /// Take a card from `obs.pickable` or draw from the stock. Only asked when something is
+    /// pickable; otherwise the player draws.
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError>;
+}
+
+/// Inside `impl Agent for Wrapper`, implements [`Agent::oracle`] and every lifecycle hook by
+/// handing them to the wrapped agent in field `$inner`: a wrapper must pass them all on, or an
+/// oracle seated through it would never see the hands and a learner behind it would never
+/// hear of a reward.
+#[macro_export]
+macro_rules! pass_on_to {
+    ($inner:ident) => {
+        fn oracle(&self) -> bool {
+            self.$inner.oracle()
+        }
+
+        fn game_start(&mut self, seat: usize, rules: &$crate::Rules) {
+            self.$inner.game_start(seat, rules)
+        }
+
+        fn round_start(&mut self, seat: usize, standings: &[i64]) {
+            self.$inner.round_start(seat, standings)
+        }
+
+        fn round_end(&mut self, seat: usize, outcome: &$crate::RoundOutcome) {
+            self.$inner.round_end(seat, outcome)
+        }
+
+        fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
+            self.$inner.game_end(seat, standings, won)
+        }
+    };
+}
+
+/// Implements [`Agent`] for a pointer type by handing every call to the agent it points to.
+macro_rules! delegate_agent {
+    ($(#[$doc:meta])* $ptr:ty) => {
+        $(#[$doc])*
+        impl<T: Agent + ?Sized> Agent for $ptr {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+
+            fn oracle(&self) -> bool {
+                (**self).oracle()
+            }
+
+            fn game_start(&mut self, seat: usize, rules: &Rules) {
+                (**self).game_start(seat, rules)
+            }
+
+            fn round_start(&mut self, seat: usize, standings: &[i64]) {
+                (**self).round_start(seat, standings)
+            }
+
+            fn round_end(&mut self, seat: usize, outcome: &RoundOutcome) {
+                (**self).round_end(seat, outcome)
+            }
+
+            fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
+                (**self).game_end(seat, standings, won)
+            }
+
+            fn call(
+                &mut self,
+                obs: &Observation<'_>,
+                rng: &mut dyn RandomSource,
+            ) -> Result<bool, AgentError> {
+                (**self).call(obs, rng)
+            }
+
+            fn discard(
+                &mut self,
+                obs: &Observation<'_>,
+                rng: &mut dyn RandomSource,
+            ) -> Result<Discard, AgentError> {
+                (**self).discard(obs, rng)
+            }
+
+            fn pick(
+                &mut self,
+                obs: &Observation<'_>,
+                rng: &mut dyn RandomSource,
+            ) -> Result<Pick, AgentError> {
+                (**self).pick(obs, rng)
+            }
+        }
+    };
+}
+
+delegate_agent!(
+    /// A boxed agent is an agent, so tables can hold `Box<dyn Agent>` or any wrapper.
+    Box<T>
+);
+delegate_agent!(
+    /// A borrowed agent is an agent (a benchmark keeps its own and lends it to the table).
+    &mut T
+);
+
+/// An action the engine refused; it was not applied.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlayError {
+    #[error(
+        "agent '{agent}' (seat {seat}) tried to discard {cards}: {reason}; the discard was refused"
+    )]
+    IllegalDiscard {
+        agent: String,
+        seat: usize,
+        cards: String,
+        reason: DiscardError,
+    },
+    #[error(
+        "agent '{agent}' (seat {seat}) tried to {pick}, which is not on offer (pickable: {offered}); refused"
+    )]
+    IllegalPick {
+        agent: String,
+        seat: usize,
+        pick: Pick,
+        offered: String,
+    },
+    #[error("agent '{agent}' (seat {seat}) failed: {error}")]
+    Agent {
+        agent: String,
+        seat: usize,
+        error: AgentError,
+    },
+}

@@ -1,0 +1,1016 @@
+//! The engine: a [`Table`] (what carries over between rounds) plays one round at a time.
+//!
+//! A round is: shuffle, deal, turn up one card, then player-turns until someone calls, empties
+//! their hand, the turn limit passes or the stock is exhausted; then the showdown and the
+//! settlement. Every state lives in fixed-size arrays, so a round allocates nothing, and every
+//! action an agent proposes is checked before it is applied.
+
+use super::cards::{Card, CardSet, CardVec, Discard, Hand, MAX_HAND, Pile};
+use super::decision::{Agent, AgentError, Observation, Oracle, Phase, Pick, PlayError};
+use super::discards::{DiscardKind, classify, sort_run};
+use super::rules::{
+    CallRules, Elimination, EmptyHand, FailedCallOthers, MAX_PLAYERS, NoCallEnd, OverCall,
+    PickRule, Rules, Scoring, SetPick, Starter, StockRule, TieBreak,
+};
+use crate::rng::{RandomSource, Streams};
+
+/// Why a round ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EndReason {
+    /// A player called Jhyap.
+    Call,
+    /// A discard emptied a hand (settled as that player's call).
+    EmptyHand,
+    /// The turn limit was reached.
+    TurnLimit,
+    /// The stock ran out and could not be rebuilt.
+    StockExhausted,
+    /// A simulation was cut short (a search's rollout cap); settled as if the lowest hand won
+    /// a showdown nobody called. Never happens in a tournament round.
+    Horizon,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Call => "call",
+            EndReason::EmptyHand => "empty_hand",
+            EndReason::TurnLimit => "turn_limit",
+            EndReason::StockExhausted => "stock_exhausted",
+            EndReason::Horizon => "horizon",
+        }
+    }
+}
+
+/// Everything a round produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoundOutcome {
+    /// Round index within the game or session.
+    pub round: u32,
+    /// Seats at the table (active or not).
+    pub seats: usize,
+    /// Seats that played this round.
+    pub active: [bool; MAX_PLAYERS],
+    pub starter: usize,
+    pub end: EndReason,
+    /// Who called: the player who called or emptied their hand, or, with
+    /// [`NoCallEnd::FirstMinimumCalls`], the seat treated as the caller.
+    pub caller: Option<usize>,
+    /// Whether the caller won.
+    pub call_success: bool,
+    pub winner: Option<usize>,
+    pub hand_values: [u32; MAX_PLAYERS],
+    /// Coin change per seat (coin scoring; zero-sum).
+    pub coin_delta: [i64; MAX_PLAYERS],
+    /// Points added per seat (point scoring; never negative).
+    pub points_delta: [i64; MAX_PLAYERS],
+    /// Player-turns played, the last one included.
+    pub turns: u32,
+    pub cards_discarded: [u16; MAX_PLAYERS],
+    pub pile_picks: [u16; MAX_PLAYERS],
+    /// Decisions asked of each seat's agent.
+    pub decisions: [u16; MAX_PLAYERS],
+    pub reshuffles: u16,
+    pub final_hands: [Hand; MAX_PLAYERS],
+    /// Seats eliminated by this round (point scoring).
+    pub eliminated: [bool; MAX_PLAYERS],
+}
+
+/// Something that happened, for observers (traces, invariant checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Dealt,
+    Called { seat: usize },
+    Discarded { seat: usize, cards: Discard },
+    Took { seat: usize, pick: Pick },
+    Reshuffled,
+    Ended,
+}
+
+/// Watches a round; called after each event with the state as it then is.
+pub trait Observer {
+    fn event(&mut self, _state: &RoundState, _event: &Event) {}
+}
+
+impl Observer for () {}
+
+/// Who plays a round's seats: a slice of agents, one per seat, or one object that answers for
+/// every seat (a search agent's simulations, where the tree decides for all players).
+pub trait Seats {
+    fn name(&self, seat: usize) -> &str;
+    fn call(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError>;
+    fn discard(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError>;
+    fn pick(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError>;
+    /// Asked before every player-turn: `true` ends the round there as
+    /// [`EndReason::Horizon`]. Agents at a table never stop a round.
+    #[inline]
+    fn stop(&mut self, _turn: u32) -> bool {
+        false
+    }
+    /// Whether the discards of `seat` come from the legal-move enumerator itself (a search's
+    /// tree and its uniformly random rollouts), in its order (runs ascending), so that checking
+    /// them again can be skipped. Checked anyway in debug builds.
+    #[inline]
+    fn enumerated(&self, _seat: usize) -> bool {
+        false
+    }
+    /// Whether `seat` may read the true hands through [`Observation::oracle`].
+    #[inline]
+    fn oracle(&self, _seat: usize) -> bool {
+        false
+    }
+}
+
+impl<A: Agent> Seats for [A] {
+    #[inline]
+    fn name(&self, seat: usize) -> &str {
+        self[seat].name()
+    }
+    #[inline]
+    fn call(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        self[seat].call(obs, rng)
+    }
+    #[inline]
+    fn discard(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        self[seat].discard(obs, rng)
+    }
+    #[inline]
+    fn pick(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        self[seat].pick(obs, rng)
+    }
+    #[inline]
+    fn oracle(&self, seat: usize) -> bool {
+        self[seat].oracle()
+    }
+}
+
+/// Where a simulated round picks up: the decision the seat to move faces.
+#[derive(Clone, Copy, Debug)]
+pub enum Resume<'a> {
+    /// The start of its turn (the turn already counted in the state).
+    Call,
+    /// It declined to call (or could not) and now discards.
+    Discard,
+    /// It has discarded `discarded` (already on the pile) and may take one of `pickable`.
+    Pick {
+        discarded: &'a [Card],
+        pickable: &'a [Card],
+    },
+}
+
+/// The state of a round in play. Observers and tests read it; only the engine changes it.
+#[derive(Clone, Debug)]
+pub struct RoundState {
+    pub(crate) stock: Pile,
+    pub(crate) pile: Pile,
+    pub(crate) hands: [Hand; MAX_PLAYERS],
+    pub(crate) hand_sizes: [u8; MAX_PLAYERS],
+    pub(crate) known: [CardSet; MAX_PLAYERS],
+    pub(crate) seen: CardSet,
+    /// How many cards at the top of the pile form the last discarded set.
+    pub(crate) top_set: usize,
+    pub(crate) turn: u32,
+    /// The cards the last reshuffle put into the stock (public); `None` before any.
+    pub(crate) restocked: Option<CardSet>,
+}
+
+impl RoundState {
+    /// A world as an observer can imagine it: the public facts of `obs` (pile, hand sizes,
+    /// cards known to be in hands, cards seen, the turn, what a reshuffle restocked) with the
+    /// hidden parts given: the stock in order and every hand. How a search samples the worlds
+    /// it simulates; whether they fit the observation is the sampler's to check.
+    pub fn imagined(obs: &Observation<'_>, stock: Pile, hands: [Hand; MAX_PLAYERS]) -> RoundState {
+        let n = obs.players();
+        let mut hand_sizes = [0u8; MAX_PLAYERS];
+        hand_sizes[..n].copy_from_slice(&obs.hand_sizes[..n]);
+        let mut known = [CardSet::EMPTY; MAX_PLAYERS];
+        known[..n].copy_from_slice(&obs.known[..n]);
+        RoundState {
+            stock,
+            pile: Pile::from_slice(obs.pile).expect("a pile fits the deck"),
+            hands,
+            hand_sizes,
+            known,
+            seen: obs.seen,
+            top_set: obs.top_set,
+            turn: obs.turn,
+            restocked: obs.restocked,
+        }
+    }
+
+    pub fn stock(&self) -> &Pile {
+        &self.stock
+    }
+    pub fn pile(&self) -> &Pile {
+        &self.pile
+    }
+    pub fn hand(&self, seat: usize) -> &Hand {
+        &self.hands[seat]
+    }
+    pub fn known(&self, seat: usize) -> CardSet {
+        self.known[seat]
+    }
+    pub fn turn(&self) -> u32 {
+        self.turn
+    }
+}
+
+/// What carries over from round to round: standings, who is still in, who starts next.
+#[derive(Clone, Debug)]
+pub struct Table {
+    rules: Rules,
+    standings: [i64; MAX_PLAYERS],
+    active: [bool; MAX_PLAYERS],
+    round: u32,
+    last_starter: Option<usize>,
+    last_winner: Option<usize>,
+    last_loser: Option<usize>,
+    /// Seats that played the last round (for the winner of a game everyone left lost at once).
+    last_active: [bool; MAX_PLAYERS],
+}
+
+impl Table {
+    pub fn new(rules: Rules) -> Table {
+        let n = rules.players();
+        let start = match rules.variant().scoring {
+            Scoring::Coins(c) => c.starting_coins,
+            Scoring::Points(_) => 0,
+        };
+        let mut standings = [0; MAX_PLAYERS];
+        let mut active = [false; MAX_PLAYERS];
+        for seat in 0..n {
+            standings[seat] = start;
+            active[seat] = true;
+        }
+        Table {
+            rules,
+            standings,
+            active,
+            round: 0,
+            last_starter: None,
+            last_winner: None,
+            last_loser: None,
+            last_active: active,
+        }
+    }
+
+    /// A table as an observer sees it mid-session (for simulations): standings, who is in,
+    /// the round's index. What decides later starters is not needed to finish a round.
+    pub fn from_parts(rules: Rules, standings: &[i64], active: &[bool], round: u32) -> Table {
+        let mut table = Table::new(rules);
+        let n = table.rules.players();
+        table.standings[..n].copy_from_slice(&standings[..n]);
+        table.active[..n].copy_from_slice(&active[..n]);
+        table.last_active = table.active;
+        table.round = round;
+        table
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Coins or cumulative points per seat.
+    pub fn standings(&self) -> &[i64] {
+        &self.standings[..self.rules.players()]
+    }
+
+    pub fn active(&self) -> &[bool] {
+        &self.active[..self.rules.players()]
+    }
+
+    pub fn rounds_played(&self) -> u32 {
+        self.round
+    }
+
+    /// Point games end when one player (or none) is left, or at the round cap. Coin sessions
+    /// never end by themselves: the caller decides how many rounds to play.
+    pub fn game_over(&self) -> bool {
+        match self.rules.variant().scoring {
+            Scoring::Coins(_) => false,
+            Scoring::Points(p) => {
+                self.active().iter().filter(|&&a| a).count() <= 1 || self.round >= p.max_rounds
+            }
+        }
+    }
+
+    /// The best seat so far: most coins, or, in point games, the last one standing (else the
+    /// fewest points among those who lasted longest). Ties go to the lowest seat.
+    pub fn leader(&self) -> usize {
+        let n = self.rules.players();
+        let survivors: Vec<usize> = (0..n).filter(|&s| self.active[s]).collect();
+        let pool: Vec<usize> = if survivors.is_empty() {
+            // Everyone left went out in the same round: the best of those who played it.
+            (0..n).filter(|&s| self.last_active[s]).collect()
+        } else {
+            survivors
+        };
+        let key = |s: usize| match self.rules.variant().scoring {
+            Scoring::Coins(_) => -self.standings[s],
+            Scoring::Points(_) => self.standings[s],
+        };
+        *pool
+            .iter()
+            .min_by_key(|&&s| (key(s), s))
+            .expect("a table has seats")
+    }
+
+    /// Plays one round. `agents[seat]` plays seat `seat`.
+    ///
+    /// On an illegal action the round is abandoned with an error and nothing is applied to the
+    /// table: standings stay as they were.
+    pub fn play_round<A: Agent>(
+        &mut self,
+        agents: &mut [A],
+        streams: &mut dyn Streams,
+        observer: &mut impl Observer,
+    ) -> Result<RoundOutcome, PlayError> {
+        assert_eq!(agents.len(), self.rules.players(), "one agent per seat");
+        let n = self.rules.players();
+        for seat in (0..n).filter(|&s| self.active[s]) {
+            agents[seat].round_start(seat, &self.standings[..n]);
+        }
+        let outcome = RoundPlay::new(self, streams).run(agents, streams, observer)?;
+        self.apply(&outcome);
+        for seat in (0..n).filter(|&s| outcome.active[s]) {
+            agents[seat].round_end(seat, &outcome);
+        }
+        Ok(outcome)
+    }
+
+    /// Plays the rest of a round from `state`, with `seat` to move at `at`, and returns how it
+    /// ended without applying it to the table. This is how a search agent simulates a
+    /// determinized world with the engine's own rules.
+    #[allow(clippy::too_many_arguments)]
+    pub fn play_from<S: Seats + ?Sized>(
+        &self,
+        state: RoundState,
+        starter: usize,
+        seat: usize,
+        at: Resume<'_>,
+        seats: &mut S,
+        streams: &mut dyn Streams,
+    ) -> Result<RoundOutcome, PlayError> {
+        let mut play = RoundPlay::start(self, state, starter);
+        let stop = play.turns(seat, Some(at), seats, streams, &mut ())?;
+        Ok(play.settle(stop))
+    }
+
+    fn apply(&mut self, o: &RoundOutcome) {
+        let n = self.rules.players();
+        for seat in 0..n {
+            self.standings[seat] += o.coin_delta[seat] + o.points_delta[seat];
+            if o.eliminated[seat] {
+                self.active[seat] = false;
+            }
+        }
+        self.round += 1;
+        self.last_active = o.active;
+        self.last_starter = Some(o.starter);
+        self.last_winner = o.winner;
+        // The biggest loser: most coins paid, or most points taken; lowest seat on ties.
+        let loss = |s: usize| o.points_delta[s] - o.coin_delta[s];
+        self.last_loser = (0..n)
+            .filter(|&s| o.active[s])
+            .max_by_key(|&s| (loss(s), std::cmp::Reverse(s)));
+    }
+
+    #[inline]
+    fn next_active(&self, seat: usize) -> usize {
+        let n = self.rules.players();
+        let mut s = seat;
+        loop {
+            // Not `% n`: an integer division per turn shows in profiles.
+            s = if s + 1 == n { 0 } else { s + 1 };
+            if self.active[s] {
+                return s;
+            }
+        }
+    }
+}
+
+/// One round in progress.
+struct RoundPlay<'t> {
+    table: &'t Table,
+    state: RoundState,
+    n: usize,
+    threshold: u32,
+    starter: usize,
+    cards_discarded: [u16; MAX_PLAYERS],
+    pile_picks: [u16; MAX_PLAYERS],
+    decisions: [u16; MAX_PLAYERS],
+    reshuffles: u16,
+    /// Each seat's hand value, kept up to date as cards move (summing the hand every turn
+    /// showed in profiles).
+    values: [u32; MAX_PLAYERS],
+}
+
+/// How the turn loop stopped.
+enum Stop {
+    Call(usize),
+    EmptyHand(usize),
+    TurnLimit,
+    StockExhausted,
+    Horizon,
+}
+
+impl<'t> RoundPlay<'t> {
+    fn new(table: &'t Table, streams: &mut dyn Streams) -> RoundPlay<'t> {
+        let rules = &table.rules;
+        let v = rules.variant();
+        let n = rules.players();
+        let mut state = RoundState {
+            stock: Pile::from_slice(rules.deck()).expect("deck fits"),
+            pile: Pile::new(),
+            hands: [Hand::new(); MAX_PLAYERS],
+            hand_sizes: [0; MAX_PLAYERS],
+            known: [CardSet::EMPTY; MAX_PLAYERS],
+            seen: CardSet::EMPTY,
+            top_set: 0,
+            turn: 0,
+            restocked: None,
+        };
+        let rng = streams.deal();
+        rng.shuffle(state.stock.as_mut_slice());
+        let active_seats = || (0..n).filter(|&s| table.active[s]);
+        let n_active = active_seats().count();
+        let first_round = table.round == 0;
+        let starter = if v.starter == Starter::Random || (first_round && v.random_first_starter) {
+            active_seats()
+                .nth(rng.below(n_active as u32) as usize)
+                .expect("an active seat")
+        } else {
+            // With no usable winner or loser (a void round, a player just eliminated), the turn
+            // passes on from the previous starter rather than falling back to seat 0.
+            let fallback = match (v.starter, table.last_starter) {
+                (Starter::Winner | Starter::Loser, Some(prev)) => table.next_active(prev),
+                _ => active_seats().next().expect("an active seat"),
+            };
+            let pick = match v.starter {
+                Starter::Seat0 | Starter::Random => None,
+                Starter::Rotate => table.last_starter.map(|s| table.next_active(s)),
+                Starter::Winner => table.last_winner,
+                Starter::Loser => table.last_loser,
+            };
+            pick.filter(|&s| table.active[s]).unwrap_or(fallback)
+        };
+        for _ in 0..v.hand_size {
+            for seat in active_seats() {
+                let card = state.stock.pop().expect("validated: the deck deals");
+                state.hands[seat].push(card);
+            }
+        }
+        for seat in 0..n {
+            state.hand_sizes[seat] = state.hands[seat].len() as u8;
+        }
+        if v.initial_discard {
+            let card = state.stock.pop().expect("validated: the deck deals");
+            state.pile.push(card);
+            state.seen.insert(card);
+            state.top_set = 1;
+        }
+        RoundPlay::start(table, state, starter)
+    }
+
+    /// A round to be played from `state` (dealt, or a search agent's world): counters at zero,
+    /// each hand's value summed once (the turns keep it up to date).
+    #[inline]
+    fn start(table: &'t Table, state: RoundState, starter: usize) -> RoundPlay<'t> {
+        let rules = &table.rules;
+        let n = rules.players();
+        let n_active = table.active().iter().filter(|&&a| a).count();
+        let mut values = [0; MAX_PLAYERS];
+        for (value, hand) in values.iter_mut().zip(&state.hands[..n]) {
+            *value = rules.hand_value(hand.as_slice());
+        }
+        RoundPlay {
+            table,
+            state,
+            n,
+            threshold: rules.call_threshold(n_active),
+            starter,
+            cards_discarded: [0; MAX_PLAYERS],
+            pile_picks: [0; MAX_PLAYERS],
+            decisions: [0; MAX_PLAYERS],
+            reshuffles: 0,
+            values,
+        }
+    }
+
+    #[inline]
+    fn observation<'a>(
+        &'a self,
+        phase: Phase,
+        seat: usize,
+        pickable: &'a [super::cards::Card],
+        discarded: &'a [super::cards::Card],
+        hand_value: u32,
+        oracle: Oracle<'a>,
+    ) -> Observation<'a> {
+        let t = self.table;
+        Observation {
+            rules: &t.rules,
+            phase,
+            seat,
+            hand: &self.state.hands[seat],
+            hand_value,
+            turn: self.state.turn,
+            round: t.round,
+            starter: self.starter,
+            active: &t.active[..self.n],
+            hand_sizes: &self.state.hand_sizes[..self.n],
+            standings: &t.standings[..self.n],
+            pile: self.state.pile.as_slice(),
+            pickable,
+            discarded,
+            known: &self.state.known[..self.n],
+            seen: self.state.seen,
+            stock_len: self.state.stock.len(),
+            call_threshold: self.threshold,
+            top_set: self.state.top_set,
+            restocked: self.state.restocked,
+            oracle,
+        }
+    }
+
+    fn run<A: Agent>(
+        mut self,
+        agents: &mut [A],
+        streams: &mut dyn Streams,
+        observer: &mut impl Observer,
+    ) -> Result<RoundOutcome, PlayError> {
+        observer.event(&self.state, &Event::Dealt);
+        let stop = self.turns(self.starter, None, agents, streams, observer)?;
+        observer.event(&self.state, &Event::Ended);
+        Ok(self.settle(stop))
+    }
+
+    /// Player-turns from `seat`; a simulation enters the first one, already counted, at
+    /// `resume`.
+    fn turns<S: Seats + ?Sized>(
+        &mut self,
+        mut seat: usize,
+        resume: Option<Resume<'_>>,
+        seats: &mut S,
+        streams: &mut dyn Streams,
+        observer: &mut impl Observer,
+    ) -> Result<Stop, PlayError> {
+        let table = self.table;
+        let rules = &table.rules;
+        let v = *rules.variant();
+        let mut entry = resume;
+        // Asked once per round, not per turn (a virtual call for boxed agents).
+        let mut oracle_seat = [false; MAX_PLAYERS];
+        for (seat, flag) in oracle_seat.iter_mut().enumerate().take(self.n) {
+            *flag = seats.oracle(seat);
+        }
+        loop {
+            let entry_now = entry.take();
+            if entry_now.is_none() {
+                if self.state.turn >= v.turn_limit {
+                    return Ok(Stop::TurnLimit);
+                }
+                if seats.stop(self.state.turn) {
+                    return Ok(Stop::Horizon);
+                }
+                self.state.turn += 1;
+            }
+            let oracle = oracle_view(oracle_seat[seat], &self.state.hands[..self.n]);
+            let value = self.values[seat];
+            debug_assert_eq!(value, rules.hand_value(self.state.hands[seat].as_slice()));
+            let rng = streams.agent(seat);
+            let mut pickable: CardVec<MAX_HAND> = CardVec::new();
+            let discard = match entry_now {
+                Some(Resume::Pick {
+                    discarded,
+                    pickable: offered,
+                }) => {
+                    for &c in offered {
+                        pickable.push(c);
+                    }
+                    Discard::from_slice(discarded).expect("a discard fits a hand")
+                }
+                _ => {
+                    // 1. Call, offered only when allowed. One observation serves the call
+                    // and the discard: nothing changes between them.
+                    let may_call = !matches!(entry_now, Some(Resume::Discard))
+                        && (value <= self.threshold
+                            || v.call.over_threshold == OverCall::Penalised);
+                    self.decisions[seat] += 1 + u16::from(may_call);
+                    let mut obs = self.observation(Phase::Call, seat, &[], &[], value, oracle);
+                    if may_call {
+                        let call = seats
+                            .call(seat, &obs, &mut *rng)
+                            .map_err(|error| agent_error(seats.name(seat), seat, error))?;
+                        if call {
+                            observer.event(&self.state, &Event::Called { seat });
+                            self.decisions[seat] -= 1;
+                            return Ok(Stop::Call(seat));
+                        }
+                    }
+
+                    // 2. Discard.
+                    obs.phase = Phase::Discard;
+                    let mut discard = seats
+                        .discard(seat, &obs, &mut *rng)
+                        .map_err(|error| agent_error(seats.name(seat), seat, error))?;
+                    if seats.enumerated(seat) {
+                        debug_assert!(
+                            classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
+                                .is_ok(),
+                            "an enumerated discard is legal"
+                        );
+                    } else {
+                        match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
+                        {
+                            Err(reason) => {
+                                return Err(PlayError::IllegalDiscard {
+                                    agent: seats.name(seat).to_string(),
+                                    seat,
+                                    cards: discard.to_string(),
+                                    reason,
+                                });
+                            }
+                            // A run goes down in rank order, so that its ends are its first and
+                            // last cards.
+                            Ok(DiscardKind::Run) => sort_run(rules, discard.as_mut_slice()),
+                            Ok(_) => {}
+                        }
+                    }
+                    for card in discard.iter() {
+                        self.state.hands[seat].remove(card);
+                        self.state.known[seat].remove(card);
+                        self.state.seen.insert(card);
+                    }
+                    self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
+                    self.values[seat] -= rules.hand_value(discard.as_slice());
+                    self.cards_discarded[seat] += discard.len() as u16;
+                    // The discard goes onto the pile at once. With the paper's rule its last
+                    // card is what may be taken back; in real play, a card of the set beneath
+                    // it (the previous player's discard).
+                    let below = self.state.pile.len();
+                    for card in discard.iter() {
+                        self.state.pile.push(card);
+                    }
+                    match v.pick {
+                        PickRule::OwnLastDiscard => {
+                            pickable.push(discard.last().expect("a discard is not empty"))
+                        }
+                        PickRule::PreviousDiscard(which) => {
+                            let set =
+                                &self.state.pile.as_slice()[below - self.state.top_set..below];
+                            match (which, set) {
+                                (_, []) => {}
+                                (SetPick::Top, [.., last]) => pickable.push(*last),
+                                (SetPick::Ends, [only]) => pickable.push(*only),
+                                (SetPick::Ends, [first, .., last]) => {
+                                    pickable.push(*first);
+                                    pickable.push(*last);
+                                }
+                                (SetPick::Any, cards) => {
+                                    for &c in cards {
+                                        pickable.push(c);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    observer.event(
+                        &self.state,
+                        &Event::Discarded {
+                            seat,
+                            cards: discard,
+                        },
+                    );
+                    if self.state.hands[seat].is_empty() && v.empty_hand == EmptyHand::WinsAsCall {
+                        return Ok(Stop::EmptyHand(seat));
+                    }
+                    discard
+                }
+            };
+
+            // 3. Pick or draw.
+            let pick = if pickable.is_empty() {
+                Pick::Stock
+            } else {
+                self.decisions[seat] += 1;
+                let obs = self.observation(
+                    Phase::Pick,
+                    seat,
+                    pickable.as_slice(),
+                    discard.as_slice(),
+                    // The hand's value after the discard.
+                    self.values[seat],
+                    oracle_view(oracle_seat[seat], &self.state.hands[..self.n]),
+                );
+                seats
+                    .pick(seat, &obs, rng)
+                    .map_err(|error| agent_error(seats.name(seat), seat, error))?
+            };
+            match pick {
+                Pick::Pile(card) => {
+                    if !pickable.contains(card) {
+                        return Err(PlayError::IllegalPick {
+                            agent: seats.name(seat).to_string(),
+                            seat,
+                            pick,
+                            offered: pickable.to_string(),
+                        });
+                    }
+                    self.state.pile.remove(card);
+                    self.state.hands[seat].push(card);
+                    self.values[seat] += rules.value(card);
+                    self.state.known[seat].insert(card);
+                    self.pile_picks[seat] += 1;
+                }
+                Pick::Stock => {
+                    if self.state.stock.is_empty() && !self.reshuffle(streams, discard.len()) {
+                        return Ok(Stop::StockExhausted);
+                    }
+                    let card = self.state.stock.pop().expect("the stock was refilled");
+                    self.state.hands[seat].push(card);
+                    self.values[seat] += rules.value(card);
+                }
+            }
+            self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
+            self.state.top_set = discard.len();
+            observer.event(&self.state, &Event::Took { seat, pick });
+            seat = self.table.next_active(seat);
+        }
+    }
+
+    /// Rebuilds the stock from the pile under the cards still in play, `discarded` being the
+    /// size of the set just put down; `false` if there is nothing to use.
+    fn reshuffle(&mut self, streams: &mut dyn Streams, discarded: usize) -> bool {
+        if self.table.rules.variant().stock == StockRule::EndRound {
+            return false;
+        }
+        // The paper keeps only the top card; real play keeps the set just put down (the one
+        // the next player may take from).
+        let keep = match self.table.rules.variant().pick {
+            PickRule::OwnLastDiscard => 1,
+            PickRule::PreviousDiscard(_) => discarded,
+        };
+        let len = self.state.pile.len();
+        if len <= keep {
+            return false;
+        }
+        let rest = len - keep;
+        let pile = self.state.pile;
+        self.state.stock = Pile::from_slice(&pile.as_slice()[..rest]).expect("fits");
+        self.state.restocked = Some(self.state.stock.to_set());
+        streams.deal().shuffle(self.state.stock.as_mut_slice());
+        self.state.pile = Pile::from_slice(&pile.as_slice()[rest..]).expect("fits");
+        self.reshuffles += 1;
+        true
+    }
+
+    fn settle(&self, stop: Stop) -> RoundOutcome {
+        let t = self.table;
+        let rules = &t.rules;
+        let v = rules.variant();
+        let n = self.n;
+        let mut hv = [0u32; MAX_PLAYERS];
+        for seat in (0..n).filter(|&s| t.active[s]) {
+            hv[seat] = self.values[seat];
+            debug_assert_eq!(
+                hv[seat],
+                rules.hand_value(self.state.hands[seat].as_slice())
+            );
+        }
+        let (end, caller) = match stop {
+            Stop::Call(s) => (EndReason::Call, Some(s)),
+            Stop::EmptyHand(s) => (EndReason::EmptyHand, Some(s)),
+            Stop::TurnLimit => (EndReason::TurnLimit, None),
+            Stop::StockExhausted => (EndReason::StockExhausted, None),
+            Stop::Horizon => (EndReason::Horizon, None),
+        };
+        let mut o = RoundOutcome {
+            round: t.round,
+            seats: n,
+            active: t.active,
+            starter: self.starter,
+            end,
+            caller: None,
+            call_success: false,
+            winner: None,
+            hand_values: hv,
+            coin_delta: [0; MAX_PLAYERS],
+            points_delta: [0; MAX_PLAYERS],
+            turns: self.state.turn,
+            cards_discarded: self.cards_discarded,
+            pile_picks: self.pile_picks,
+            decisions: self.decisions,
+            reshuffles: self.reshuffles,
+            final_hands: self.state.hands,
+            eliminated: [false; MAX_PLAYERS],
+        };
+        let active = |s: usize| t.active[s];
+        match caller {
+            Some(c) => {
+                let over = end == EndReason::Call && hv[c] > self.threshold;
+                self.showdown(&mut o, c, over);
+            }
+            // A simulation's horizon is scored as if the lowest hand won.
+            None => match if end == EndReason::Horizon {
+                NoCallEnd::LowestWins
+            } else {
+                v.no_call_end
+            } {
+                NoCallEnd::FirstMinimumCalls => {
+                    let c = (0..n)
+                        .filter(|&s| active(s))
+                        .min_by_key(|&s| (hv[s], s))
+                        .expect("seats");
+                    self.showdown(&mut o, c, false);
+                }
+                NoCallEnd::LowestWins => {
+                    let w = self.best_non_caller(&hv, None, &v.call);
+                    o.winner = Some(w);
+                    match v.scoring {
+                        Scoring::Coins(c) => {
+                            for s in (0..n).filter(|&s| active(s) && s != w) {
+                                let pay = capped(hv[s], c.cap);
+                                o.coin_delta[s] -= pay;
+                                o.coin_delta[w] += pay;
+                            }
+                        }
+                        Scoring::Points(_) => {
+                            for s in (0..n).filter(|&s| active(s) && s != w) {
+                                o.points_delta[s] += i64::from(hv[s]);
+                            }
+                        }
+                    }
+                }
+                NoCallEnd::Void => {
+                    if let Scoring::Points(_) = v.scoring {
+                        for s in (0..n).filter(|&s| active(s)) {
+                            o.points_delta[s] += i64::from(hv[s]);
+                        }
+                    }
+                }
+            },
+        }
+        if let Scoring::Points(p) = v.scoring {
+            for s in (0..n).filter(|&s| active(s)) {
+                let total = t.standings[s] + o.points_delta[s];
+                let limit = i64::from(p.limit);
+                o.eliminated[s] = match p.elimination {
+                    Elimination::AtLimit => total >= limit,
+                    Elimination::AboveLimit => total > limit,
+                };
+            }
+        }
+        o
+    }
+
+    /// Resolves a call by `c` and settles it. `over`: a penalised over-threshold call, which
+    /// fails whatever the hands.
+    fn showdown(&self, o: &mut RoundOutcome, c: usize, over: bool) {
+        let t = self.table;
+        let v = t.rules.variant();
+        let hv = o.hand_values;
+        let n = self.n;
+        let active = |s: usize| t.active[s];
+        let others_min = (0..n)
+            .filter(|&s| active(s) && s != c)
+            .map(|s| hv[s])
+            .min()
+            .unwrap_or(u32::MAX);
+        // Emptying the hand wins even against another hand of 0 (zero-valued jokers).
+        let wins = if v.call.caller_wins_ties || o.end == EndReason::EmptyHand {
+            hv[c] <= others_min
+        } else {
+            hv[c] < others_min
+        };
+        let success = wins && !over;
+        let winner = if success {
+            c
+        } else {
+            self.best_non_caller(&hv, Some(c), &v.call)
+        };
+        o.caller = Some(c);
+        o.call_success = success;
+        o.winner = Some(winner);
+        match v.scoring {
+            Scoring::Coins(coins) => {
+                if success {
+                    for s in (0..n).filter(|&s| active(s) && s != c) {
+                        let pay = capped(hv[s], coins.cap);
+                        o.coin_delta[s] -= pay;
+                        o.coin_delta[c] += pay;
+                    }
+                } else {
+                    let table: i64 = (0..n)
+                        .filter(|&s| active(s))
+                        .map(|s| capped(hv[s], coins.cap))
+                        .sum();
+                    let penalty = if over {
+                        v.call.over_threshold_penalty
+                    } else {
+                        coins.failed_call_penalty
+                    };
+                    let pay = table + i64::from(penalty);
+                    o.coin_delta[c] -= pay;
+                    o.coin_delta[winner] += pay;
+                }
+            }
+            Scoring::Points(p) => {
+                if success {
+                    for s in (0..n).filter(|&s| active(s) && s != c) {
+                        o.points_delta[s] += i64::from(hv[s]);
+                    }
+                } else {
+                    let own = if p.failed_caller_adds_hand {
+                        i64::from(hv[c])
+                    } else {
+                        0
+                    };
+                    let penalty = if over {
+                        v.call.over_threshold_penalty
+                    } else {
+                        p.failed_call_penalty
+                    };
+                    o.points_delta[c] += i64::from(penalty) + own;
+                    if p.failed_call_others == FailedCallOthers::ScoreHand {
+                        for s in (0..n).filter(|&s| active(s) && s != c && s != winner) {
+                            o.points_delta[s] += i64::from(hv[s]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The lowest hand among active seats other than `caller`, ties broken by the rules.
+    fn best_non_caller(
+        &self,
+        hv: &[u32; MAX_PLAYERS],
+        caller: Option<usize>,
+        call: &CallRules,
+    ) -> usize {
+        let t = self.table;
+        let n = self.n;
+        let from = match call.tie_break {
+            TieBreak::LowestSeat => 0,
+            TieBreak::AfterCaller => caller.map_or(0, |c| (c + 1) % n),
+        };
+        (0..n)
+            .map(|i| (from + i) % n)
+            .filter(|&s| t.active[s] && Some(s) != caller)
+            .min_by_key(|&s| hv[s])
+            .expect("at least two active seats")
+    }
+}
+
+/// What an observation shows of the hidden hands: all of them to an oracle, nothing otherwise.
+#[inline]
+fn oracle_view(oracle: bool, hands: &[Hand]) -> Oracle<'_> {
+    if oracle {
+        Oracle::new(hands)
+    } else {
+        Oracle::none()
+    }
+}
+
+fn capped(value: u32, cap: Option<u32>) -> i64 {
+    i64::from(cap.map_or(value, |c| value.min(c)))
+}
+
+fn agent_error(agent: &str, seat: usize, error: super::decision::AgentError) -> PlayError {
+    PlayError::Agent {
+        agent: agent.to_string(),
+        seat,
+        error,
+    }
+}

@@ -1,0 +1,56 @@
+//! Statistics and figures of a run, computed from its records alone.
+//!
+//! Per stage, beside the records: `report.md` (tables and figures, readable on GitHub),
+//! `stats.json` (every number of the report), `tables/*.csv` and `tables/*.tex` (booktabs),
+//! and `figures/*.{svg,png,pdf}`. `dhumbal-run report DIR` regenerates them; the runner writes
+//! them after each stage. Definitions, and where they differ from the paper's, are in
+//! `docs/analysis.md`.
+//!
+//! Layout: [`load`] (records and the stage's description), [`metrics`] (the one pass over the
+//! records), [`stats`] and [`dist`] (tests, intervals, distributions), [`power`] (power, sample
+//! size, minimum detectable effect), [`analyze`] (from moments to statistics), [`tables`]
+//! (CSV, LaTeX, Markdown), [`figures`] (what each figure shows, drawn by `dhumbal_plots`),
+//! [`report`] (the files), [`plan`] (sample size before a run).
+
+pub mod analyze;
+pub mod dist;
+pub mod figures;
+pub mod load;
+pub mod metrics;
+pub mod plan;
+pub mod power;
+pub mod report;
+pub mod stats;
+pub mod tables;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+pub use analyze::{Options, StageAnalysis};
+pub use load::{Seating, StageInfo};
+pub use report::{StageReport, report_dir, report_stage};
+
+/// Whose definitions the statistics follow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Definitions {
+    /// Ours (docs/analysis.md): sample variances in Cohen's d, Wilson intervals, Holm-adjusted
+    /// stars on the paired test where the design pairs.
+    #[default]
+    Ours,
+    /// The paper's public code, to reproduce its numbers: population variances in Cohen's d,
+    /// the normal win interval with z = 1.96, stars on Bonferroni-adjusted Welch p-values, the
+    /// paper's five metrics under its names.
+    Paper,
+}
+
+/// Analyses the stage whose records are in `dir` (without writing anything).
+pub fn analyze_stage(
+    dir: &Path,
+    info: &StageInfo,
+    opts: &Options,
+) -> anyhow::Result<(StageAnalysis, metrics::Accumulated)> {
+    let acc = metrics::accumulate(dir, info)?;
+    Ok((analyze::analyze(info, &acc, opts), acc))
+}

@@ -1,0 +1,691 @@
+//! Reading a stage's records for analysis: `rounds.parquet` (else `rounds.csv`) in slices of
+//! rows, only the columns the analysis needs, each read by its name and cast to the type it
+//! expects, and what the stage was (agents in slot order, seating, scoring) from the run's
+//! `manifest.json`, `summary.csv` or, failing both, the records themselves.
+//!
+//! A record file whose columns are not those of `docs/records.md` (missing, unexpected or
+//! reordered), an empty one, an unparsable value or an agent the stage does not have is an
+//! [`InputError`]: bad input, naming the file, which the command line maps to exit code 2.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use polars::prelude::{DataFrame, DataType, ParquetReader, SerReader};
+use serde::Serialize;
+
+use dhumbal_runner::scenario::AgentDef;
+pub use dhumbal_runner::scenario::Seating;
+use dhumbal_runner::scenario::Stage;
+
+/// Records (or the files describing their stage) that cannot be read or do not make sense:
+/// bad input, as opposed to a failure to write the report. The message names the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct InputError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl InputError {
+    pub fn new(path: &Path, message: impl Into<String>) -> InputError {
+        InputError {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Whether `e` (or anything in its chain of causes) is an [`InputError`].
+pub fn is_input_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<InputError>())
+}
+
+type Result<T> = std::result::Result<T, InputError>;
+
+/// What the stage was, as far as the analysis needs to know.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageInfo {
+    pub name: String,
+    /// Agent ids in slot order (the scenario's order): the order of every table and the
+    /// colour of every agent in the figures.
+    pub agents: Vec<String>,
+    /// Kind of each agent (`aggressive`, `script:...`); empty when unknown.
+    pub kinds: Vec<String>,
+    pub seating: Seating,
+    /// Point scoring (games until one player is left) rather than coins.
+    pub points: bool,
+    pub players: usize,
+    /// Coin scoring: rounds per session (coins carry over within one).
+    pub session: Option<u32>,
+    pub seed: Option<u64>,
+    /// Where this description came from (`runner`, `manifest.json`, `summary.csv`, `records`).
+    pub source: String,
+}
+
+impl StageInfo {
+    /// What the runner knows of a stage it has just played (`agents` as seated, `winner_of`
+    /// resolved).
+    pub fn of_stage(stage: &Stage, agents: &[AgentDef]) -> StageInfo {
+        StageInfo {
+            name: stage.name.clone(),
+            agents: agents.iter().map(|a| a.id.clone()).collect(),
+            kinds: agents.iter().map(|a| a.kind.clone()).collect(),
+            seating: stage.seating,
+            points: stage.is_points(),
+            players: stage.players(),
+            session: stage.session,
+            seed: Some(stage.seed),
+            source: "runner".into(),
+        }
+    }
+
+    pub fn arrangements(&self) -> u64 {
+        self.seating.arrangements(self.players)
+    }
+}
+
+/// One row of `rounds.*`, reduced to what the analysis reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Row {
+    pub slot: u8,
+    pub deal: u64,
+    pub rotation: u32,
+    pub round: u32,
+    pub seat: u32,
+    pub starter: bool,
+    pub won: bool,
+    pub called: bool,
+    pub call_success: bool,
+    pub coin_delta: i64,
+    pub points_delta: i64,
+    pub hand_value: u32,
+    pub cards_discarded: u32,
+    pub turns: u32,
+    pub decisions: u32,
+    /// Empty for rounds whose decisions were not timed.
+    pub decision_ns: Option<u64>,
+    pub game_won: bool,
+}
+
+/// The record columns the analysis reads (their types come from the record schema,
+/// `dhumbal_runner::records::COLUMNS`).
+const READ: [&str; 17] = [
+    "agent",
+    "deal",
+    "rotation",
+    "round",
+    "seat",
+    "starter",
+    "won",
+    "called",
+    "call_success",
+    "coin_delta",
+    "points_delta",
+    "hand_value",
+    "cards_discarded",
+    "turns",
+    "decisions",
+    "decision_ns",
+    "game_won",
+];
+
+/// Rows per slice: bounds memory (a slice of two million rows takes about 100 MB) while
+/// keeping Polars' parallel decoding busy.
+const SLICE_ROWS: usize = 2_000_000;
+
+/// The record file of a stage folder: Parquet if present, else CSV.
+pub fn record_file(dir: &Path) -> Option<PathBuf> {
+    ["rounds.parquet", "rounds.csv"]
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+}
+
+/// Calls `each` on every row of the stage's records, in file order. `agents` maps agent ids
+/// to slots; an id not in it is an error (the records do not belong to this stage).
+pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -> Result<u64> {
+    let path = record_file(dir)
+        .ok_or_else(|| InputError::new(dir, "no rounds.parquet or rounds.csv here"))?;
+    let slots: HashMap<&str, u8> = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.as_str(), i as u8))
+        .collect();
+    let wanted: Vec<&str> = READ.to_vec();
+    let mut rows = 0u64;
+    if is_parquet(&path) {
+        let total = parquet_reader(&path)?
+            .num_rows()
+            .map_err(|e| InputError::new(&path, format!("cannot read: {}", polars_message(&e))))?;
+        let mut offset = 0;
+        while offset < total {
+            let len = SLICE_ROWS.min(total - offset);
+            let df = read_parquet(&path, &wanted, Some((offset, len)))?;
+            rows += visit(&df, &slots, &path, &mut each)?;
+            offset += len;
+        }
+    } else {
+        let df = read_csv(&path, Some(&wanted))?;
+        rows += visit(&df, &slots, &path, &mut each)?;
+    }
+    Ok(rows)
+}
+
+fn is_parquet(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "parquet")
+}
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| InputError::new(path, format!("cannot open: {e}")))
+}
+
+/// A Parquet reader whose columns have been checked against the records' schema.
+fn parquet_reader(path: &Path) -> Result<ParquetReader<File>> {
+    let mut reader = ParquetReader::new(open(path)?);
+    let names: Vec<String> = reader
+        .schema()
+        .map_err(|e| {
+            InputError::new(
+                path,
+                format!("not a readable Parquet file: {}", polars_message(&e)),
+            )
+        })?
+        .iter_names()
+        .map(|n| n.to_string())
+        .collect();
+    check_columns(path, &names)?;
+    Ok(ParquetReader::new(open(path)?))
+}
+
+/// Reads `columns` (by name) of rows `slice` (offset, length) of a Parquet record file.
+fn read_parquet(path: &Path, columns: &[&str], slice: Option<(usize, usize)>) -> Result<DataFrame> {
+    parquet_reader(path)?
+        .with_columns(Some(columns.iter().map(|c| c.to_string()).collect()))
+        .with_slice(slice)
+        .finish()
+        .map_err(|e| InputError::new(path, format!("cannot read: {}", polars_message(&e))))
+}
+
+/// Reads a CSV record file, `columns` only (all if `None`). The header is checked against
+/// the records' schema first, and each column gets the type of the schema column of the same
+/// name, so that types follow names, never positions.
+fn read_csv(path: &Path, columns: Option<&[&str]>) -> Result<DataFrame> {
+    let header = csv_header(path)?;
+    check_columns(path, &header)?;
+    dhumbal_runner::records::read_csv(path, columns)
+        .map_err(|e| InputError::new(path, format!("cannot parse: {}", polars_message(&e))))
+}
+
+/// A Polars error without its advice, which is about Polars' own options (Python's at that).
+fn polars_message(e: &polars::prelude::PolarsError) -> String {
+    e.to_string()
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| {
+            !p.is_empty() && !p.starts_with("You might want") && !p.starts_with("Original error")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The column names of a CSV file's first line.
+fn csv_header(path: &Path) -> Result<Vec<String>> {
+    let mut line = String::new();
+    BufReader::new(open(path)?)
+        .read_line(&mut line)
+        .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    let line = line
+        .trim_start_matches('\u{feff}')
+        .trim_end_matches(['\n', '\r']);
+    if line.trim().is_empty() {
+        return Err(InputError::new(
+            path,
+            "the file is empty: no header line, no records",
+        ));
+    }
+    Ok(line
+        .split(',')
+        .map(|c| c.trim().trim_matches('"').to_string())
+        .collect())
+}
+
+/// Checks a record file's column names against the records' schema (`docs/records.md`):
+/// every column present, none unexpected or repeated, in the documented order. The error names
+/// the missing, unexpected, repeated and out-of-order columns.
+pub fn check_columns(path: &Path, names: &[String]) -> Result<()> {
+    let expected: Vec<String> = dhumbal_runner::records::COLUMNS
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    if names == expected.as_slice() {
+        return Ok(());
+    }
+    let quote = |v: &[&String]| {
+        v.iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let missing: Vec<&String> = expected.iter().filter(|e| !names.contains(e)).collect();
+    // Each name once, in the header's order.
+    fn once(v: Vec<&String>) -> Vec<&String> {
+        let mut out: Vec<&String> = Vec::new();
+        for n in v {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        out
+    }
+    let unexpected = once(names.iter().filter(|n| !expected.contains(n)).collect());
+    let repeated = once(
+        names
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| names[..*i].contains(n) && expected.contains(n))
+            .map(|(_, n)| n)
+            .collect(),
+    );
+    // Among the columns both have, those not where the schema's order puts them.
+    let mut seen = Vec::new();
+    let common_got: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            let first = expected.contains(n) && !seen.contains(n);
+            seen.push(*n);
+            first
+        })
+        .collect();
+    let common_want: Vec<&String> = expected.iter().filter(|e| names.contains(e)).collect();
+    let misordered: Vec<&String> = common_got
+        .iter()
+        .zip(&common_want)
+        .filter(|(g, w)| g != w)
+        .map(|(g, _)| *g)
+        .collect();
+    let mut problems = Vec::new();
+    if !missing.is_empty() {
+        problems.push(format!("missing {}", quote(&missing)));
+    }
+    if !unexpected.is_empty() {
+        problems.push(format!("unexpected {}", quote(&unexpected)));
+    }
+    if !repeated.is_empty() {
+        problems.push(format!("repeated {}", quote(&repeated)));
+    }
+    if !misordered.is_empty() {
+        problems.push(format!("out of order {}", quote(&misordered)));
+    }
+    Err(InputError::new(
+        path,
+        format!(
+            "the columns are not those of the records (docs/records.md): {}; expected {}",
+            problems.join("; "),
+            expected.join(",")
+        ),
+    ))
+}
+
+/// Walks one frame row by row.
+fn visit(
+    df: &DataFrame,
+    slots: &HashMap<&str, u8>,
+    path: &Path,
+    each: &mut impl FnMut(&Row),
+) -> Result<u64> {
+    // Each column by its name, cast to the type the record schema gives it.
+    let col = |name: &str| -> Result<polars::prelude::Column> {
+        let ty = dhumbal_runner::records::column(name)
+            .map(|c| c.ty.dtype())
+            .ok_or_else(|| InputError::new(path, format!("`{name}` is not a record column")))?;
+        df.column(name)
+            .map_err(|_| InputError::new(path, format!("no column `{name}`")))?
+            .strict_cast(&ty)
+            .map_err(|e| {
+                InputError::new(
+                    path,
+                    format!("column `{name}` is not {ty}: {}", polars_message(&e)),
+                )
+            })
+    };
+    let cols: HashMap<&str, polars::prelude::Column> = READ
+        .iter()
+        .map(|&name| col(name).map(|c| (name, c)))
+        .collect::<Result<_>>()?;
+    let null = |name: &str| InputError::new(path, format!("column `{name}` has an empty value"));
+    let typed = |name: &str, e: polars::prelude::PolarsError| {
+        InputError::new(path, format!("column `{name}`: {}", polars_message(&e)))
+    };
+    let agent = cols["agent"].str().map_err(|e| typed("agent", e))?;
+    let u64s = |n: &str| cols[n].u64().map(|c| c.iter()).map_err(|e| typed(n, e));
+    let u32s = |n: &str| cols[n].u32().map(|c| c.iter()).map_err(|e| typed(n, e));
+    let i64s = |n: &str| cols[n].i64().map(|c| c.iter()).map_err(|e| typed(n, e));
+    let bools = |n: &str| cols[n].bool().map(|c| c.iter()).map_err(|e| typed(n, e));
+    let (mut deal, mut rotation, mut round, mut seat) = (
+        u64s("deal")?,
+        u32s("rotation")?,
+        u32s("round")?,
+        u32s("seat")?,
+    );
+    let (mut starter, mut won, mut called, mut success) = (
+        bools("starter")?,
+        bools("won")?,
+        bools("called")?,
+        bools("call_success")?,
+    );
+    let (mut coin, mut points) = (i64s("coin_delta")?, i64s("points_delta")?);
+    let (mut hand, mut cards, mut turns, mut decisions) = (
+        u32s("hand_value")?,
+        u32s("cards_discarded")?,
+        u32s("turns")?,
+        u32s("decisions")?,
+    );
+    let (mut ns, mut game_won) = (u64s("decision_ns")?, bools("game_won")?);
+    let mut last: Option<(&str, u8)> = None;
+    let mut n = 0u64;
+    for id in agent.iter() {
+        let id = id.ok_or_else(|| null("agent"))?;
+        let slot = match last {
+            Some((prev, slot)) if prev == id => slot,
+            _ => {
+                let slot = *slots.get(id).ok_or_else(|| {
+                    let mut known: Vec<&str> = slots.keys().copied().collect();
+                    known.sort_unstable();
+                    InputError::new(
+                        path,
+                        format!(
+                            "agent `{id}` is not one of this stage's agents ({})",
+                            known.join(", ")
+                        ),
+                    )
+                })?;
+                last = Some((id, slot));
+                slot
+            }
+        };
+        macro_rules! next {
+            ($it:ident, $name:literal) => {
+                $it.next().flatten().ok_or_else(|| null($name))?
+            };
+        }
+        let row = Row {
+            slot,
+            deal: next!(deal, "deal"),
+            rotation: next!(rotation, "rotation"),
+            round: next!(round, "round"),
+            seat: next!(seat, "seat"),
+            starter: next!(starter, "starter"),
+            won: next!(won, "won"),
+            called: next!(called, "called"),
+            call_success: next!(success, "call_success"),
+            coin_delta: next!(coin, "coin_delta"),
+            points_delta: next!(points, "points_delta"),
+            hand_value: next!(hand, "hand_value"),
+            cards_discarded: next!(cards, "cards_discarded"),
+            turns: next!(turns, "turns"),
+            decisions: next!(decisions, "decisions"),
+            decision_ns: ns.next().flatten(),
+            game_won: next!(game_won, "game_won"),
+        };
+        each(&row);
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Describes the stage in `dir`: from the run's `manifest.json` (in `dir` or its parent),
+/// else from `summary.csv` and the records.
+pub fn stage_info(dir: &Path) -> Result<StageInfo> {
+    for candidate in [
+        dir.join("manifest.json"),
+        dir.join("..").join("manifest.json"),
+    ] {
+        if candidate.is_file()
+            && let Some(info) = from_manifest(&candidate, dir)?
+        {
+            return Ok(info);
+        }
+    }
+    infer(dir)
+}
+
+/// Stage folders of a run: the stages listed in `root/manifest.json`, else `root` itself if it
+/// holds records, else every subfolder that does.
+pub fn stage_dirs(root: &Path) -> Result<Vec<PathBuf>> {
+    let manifest = root.join("manifest.json");
+    if manifest.is_file() {
+        let m = read_json(&manifest)?;
+        let mut dirs = Vec::new();
+        for stage in m["stages"].as_array().into_iter().flatten() {
+            let name = stage["name"].as_str().unwrap_or_default();
+            let sub = root.join(name);
+            if !name.is_empty() && record_file(&sub).is_some() {
+                dirs.push(sub);
+            } else if record_file(root).is_some() {
+                dirs.push(root.to_path_buf());
+            }
+        }
+        dirs.dedup();
+        if !dirs.is_empty() {
+            return Ok(dirs);
+        }
+    }
+    if record_file(root).is_some() {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .map_err(|e| InputError::new(root, format!("cannot read the folder: {e}")))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && record_file(p).is_some())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        return Err(InputError::new(
+            root,
+            "holds no records (rounds.parquet or rounds.csv), neither itself nor in a subfolder",
+        ));
+    }
+    Ok(dirs)
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| InputError::new(path, format!("not valid JSON: {e}")))
+}
+
+/// The stage of `manifest` whose folder is `dir`: a stage named like `dir`'s last component,
+/// or the only stage when the records sit next to the manifest.
+fn from_manifest(manifest: &Path, dir: &Path) -> Result<Option<StageInfo>> {
+    let m = read_json(manifest)?;
+    let stages = m["stages"].as_array().cloned().unwrap_or_default();
+    let specs = m["scenario"]["stages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let same_folder = manifest.parent().is_some_and(|p| same(p, dir));
+    let folder = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let index = if same_folder && stages.len() == 1 {
+        Some(0)
+    } else {
+        stages.iter().position(|s| {
+            s["name"]
+                .as_str()
+                .is_some_and(|n| Some(n) == folder.as_deref())
+        })
+    };
+    let Some(i) = index else {
+        return Ok(None);
+    };
+    let stage = &stages[i];
+    let spec = specs.get(i).cloned().unwrap_or_default();
+    let agents: Vec<String> = stage["agents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["id"].as_str().map(String::from))
+        .collect();
+    let kinds = stage["agents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            a["kind"]
+                .as_str()
+                .map(String::from)
+                .or_else(|| a["script"].as_str().map(|s| format!("script:{s}")))
+                .unwrap_or_default()
+        })
+        .collect();
+    if agents.is_empty() {
+        return Ok(None);
+    }
+    let rules = &spec["rules"];
+    let seating = spec["seating"]
+        .as_str()
+        .and_then(Seating::parse)
+        .unwrap_or(Seating::Fixed);
+    Ok(Some(StageInfo {
+        name: stage["name"].as_str().unwrap_or_default().to_string(),
+        players: rules["players"]
+            .as_u64()
+            .map_or(agents.len(), |p| p as usize),
+        agents,
+        kinds,
+        seating,
+        points: rules["scoring"].as_str() == Some("points"),
+        session: spec["session"].as_u64().map(|s| s as u32),
+        seed: spec["seed"].as_u64().or(m["seed"].as_u64()),
+        source: "manifest.json".into(),
+    }))
+}
+
+fn same(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Without a manifest: agents in `summary.csv` order (slot order), else in order of first
+/// appearance; the seating from the number of arrangements in the records.
+fn infer(dir: &Path) -> Result<StageInfo> {
+    let mut agents: Vec<String> = Vec::new();
+    let mut kinds = Vec::new();
+    let mut source = "records";
+    let summary = dir.join("summary.csv");
+    if summary.is_file() {
+        let bad = |e: csv::Error| InputError::new(&summary, format!("cannot read: {e}"));
+        let mut reader = csv::Reader::from_path(&summary).map_err(bad)?;
+        let header = reader.headers().map_err(bad)?.clone();
+        let (a, k) = (
+            header.iter().position(|h| h == "agent"),
+            header.iter().position(|h| h == "kind"),
+        );
+        if let Some(a) = a {
+            for record in reader.records() {
+                let record = record.map_err(bad)?;
+                if let Some(id) = record.get(a) {
+                    agents.push(id.to_string());
+                    kinds.push(k.and_then(|k| record.get(k)).unwrap_or("").to_string());
+                }
+            }
+            source = "summary.csv";
+        }
+    }
+    let path = record_file(dir)
+        .ok_or_else(|| InputError::new(dir, "no rounds.parquet or rounds.csv here"))?;
+    let wanted = [
+        "stage",
+        "agent",
+        "rotation",
+        "seat",
+        "points_delta",
+        "coin_delta",
+    ];
+    let df = if is_parquet(&path) {
+        read_parquet(&path, &wanted, None)?
+    } else {
+        read_csv(&path, Some(&wanted))?
+    };
+    if df.height() == 0 {
+        return Err(no_rounds(&path));
+    }
+    let bad = |e: polars::prelude::PolarsError| InputError::new(&path, polars_message(&e));
+    if agents.is_empty() {
+        for id in df
+            .column("agent")
+            .and_then(|c| c.str())
+            .map_err(bad)?
+            .iter()
+            .flatten()
+        {
+            if !agents.iter().any(|a| a == id) {
+                agents.push(id.to_string());
+            }
+        }
+        kinds = vec![String::new(); agents.len()];
+    }
+    let max_of = |name: &str| -> Result<u64> {
+        Ok(df
+            .column(name)
+            .and_then(|c| c.cast(&DataType::UInt64))
+            .map_err(bad)?
+            .u64()
+            .map_err(bad)?
+            .iter()
+            .flatten()
+            .max()
+            .unwrap_or(0))
+    };
+    let arrangements = max_of("rotation")? + 1;
+    let players = (max_of("seat")? + 1) as usize;
+    let seating = if arrangements == 1 {
+        Seating::Fixed
+    } else if arrangements == players as u64 && players > 2 {
+        Seating::Rotate
+    } else {
+        Seating::Permute
+    };
+    let points = df
+        .column("points_delta")
+        .and_then(|c| c.cast(&DataType::Int64))
+        .map_err(bad)?
+        .i64()
+        .map_err(bad)?
+        .iter()
+        .any(|v| v.is_some_and(|v| v != 0));
+    let name = df
+        .column("stage")
+        .and_then(|c| c.str())
+        .map_err(bad)?
+        .iter()
+        .flatten()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    Ok(StageInfo {
+        name,
+        agents,
+        kinds,
+        seating,
+        points,
+        players,
+        session: None,
+        seed: None,
+        source: source.into(),
+    })
+}
+
+/// The error for a record file without a single round.
+pub fn no_rounds(path: &Path) -> InputError {
+    InputError::new(
+        path,
+        "holds no rounds (a header without records?): nothing to analyse",
+    )
+}

@@ -1,0 +1,453 @@
+//! Tests, effect sizes, intervals and multiple-comparison adjustments, on running moments so
+//! that a million rounds need one pass and no per-round vectors. Every function returns
+//! `None` where the quantity is undefined (too few observations, zero variance) instead of a
+//! NaN: the numbers end up in JSON, where NaN does not exist.
+//!
+//! Checked against SciPy and statsmodels in `tests/fixtures/stats.json`
+//! (`scripts/reference/stats_fixture.py`).
+
+use serde::Serialize;
+
+use super::dist::{normal_quantile, t_quantile, t_two_sided_p};
+
+/// Count, mean and sum of squared deviations, updated one value at a time (Welford), so that
+/// variances stay accurate whatever the offset of the data.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Moments {
+    pub n: u64,
+    pub mean: f64,
+    m2: f64,
+}
+
+impl Moments {
+    pub fn new() -> Moments {
+        Moments::default()
+    }
+
+    /// Two passes over a slice (mean first): the most accurate form, used by tests.
+    pub fn from_slice(values: &[f64]) -> Moments {
+        let n = values.len();
+        if n == 0 {
+            return Moments::default();
+        }
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let m2 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+        Moments {
+            n: n as u64,
+            mean,
+            m2,
+        }
+    }
+
+    pub fn push(&mut self, x: f64) {
+        self.n += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+
+    /// Combines two sets of moments (Chan et al.).
+    pub fn merge(&mut self, other: &Moments) {
+        if other.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *other;
+            return;
+        }
+        let n = (self.n + other.n) as f64;
+        let delta = other.mean - self.mean;
+        self.m2 += other.m2 + delta * delta * self.n as f64 * other.n as f64 / n;
+        self.mean += delta * other.n as f64 / n;
+        self.n += other.n;
+    }
+
+    /// Variance with `ddof` delta degrees of freedom (1: the sample variance; 0: the
+    /// population variance NumPy's `np.var` gives by default).
+    pub fn var(&self, ddof: u64) -> Option<f64> {
+        (self.n > ddof).then(|| self.m2 / (self.n - ddof) as f64)
+    }
+
+    /// The sample standard deviation (ddof 1).
+    pub fn sd(&self) -> Option<f64> {
+        self.var(1).map(f64::sqrt)
+    }
+
+    /// Standard error of the mean.
+    pub fn se(&self) -> Option<f64> {
+        self.sd().map(|s| s / (self.n as f64).sqrt())
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.mean)
+    }
+}
+
+/// A mean over units (clusters) of possibly unequal size: Σ S_g / Σ n_g, with its
+/// cluster-robust variance G/(G-1) · Σ_g (S_g - ȳ·n_g)² / (Σ n_g)² (the CR1 sandwich of
+/// statsmodels' `cov_type="cluster"` for a mean). With equal sizes this is the variance of
+/// the mean of unit means, s²/G. Sums are kept about the first unit's mean, so that the
+/// expansion does not cancel catastrophically.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Cluster {
+    /// Units.
+    pub g: u64,
+    shift: f64,
+    s: f64,
+    n: f64,
+    ss: f64,
+    sn: f64,
+    nn: f64,
+}
+
+impl Cluster {
+    /// Adds a unit with `count` observations summing to `sum`.
+    pub fn push(&mut self, sum: f64, count: f64) {
+        if self.g == 0 {
+            self.shift = sum / count;
+        }
+        let s = sum - self.shift * count;
+        self.g += 1;
+        self.s += s;
+        self.n += count;
+        self.ss += s * s;
+        self.sn += s * count;
+        self.nn += count * count;
+    }
+
+    /// Observations over all units.
+    pub fn count(&self) -> f64 {
+        self.n
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0.0).then(|| self.shift + self.s / self.n)
+    }
+
+    /// Σ_g (S_g - ȳ·n_g)² (shift-invariant).
+    fn residual_ss(&self) -> f64 {
+        let m = self.s / self.n;
+        (self.ss - 2.0 * m * self.sn + m * m * self.nn).max(0.0)
+    }
+
+    /// Cluster-robust variance of the mean.
+    pub fn var_mean(&self) -> Option<f64> {
+        (self.g >= 2 && self.n > 0.0).then(|| {
+            let g = self.g as f64;
+            g / (g - 1.0) * self.residual_ss() / (self.n * self.n)
+        })
+    }
+
+    /// The t interval mean ± t_{(1+c)/2, G-1}·sqrt(var_mean).
+    pub fn interval(&self, confidence: f64) -> Option<(f64, f64)> {
+        let (m, v) = (self.mean()?, self.var_mean()?);
+        let t = t_quantile(1.0 - (1.0 - confidence) / 2.0, (self.g - 1) as f64);
+        let half = t * v.sqrt();
+        Some((m - half, m + half))
+    }
+}
+
+/// Two agents' means over the same units and the cluster-robust variance of their
+/// difference: G/(G-1)·Σ_g e_g², e_g = (S_ag - ȳ_a·n_ag)/N_a - (S_bg - ȳ_b·n_bg)/N_b. With equal
+/// unit sizes this is exactly the paired t-test on unit means (`scipy.stats.ttest_rel`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClusterPair {
+    pub a: Cluster,
+    pub b: Cluster,
+    sab: f64,
+    s_a_n_b: f64,
+    n_a_s_b: f64,
+    n_a_n_b: f64,
+}
+
+impl ClusterPair {
+    /// Adds a unit where agent a has `na` observations summing to `sa`, agent b `nb` to `sb`.
+    pub fn push(&mut self, sa: f64, na: f64, sb: f64, nb: f64) {
+        self.a.push(sa, na);
+        self.b.push(sb, nb);
+        let (xa, xb) = (sa - self.a.shift * na, sb - self.b.shift * nb);
+        self.sab += xa * xb;
+        self.s_a_n_b += xa * nb;
+        self.n_a_s_b += na * xb;
+        self.n_a_n_b += na * nb;
+    }
+
+    /// Units.
+    pub fn units(&self) -> u64 {
+        self.a.g
+    }
+
+    pub fn difference(&self) -> Option<f64> {
+        Some(self.a.mean()? - self.b.mean()?)
+    }
+
+    /// Cluster-robust variance of the difference of the two means.
+    pub fn var_difference(&self) -> Option<f64> {
+        let (a, b) = (&self.a, &self.b);
+        if a.g < 2 || a.n <= 0.0 || b.n <= 0.0 {
+            return None;
+        }
+        let (ma, mb) = (a.s / a.n, b.s / b.n);
+        let cross = self.sab - mb * self.s_a_n_b - ma * self.n_a_s_b + ma * mb * self.n_a_n_b;
+        let g = a.g as f64;
+        let v = a.residual_ss() / (a.n * a.n) + b.residual_ss() / (b.n * b.n)
+            - 2.0 * cross / (a.n * b.n);
+        Some(g / (g - 1.0) * v.max(0.0))
+    }
+
+    /// The paired test: t = difference / sqrt(variance), G - 1 degrees of freedom.
+    pub fn test(&self) -> Option<TestResult> {
+        let v = self.var_difference()?;
+        if v.is_nan() || v <= 0.0 {
+            return None;
+        }
+        let statistic = self.difference()? / v.sqrt();
+        let df = (self.units() - 1) as f64;
+        let p = t_two_sided_p(statistic, df)?;
+        Some(TestResult { statistic, df, p })
+    }
+
+    /// The standard deviation of the unit differences, sqrt(G·variance) (the SD of the
+    /// differences of unit means when units are of equal size).
+    pub fn sd_difference(&self) -> Option<f64> {
+        Some((self.var_difference()? * self.units() as f64).sqrt())
+    }
+
+    /// Cohen's d_z: the difference over the SD of the unit differences (= t/√G).
+    pub fn cohen_dz(&self) -> Option<f64> {
+        let sd = self.sd_difference()?;
+        (sd > 0.0)
+            .then(|| self.difference().map(|d| d / sd))
+            .flatten()
+    }
+}
+
+/// Running co-moments of pairs (x, y), for Pearson's correlation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoMoments {
+    pub n: u64,
+    mean_x: f64,
+    mean_y: f64,
+    m2x: f64,
+    m2y: f64,
+    cxy: f64,
+}
+
+impl CoMoments {
+    pub fn push(&mut self, x: f64, y: f64) {
+        self.n += 1;
+        let n = self.n as f64;
+        let dx = x - self.mean_x;
+        let dy = y - self.mean_y;
+        self.mean_x += dx / n;
+        self.mean_y += dy / n;
+        self.m2x += dx * (x - self.mean_x);
+        self.m2y += dy * (y - self.mean_y);
+        self.cxy += dx * (y - self.mean_y);
+    }
+
+    pub fn from_slices(x: &[f64], y: &[f64]) -> CoMoments {
+        let mut c = CoMoments::default();
+        for (a, b) in x.iter().zip(y) {
+            c.push(*a, *b);
+        }
+        c
+    }
+}
+
+/// A test statistic with its degrees of freedom and two-sided p-value.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TestResult {
+    pub statistic: f64,
+    pub df: f64,
+    pub p: f64,
+}
+
+/// Welch's unequal-variance t-test (the paper's eq. 10, as `scipy.stats.ttest_ind(a, b,
+/// equal_var=False)`), with the Welch-Satterthwaite degrees of freedom.
+pub fn welch(a: &Moments, b: &Moments) -> Option<TestResult> {
+    let (va, vb) = (a.var(1)?, b.var(1)?);
+    let (sa, sb) = (va / a.n as f64, vb / b.n as f64);
+    let se2 = sa + sb;
+    if se2.is_nan() || se2 <= 0.0 {
+        return None;
+    }
+    let statistic = (a.mean - b.mean) / se2.sqrt();
+    let df = se2 * se2 / (sa * sa / (a.n - 1) as f64 + sb * sb / (b.n - 1) as f64);
+    let p = t_two_sided_p(statistic, df)?;
+    Some(TestResult { statistic, df, p })
+}
+
+/// The paired t-test on differences a - b (`scipy.stats.ttest_rel`): a one-sample t-test of
+/// the differences' mean against 0, with n - 1 degrees of freedom.
+pub fn paired(diff: &Moments) -> Option<TestResult> {
+    let se = diff.se()?;
+    if se.is_nan() || se <= 0.0 {
+        return None;
+    }
+    let statistic = diff.mean / se;
+    let df = (diff.n - 1) as f64;
+    let p = t_two_sided_p(statistic, df)?;
+    Some(TestResult { statistic, df, p })
+}
+
+/// Which variances go into the pooled standard deviation of Cohen's d.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PooledSd {
+    /// Sample variances (ddof 1), as the paper's eq. 12 and Cohen (1988) define it.
+    Sample,
+    /// Population variances (ddof 0) in the same formula: what the paper's public code
+    /// computes (`np.var`), kept to reproduce its numbers.
+    Population,
+}
+
+/// The pooled standard deviation sqrt(((n1-1)·s1² + (n2-1)·s2²) / (n1+n2-2)) of the
+/// paper's eq. 12, from the two variances (so it is defined whatever the means); `None` when
+/// a variance is undefined.
+pub fn pooled_sd(a: &Moments, b: &Moments, sd: PooledSd) -> Option<f64> {
+    let ddof = match sd {
+        PooledSd::Sample => 1,
+        PooledSd::Population => 0,
+    };
+    if a.n + b.n <= 2 || a.n == 0 || b.n == 0 {
+        return None;
+    }
+    let (va, vb) = (a.var(ddof)?, b.var(ddof)?);
+    Some((((a.n - 1) as f64 * va + (b.n - 1) as f64 * vb) / (a.n + b.n - 2) as f64).sqrt())
+}
+
+/// Cohen's d: the mean difference over the pooled standard deviation
+/// sqrt(((n1-1)·s1² + (n2-1)·s2²) / (n1+n2-2)) (the paper's eq. 11-12).
+pub fn cohen_d(a: &Moments, b: &Moments, sd: PooledSd) -> Option<f64> {
+    let pooled = pooled_sd(a, b, sd)?;
+    (pooled > 0.0).then(|| (a.mean - b.mean) / pooled)
+}
+
+/// Cohen's d_z for paired data: the mean difference over the standard deviation of the
+/// differences (sample, ddof 1).
+pub fn cohen_dz(diff: &Moments) -> Option<f64> {
+    let sd = diff.sd()?;
+    (sd > 0.0).then(|| diff.mean / sd)
+}
+
+/// Bonferroni adjustment over one family: min(1, m·p), m the number of defined p-values.
+pub fn bonferroni(p: &[Option<f64>]) -> Vec<Option<f64>> {
+    let m = p.iter().flatten().count() as f64;
+    p.iter().map(|p| p.map(|p| (p * m).min(1.0))).collect()
+}
+
+/// Holm's step-down adjustment over one family (as statsmodels' `multipletests(method=
+/// "holm")`): the i-th smallest p times (m - i + 1), made monotone, capped at 1. It controls
+/// the family-wise error rate like Bonferroni and never rejects less.
+pub fn holm(p: &[Option<f64>]) -> Vec<Option<f64>> {
+    let mut order: Vec<(usize, f64)> = p
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.map(|p| (i, p)))
+        .collect();
+    order.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let m = order.len();
+    let mut out = vec![None; p.len()];
+    let mut running: f64 = 0.0;
+    for (rank, (i, p)) in order.into_iter().enumerate() {
+        running = running.max(p * (m - rank) as f64);
+        out[i] = Some(running.min(1.0));
+    }
+    out
+}
+
+/// Significance stars for a p-value: `***` < 0.001, `**` < 0.01, `*` < 0.05, else empty.
+pub fn stars(p: Option<f64>) -> &'static str {
+    match p {
+        Some(p) if p < 0.001 => "***",
+        Some(p) if p < 0.01 => "**",
+        Some(p) if p < 0.05 => "*",
+        _ => "",
+    }
+}
+
+/// The Wilson score interval for k successes in n trials (statsmodels' `proportion_confint(
+/// method="wilson")`); `None` when n is 0 (nothing to estimate).
+pub fn wilson(k: u64, n: u64, confidence: f64) -> Option<(f64, f64)> {
+    dhumbal_runner::totals::wilson(k, n, normal_quantile(1.0 - (1.0 - confidence) / 2.0))
+}
+
+/// The normal (Wald) interval p ± z·sqrt(p(1-p)/n), clipped to [0, 1]: the paper's eq. 6
+/// (its code uses z = 1.96 and the population SD of the win indicator, which is the same
+/// thing). Too narrow near 0 and 1, which is why Wilson is our headline interval. `None` when
+/// n is 0.
+pub fn normal_interval(k: u64, n: u64, z: f64) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let p = k as f64 / n;
+    let half = z * (p * (1.0 - p) / n).sqrt();
+    Some(((p - half).max(0.0), (p + half).min(1.0)))
+}
+
+/// The t interval for a mean: mean ± t_{(1+c)/2, n-1}·s/√n.
+pub fn mean_interval(m: &Moments, confidence: f64) -> Option<(f64, f64)> {
+    let se = m.se()?;
+    let t = t_quantile(1.0 - (1.0 - confidence) / 2.0, (m.n - 1) as f64);
+    Some((m.mean - t * se, m.mean + t * se))
+}
+
+/// Pearson's correlation with its two-sided p-value (t = r·sqrt((n-2)/(1-r²)), n - 2
+/// degrees of freedom) and a Fisher-z confidence interval, as `scipy.stats.pearsonr`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Correlation {
+    pub n: u64,
+    pub r: f64,
+    pub p: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+pub fn pearson(c: &CoMoments, confidence: f64) -> Option<Correlation> {
+    if c.n < 2 || c.m2x.is_nan() || c.m2x <= 0.0 || c.m2y.is_nan() || c.m2y <= 0.0 {
+        return None;
+    }
+    let r = (c.cxy / (c.m2x * c.m2y).sqrt()).clamp(-1.0, 1.0);
+    let n = c.n as f64;
+    let p = if c.n > 2 && r.abs() < 1.0 {
+        let t = r * ((n - 2.0) / (1.0 - r * r)).sqrt();
+        t_two_sided_p(t, n - 2.0)
+    } else if c.n > 2 {
+        Some(0.0)
+    } else {
+        None
+    };
+    let (low, high) = if c.n > 3 && r.abs() < 1.0 {
+        let z = r.atanh();
+        let half = normal_quantile(1.0 - (1.0 - confidence) / 2.0) / (n - 3.0).sqrt();
+        (Some((z - half).tanh()), Some((z + half).tanh()))
+    } else {
+        (None, None)
+    };
+    Some(Correlation {
+        n: c.n,
+        r,
+        p,
+        low,
+        high,
+    })
+}
+
+/// The q-quantile (0..=1) by linear interpolation between order statistics (NumPy's default,
+/// Hyndman-Fan type 7). Reorders `values`; `None` when empty or on a NaN.
+pub fn percentile(values: &mut [f64], q: f64) -> Option<f64> {
+    if values.is_empty() || !(0.0..=1.0).contains(&q) || values.iter().any(|v| v.is_nan()) {
+        return None;
+    }
+    let h = (values.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let frac = h - lo as f64;
+    let (_, &mut a, rest) = values.select_nth_unstable_by(lo, f64::total_cmp);
+    if frac == 0.0 || rest.is_empty() {
+        return Some(a);
+    }
+    let b = rest.iter().copied().fold(f64::INFINITY, f64::min);
+    Some(a + frac * (b - a))
+}

@@ -1,0 +1,18 @@
+//! The runner: a scenario file read and resolved once ([`scenario`]), turned into units of work
+//! played in parallel ([`tournament`], [`run`]), and kept as records ([`records`]), per-agent
+//! totals ([`totals`]), `summary.csv` and `manifest.json` ([`summary`]).
+//!
+//! It sits above the engine (`dhumbal_game`) and the agents (`dhumbal_agents`) and knows
+//! nothing of statistics or figures: a report is something the caller attaches to a run, as a
+//! [`run::Reporter`] that hears of each finished stage.
+
+pub mod bench;
+pub mod clock;
+mod pipeline;
+mod progress;
+pub mod records;
+pub mod run;
+pub mod scenario;
+pub mod summary;
+pub mod totals;
+pub mod tournament;

@@ -1,0 +1,571 @@
+//! Resolution: a parsed [`ScenarioSpec`] checked and turned into a [`Scenario`] once, every
+//! problem collected with its place. Agent entries are handed to the agent registry, which
+//! knows the families; this file knows none of them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use dhumbal_agents::nearest;
+use dhumbal_agents::registry;
+use dhumbal_agents::{AgentLog, Recipe, Resolve};
+use dhumbal_game::rules::{Rules, Scoring};
+
+use super::locate::Locations;
+use super::spec::{AgentSpec, ScenarioSpec, TableSpec};
+use super::{
+    AgentDef, DEFAULT_DECISION_SAMPLE, Generator, Output, Overrides, Problem, RulesSpec, Scenario,
+    SeatEntry, Seating, Stage,
+};
+
+/// Rounds of one session or game: a deal id holds the round in 20 bits.
+const MAX_ROUNDS_PER_MATCH: u32 = (1 << 20) - 1;
+
+pub(super) struct Resolver<'a> {
+    pub(super) path: &'a Path,
+    pub(super) locations: &'a Locations,
+    pub(super) problems: Vec<Problem>,
+    pub(super) log: Arc<AgentLog>,
+}
+
+/// `field` under the dotted `prefix` (`stages.1` and `agents` make `stages.1.agents`).
+fn at(prefix: &str, field: &str) -> String {
+    if prefix.is_empty() {
+        field.to_string()
+    } else {
+        format!("{prefix}.{field}")
+    }
+}
+
+impl Resolver<'_> {
+    fn problem(&mut self, path: &str, message: impl Into<String>) {
+        let pos = self.locations.find(path);
+        self.problems.push(Problem {
+            path: path.to_string(),
+            message: message.into(),
+            line: pos.map(|p| p.line),
+            column: pos.map(|p| p.column),
+        });
+    }
+
+    pub(super) fn scenario(
+        &mut self,
+        spec: &ScenarioSpec,
+        overrides: &Overrides,
+    ) -> Option<Scenario> {
+        let seed = overrides.seed.unwrap_or(spec.seed);
+        if spec.name.trim().is_empty() || spec.name.contains(['/', '\\']) {
+            self.problem(
+                "name",
+                "needs a non-empty name without slashes (it names the output folder)",
+            );
+        }
+        let staged = spec.stages.is_some();
+        let mut stages = Vec::new();
+        match &spec.stages {
+            None => {
+                if let Some(s) = self.stage(
+                    &spec.name,
+                    seed,
+                    "",
+                    &spec.table(),
+                    &TableSpec::default(),
+                    &[],
+                    overrides,
+                ) {
+                    stages.push(s);
+                }
+            }
+            Some(list) => {
+                if list.is_empty() {
+                    self.problem("stages", "lists no stages");
+                }
+                let mut names: Vec<String> = Vec::new();
+                for (i, st) in list.iter().enumerate() {
+                    let prefix = format!("stages.{i}");
+                    if names.contains(&st.name) {
+                        self.problem(
+                            &format!("{prefix}.name"),
+                            format!("stage `{}` is defined twice", st.name),
+                        );
+                    }
+                    if st.name.trim().is_empty() || st.name.contains(['/', '\\']) {
+                        self.problem(
+                            &format!("{prefix}.name"),
+                            "needs a non-empty name without slashes",
+                        );
+                    }
+                    // `--seed` replaces the scenario seed and is mixed into stages' own seeds, so
+                    // that replicate runs differ in every stage.
+                    let stage_seed = match (st.seed, overrides.seed) {
+                        (Some(own), Some(cli)) => mix_seed(cli, own),
+                        (Some(own), None) => own,
+                        (None, _) => seed,
+                    };
+                    let resolved = self.stage(
+                        &st.name,
+                        stage_seed,
+                        &prefix,
+                        &st.table(),
+                        &spec.table(),
+                        &names,
+                        overrides,
+                    );
+                    names.push(st.name.clone());
+                    if let Some(s) = resolved {
+                        stages.push(s);
+                    }
+                }
+            }
+        }
+        let out = spec.output.clone().unwrap_or_default();
+        let chunk_rounds = out.chunk_rounds.unwrap_or(16_384);
+        if out.decision_sample == Some(0) {
+            self.problem(
+                "output.decision_sample",
+                "must be at least 1 (1 times every deal, 16 one deal in 16)",
+            );
+        }
+        if chunk_rounds == 0 {
+            self.problem("output.chunk_rounds", "must be at least 1");
+        }
+        let dir = overrides
+            .out
+            .clone()
+            .or_else(|| out.dir.as_ref().map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("reports").join(&spec.name));
+        let output = Output {
+            dir,
+            csv: out.csv.unwrap_or(true),
+            parquet: out.parquet.unwrap_or(true),
+            chunk_rounds,
+            decision_sample: out
+                .decision_timing
+                .unwrap_or(true)
+                .then(|| out.decision_sample.unwrap_or(DEFAULT_DECISION_SAMPLE)),
+        };
+        if !self.problems.is_empty() {
+            return None;
+        }
+        Some(Scenario {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            path: self.path.to_path_buf(),
+            seed,
+            stages,
+            staged,
+            output,
+            agent_log: self.log.clone(),
+        })
+    }
+
+    /// One stage: its own fields over the scenario's (the defaults).
+    #[allow(clippy::too_many_arguments)]
+    fn stage(
+        &mut self,
+        name: &str,
+        seed: u64,
+        prefix: &str,
+        own: &TableSpec,
+        defaults: &TableSpec,
+        earlier: &[String],
+        overrides: &Overrides,
+    ) -> Option<Stage> {
+        let at = |field: &str| at(prefix, field);
+        let before = self.problems.len();
+        let rules = self.stage_rules(prefix, own, defaults);
+        let generator = own
+            .generator
+            .or(defaults.generator)
+            .unwrap_or(Generator::Chacha);
+        let seating = own.seating.or(defaults.seating).unwrap_or(Seating::Fixed);
+        let seats = self.stage_agents(prefix, own, defaults, rules.as_ref(), earlier);
+        let (matches, session_len) =
+            self.sample_size(prefix, own, defaults, rules.as_ref(), seating, overrides);
+        if generator == Generator::Python && seating == Seating::Random {
+            self.problem(&at("seating"), "the python generator has one stream per session and cannot also draw seatings; use chacha, or fixed/rotate/permute");
+        }
+        if self.problems.len() > before {
+            return None;
+        }
+        let rules = rules?;
+        let spec = serde_json::json!({
+            "name": name,
+            "seed": seed,
+            "generator": generator,
+            "seating": seating,
+            "matches": matches,
+            "session": session_len,
+            "rules": RulesSpec::from_variant(rules.variant()),
+            "agents": seats.iter().map(|s| match s {
+                SeatEntry::Agent(d) => d.spec.clone(),
+                SeatEntry::WinnerOf(i) => serde_json::json!({ "winner_of": earlier[*i] }),
+            }).collect::<Vec<_>>(),
+        });
+        Some(Stage {
+            name: name.to_string(),
+            seed,
+            generator,
+            rules,
+            seats,
+            seating,
+            matches,
+            session: session_len,
+            spec,
+        })
+    }
+
+    /// The stage's rules: its `rules:` fields over the scenario's, checked by the engine.
+    fn stage_rules(
+        &mut self,
+        prefix: &str,
+        own: &TableSpec,
+        defaults: &TableSpec,
+    ) -> Option<Arc<Rules>> {
+        let at = |field: &str| at(prefix, field);
+        // Rules: the stage's fields over the defaults' fields.
+        let rules_spec = merge_rules(defaults.rules.as_ref(), own.rules.as_ref());
+        let variant = match rules_spec.to_variant() {
+            Ok(v) => Some(v),
+            Err(list) => {
+                for (field, msg) in list {
+                    self.problem(&at(&format!("rules.{field}")), msg);
+                }
+                None
+            }
+        };
+        variant.and_then(|v| match Rules::new(v) {
+            Ok(r) => Some(Arc::new(r)),
+            Err(e) => {
+                for p in e.0 {
+                    self.problem(&at(&format!("rules.{}", rules_field(p.field))), p.message);
+                }
+                None
+            }
+        })
+    }
+
+    /// The stage's seats: each agent entry resolved, ids made unique, one per seat.
+    fn stage_agents(
+        &mut self,
+        prefix: &str,
+        own: &TableSpec,
+        defaults: &TableSpec,
+        rules: Option<&Arc<Rules>>,
+        earlier: &[String],
+    ) -> Vec<SeatEntry> {
+        let at = |field: &str| at(prefix, field);
+        let (agent_list, agents_path) = match (&own.agents, &defaults.agents) {
+            (Some(a), _) => (a.clone(), at("agents")),
+            (None, Some(a)) => (a.clone(), "agents".to_string()),
+            (None, None) => {
+                self.problem(&at("agents"), "no agents: list one per seat");
+                (Vec::new(), at("agents"))
+            }
+        };
+        let mut seats = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        for (i, a) in agent_list.iter().enumerate() {
+            let p = format!("{agents_path}.{i}");
+            if let Some(mut entry) = self.agent(a, &p, rules, earlier) {
+                let id = match &mut entry {
+                    SeatEntry::Agent(d) if !a.0.contains_key("id") && ids.contains(&d.id) => {
+                        // Unnamed agents of the same kind: `random`, `random-2`, `random-3`.
+                        let base = d.id.clone();
+                        let n = (2..)
+                            .find(|n| !ids.contains(&format!("{base}-{n}")))
+                            .expect("a free name");
+                        d.id = format!("{base}-{n}");
+                        d.spec["id"] = Value::from(d.id.clone());
+                        d.id.clone()
+                    }
+                    SeatEntry::Agent(d) => d.id.clone(),
+                    SeatEntry::WinnerOf(s) => format!("winner_of:{s}"),
+                };
+                if ids.contains(&id) {
+                    self.problem(
+                        &format!("{p}.id"),
+                        format!("two agents are named `{id}`; ids in a stage must differ"),
+                    );
+                }
+                ids.push(id);
+                seats.push(entry);
+            }
+        }
+        if let Some(r) = rules
+            && agent_list.len() != r.players()
+            && (own.agents.is_some() || defaults.agents.is_some())
+        {
+            self.problem(
+                &agents_path,
+                format!(
+                    "{} agents for {} seats: list exactly one agent per seat (rules.players)",
+                    agent_list.len(),
+                    r.players()
+                ),
+            );
+        }
+
+        seats
+    }
+
+    /// The stage's sample size: (sessions or games, rounds per session for coins).
+    fn sample_size(
+        &mut self,
+        prefix: &str,
+        own: &TableSpec,
+        defaults: &TableSpec,
+        rules: Option<&Arc<Rules>>,
+        seating: Seating,
+        overrides: &Overrides,
+    ) -> (u64, Option<u32>) {
+        let at = |field: &str| at(prefix, field);
+        let points = rules.map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
+        let pick = |o: Option<u64>, d: Option<u64>| o.or(d);
+        let (deals, rounds, games) = (
+            pick(own.deals, defaults.deals),
+            pick(own.rounds, defaults.rounds),
+            pick(own.games, defaults.games),
+        );
+        let session = own.session.or(defaults.session);
+        let arrangements = rules.map(|r| seating.arrangements(r.players()));
+        let mut matches = 0;
+        let mut session_len = None;
+        match points {
+            Some(true) => {
+                if let Some(r) = rules
+                    && let Scoring::Points(p) = r.variant().scoring
+                    && p.max_rounds > MAX_ROUNDS_PER_MATCH
+                {
+                    self.problem(
+                        &at("rules.max_rounds"),
+                        format!("at most {MAX_ROUNDS_PER_MATCH} rounds per game"),
+                    );
+                }
+                if deals.is_some() || rounds.is_some() {
+                    self.problem(&at(if deals.is_some() { "deals" } else { "rounds" }), "these rules score points: give the sample size as `games` (each played until one player is left)");
+                }
+                if session.is_some() {
+                    self.problem(
+                        &at("session"),
+                        "sessions apply to coin scoring; a point game is its own session",
+                    );
+                }
+                match overrides.rounds.or(games) {
+                    Some(0) => self.problem(&at("games"), "must be at least 1"),
+                    Some(g) => matches = g,
+                    None => self.problem(&at("games"), "missing: how many games to play"),
+                }
+            }
+            Some(false) => {
+                if games.is_some() {
+                    self.problem(&at("games"), "these rules score coins: give the sample size as `deals` (or `rounds` = deals x seatings)");
+                }
+                let s = session.unwrap_or(1);
+                if s == 0 {
+                    self.problem(&at("session"), "must be at least 1");
+                }
+                if s > MAX_ROUNDS_PER_MATCH {
+                    self.problem(
+                        &at("session"),
+                        format!("at most {MAX_ROUNDS_PER_MATCH} rounds per session"),
+                    );
+                }
+                let total_deals = match (overrides.rounds.or(deals), rounds) {
+                    (Some(d), None) => Some(d),
+                    (Some(_), Some(_)) if overrides.rounds.is_none() => {
+                        self.problem(&at("rounds"), "give either `deals` or `rounds`, not both");
+                        None
+                    }
+                    (Some(d), Some(_)) => Some(d),
+                    (None, Some(r)) => match arrangements {
+                        Some(a) if r % a != 0 => {
+                            self.problem(&at("rounds"), format!("{r} rounds cannot be split evenly over {a} seatings; use a multiple of {a}, or give `deals`"));
+                            None
+                        }
+                        Some(a) => Some(r / a),
+                        None => None,
+                    },
+                    (None, None) => {
+                        self.problem(&at("deals"), "missing: how many deals to play (`deals`, or `rounds` = deals x seatings)");
+                        None
+                    }
+                };
+                match total_deals {
+                    Some(0) => self.problem(&at("deals"), "must be at least 1"),
+                    Some(d) if s > 0 && d % u64::from(s) != 0 => self.problem(
+                        &at("session"),
+                        format!("{d} deals do not divide into sessions of {s} rounds"),
+                    ),
+                    Some(d) if s > 0 => {
+                        matches = d / u64::from(s);
+                        session_len = Some(s);
+                    }
+                    _ => {}
+                }
+            }
+            None => {}
+        }
+        (matches, session_len)
+    }
+
+    fn agent(
+        &mut self,
+        a: &AgentSpec,
+        p: &str,
+        rules: Option<&Arc<Rules>>,
+        earlier: &[String],
+    ) -> Option<SeatEntry> {
+        let map = &a.0;
+        if let Some(stage) = map.get("winner_of") {
+            if map.len() > 1 {
+                self.problem(
+                    p,
+                    "`winner_of` takes no other fields: the winner keeps its own id and parameters",
+                );
+            }
+            let Some(stage) = stage.as_str() else {
+                self.problem(
+                    &format!("{p}.winner_of"),
+                    format!("expected a stage name, got {stage}"),
+                );
+                return None;
+            };
+            return match earlier.iter().position(|s| s == stage) {
+                Some(i) => Some(SeatEntry::WinnerOf(i)),
+                None => {
+                    let refs: Vec<&str> = earlier.iter().map(String::as_str).collect();
+                    let hint = nearest(stage, &refs)
+                        .map(|n| format!("did you mean `{n}`? "))
+                        .unwrap_or_default();
+                    self.problem(
+                        &format!("{p}.winner_of"),
+                        if earlier.is_empty() {
+                            "names no earlier stage: `winner_of` can only refer to stages listed before this one".to_string()
+                        } else {
+                            format!("`{stage}` is not an earlier stage; {hint}earlier stages: {}", refs.join(", "))
+                        },
+                    );
+                    None
+                }
+            };
+        }
+        let id = match map.get("id") {
+            None => None,
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(other) => {
+                self.problem(&format!("{p}.id"), format!("expected a name, got {other}"));
+                None
+            }
+        };
+        let mut cx = EntryCx {
+            resolver: self,
+            prefix: p.to_string(),
+            rules: rules.cloned(),
+        };
+        let recipe = registry::resolve(&Value::Object(map.clone()), &mut cx)?;
+        let id = id.unwrap_or_else(|| recipe.default_id());
+        let mut spec = serde_json::Map::new();
+        spec.insert("id".into(), Value::from(id.clone()));
+        spec.extend(recipe.describe());
+        Some(SeatEntry::Agent(AgentDef {
+            id,
+            kind: recipe.kind(),
+            recipe,
+            spec: Value::Object(spec),
+        }))
+    }
+}
+
+/// What an agent family may ask while its entry at `prefix` is resolved: the scenario's
+/// folder for paths, the stage's rules, the problem list (with file positions) and the log.
+struct EntryCx<'r, 'a> {
+    resolver: &'r mut Resolver<'a>,
+    prefix: String,
+    rules: Option<Arc<Rules>>,
+}
+
+impl EntryCx<'_, '_> {
+    fn at(&self, field: &str) -> String {
+        if field.is_empty() {
+            self.prefix.clone()
+        } else {
+            format!("{}.{field}", self.prefix)
+        }
+    }
+}
+
+impl Resolve for EntryCx<'_, '_> {
+    fn rules(&self) -> Option<&Arc<Rules>> {
+        self.rules.as_ref()
+    }
+
+    fn path(&self, written: &str) -> PathBuf {
+        self.resolver
+            .path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(written)
+    }
+
+    fn problem(&mut self, field: &str, message: String) {
+        let at = self.at(field);
+        self.resolver.problem(&at, message);
+    }
+
+    fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>> {
+        let inner = self.at(field);
+        let outer = std::mem::replace(&mut self.prefix, inner);
+        let recipe = registry::resolve(value, self);
+        self.prefix = outer;
+        recipe
+    }
+
+    fn log(&self) -> Arc<AgentLog> {
+        self.resolver.log.clone()
+    }
+}
+
+/// Field names of [`dhumbal_game::rules::Variant`] errors, as spelled in `rules:`.
+fn rules_field(engine_field: &str) -> &str {
+    match engine_field {
+        "deck.jokers" => "jokers",
+        "deck.joker_value" => "joker_value",
+        "discards.min_run" => "min_run",
+        "call.threshold" => "threshold",
+        "scoring.limit" => "elimination_limit",
+        "scoring.max_rounds" => "max_rounds",
+        "scoring.cap" => "cap",
+        other => other,
+    }
+}
+
+fn merge_rules(defaults: Option<&RulesSpec>, own: Option<&RulesSpec>) -> RulesSpec {
+    let mut base = serde_json::to_value(defaults.cloned().unwrap_or_default()).expect("JSON");
+    if let (Some(obj), Ok(Value::Object(over))) = (
+        base.as_object_mut(),
+        serde_json::to_value(own.cloned().unwrap_or_default()),
+    ) {
+        // `threshold` and `threshold_by_players` replace each other.
+        for (set, drop) in [
+            ("threshold", "threshold_by_players"),
+            ("threshold_by_players", "threshold"),
+        ] {
+            if over.contains_key(set) {
+                obj.remove(drop);
+            }
+        }
+        for (k, v) in over {
+            obj.insert(k, v);
+        }
+    }
+    serde_json::from_value(base).expect("a merge of two valid specs is valid")
+}
+
+/// A stage seed under a command-line seed (SplitMix64 of their combination).
+fn mix_seed(cli: u64, own: u64) -> u64 {
+    dhumbal_game::hash::splitmix64_mix(
+        cli ^ own.rotate_left(32) ^ dhumbal_game::hash::SPLITMIX64_GAMMA,
+    )
+}

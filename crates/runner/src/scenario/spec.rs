@@ -1,0 +1,226 @@
+//! The scenario file as written: the serde types (also the source of the JSON Schema). Nothing
+//! outside `scenario` sees them: [`super::resolve`] turns them into the checked model.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use dhumbal_agents::registry;
+
+use super::{Generator, RulesSpec, Seating};
+
+/// Declares a spec struct with the fields every tournament shares (rules, agents, seating,
+/// sample size) plus its own; `table()` extracts the shared part. (Not `#[serde(flatten)]`,
+/// which would hide unknown keys from the validator.)
+macro_rules! with_table_fields {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident : $ty:ty,)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$fmeta])* pub $field: $ty,)*
+            /// `chacha` (default: a stream per deal and per agent) or `python` (CPython's
+            /// MT19937, one shared stream per session, to reproduce the paper's run).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub generator: Option<Generator>,
+            /// Coin scoring: the number of deals; every deal is played once per seating.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub deals: Option<u64>,
+            /// Coin scoring: the number of rounds in all (deals x seatings), instead of `deals`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub rounds: Option<u64>,
+            /// Point scoring: the number of games (each played until one player is left).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub games: Option<u64>,
+            /// Coin scoring: rounds per session; coins carry over within a session (the paper
+            /// played one session of 1024 rounds). Default 1: every deal starts afresh.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub session: Option<u32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub rules: Option<RulesSpec>,
+            /// The players, in seat order (before seating rotations).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub agents: Option<Vec<AgentSpec>>,
+            /// `fixed`, `rotate` (each deal once per rotation), `permute` (each deal under every
+            /// seat permutation) or `random` (a fresh seating per deal).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub seating: Option<Seating>,
+        }
+
+        impl $name {
+            pub fn table(&self) -> TableSpec {
+                TableSpec {
+                    generator: self.generator,
+                    deals: self.deals,
+                    rounds: self.rounds,
+                    games: self.games,
+                    session: self.session,
+                    rules: self.rules.clone(),
+                    agents: self.agents.clone(),
+                    seating: self.seating,
+                }
+            }
+        }
+    };
+}
+
+with_table_fields! {
+    /// A scenario file as written.
+    #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields, title = "dhumbal-run scenario")]
+    pub struct ScenarioSpec {
+        /// Names the run and its output folder (`reports/<name>/`).
+        pub name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+        /// Master seed: every deal's and every agent's random stream derives from it.
+        pub seed: u64,
+        /// Several tournaments in one file, run in order; the fields above are their defaults.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub stages: Option<Vec<StageSpec>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub output: Option<OutputSpec>,
+    }
+}
+
+with_table_fields! {
+    /// One stage of a multi-stage scenario.
+    #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct StageSpec {
+        /// Names the stage and its output subfolder.
+        pub name: String,
+        /// Overrides the scenario seed for this stage.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub seed: Option<u64>,
+    }
+}
+
+/// The shared part of a scenario or a stage.
+#[derive(Clone, Debug, Default)]
+pub struct TableSpec {
+    pub generator: Option<Generator>,
+    pub deals: Option<u64>,
+    pub rounds: Option<u64>,
+    pub games: Option<u64>,
+    pub session: Option<u32>,
+    pub rules: Option<RulesSpec>,
+    pub agents: Option<Vec<AgentSpec>>,
+    pub seating: Option<Seating>,
+}
+
+/// One entry of `agents:` as written: a mapping whose keys the agent registry checks (each
+/// family describes its own: `kind` and `params`, or a shorthand such as `script`), or
+/// `winner_of` an earlier stage. Kept as plain data here: what an agent entry may say belongs
+/// to the families, not to the scenario format.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct AgentSpec(pub serde_json::Map<String, Value>);
+
+impl JsonSchema for AgentSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentSpec".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut alternatives = registry::entry_schemas();
+        alternatives.push(serde_json::json!({
+            "type": "object",
+            "title": "winner_of",
+            "description": "Seat the winner of an earlier stage (highest win rate, then economic performance).",
+            "properties": { "winner_of": { "type": "string" } },
+            "required": ["winner_of"],
+            "additionalProperties": false,
+        }));
+        schemars::json_schema!({
+            "description": "An agent: a built-in `kind` with `params`, a Rhai `script`, or `winner_of` an earlier stage (`dhumbal-run agents` lists the kinds).",
+            "anyOf": alternatives,
+        })
+    }
+}
+
+/// Output options.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Output folder (default `reports/<name>`); `--out` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// Write `rounds.csv` (default true; it is also the journal that `--resume` continues).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csv: Option<bool>,
+    /// Write `rounds.parquet` (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parquet: Option<bool>,
+    /// Roughly how many rounds make one chunk of records written at once (default 16384).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_rounds: Option<u64>,
+    /// Time agents' decisions (default true); `decision_ns` is empty when off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_timing: Option<bool>,
+    /// Time the decisions of one deal in this many, chosen by a hash of the deal number
+    /// (default 16; 1 times every deal). Reading the clock twice per decision costs about a
+    /// tenth of a heuristic round; a sample gives the same mean at a fraction of the cost.
+    /// Untimed rows have an empty `decision_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_sample: Option<u32>,
+}
+
+/// The JSON Schema of scenario files (`schemas/scenario.schema.json`).
+pub fn json_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(ScenarioSpec)).expect("schema is JSON")
+}
+
+/// Valid keys of the object at `path` (dotted, array indices as numbers) per the schema.
+pub(super) fn valid_keys(schema: &Value, path: &[&str]) -> Vec<String> {
+    fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
+        while let Some(r) = node.get("$ref").and_then(Value::as_str) {
+            let name = r.trim_start_matches("#/$defs/");
+            match root.get("$defs").and_then(|d| d.get(name)) {
+                Some(n) => node = n,
+                None => break,
+            }
+        }
+        node
+    }
+    fn alternatives<'a>(root: &'a Value, node: &'a Value, out: &mut Vec<&'a Value>) {
+        let node = resolve(root, node);
+        out.push(node);
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(list) = node.get(key).and_then(Value::as_array) {
+                for n in list {
+                    alternatives(root, n, out);
+                }
+            }
+        }
+    }
+    let mut nodes = vec![schema];
+    for segment in path {
+        let mut next = Vec::new();
+        for n in nodes {
+            let mut alts = Vec::new();
+            alternatives(schema, n, &mut alts);
+            for a in alts {
+                if segment.parse::<usize>().is_ok() {
+                    if let Some(items) = a.get("items") {
+                        next.push(items);
+                    }
+                } else if let Some(p) = a.get("properties").and_then(|p| p.get(*segment)) {
+                    next.push(p);
+                }
+            }
+        }
+        nodes = next;
+    }
+    let mut keys = Vec::new();
+    for n in nodes {
+        let mut alts = Vec::new();
+        alternatives(schema, n, &mut alts);
+        for a in alts {
+            if let Some(props) = a.get("properties").and_then(Value::as_object) {
+                keys.extend(props.keys().cloned());
+            }
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    keys
+}

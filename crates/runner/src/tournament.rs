@@ -1,0 +1,337 @@
+//! Tournaments: a stage's sessions (coins) or games (points), each played under every seating
+//! arrangement, in parallel, with results that depend only on (seed, match, arrangement).
+//!
+//! The unit of work is one *match* (a session of rounds sharing standings, or a game until one
+//! player is left) under one seating *arrangement*. Units are numbered `match * arrangements +
+//! arrangement`; chunks of consecutive units run in parallel and are handed to the caller in
+//! order, so the records are the same with one thread or sixteen.
+
+use rayon::prelude::*;
+
+use crate::clock;
+use crate::records::Records;
+use crate::scenario::{AgentDef, Generator, Seating, Stage};
+pub use crate::totals::{AgentTotals, StageTotals};
+use dhumbal_game::rng::{
+    ChaChaStreams, Purpose, PyRandom, PythonStreams, RandomSource, Streams, chacha_stream, deal_id,
+};
+use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, PlayError, RoundOutcome, Table};
+
+/// A stage with every seat's agent decided (`winner_of` resolved).
+pub struct Lineup<'a> {
+    pub stage: &'a Stage,
+    /// The agent in each slot (the seat order of the scenario, before arrangements).
+    pub agents: Vec<AgentDef>,
+    /// Decisions are timed in one deal in this many (`None`: never); see [`timed_deal`].
+    pub decision_sample: Option<u32>,
+}
+
+/// Whether deal `deal` (the records' `deal` number) is one whose decisions are timed when one
+/// deal in `every` is: a fixed hash of the number, so the sample is the same on every run
+/// and thread count, is spread evenly over sessions and games, and takes all seats and
+/// seating arrangements of a deal together (paired comparisons stay paired). Deal 0 is always
+/// in the sample, so that even a small stage has timed decisions.
+pub fn timed_deal(deal: u64, every: u32) -> bool {
+    if deal == 0 {
+        return true;
+    }
+    // SplitMix64's finaliser: consecutive deal numbers land far apart.
+    let z =
+        dhumbal_game::hash::splitmix64_mix(deal.wrapping_add(dhumbal_game::hash::SPLITMIX64_GAMMA));
+    z.is_multiple_of(u64::from(every.max(1)))
+}
+
+/// Where a failure happened, for the message.
+#[derive(Debug)]
+pub struct UnitError {
+    pub unit: u64,
+    pub matchno: u64,
+    pub arrangement: u64,
+    pub round: u32,
+    pub error: PlayError,
+}
+
+/// An agent wrapped to count its decisions and, optionally, time them.
+struct Timed {
+    inner: Box<dyn Agent>,
+    timing: bool,
+    /// Clock ticks spent deciding this round (converted to nanoseconds when recorded).
+    ticks: u64,
+    decisions: u32,
+}
+
+impl Timed {
+    #[inline]
+    fn measure<T>(&mut self, f: impl FnOnce(&mut dyn Agent) -> T) -> T {
+        self.decisions += 1;
+        if !self.timing {
+            return f(&mut *self.inner);
+        }
+        let start = clock::ticks();
+        let out = f(&mut *self.inner);
+        self.ticks += clock::ticks().wrapping_sub(start);
+        out
+    }
+}
+
+impl Agent for Timed {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    // The oracle flag and the lifecycle hooks: an oracle seated by a scenario must see the
+    // hands, a learner must hear of every round.
+    dhumbal_game::pass_on_to!(inner);
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        self.measure(|a| a.call(obs, rng))
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        self.measure(|a| a.discard(obs, rng))
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        self.measure(|a| a.pick(obs, rng))
+    }
+}
+
+impl Lineup<'_> {
+    pub fn units(&self) -> u64 {
+        self.stage.matches * self.stage.arrangements()
+    }
+
+    /// The agent slot sitting in each seat under arrangement `a` of match `m`.
+    pub fn seating(&self, m: u64, a: u64) -> Vec<usize> {
+        let n = self.stage.players();
+        match self.stage.seating {
+            Seating::Fixed => (0..n).collect(),
+            // Rotation k: the agent of slot i sits in seat (i + k) mod n.
+            Seating::Rotate => (0..n).map(|seat| (seat + n - a as usize % n) % n).collect(),
+            Seating::Permute => nth_permutation(n, a),
+            Seating::Random => {
+                let mut rng = chacha_stream(self.stage.seed, Purpose::Seating, m);
+                let mut slots: Vec<usize> = (0..n).collect();
+                for i in (1..n).rev() {
+                    let j = rng.below(i as u32 + 1) as usize;
+                    slots.swap(i, j);
+                }
+                slots
+            }
+        }
+    }
+
+    /// Plays one unit and returns its records.
+    pub fn play_unit(&self, unit: u64) -> Result<Records, UnitError> {
+        let stage = self.stage;
+        let arrangements = stage.arrangements();
+        let (m, a) = (unit / arrangements, unit % arrangements);
+        let slots = self.seating(m, a);
+        let slot_ids: Vec<u32> = slots.iter().map(|&s| s as u32).collect();
+        let mut agents: Vec<Timed> = slots
+            .iter()
+            .map(|&slot| {
+                let def = &self.agents[slot];
+                Timed {
+                    inner: def.recipe.build(&def.id),
+                    timing: false,
+                    ticks: 0,
+                    decisions: 0,
+                }
+            })
+            .collect();
+        let mut table = Table::new((*stage.rules).clone());
+        for (seat, agent) in agents.iter_mut().enumerate() {
+            agent.game_start(seat, &stage.rules);
+        }
+        let mut cols = Records::with_capacity(match stage.session {
+            Some(len) => len as usize * slots.len(),
+            None => 64 * slots.len(),
+        });
+        let mut python = match stage.generator {
+            Generator::Python => Some(PythonStreams(PyRandom::new(stage.seed.wrapping_add(m)))),
+            Generator::Chacha => None,
+        };
+        // Keyed once per unit, moved to each round's deal.
+        let mut chacha = ChaChaStreams::new(stage.seed, deal_id(m, 0), &slot_ids);
+        let mut round = 0u32;
+        loop {
+            let done = match stage.session {
+                Some(len) => round >= len,
+                None => table.game_over(),
+            };
+            if done {
+                break;
+            }
+            let deal = match stage.session {
+                Some(len) => m * u64::from(len) + u64::from(round),
+                None => m,
+            };
+            let timed = self
+                .decision_sample
+                .is_some_and(|every| timed_deal(deal, every));
+            for agent in &mut agents {
+                agent.ticks = 0;
+                agent.decisions = 0;
+                agent.timing = timed;
+            }
+            let streams: &mut dyn Streams = match (&mut python, &mut chacha) {
+                (Some(p), _) => p,
+                (None, c) => {
+                    c.set_deal(deal_id(m, round));
+                    c
+                }
+            };
+            let outcome = table
+                .play_round(&mut agents, streams, &mut ())
+                .map_err(|error| UnitError {
+                    unit,
+                    matchno: m,
+                    arrangement: a,
+                    round,
+                    error,
+                })?;
+            let game_over = stage.session.is_none() && table.game_over();
+            let leader = game_over.then(|| table.leader());
+            self.record(
+                &mut cols, &outcome, &table, &agents, &slots, deal, a, leader, timed,
+            );
+            round += 1;
+        }
+        let winner = table.leader();
+        for (seat, agent) in agents.iter_mut().enumerate() {
+            agent.game_end(seat, table.standings(), seat == winner);
+        }
+        Ok(cols)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        cols: &mut Records,
+        o: &RoundOutcome,
+        table: &Table,
+        agents: &[Timed],
+        slots: &[usize],
+        deal: u64,
+        arrangement: u64,
+        game_winner: Option<usize>,
+        timed: bool,
+    ) {
+        cols.begin_round();
+        for seat in (0..o.seats).filter(|&s| o.active[s]) {
+            let slot = slots[seat];
+            cols.push(crate::records::Row {
+                slot: slot as u32,
+                deal,
+                rotation: arrangement as u32,
+                round: o.round,
+                seat: seat as u8,
+                starter: o.starter == seat,
+                won: o.winner == Some(seat),
+                called: o.caller == Some(seat),
+                call_success: o.caller == Some(seat) && o.call_success,
+                coin_delta: o.coin_delta[seat],
+                points_delta: o.points_delta[seat],
+                standing: table.standings()[seat],
+                hand_value: o.hand_values[seat],
+                cards_discarded: u32::from(o.cards_discarded[seat]),
+                pile_picks: u32::from(o.pile_picks[seat]),
+                turns: o.turns,
+                end_reason: o.end,
+                decisions: agents[seat].decisions,
+                decision_ns: timed.then(|| clock::to_nanos(agents[seat].ticks)),
+                eliminated: o.eliminated[seat],
+                game_won: game_winner == Some(seat),
+            });
+        }
+    }
+
+    /// Plays units `range` in parallel; results in unit order. Stops at the first failure,
+    /// returning the records of the units before it.
+    pub fn play_chunk(&self, range: std::ops::Range<u64>) -> (Vec<Records>, Option<UnitError>) {
+        let results: Vec<Result<Records, UnitError>> =
+            range.into_par_iter().map(|u| self.play_unit(u)).collect();
+        let mut done = Vec::with_capacity(results.len());
+        for r in results {
+            match r {
+                Ok(c) => done.push(c),
+                Err(e) => return (done, Some(e)),
+            }
+        }
+        (done, None)
+    }
+}
+
+/// The `k`-th permutation of `0..n` in lexicographic order.
+fn nth_permutation(n: usize, k: u64) -> Vec<usize> {
+    let mut items: Vec<usize> = (0..n).collect();
+    let mut out = Vec::with_capacity(n);
+    let mut k = k;
+    for i in (1..=n).rev() {
+        let f: u64 = (1..i as u64).product();
+        let idx = (k / f) as usize;
+        k %= f;
+        out.push(items.remove(idx));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sample is a fixed function of the deal number, takes about one deal in `every`,
+    /// and with `every` 1 takes every deal.
+    #[test]
+    fn timed_deals_are_a_fixed_even_sample() {
+        let count = |every: u32, deals: std::ops::Range<u64>| {
+            deals.filter(|&d| timed_deal(d, every)).count()
+        };
+        assert_eq!(count(1, 0..1000), 1000);
+        let n = count(16, 0..160_000);
+        assert!((9_600..10_400).contains(&n), "{n} of 160000");
+        // Spread over positions: each residue of 64 (a session length) gets its share.
+        for r in 0..64u64 {
+            let k = (0..2_560u64).filter(|i| timed_deal(i * 64 + r, 16)).count();
+            assert!((110..=210).contains(&k), "{k} timed at position {r}");
+        }
+        assert!(
+            (1..64).all(|every| timed_deal(0, every)),
+            "deal 0 is always timed"
+        );
+        let first: Vec<u64> = (0..200).filter(|&d| timed_deal(d, 16)).collect();
+        assert_eq!(
+            first,
+            (0..200).filter(|&d| timed_deal(d, 16)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn permutations_in_lexicographic_order() {
+        let all: Vec<Vec<usize>> = (0..6).map(|k| nth_permutation(3, k)).collect();
+        assert_eq!(
+            all,
+            [
+                [0, 1, 2],
+                [0, 2, 1],
+                [1, 0, 2],
+                [1, 2, 0],
+                [2, 0, 1],
+                [2, 1, 0]
+            ]
+        );
+    }
+}

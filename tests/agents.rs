@@ -1,0 +1,333 @@
+//! Agent families through the registry, as a scenario uses them: the `epsilon` wrapper (the
+//! family added as one file and one registry line), the lifecycle hooks every agent hears,
+//! and the registry's messages for bad entries.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use dhumbal::agents::registry::Standalone;
+use dhumbal::agents::{Recipe, registry};
+use dhumbal::game::{
+    Agent, AgentError, Discard, Observation, Pick, Preset, RoundOutcome, Rules, Table,
+};
+use dhumbal::rng::{ChaChaStreams, RandomSource};
+use dhumbal::scenario::{self, AgentDef, Overrides, SeatEntry};
+use dhumbal::tournament::Lineup;
+use serde_json::{Value, json};
+
+fn paper() -> Rules {
+    Rules::new(Preset::Paper.variant()).unwrap()
+}
+
+fn recipe(entry: Value) -> Arc<dyn Recipe> {
+    Standalone::recipe(&entry, &paper()).unwrap()
+}
+
+/// Every outcome of `rounds` deals of the paper's rules, one recipe per seat.
+fn play(recipes: &[Arc<dyn Recipe>], rounds: u64, seed: u64) -> Vec<RoundOutcome> {
+    let rules = paper();
+    let mut agents: Vec<Box<dyn Agent>> = recipes
+        .iter()
+        .enumerate()
+        .map(|(s, r)| r.build(&format!("seat{s}")))
+        .collect();
+    let slots: Vec<u32> = (0..agents.len() as u32).collect();
+    let mut table = Table::new(rules);
+    (0..rounds)
+        .map(|deal| {
+            let mut streams = ChaChaStreams::new(seed, deal, &slots);
+            table
+                .play_round(&mut agents, &mut streams, &mut ())
+                .unwrap()
+        })
+        .collect()
+}
+
+fn others() -> Vec<Arc<dyn Recipe>> {
+    ["aggressive", "conservative", "opportunistic"]
+        .iter()
+        .map(|k| recipe(json!(k)))
+        .collect()
+}
+
+fn with_first(first: Arc<dyn Recipe>) -> Vec<Arc<dyn Recipe>> {
+    let mut all = vec![first];
+    all.extend(others());
+    all
+}
+
+#[test]
+fn epsilon_zero_plays_exactly_as_the_wrapped_agent() {
+    let inner = json!({"kind": "balanced", "params": {"call_probability": 0.5}});
+    let plain = play(&with_first(recipe(inner.clone())), 300, 7);
+    let wrapped = play(
+        &with_first(recipe(
+            json!({"kind": "epsilon", "params": {"agent": inner, "epsilon": 0.0}}),
+        )),
+        300,
+        7,
+    );
+    assert_eq!(plain, wrapped);
+}
+
+#[test]
+fn epsilon_one_plays_exactly_as_random() {
+    let random = play(&with_first(recipe(json!("random"))), 300, 8);
+    let wrapped = play(
+        &with_first(recipe(
+            json!({"kind": "epsilon", "params": {"agent": "aggressive", "epsilon": 1.0}}),
+        )),
+        300,
+        8,
+    );
+    assert_eq!(random, wrapped);
+}
+
+/// In between, the agent plays legally (the engine refuses anything else), differs from both
+/// ends, and its strength lies between them: noise costs Aggressive wins against the field.
+#[test]
+fn epsilon_in_between_mixes_the_two() {
+    let rounds = 3000;
+    let wins = |first: Arc<dyn Recipe>| {
+        play(&with_first(first), rounds, 9)
+            .iter()
+            .filter(|o| o.winner == Some(0))
+            .count()
+    };
+    let eps = |e: f64| {
+        recipe(json!({"kind": "epsilon", "params": {"agent": "aggressive", "epsilon": e}}))
+    };
+    let (clean, half, noise) = (wins(eps(0.0)), wins(eps(0.5)), wins(eps(1.0)));
+    assert!(
+        noise < half && half < clean,
+        "wins: {clean} clean, {half} at 0.5, {noise} random"
+    );
+}
+
+#[test]
+fn epsilon_entries_are_checked_with_their_fields_named() {
+    let problems = |entry: Value| -> Vec<(String, String)> {
+        Standalone::recipe(&entry, &paper()).err().expect("refused")
+    };
+    let p = problems(json!({"kind": "epsilon", "params": {"agent": "random", "epsilon": 1.5}}));
+    assert_eq!(p[0].0, "params.epsilon");
+    assert!(p[0].1.contains("probability"), "{p:?}");
+    let p = problems(json!({"kind": "epsilon"}));
+    assert_eq!(p[0].0, "params.agent");
+    assert!(p[0].1.starts_with("missing"), "{p:?}");
+    let p = problems(json!({"kind": "epsilon", "params": {"agent": {"kind": "balancd"}}}));
+    assert_eq!(p[0].0, "params.agent.kind");
+    assert!(p[0].1.contains("did you mean `balanced`"), "{p:?}");
+    let p = problems(json!({"kind": "epsilon", "params": {"agent": "random", "epsilonn": 0.2}}));
+    assert_eq!(p[0].0, "params.epsilonn");
+    assert!(p[0].1.contains("did you mean `epsilon`"), "{p:?}");
+}
+
+#[test]
+fn every_family_has_a_unique_name_and_documented_parameters() {
+    let mut names: Vec<&str> = registry::FAMILIES.iter().map(|f| f.name()).collect();
+    assert!(names.contains(&"epsilon"));
+    names.sort_unstable();
+    let count = names.len();
+    names.dedup();
+    assert_eq!(names.len(), count, "two families share a name");
+    for f in registry::FAMILIES {
+        for p in f.params().iter().chain(f.fields().iter()) {
+            assert!(!p.doc.is_empty(), "{}.{} has no doc", f.name(), p.name);
+            if let Some(d) = &p.default {
+                assert!(
+                    p.ty.admits(d),
+                    "{}.{}: default {d} is not a {:?}",
+                    f.name(),
+                    p.name,
+                    p.ty
+                );
+            }
+        }
+    }
+}
+
+/// Calls to the hooks, as (seat, hook, detail).
+type Log = Arc<Mutex<Vec<(usize, &'static str, i64)>>>;
+
+/// An agent that plays like `random` and writes down every hook it hears.
+struct Listener {
+    log: Log,
+}
+
+impl Agent for Listener {
+    fn name(&self) -> &str {
+        "listener"
+    }
+    fn game_start(&mut self, seat: usize, rules: &Rules) {
+        self.log
+            .lock()
+            .unwrap()
+            .push((seat, "game_start", rules.players() as i64));
+    }
+    fn round_start(&mut self, seat: usize, standings: &[i64]) {
+        self.log
+            .lock()
+            .unwrap()
+            .push((seat, "round_start", standings[seat]));
+    }
+    fn round_end(&mut self, seat: usize, outcome: &RoundOutcome) {
+        self.log
+            .lock()
+            .unwrap()
+            .push((seat, "round_end", outcome.coin_delta[seat]));
+    }
+    fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
+        let _ = standings;
+        self.log
+            .lock()
+            .unwrap()
+            .push((seat, "game_end", i64::from(won)));
+    }
+    fn call(
+        &mut self,
+        _: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        Ok(dhumbal::agents::RandomAgent::choose_call(rng))
+    }
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        Ok(dhumbal::agents::RandomAgent::choose_discard(obs, rng))
+    }
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        Ok(dhumbal::agents::RandomAgent::choose_pick(obs, rng))
+    }
+}
+
+/// A recipe whose agents all write to one log: shared state across agents, as a recipe
+/// shares a compiled script or model weights.
+struct ListenerRecipe(Log);
+
+impl Recipe for ListenerRecipe {
+    fn family(&self) -> &'static str {
+        "listener"
+    }
+    fn describe(&self) -> serde_json::Map<String, Value> {
+        serde_json::Map::new()
+    }
+    fn build(&self, _id: &str) -> Box<dyn Agent> {
+        Box::new(Listener {
+            log: self.0.clone(),
+        })
+    }
+}
+
+/// A session of 5 rounds played by the runner: each agent hears the game start, every round
+/// start and end (its coins before, its coin change after), and the game end, in that order,
+/// and exactly one seat is told it won. Wrappers (the runner's timing wrapper, `epsilon`)
+/// pass the hooks on.
+#[test]
+fn agents_hear_every_round_and_game_through_the_runner() {
+    let text = "name: hooks\nseed: 3\ndeals: 5\nsession: 5\nrules: {preset: paper}\n\
+                agents: [{kind: random}, {kind: random}, {kind: random}, {kind: random}]\n";
+    let scenario = scenario::parse(Path::new("hooks.yaml"), text, &Overrides::default()).unwrap();
+    let stage = &scenario.stages[0];
+    let log: Log = Arc::default();
+    let listener: Arc<dyn Recipe> = Arc::new(ListenerRecipe(log.clone()));
+    let wrapped = Standalone::recipe(
+        &json!({"kind": "epsilon", "params": {"agent": "random", "epsilon": 0.0}}),
+        &paper(),
+    )
+    .unwrap();
+    let agents: Vec<AgentDef> = stage
+        .seats
+        .iter()
+        .enumerate()
+        .map(|(i, seat)| {
+            let SeatEntry::Agent(def) = seat else {
+                panic!("plain agents")
+            };
+            let mut def = def.clone();
+            def.recipe = if i == 3 {
+                wrapped.clone()
+            } else {
+                listener.clone()
+            };
+            def
+        })
+        .collect();
+    let lineup = Lineup {
+        stage,
+        agents,
+        decision_sample: None,
+    };
+    let records = lineup.play_unit(0).unwrap();
+    assert_eq!(records.rounds(), 5);
+    let log = log.lock().unwrap();
+    for seat in 0..3 {
+        let heard: Vec<&str> = log.iter().filter(|e| e.0 == seat).map(|e| e.1).collect();
+        let mut want = vec!["game_start"];
+        for _ in 0..5 {
+            want.extend(["round_start", "round_end"]);
+        }
+        want.push("game_end");
+        assert_eq!(heard, want, "seat {seat}");
+        // Coins before each round follow from the coin changes after the ones before it.
+        let mut coins = None;
+        for e in log.iter().filter(|e| e.0 == seat) {
+            match e.1 {
+                "round_start" => {
+                    if let Some(c) = coins {
+                        assert_eq!(c, e.2, "seat {seat}: standings passed to round_start");
+                    }
+                    coins = Some(e.2);
+                }
+                "round_end" => coins = coins.map(|c| c + e.2),
+                _ => {}
+            }
+        }
+    }
+    let wins = log.iter().filter(|e| e.1 == "game_end" && e.2 == 1).count();
+    assert!(wins <= 1, "{wins} seats told they won");
+}
+
+/// The binary lists the new family with its parameters, and runs a scenario that uses it.
+#[test]
+fn the_cli_knows_epsilon() {
+    let bin = env!("CARGO_BIN_EXE_dhumbal-run");
+    let out = Command::new(bin).arg("agents").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("epsilon: "), "{text}");
+    assert!(
+        text.contains("probability that a decision is uniformly random"),
+        "{text}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("noisy.yaml");
+    std::fs::write(
+        &file,
+        "name: noisy\nseed: 1\ndeals: 20\nrules: {preset: paper}\nagents:\n  \
+         - {kind: epsilon, params: {agent: {kind: balanced}, epsilon: 0.2}}\n  \
+         - {kind: aggressive}\n  - {kind: conservative}\n  - {kind: random}\n",
+    )
+    .unwrap();
+    let run = Command::new(bin)
+        .arg(&file)
+        .args(["--no-report", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    assert!(summary.contains("epsilon,epsilon,"), "{summary}");
+    let manifest = std::fs::read_to_string(dir.path().join("out/manifest.json")).unwrap();
+    assert!(manifest.contains("\"epsilon\": 0.2"), "{manifest}");
+}

@@ -1,0 +1,186 @@
+//! The records of every shipped scenario, pinned. Each stage's `rounds.csv`, with its
+//! `decision_ns` field blanked (a measurement, not a result), hashes (64-bit FNV-1a) to the
+//! digest kept in `tests/fixtures/records.json`. A change of structure must leave them all
+//! unchanged; a change that means to change results updates the fixture on purpose.
+//!
+//! - `cargo test --test records`: every scenario under `scenarios/` at 3 deals (or games) per
+//!   stage.
+//! - `DHUMBAL_RECORDS_FULL=1 cargo test --release --test records`: at the scenarios' own
+//!   sizes (minutes).
+//! - `DHUMBAL_RECORDS_BIN=path/to/dhumbal-run`: the records of another build (an older
+//!   commit, say) instead of this one; with `DHUMBAL_RECORDS_BLESS=1` they are written to
+//!   the fixture instead of compared, which is how the fixture is made from a build that is
+//!   known to be right.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const FIXTURE: &str = "tests/fixtures/records.json";
+/// Deals (coins) or games (points) per stage in the quick check, rounded up to whole
+/// sessions.
+const SMALL: u64 = 3;
+
+/// Every `.yaml` under `scenarios/`, as paths relative to the repository, sorted.
+fn scenarios() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(ROOT);
+    let mut found = Vec::new();
+    walk(&root.join("scenarios"), &mut found);
+    let mut names: Vec<String> = found
+        .iter()
+        .map(|p| {
+            p.strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// FNV-1a of the CSV text with every line's `decision_ns` (the third field from the end:
+/// only booleans follow it, so names with commas cannot shift it) left empty.
+fn digest(csv: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    };
+    for (i, line) in csv.split_inclusive(|&b| b == b'\n').enumerate() {
+        let commas: Vec<usize> = line
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b',')
+            .map(|(i, _)| i)
+            .collect();
+        if i == 0 || commas.len() < 3 {
+            eat(line);
+            continue;
+        }
+        let (start, end) = (commas[commas.len() - 3], commas[commas.len() - 2]);
+        eat(&line[..=start]);
+        eat(&line[end..]);
+    }
+    format!("{h:016x}")
+}
+
+/// Every stage's digest of one scenario run into a fresh folder: `"<scenario>"` for a
+/// single-stage file, `"<scenario>#<stage>"` for each stage of a staged one.
+fn run(bin: &Path, scenario: &str, full: bool) -> BTreeMap<String, String> {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(ROOT)
+        .arg(scenario)
+        .arg("--out")
+        .arg(out.path())
+        .args(["--no-report", "--threads", "2"]);
+    if !full {
+        // `--rounds` must be whole sessions in every stage.
+        let parsed = dhumbal::scenario::load(
+            &Path::new(ROOT).join(scenario),
+            &dhumbal::scenario::Overrides::default(),
+        )
+        .unwrap();
+        let session = parsed
+            .stages
+            .iter()
+            .map(|s| u64::from(s.session.unwrap_or(1)))
+            .fold(1, |a, b| a * b / gcd(a, b));
+        cmd.args([
+            "--rounds",
+            &SMALL
+                .div_ceil(session)
+                .max(1)
+                .saturating_mul(session)
+                .to_string(),
+        ]);
+    }
+    let result = cmd.output().unwrap();
+    assert!(
+        result.status.success(),
+        "{scenario}: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let mut digests = BTreeMap::new();
+    let mut dirs = vec![out.path().to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().is_some_and(|n| n == "rounds.csv") {
+                let stage = dir.strip_prefix(out.path()).unwrap().to_string_lossy();
+                let key = if stage.is_empty() {
+                    scenario.to_string()
+                } else {
+                    format!("{scenario}#{stage}")
+                };
+                digests.insert(key, digest(&std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    assert!(!digests.is_empty(), "{scenario}: no rounds.csv written");
+    digests
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+#[test]
+fn shipped_scenarios_keep_their_records() {
+    let bin = std::env::var_os("DHUMBAL_RECORDS_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_dhumbal-run")),
+        PathBuf::from,
+    );
+    let full = std::env::var_os("DHUMBAL_RECORDS_FULL").is_some();
+    let size = if full { "full" } else { "small" };
+    let mut got = BTreeMap::new();
+    for scenario in scenarios() {
+        got.extend(run(&bin, &scenario, full));
+    }
+    let path = Path::new(ROOT).join(FIXTURE);
+    let mut fixture: serde_json::Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    if std::env::var_os("DHUMBAL_RECORDS_BLESS").is_some() {
+        fixture[size] = serde_json::to_value(&got).unwrap();
+        let text = serde_json::to_string_pretty(&fixture).unwrap() + "\n";
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want: BTreeMap<String, String> = serde_json::from_value(fixture[size].clone())
+        .unwrap_or_else(|_| panic!("{FIXTURE} has no `{size}` digests"));
+    let mut problems = Vec::new();
+    for (stage, digest) in &got {
+        match want.get(stage) {
+            Some(w) if w == digest => {}
+            Some(w) => problems.push(format!(
+                "{stage}: records changed ({w} before, {digest} now)"
+            )),
+            None => problems.push(format!(
+                "{stage}: not in {FIXTURE}; a new scenario needs its digest \
+                 (DHUMBAL_RECORDS_BLESS=1 cargo test --test records, then review the diff)"
+            )),
+        }
+    }
+    for stage in want.keys().filter(|s| !got.contains_key(*s)) {
+        problems.push(format!("{stage}: in {FIXTURE} but no longer written"));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
