@@ -320,6 +320,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         },
         &reporter,
     )?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
     println!(
         "{} rounds in {:.2} s ({:.0} rounds/s); records, summary and manifest in {}",
         report.rounds,
@@ -423,41 +426,56 @@ fn report_done(stage: &Stage, report: &anyhow::Result<dhumbal_report::StageRepor
 }
 
 fn print_agents() {
-    println!("Agent kinds (use as `kind:` in a scenario; set parameters under `params:`).\n");
-    let line = |p: &dhumbal_agents::Param, prefix: &str| {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let line = |out: &mut String, p: &dhumbal_agents::Param| {
         let default = p.default.as_ref().map_or_else(
             || "required".to_string(),
             |d| format!("default {}", dhumbal_agents::family::show(d)),
         );
-        println!(
+        let _ = writeln!(
+            out,
             "  {:<24} {:<13} {:<16} {}",
-            format!("{prefix}{}", p.name),
+            p.name,
             p.ty.describe(),
             default,
             p.doc
         );
     };
+    let _ = writeln!(
+        out,
+        "Agent kinds (use as `kind:` in a scenario; set parameters under `params:`).\n"
+    );
     for f in registry::FAMILIES {
-        println!("{}: {}", f.name(), f.doc());
+        let _ = writeln!(out, "{}: {}", f.name(), f.doc());
+        let fields = f.fields();
         if let Some(key) = f.shorthand() {
-            println!("  (written `{key}: ...` in place of `kind: {}`)", f.name());
+            let _ = writeln!(
+                out,
+                "  (written `{key}: ...` in place of `kind: {}`; these fields sit beside it)",
+                f.name()
+            );
         }
-        for p in f.fields() {
-            line(&p, "");
+        for p in &fields {
+            line(&mut out, p);
         }
         let params = f.params();
         if f.open_params() {
-            println!(
-                "  params:                  any names and values, passed to the agent as they are"
+            let _ = writeln!(
+                out,
+                "  {:<24} any names and values, passed to the agent as they are",
+                "params:"
             );
-        } else if params.is_empty() && f.fields().is_empty() {
-            println!("  (no parameters)");
+        } else if params.is_empty() && fields.is_empty() {
+            let _ = writeln!(out, "  (no parameters)");
         }
         for p in &params {
-            line(p, "");
+            line(&mut out, p);
         }
-        println!();
+        let _ = writeln!(out);
     }
+    // A closed pipe (`dhumbal-run agents | head`) is not an error.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes());
 }
 
 fn run_bench(

@@ -331,3 +331,53 @@ fn the_cli_knows_epsilon() {
     let manifest = std::fs::read_to_string(dir.path().join("out/manifest.json")).unwrap();
     assert!(manifest.contains("\"epsilon\": 0.2"), "{manifest}");
 }
+
+/// What a wrapper wraps counts: a search cannot roll out with a search, even behind `epsilon`.
+#[test]
+fn a_rollout_cannot_search_even_when_wrapped() {
+    let entry = json!({
+        "kind": "ismcts",
+        "params": {"rollout": {"kind": "epsilon", "params": {"agent": "mcts"}}}
+    });
+    let problems = Standalone::recipe(&entry, &paper()).err().expect("refused");
+    assert_eq!(problems[0].0, "params.rollout");
+    assert!(
+        problems[0].1.contains("cannot itself search"),
+        "{problems:?}"
+    );
+}
+
+/// Scenario entries: a null is as good as absent, a field of another family is named as such,
+/// and an entry that names no agent says every way to name one.
+#[test]
+fn scenario_entries_read_as_a_user_means_them() {
+    let parse = |agents: &str| {
+        let text = format!(
+            "name: t\nseed: 1\ndeals: 2\nrules: {{preset: paper, players: 2}}\nagents: {agents}\n"
+        );
+        scenario::parse(Path::new("t.yaml"), &text, &Overrides::default())
+    };
+    let ok = parse("[{kind: random, id: ~, params: ~}, {kind: balanced}]").unwrap();
+    let SeatEntry::Agent(first) = &ok.stages[0].seats[0] else {
+        panic!()
+    };
+    assert_eq!(first.id, "random");
+    let err = parse("[{kind: balanced, max_operations: 5}, {kind: random}]")
+        .err()
+        .unwrap();
+    let text = err.to_string();
+    assert!(
+        text.contains("`agents.0.max_operations`: applies to `script` agents only"),
+        "{text}"
+    );
+    let err = parse("[{params: {}}, {kind: random}]")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("give exactly one of `kind`")
+            && err.contains("`script`")
+            && err.contains("`winner_of`"),
+        "{err}"
+    );
+}

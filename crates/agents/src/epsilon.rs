@@ -4,7 +4,7 @@
 //! strength owes to each of its decisions.
 //!
 //! This file is the whole family: its parameters, how its entry resolves, its recipe and its
-//! agent; `registry.rs` lists it in one line.
+//! agent; one line of the `families!` list in `lib.rs` registers it.
 
 use std::sync::Arc;
 
@@ -60,6 +60,10 @@ struct EpsilonRecipe {
 impl Recipe for EpsilonRecipe {
     fn family(&self) -> &'static str {
         "epsilon"
+    }
+
+    fn searches(&self) -> bool {
+        self.inner.searches()
     }
 
     fn describe(&self) -> Map<String, Value> {

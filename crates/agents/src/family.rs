@@ -201,6 +201,18 @@ pub trait Recipe: Send + Sync {
     /// A new agent named `id`, with no state carried over from other games.
     fn build(&self, id: &str) -> Box<dyn Agent>;
 
+    /// Whether its agents search (simulate rounds at every decision), itself or through an
+    /// agent it wraps: a search's rollout policy must not, or every rollout step would search.
+    fn searches(&self) -> bool {
+        false
+    }
+
+    /// Whether its agents play uniformly at random (`random`): a search then rolls out with
+    /// its own allocation-free random policy instead of building an agent.
+    fn uniform_random(&self) -> bool {
+        false
+    }
+
     /// The recipe for playing under other rules (a stage winner seated in a later stage),
     /// when it depends on the rules (a script compiled against them); `None` if it does not.
     fn for_rules(&self, _rules: &Arc<Rules>) -> Result<Option<Arc<dyn Recipe>>, String> {
@@ -298,7 +310,8 @@ pub(crate) fn check<'a>(
     let mut problems = Vec::new();
     let mut values = BTreeMap::new();
     let mut take = |place: &str, declared: &[Param], given: &'a Map<String, Value>, open: bool| {
-        for (name, value) in given {
+        // A null (`key: ~`) is as good as not given.
+        for (name, value) in given.iter().filter(|(_, v)| !v.is_null()) {
             let field = if place.is_empty() {
                 name.clone()
             } else {
@@ -320,7 +333,13 @@ pub(crate) fn check<'a>(
                     let hint = crate::nearest(name, &names)
                         .map(|n| format!("did you mean `{n}`? "))
                         .unwrap_or_default();
-                    if place.is_empty() {
+                    // A field another family reads (`max_operations` on a built-in kind).
+                    let owner = crate::FAMILIES
+                        .iter()
+                        .find(|f| f.fields().iter().any(|p| p.name == name));
+                    if let (true, Some(owner)) = (place.is_empty(), owner) {
+                        format!("applies to `{}` agents only, not `{kind}`", owner.name())
+                    } else if place.is_empty() {
                         format!(
                             "unknown field for `{kind}`; {hint}valid fields here: {}",
                             names.join(", ")
@@ -354,7 +373,7 @@ pub(crate) fn check<'a>(
             values.insert(name.as_str(), value);
         }
         for p in declared.iter().filter(|p| p.default.is_none()) {
-            if !given.contains_key(p.name) {
+            if given.get(p.name).is_none_or(Value::is_null) {
                 let field = if place.is_empty() {
                     p.name.to_string()
                 } else {
@@ -403,6 +422,7 @@ pub fn probability(v: &Value) -> Option<&'static str> {
 pub fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_f64() => format!("{}", n.as_f64().unwrap_or(f64::NAN)),
         other => other.to_string(),
     }
 }

@@ -21,8 +21,9 @@ enum Sink {
     /// Output goes to this file, created (or appended to) when the first line comes.
     Pending(PathBuf),
     Open(Box<dyn Write + Send>),
-    /// The file could not be opened: output is dropped rather than failing a decision.
-    Failed,
+    /// The file could not be opened (why): output is dropped rather than failing a decision,
+    /// and [`AgentLog::failure`] says so.
+    Failed(String),
 }
 
 impl AgentLog {
@@ -31,6 +32,14 @@ impl AgentLog {
     pub fn attach(&self, path: &Path) {
         if let Ok(mut sink) = self.sink.lock() {
             *sink = Sink::Pending(path.to_path_buf());
+        }
+    }
+
+    /// Why output was dropped, if the log's file could not be opened.
+    pub fn failure(&self) -> Option<String> {
+        match &*self.sink.lock().ok()? {
+            Sink::Failed(why) => Some(why.clone()),
+            _ => None,
         }
     }
 
@@ -46,7 +55,7 @@ impl AgentLog {
                 .open(path)
             {
                 Ok(file) => Sink::Open(Box::new(std::io::LineWriter::new(file))),
-                Err(_) => Sink::Failed,
+                Err(e) => Sink::Failed(format!("cannot write {}: {e}", path.display())),
             };
         }
         if let Sink::Open(w) = &mut *sink {

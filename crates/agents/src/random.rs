@@ -131,6 +131,10 @@ impl Recipe for RandomRecipe {
         "random"
     }
 
+    fn uniform_random(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         describe_params("random", &[], |_| serde_json::Value::Null)
     }

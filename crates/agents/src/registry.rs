@@ -43,9 +43,13 @@ pub fn resolve(entry: &Value, cx: &mut dyn Resolve) -> Option<Arc<dyn Recipe>> {
     let shorthands: Vec<&dyn Family> = FAMILIES
         .iter()
         .copied()
-        .filter(|f| f.shorthand().is_some_and(|k| map.contains_key(k)))
+        .filter(|f| {
+            f.shorthand()
+                .is_some_and(|k| map.get(k).is_some_and(|v| !v.is_null()))
+        })
         .collect();
-    let family = match (map.get("kind"), shorthands.as_slice()) {
+    let kind = map.get("kind").filter(|v| !v.is_null());
+    let family = match (kind, shorthands.as_slice()) {
         (Some(Value::String(kind)), []) => match family(kind) {
             Some(f) => f,
             None => {
@@ -107,10 +111,26 @@ pub fn selectors() -> String {
     let mut out = vec!["`kind` (an agent kind; `dhumbal-run agents` lists them)".to_string()];
     for f in FAMILIES.iter() {
         if let Some(key) = f.shorthand() {
-            out.push(format!("`{key}` ({})", f.name()));
+            let doc = f
+                .fields()
+                .iter()
+                .find(|p| p.name == key)
+                .map_or(f.doc(), |p| p.doc);
+            out.push(format!("`{key}` ({doc})"));
         }
     }
     out.join(", ")
+}
+
+/// How many of the keys that name a family (`kind`, shorthands) `entry` gives.
+pub fn selectors_in(entry: &Map<String, Value>) -> usize {
+    let given = |k: &str| entry.get(k).is_some_and(|v| !v.is_null());
+    usize::from(given("kind"))
+        + FAMILIES
+            .iter()
+            .filter_map(|f| f.shorthand())
+            .filter(|k| given(k))
+            .count()
 }
 
 /// The JSON Schema of one agent entry: one alternative per family (and per shorthand).
@@ -134,14 +154,21 @@ pub fn entry_schemas() -> Vec<Value> {
             "kind".into(),
             serde_json::json!({ "const": f.name(), "description": f.doc() }),
         );
-        properties.insert(
-            "params".into(),
-            serde_json::json!({
-                "type": "object",
-                "properties": params,
-                "additionalProperties": f.open_params(),
-            }),
-        );
+        let required_params: Vec<&str> = f
+            .params()
+            .iter()
+            .filter(|p| p.default.is_none())
+            .map(|p| p.name)
+            .collect();
+        let mut params_schema = serde_json::json!({
+            "type": "object",
+            "properties": params,
+            "additionalProperties": f.open_params(),
+        });
+        if !required_params.is_empty() {
+            params_schema["required"] = serde_json::json!(required_params);
+        }
+        properties.insert("params".into(), params_schema);
         for p in f.fields() {
             properties.insert(p.name.to_string(), param_schema(&p));
         }
@@ -154,6 +181,9 @@ pub fn entry_schemas() -> Vec<Value> {
         let variant = |selector: &str| {
             let mut req = vec![selector];
             req.extend(required.iter().filter(|r| **r != selector));
+            if !required_params.is_empty() {
+                req.push("params");
+            }
             serde_json::json!({
                 "type": "object",
                 "title": f.name(),

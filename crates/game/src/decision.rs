@@ -190,7 +190,9 @@ pub trait Agent: Send {
     /// error.
     fn round_end(&mut self, _seat: usize, _outcome: &RoundOutcome) {}
 
-    /// The session or game is over: final `standings`, and whether this seat is its winner.
+    /// The session or game is over: final `standings`, and whether this seat is its winner
+    /// (`Table::leader`: most coins, or the last one standing; a tie goes to the lowest seat).
+    /// Not called when the session or game was abandoned on an error.
     fn game_end(&mut self, _seat: usize, _standings: &[i64], _won: bool) {}
 
     /// Only asked when a call is allowed: at the start of the turn, hand at or below the

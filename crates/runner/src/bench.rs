@@ -68,6 +68,10 @@ fn session(
 ) -> Result<(u64, u64, u64), PlayError> {
     let mut table = Table::new(rules.clone());
     let mut agents = table1_agents();
+    // A session as the runner plays one: agents hear it start and end.
+    for (seat, agent) in agents.iter_mut().enumerate() {
+        agent.game_start(seat, rules);
+    }
     let (mut turns, mut wins) = (0u64, 0u64);
     let mut tally = |o: dhumbal_game::RoundOutcome| {
         turns += u64::from(o.turns);
@@ -87,6 +91,10 @@ fn session(
                 tally(table.play_round(&mut agents, &mut streams, &mut ())?);
             }
         }
+    }
+    let leader = table.leader();
+    for (seat, agent) in agents.iter_mut().enumerate() {
+        agent.game_end(seat, table.standings(), seat == leader);
     }
     Ok((u64::from(rounds), turns, wins))
 }

@@ -55,6 +55,8 @@ pub struct StageResult {
 #[derive(Clone)]
 pub struct RunReport {
     pub stages: Vec<StageResult>,
+    /// What went wrong without costing results (agents' output that could not be logged).
+    pub warnings: Vec<String>,
     pub seconds: f64,
     pub rounds: u64,
 }
@@ -161,6 +163,12 @@ pub fn run(
     let seconds = start.elapsed().as_secs_f64() - reporter_seconds;
     let rounds = results.iter().map(|r| r.totals.rounds).sum();
     let report = RunReport {
+        warnings: scenario
+            .agent_log
+            .failure()
+            .map(|why| format!("agents' output was not logged: {why}"))
+            .into_iter()
+            .collect(),
         stages: results,
         seconds,
         rounds,

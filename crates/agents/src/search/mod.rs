@@ -664,9 +664,7 @@ impl crate::family::Family for SearchFamily {
         let params = self.settings(entry);
         let rollout = if entry.given("rollout") {
             let rollout = cx.agent(&entry.get("rollout"), "params.rollout")?;
-            if rollout.family() == SearchFamily::ISMCTS.name
-                || rollout.family() == SearchFamily::MCTS.name
-            {
+            if rollout.searches() {
                 cx.problem(
                     "params.rollout",
                     "a rollout policy cannot itself search: use `random`, a heuristic or a script"
@@ -726,6 +724,10 @@ impl crate::family::Recipe for SearchRecipe {
         self.family
     }
 
+    fn searches(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value;
         let p = &self.params;
@@ -753,7 +755,7 @@ impl crate::family::Recipe for SearchRecipe {
     }
 
     fn build(&self, id: &str) -> Box<dyn Agent> {
-        let rollout = if self.rollout.family() == "random" {
+        let rollout = if self.rollout.uniform_random() {
             Rollout::Random
         } else {
             Rollout::Agent(self.rollout.build(&format!("{id}/rollout")))

@@ -270,7 +270,9 @@ impl Resolver<'_> {
             let p = format!("{agents_path}.{i}");
             if let Some(mut entry) = self.agent(a, &p, rules, earlier) {
                 let id = match &mut entry {
-                    SeatEntry::Agent(d) if !a.0.contains_key("id") && ids.contains(&d.id) => {
+                    SeatEntry::Agent(d)
+                        if a.0.get("id").is_none_or(Value::is_null) && ids.contains(&d.id) =>
+                    {
                         // Unnamed agents of the same kind: `random`, `random-2`, `random-3`.
                         let base = d.id.clone();
                         let n = (2..)
@@ -418,8 +420,18 @@ impl Resolver<'_> {
         earlier: &[String],
     ) -> Option<SeatEntry> {
         let map = &a.0;
-        if let Some(stage) = map.get("winner_of") {
-            if map.len() > 1 {
+        if registry::selectors_in(map) == 0 && map.get("winner_of").is_none_or(Value::is_null) {
+            self.problem(
+                p,
+                format!(
+                    "give exactly one of {}, or `winner_of` (an earlier stage)",
+                    registry::selectors()
+                ),
+            );
+            return None;
+        }
+        if let Some(stage) = map.get("winner_of").filter(|v| !v.is_null()) {
+            if map.iter().any(|(k, v)| k != "winner_of" && !v.is_null()) {
                 self.problem(
                     p,
                     "`winner_of` takes no other fields: the winner keeps its own id and parameters",
@@ -452,7 +464,7 @@ impl Resolver<'_> {
             };
         }
         let id = match map.get("id") {
-            None => None,
+            None | Some(Value::Null) => None,
             Some(Value::String(id)) => Some(id.clone()),
             Some(other) => {
                 self.problem(&format!("{p}.id"), format!("expected a name, got {other}"));
