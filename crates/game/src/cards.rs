@@ -26,6 +26,7 @@ pub enum Suit {
 impl Suit {
     pub const ALL: [Suit; 4] = [Suit::Spades, Suit::Hearts, Suit::Diamonds, Suit::Clubs];
 
+    #[inline]
     pub fn symbol(self) -> char {
         ['♠', '♥', '♦', '♣'][self as usize]
     }
@@ -60,26 +61,31 @@ const SUITS: [u8; CARD_IDS] = {
 
 impl Card {
     /// A standard card; `rank` is 0 for the ace up to 12 for the king.
+    #[inline]
     pub const fn new(suit: Suit, rank: u8) -> Card {
         assert!(rank < 13);
         Card(suit as u8 * 13 + rank)
     }
 
     /// Joker number 0 or 1.
+    #[inline]
     pub const fn joker(n: u8) -> Card {
         assert!(n < 2);
         Card(52 + n)
     }
 
+    #[inline]
     pub const fn from_id(id: u8) -> Card {
         assert!((id as usize) < CARD_IDS);
         Card(id)
     }
 
+    #[inline]
     pub const fn id(self) -> u8 {
         self.0
     }
 
+    #[inline]
     pub const fn is_joker(self) -> bool {
         self.0 >= 52
     }
@@ -180,39 +186,48 @@ pub struct CardSet(pub u64);
 impl CardSet {
     pub const EMPTY: CardSet = CardSet(0);
 
+    #[inline]
     pub const fn contains(self, card: Card) -> bool {
         self.0 & (1 << card.0) != 0
     }
 
+    #[inline]
     pub fn insert(&mut self, card: Card) {
         self.0 |= 1 << card.0;
     }
 
+    #[inline]
     pub fn remove(&mut self, card: Card) {
         self.0 &= !(1 << card.0);
     }
 
+    #[inline]
     pub const fn len(self) -> u32 {
         self.0.count_ones()
     }
 
+    #[inline]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    #[inline]
     pub const fn union(self, other: CardSet) -> CardSet {
         CardSet(self.0 | other.0)
     }
 
+    #[inline]
     pub const fn intersection(self, other: CardSet) -> CardSet {
         CardSet(self.0 & other.0)
     }
 
+    #[inline]
     pub const fn difference(self, other: CardSet) -> CardSet {
         CardSet(self.0 & !other.0)
     }
 
     /// Cards in id order.
+    #[inline]
     pub fn iter(self) -> impl Iterator<Item = Card> {
         let mut bits = self.0;
         std::iter::from_fn(move || {
@@ -266,11 +281,13 @@ impl<const N: usize> Default for CardVec<N> {
 }
 
 impl<const N: usize> CardVec<N> {
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Builds a list from a slice; `None` if it does not fit.
+    #[inline]
     pub fn from_slice(cards: &[Card]) -> Option<Self> {
         if cards.len() > N {
             return None;
@@ -281,31 +298,38 @@ impl<const N: usize> CardVec<N> {
         Some(v)
     }
 
+    #[inline]
     pub fn as_slice(&self) -> &[Card] {
         &self.cards[..self.len as usize]
     }
 
+    #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [Card] {
         &mut self.cards[..self.len as usize]
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    #[inline]
     pub fn is_full(&self) -> bool {
         self.len as usize == N
     }
 
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
     }
 
     /// Appends a card; panics if full (the engine sizes every list for the whole deck).
+    #[inline]
     pub fn push(&mut self, card: Card) {
         assert!((self.len as usize) < N, "card list overflow");
         self.cards[self.len as usize] = card;
@@ -313,6 +337,7 @@ impl<const N: usize> CardVec<N> {
     }
 
     /// Appends the cards of `set` in id order; panics if they do not fit.
+    #[inline]
     pub fn extend_from_set(&mut self, set: CardSet) {
         let start = self.len as usize;
         let end = start + set.len() as usize;
@@ -323,6 +348,7 @@ impl<const N: usize> CardVec<N> {
         self.len = end as u8;
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<Card> {
         if self.len == 0 {
             return None;
@@ -331,14 +357,17 @@ impl<const N: usize> CardVec<N> {
         Some(self.cards[self.len as usize])
     }
 
+    #[inline]
     pub fn last(&self) -> Option<Card> {
         self.as_slice().last().copied()
     }
 
+    #[inline]
     pub fn contains(&self, card: Card) -> bool {
         self.as_slice().contains(&card)
     }
 
+    #[inline]
     pub fn position(&self, card: Card) -> Option<usize> {
         self.as_slice().iter().position(|&c| c == card)
     }
@@ -357,6 +386,7 @@ impl<const N: usize> CardVec<N> {
     }
 
     /// Removes `card` if present, keeping the order of the rest.
+    #[inline]
     pub fn remove(&mut self, card: Card) -> bool {
         match self.position(card) {
             Some(i) => {
@@ -368,16 +398,19 @@ impl<const N: usize> CardVec<N> {
     }
 
     /// Keeps only the first `len` cards.
+    #[inline]
     pub fn truncate(&mut self, len: usize) {
         if len < self.len as usize {
             self.len = len as u8;
         }
     }
 
+    #[inline]
     pub fn to_set(&self) -> CardSet {
         self.as_slice().iter().copied().collect()
     }
 
+    #[inline]
     pub fn iter(&self) -> std::iter::Copied<std::slice::Iter<'_, Card>> {
         self.as_slice().iter().copied()
     }
@@ -403,6 +436,7 @@ impl<const N: usize> fmt::Display for CardVec<N> {
 }
 
 /// Parses a space-separated card list such as `"2C 5H 7S"` (a test and tooling helper).
+#[inline]
 pub fn parse_cards(s: &str) -> Result<Vec<Card>, ParseCardError> {
     s.split_whitespace().map(str::parse).collect()
 }

@@ -79,45 +79,54 @@ pub struct Oracle<'a> {
 
 impl<'a> Oracle<'a> {
     /// No hidden information.
+    #[inline]
     pub fn none() -> Oracle<'static> {
         Oracle { hands: &[] }
     }
 
     /// A view of `hands`. Building one gives nothing away: an agent only ever reads the one
     /// in the observation the engine hands it (tests build their own to probe samplers).
+    #[inline]
     pub fn new(hands: &'a [Hand]) -> Oracle<'a> {
         Oracle { hands }
     }
 
     /// The true hands of every seat, or an empty slice (not an oracle seat).
+    #[inline]
     pub fn hands(&self) -> &'a [Hand] {
         self.hands
     }
 }
 
 impl Observation<'_> {
+    #[inline]
     pub fn hand_value(&self) -> u32 {
         self.hand_value
     }
 
+    #[inline]
     pub fn value(&self, card: Card) -> u32 {
         self.rules.value(card)
     }
 
+    #[inline]
     pub fn players(&self) -> usize {
         self.active.len()
     }
 
     /// Whether a call now would be within the threshold.
+    #[inline]
     pub fn may_call_safely(&self) -> bool {
         self.hand_value() <= self.call_threshold
     }
 
+    #[inline]
     pub fn is_points(&self) -> bool {
         matches!(self.rules.variant().scoring, Scoring::Points(_))
     }
 
     /// How well a seat is doing, higher is better: coins, or minus points.
+    #[inline]
     pub fn standing(&self, seat: usize) -> i64 {
         if self.is_points() {
             -self.standings[seat]
@@ -127,12 +136,14 @@ impl Observation<'_> {
     }
 
     /// Calls `f` with every legal discard (see [`for_each_discard`] for the order).
+    #[inline]
     pub fn for_each_legal_discard(&self, f: impl FnMut(&[Card]) -> bool) {
         for_each_discard(self.rules, self.hand.as_slice(), Runs::All, f);
     }
 
     /// Cards not in the observer's hand and never face up this round: they can only be in the
     /// stock or in other hands. (A reshuffled stock also holds seen cards.)
+    #[inline]
     pub fn unseen(&self) -> CardSet {
         let deck: CardSet = self.rules.deck().iter().copied().collect();
         deck.difference(self.seen).difference(self.hand.to_set())

@@ -253,6 +253,7 @@ impl Preset {
         Preset::Yaniv,
     ];
 
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             Preset::Paper => "paper",
@@ -262,6 +263,7 @@ impl Preset {
         }
     }
 
+    #[inline]
     pub fn from_name(name: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|p| p.name() == name)
     }
@@ -556,14 +558,17 @@ impl Rules {
     }
 
     /// A preset as it stands.
+    #[inline]
     pub fn preset(preset: Preset) -> Rules {
         Rules::new(preset.variant()).expect("every preset is valid")
     }
 
+    #[inline]
     pub fn variant(&self) -> &Variant {
         &self.variant
     }
 
+    #[inline]
     pub fn players(&self) -> usize {
         self.variant.players as usize
     }
@@ -581,11 +586,13 @@ impl Rules {
     }
 
     /// The unshuffled deck, suit-major (♠A … ♠K, ♥A …, ♣K) then jokers, as the paper builds it.
+    #[inline]
     pub fn deck(&self) -> &[Card] {
         &self.deck[..self.deck_len as usize]
     }
 
     /// The call threshold with `active` players still in the game.
+    #[inline]
     pub fn call_threshold(&self, active: usize) -> u32 {
         match self.variant.call.threshold {
             CallThreshold::Fixed(t) => t,
