@@ -220,7 +220,9 @@ pub trait Recipe: Send + Sync {
     }
 }
 
-/// What a family's [`Family::resolve`] may ask of whoever resolves the scenario.
+/// What a family's [`Family::resolve`] may ask while its entry is resolved. The registry
+/// implements it (`registry::resolve`): field paths and nested agents are handled there once,
+/// and the rest is handed to the caller's [`Context`].
 pub trait Resolve {
     /// The rules the agent will play under; `None` when they had problems of their own.
     fn rules(&self) -> Option<&Arc<Rules>>;
@@ -236,6 +238,23 @@ pub trait Resolve {
     fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>>;
 
     /// Where agents' text output goes (a script's `print`).
+    fn log(&self) -> Arc<AgentLog>;
+}
+
+/// What whoever resolves agent entries provides (the scenario resolver, or
+/// `registry::Standalone` for library callers).
+pub trait Context {
+    /// The rules the agents will play under; `None` when they had problems of their own.
+    fn rules(&self) -> Option<&Arc<Rules>>;
+
+    /// A path as the scenario wrote it, made relative to the scenario file.
+    fn path(&self, written: &str) -> PathBuf;
+
+    /// A problem at `field`, the dotted path from where resolution started
+    /// (`stages.1.agents.0.params.rollout.kind`).
+    fn problem(&mut self, field: &str, message: String);
+
+    /// Where agents' text output goes.
     fn log(&self) -> Arc<AgentLog>;
 }
 
@@ -312,11 +331,7 @@ pub(crate) fn check<'a>(
     let mut take = |place: &str, declared: &[Param], given: &'a Map<String, Value>, open: bool| {
         // A null (`key: ~`) is as good as not given.
         for (name, value) in given.iter().filter(|(_, v)| !v.is_null()) {
-            let field = if place.is_empty() {
-                name.clone()
-            } else {
-                format!("{place}.{name}")
-            };
+            let field = crate::registry::join(place, name);
             let Some(p) = declared.iter().find(|p| p.name == name) else {
                 if open {
                     continue;
@@ -374,11 +389,7 @@ pub(crate) fn check<'a>(
         }
         for p in declared.iter().filter(|p| p.default.is_none()) {
             if given.get(p.name).is_none_or(Value::is_null) {
-                let field = if place.is_empty() {
-                    p.name.to_string()
-                } else {
-                    format!("{place}.{}", p.name)
-                };
+                let field = crate::registry::join(place, p.name);
                 problems.push((field, format!("missing: {}", p.doc)));
             }
         }

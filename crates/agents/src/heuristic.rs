@@ -420,8 +420,11 @@ macro_rules! heuristic_params {
             vec![$(Param::new(stringify!($field), ParamType::$ty, number(ParamType::$ty, d.$field as f64), $doc)),+]
         }
 
-        fn heuristic_param_values(p: &HeuristicParams) -> Vec<(&'static str, f64)> {
-            vec![$((stringify!($field), p.$field as f64)),+]
+        fn heuristic_param(p: &HeuristicParams, name: &str) -> f64 {
+            match name {
+                $(stringify!($field) => p.$field as f64,)+
+                _ => f64::NAN,
+            }
         }
 
         fn set_heuristic_param(p: &mut HeuristicParams, name: &str, value: f64) -> bool {
@@ -517,10 +520,8 @@ impl Recipe for HeuristicRecipe {
     }
 
     fn describe(&self) -> serde_json::Map<String, Value> {
-        let values = heuristic_param_values(&self.1);
         describe_params(self.0.name(), &heuristic_param_infos(self.0), |p| {
-            let v = values.iter().find(|(n, _)| *n == p.name).map_or(0.0, |(_, v)| *v);
-            number(p.ty, v)
+            number(p.ty, heuristic_param(&self.1, p.name))
         })
     }
 

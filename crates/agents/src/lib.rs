@@ -32,7 +32,7 @@ families! {
     epsilon: epsilon::EpsilonFamily;
 }
 
-pub use family::{Entry, Family, Param, ParamType, Recipe, Resolve};
+pub use family::{Context, Entry, Family, Param, ParamType, Recipe, Resolve};
 pub use heuristic::{Heuristic, HeuristicParams, Style};
 pub use log::AgentLog;
 pub use random::RandomAgent;

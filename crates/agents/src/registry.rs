@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use dhumbal_game::Rules;
 
-use crate::family::{Family, Recipe, Resolve, check, show};
+use crate::family::{Context, Family, Recipe, Resolve, check, show};
 use crate::log::AgentLog;
 
 pub use crate::FAMILIES;
@@ -19,15 +19,80 @@ pub fn family(name: &str) -> Option<&'static dyn Family> {
     FAMILIES.iter().copied().find(|f| f.name() == name)
 }
 
-/// The recipe for an agent entry: a kind's name (`balanced`) or a mapping (`{kind: ismcts,
-/// params: {...}}`, `{script: mine.rhai}`). Problems go to `cx`, their fields relative to
-/// the entry; an `id` key is left to the caller (it names the agent, not how it plays).
-pub fn resolve(entry: &Value, cx: &mut dyn Resolve) -> Option<Arc<dyn Recipe>> {
-    let named;
+/// `field` under the dotted path `prefix` (`stages.1` and `agents` make `stages.1.agents`);
+/// either may be empty. The one way field paths are joined in messages.
+pub fn join(prefix: &str, field: &str) -> String {
+    match (prefix.is_empty(), field.is_empty()) {
+        (true, _) => field.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}.{field}"),
+    }
+}
+
+/// The recipe for an agent entry at field path `at`: a kind's name (`balanced`) or a mapping
+/// (`{kind: ismcts, params: {...}}`, `{script: mine.rhai}`). Problems go to `cx` with their
+/// full field paths; an `id` key is left to the caller (it names the agent, not how it plays).
+pub fn resolve(entry: &Value, cx: &mut dyn Context, at: &str) -> Option<Arc<dyn Recipe>> {
+    resolve_in(
+        entry,
+        &mut Scope {
+            cx,
+            prefix: at.to_string(),
+        },
+    )
+}
+
+/// An entry being resolved: the caller's context and the field path of the entry, which
+/// moves down into nested agents and back.
+struct Scope<'c> {
+    cx: &'c mut dyn Context,
+    prefix: String,
+}
+
+impl Resolve for Scope<'_> {
+    fn rules(&self) -> Option<&Arc<Rules>> {
+        self.cx.rules()
+    }
+
+    fn path(&self, written: &str) -> PathBuf {
+        self.cx.path(written)
+    }
+
+    fn problem(&mut self, field: &str, message: String) {
+        let at = join(&self.prefix, field);
+        self.cx.problem(&at, message);
+    }
+
+    fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>> {
+        let inner = join(&self.prefix, field);
+        let outer = std::mem::replace(&mut self.prefix, inner);
+        let recipe = resolve_in(value, self);
+        self.prefix = outer;
+        recipe
+    }
+
+    fn log(&self) -> Arc<AgentLog> {
+        self.cx.log()
+    }
+}
+
+/// `kind` (if given) and the families whose shorthand field `map` gives: what names the family.
+fn named(map: &Map<String, Value>) -> (Option<&Value>, Vec<&'static dyn Family>) {
+    let given = |k: &str| map.get(k).filter(|v| !v.is_null());
+    let shorthands = FAMILIES
+        .iter()
+        .copied()
+        .filter(|f| f.shorthand().is_some_and(|k| given(k).is_some()))
+        .collect();
+    (given("kind"), shorthands)
+}
+
+fn resolve_in(entry: &Value, cx: &mut Scope<'_>) -> Option<Arc<dyn Recipe>> {
+    let named_kind;
     let map = match entry {
         Value::String(kind) => {
-            named = Map::from_iter([("kind".to_string(), Value::from(kind.clone()))]);
-            &named
+            named_kind = Map::from_iter([("kind".to_string(), Value::from(kind.clone()))]);
+            &named_kind
         }
         Value::Object(map) => map,
         other => {
@@ -40,15 +105,26 @@ pub fn resolve(entry: &Value, cx: &mut dyn Resolve) -> Option<Arc<dyn Recipe>> {
             return None;
         }
     };
-    let shorthands: Vec<&dyn Family> = FAMILIES
-        .iter()
-        .copied()
-        .filter(|f| {
-            f.shorthand()
-                .is_some_and(|k| map.get(k).is_some_and(|v| !v.is_null()))
-        })
-        .collect();
-    let kind = map.get("kind").filter(|v| !v.is_null());
+    resolve_entry(map, cx)
+}
+
+/// [`resolve`] for an entry already read as a mapping (no copy of it is made).
+pub fn resolve_map(
+    map: &Map<String, Value>,
+    cx: &mut dyn Context,
+    at: &str,
+) -> Option<Arc<dyn Recipe>> {
+    resolve_entry(
+        map,
+        &mut Scope {
+            cx,
+            prefix: at.to_string(),
+        },
+    )
+}
+
+fn resolve_entry(map: &Map<String, Value>, cx: &mut Scope<'_>) -> Option<Arc<dyn Recipe>> {
+    let (kind, shorthands) = named(map);
     let family = match (kind, shorthands.as_slice()) {
         (Some(Value::String(kind)), []) => match family(kind) {
             Some(f) => f,
@@ -124,13 +200,8 @@ pub fn selectors() -> String {
 
 /// How many of the keys that name a family (`kind`, shorthands) `entry` gives.
 pub fn selectors_in(entry: &Map<String, Value>) -> usize {
-    let given = |k: &str| entry.get(k).is_some_and(|v| !v.is_null());
-    usize::from(given("kind"))
-        + FAMILIES
-            .iter()
-            .filter_map(|f| f.shorthand())
-            .filter(|k| given(k))
-            .count()
+    let (kind, shorthands) = named(entry);
+    usize::from(kind.is_some()) + shorthands.len()
 }
 
 /// The JSON Schema of one agent entry: one alternative per family (and per shorthand).
@@ -216,11 +287,10 @@ fn param_schema(p: &crate::family::Param) -> Value {
     s
 }
 
-/// A [`Resolve`] for library callers (tests, benchmarks, notebooks): paths relative to the
+/// A [`Context`] for library callers (tests, benchmarks, notebooks): paths relative to the
 /// working folder, no log, problems kept to be returned.
 pub struct Standalone {
     rules: Option<Arc<Rules>>,
-    prefix: String,
     problems: Vec<(String, String)>,
     log: Arc<AgentLog>,
 }
@@ -230,27 +300,17 @@ impl Standalone {
     pub fn recipe(entry: &Value, rules: &Rules) -> Result<Arc<dyn Recipe>, Vec<(String, String)>> {
         let mut cx = Standalone {
             rules: Some(Arc::new(rules.clone())),
-            prefix: String::new(),
             problems: Vec::new(),
             log: Arc::new(AgentLog::default()),
         };
-        let recipe = resolve(entry, &mut cx);
-        match recipe {
+        match resolve(entry, &mut cx, "") {
             Some(r) if cx.problems.is_empty() => Ok(r),
             _ => Err(cx.problems),
         }
     }
-
-    fn at(&self, field: &str) -> String {
-        match (self.prefix.is_empty(), field.is_empty()) {
-            (true, _) => field.to_string(),
-            (false, true) => self.prefix.clone(),
-            (false, false) => format!("{}.{field}", self.prefix),
-        }
-    }
 }
 
-impl Resolve for Standalone {
+impl Context for Standalone {
     fn rules(&self) -> Option<&Arc<Rules>> {
         self.rules.as_ref()
     }
@@ -260,20 +320,7 @@ impl Resolve for Standalone {
     }
 
     fn problem(&mut self, field: &str, message: String) {
-        let at = self.at(field);
-        self.problems.push((at, message));
-    }
-
-    fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>> {
-        let outer = std::mem::take(&mut self.prefix);
-        self.prefix = if outer.is_empty() {
-            field.to_string()
-        } else {
-            format!("{outer}.{field}")
-        };
-        let recipe = resolve(value, self);
-        self.prefix = outer;
-        recipe
+        self.problems.push((field.to_string(), message));
     }
 
     fn log(&self) -> Arc<AgentLog> {

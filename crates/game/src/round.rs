@@ -345,6 +345,23 @@ impl Table {
             .expect("a table has seats")
     }
 
+    /// Tells every seat's agent that a session or game begins at this table
+    /// ([`Agent::game_start`]). Whoever plays sessions calls it before the first round.
+    pub fn start_game<A: Agent>(&self, agents: &mut [A]) {
+        for (seat, agent) in agents.iter_mut().enumerate() {
+            agent.game_start(seat, &self.rules);
+        }
+    }
+
+    /// Tells every seat's agent that the session or game is over ([`Agent::game_end`]): the
+    /// final standings, and whether it is the [`Table::leader`].
+    pub fn end_game<A: Agent>(&self, agents: &mut [A]) {
+        let leader = self.leader();
+        for (seat, agent) in agents.iter_mut().enumerate() {
+            agent.game_end(seat, self.standings(), seat == leader);
+        }
+    }
+
     /// Plays one round. `agents[seat]` plays seat `seat`.
     ///
     /// On an illegal action the round is abandoned with an error and nothing is applied to the

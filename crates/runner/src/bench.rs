@@ -69,9 +69,7 @@ fn session(
     let mut table = Table::new(rules.clone());
     let mut agents = table1_agents();
     // A session as the runner plays one: agents hear it start and end.
-    for (seat, agent) in agents.iter_mut().enumerate() {
-        agent.game_start(seat, rules);
-    }
+    table.start_game(&mut agents);
     let (mut turns, mut wins) = (0u64, 0u64);
     let mut tally = |o: dhumbal_game::RoundOutcome| {
         turns += u64::from(o.turns);
@@ -92,10 +90,7 @@ fn session(
             }
         }
     }
-    let leader = table.leader();
-    for (seat, agent) in agents.iter_mut().enumerate() {
-        agent.game_end(seat, table.standings(), seat == leader);
-    }
+    table.end_game(&mut agents);
     Ok((u64::from(rounds), turns, wins))
 }
 

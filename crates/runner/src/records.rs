@@ -358,8 +358,13 @@ pub fn column(name: &str) -> Option<&'static ColumnDef> {
 
 /// The rows of `chunk` as a DataFrame with the columns of [`COLUMNS`].
 pub fn frame(chunk: &[Records], stage: &str, agent_ids: &[String]) -> PolarsResult<DataFrame> {
+    named_frame(chunk, &Names::new(stage, agent_ids))
+}
+
+/// [`frame`] with the names already prepared (the encoder does so once per stage).
+fn named_frame(chunk: &[Records], names: &Names) -> PolarsResult<DataFrame> {
     let n: usize = chunk.iter().map(Records::len).sum();
-    DataFrame::new(n, columns(chunk, &Names::new(stage, agent_ids), n))
+    DataFrame::new(n, columns(chunk, names, n))
 }
 
 /// Writes records as CSV text, one line per row, straight from the rows (a generic writer
@@ -435,8 +440,7 @@ const PARQUET_COMPRESSION: ParquetCompression = ParquetCompression::Zstd(None);
 /// reads its settings).
 pub struct RecordEncoder {
     parquet: Option<ParquetLayout>,
-    stage: String,
-    agent_ids: Vec<String>,
+    names: Names,
 }
 
 impl RecordEncoder {
@@ -444,9 +448,7 @@ impl RecordEncoder {
     pub fn encode(&self, chunk: &[Records]) -> anyhow::Result<Encoded> {
         let rows: usize = chunk.iter().map(Records::len).sum();
         Ok(Encoded(match &self.parquet {
-            Some(layout) if rows > 0 => {
-                layout.row_groups(&frame(chunk, &self.stage, &self.agent_ids)?)?
-            }
+            Some(layout) if rows > 0 => layout.row_groups(&named_frame(chunk, &self.names)?)?,
             _ => Vec::new(),
         }))
     }
@@ -516,8 +518,7 @@ impl RecordWriter {
         };
         let mut encoder = RecordEncoder {
             parquet: None,
-            stage: stage.to_string(),
-            agent_ids,
+            names: Names::new(stage, &agent_ids),
         };
         let resume_len = resume_csv_len.filter(|&l| l > 0);
         let mut previous = None;

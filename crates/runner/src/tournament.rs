@@ -153,9 +153,7 @@ impl Lineup<'_> {
             })
             .collect();
         let mut table = Table::new((*stage.rules).clone());
-        for (seat, agent) in agents.iter_mut().enumerate() {
-            agent.game_start(seat, &stage.rules);
-        }
+        table.start_game(&mut agents);
         let mut cols = Records::with_capacity(match stage.session {
             Some(len) => len as usize * slots.len(),
             None => 64 * slots.len(),
@@ -210,10 +208,7 @@ impl Lineup<'_> {
             );
             round += 1;
         }
-        let winner = table.leader();
-        for (seat, agent) in agents.iter_mut().enumerate() {
-            agent.game_end(seat, table.standings(), seat == winner);
-        }
+        table.end_game(&mut agents);
         Ok(cols)
     }
 

@@ -567,6 +567,7 @@ impl Agent for SearchAgent {
 }
 
 /// `ismcts` and `mcts` as families: the same parameters, a different selection rule.
+#[derive(Clone, Copy)]
 pub struct SearchFamily {
     name: &'static str,
     doc: &'static str,
@@ -677,7 +678,7 @@ impl crate::family::Family for SearchFamily {
             crate::random::RandomFamily::recipe()
         };
         Some(std::sync::Arc::new(SearchRecipe {
-            family: self.name,
+            family: *self,
             params,
             rollout,
         }))
@@ -714,14 +715,14 @@ impl SearchFamily {
 
 /// A search's settings and its rollout policy.
 pub struct SearchRecipe {
-    family: &'static str,
+    family: SearchFamily,
     pub params: SearchParams,
     pub rollout: std::sync::Arc<dyn crate::family::Recipe>,
 }
 
 impl crate::family::Recipe for SearchRecipe {
     fn family(&self) -> &'static str {
-        self.family
+        self.family.name
     }
 
     fn searches(&self) -> bool {
@@ -731,14 +732,9 @@ impl crate::family::Recipe for SearchRecipe {
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value;
         let p = &self.params;
-        let family = if self.family == SearchFamily::MCTS.name {
-            &SearchFamily::MCTS
-        } else {
-            &SearchFamily::ISMCTS
-        };
         crate::family::describe_params(
-            self.family,
-            &crate::family::Family::params(family),
+            self.family.name,
+            &crate::family::Family::params(&self.family),
             |param| match param.name {
                 "iterations" => Value::from(p.iterations),
                 "determinizations" => Value::from(p.determinizations),

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use dhumbal_agents::nearest;
 use dhumbal_agents::registry;
-use dhumbal_agents::{AgentLog, Recipe, Resolve};
+use dhumbal_agents::registry::join as at;
+use dhumbal_agents::{AgentLog, Context};
 use dhumbal_game::rules::{Rules, Scoring};
 
 use super::locate::Locations;
@@ -27,15 +28,6 @@ pub(super) struct Resolver<'a> {
     pub(super) locations: &'a Locations,
     pub(super) problems: Vec<Problem>,
     pub(super) log: Arc<AgentLog>,
-}
-
-/// `field` under the dotted `prefix` (`stages.1` and `agents` make `stages.1.agents`).
-fn at(prefix: &str, field: &str) -> String {
-    if prefix.is_empty() {
-        field.to_string()
-    } else {
-        format!("{prefix}.{field}")
-    }
 }
 
 impl Resolver<'_> {
@@ -473,10 +465,9 @@ impl Resolver<'_> {
         };
         let mut cx = EntryCx {
             resolver: self,
-            prefix: p.to_string(),
             rules: rules.cloned(),
         };
-        let recipe = registry::resolve(&Value::Object(map.clone()), &mut cx)?;
+        let recipe = registry::resolve_map(&a.0, &mut cx, p)?;
         let id = id.unwrap_or_else(|| recipe.default_id());
         let mut spec = serde_json::Map::new();
         spec.insert("id".into(), Value::from(id.clone()));
@@ -490,25 +481,14 @@ impl Resolver<'_> {
     }
 }
 
-/// What an agent family may ask while its entry at `prefix` is resolved: the scenario's
+/// What the agent registry asks of the scenario while an entry is resolved: the scenario's
 /// folder for paths, the stage's rules, the problem list (with file positions) and the log.
 struct EntryCx<'r, 'a> {
     resolver: &'r mut Resolver<'a>,
-    prefix: String,
     rules: Option<Arc<Rules>>,
 }
 
-impl EntryCx<'_, '_> {
-    fn at(&self, field: &str) -> String {
-        if field.is_empty() {
-            self.prefix.clone()
-        } else {
-            format!("{}.{field}", self.prefix)
-        }
-    }
-}
-
-impl Resolve for EntryCx<'_, '_> {
+impl Context for EntryCx<'_, '_> {
     fn rules(&self) -> Option<&Arc<Rules>> {
         self.rules.as_ref()
     }
@@ -522,23 +502,13 @@ impl Resolve for EntryCx<'_, '_> {
     }
 
     fn problem(&mut self, field: &str, message: String) {
-        let at = self.at(field);
-        self.resolver.problem(&at, message);
-    }
-
-    fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>> {
-        let inner = self.at(field);
-        let outer = std::mem::replace(&mut self.prefix, inner);
-        let recipe = registry::resolve(value, self);
-        self.prefix = outer;
-        recipe
+        self.resolver.problem(field, message);
     }
 
     fn log(&self) -> Arc<AgentLog> {
         self.resolver.log.clone()
     }
 }
-
 /// Field names of [`dhumbal_game::rules::Variant`] errors, as spelled in `rules:`.
 fn rules_field(engine_field: &str) -> &str {
     match engine_field {
