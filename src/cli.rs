@@ -3,17 +3,21 @@
 //! scenario file, or records given to `report` that cannot be read or make no sense).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use dhumbal_agents::registry;
 use dhumbal_runner::bench::{self, BenchConfig, Generator};
-use dhumbal_runner::run::{self as runner, Reporter, RunOptions, StageResult};
+use dhumbal_runner::folder::{self, CommandLine, Refusal};
+use dhumbal_runner::run::{self as runner, Interrupted, Reporter, RunOptions, StageResult};
 use dhumbal_runner::scenario::{self, AgentDef, Overrides, Scenario, Stage};
+use dhumbal_runner::tournament::Pulse;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -24,12 +28,16 @@ use dhumbal_runner::scenario::{self, AgentDef, Overrides, Scenario, Stage};
         `dhumbal-run SCENARIO.yaml` plays the tournaments a scenario file describes and writes, \
         per stage, rounds.csv and rounds.parquet (one row per round and seat), summary.csv (one \
         row per agent), manifest.json (what ran, how fast) and a statistics report (report.md, \
-        stats.json, tables/, figures/; see `dhumbal-run report`) to reports/<name>/. \
-        The same scenario gives the same records whatever the thread count.",
+        stats.json, tables/, figures/; see `dhumbal-run report`) to reports/<name>/, with a copy \
+        of the scenario and its scripts in source/ (`dhumbal-run rerun DIR` plays them again). \
+        The same scenario gives the same records whatever the thread count.\n\n\
+        A folder holding another run's results is never overwritten unless --force is given. \
+        Ctrl-C stops a run with the finished records saved; --resume finishes it.",
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  dhumbal-run scenarios/paper/table1.yaml\n  dhumbal-run validate scenarios/championship.yaml\n  \
         dhumbal-run scenarios/championship.yaml --threads 8 --out /tmp/champ\n  dhumbal-run scenarios/big.yaml --resume\n  \
-        dhumbal-run report /tmp/champ --definitions paper\n  dhumbal-run plan scenarios/championship.yaml --delta 0.05"
+        dhumbal-run rerun /tmp/champ --out /tmp/champ-again\n  \
+        dhumbal-run report /tmp/champ --definitions paper --out /tmp/champ-paper\n  dhumbal-run plan scenarios/championship.yaml --delta 0.05"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -55,9 +63,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Finish an interrupted run in the output folder, to exactly the records an uninterrupted
-    /// run gives.
-    #[arg(long)]
+    /// run gives (the same scenario, scripts, --seed and --rounds are needed).
+    #[arg(long, conflicts_with = "force")]
     pub resume: bool,
+    /// Replace the results of an earlier run in the output folder (without it, a folder that
+    /// holds another run's results is refused). Only files a run writes are removed.
+    #[arg(long)]
+    pub force: bool,
     /// Do not write the statistics report (report.md, stats.json, tables/, figures/) after
     /// each stage; `dhumbal-run report DIR` can write it later.
     #[arg(long)]
@@ -68,7 +80,27 @@ pub struct RunArgs {
 pub enum Command {
     /// Run a scenario (the same as `dhumbal-run SCENARIO`).
     Run(RunArgs),
-    /// Check a scenario file and print what it would run, without running it.
+    /// Play a results folder's scenario again from the folder alone (its copy of the
+    /// scenario, scripts and command-line settings in source/) and check that the records are
+    /// the same, bit for bit (decision times aside).
+    Rerun {
+        /// A run's output folder.
+        dir: PathBuf,
+        /// Where the new run goes (default: DIR-rerun).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Replace an earlier rerun in the --out folder.
+        #[arg(long)]
+        force: bool,
+        /// Do not write statistics reports for the new run.
+        #[arg(long)]
+        no_report: bool,
+    },
+    /// Check a scenario file and print what it would run, without running it: every problem
+    /// with its line, and one short deal played by each script agent to catch runtime errors.
     Validate {
         scenario: PathBuf,
         #[arg(long)]
@@ -86,6 +118,13 @@ pub enum Command {
     Report {
         /// A run's output folder (with manifest.json) or one stage's folder.
         dir: PathBuf,
+        /// Write the report here (one subfolder per stage for a staged run) instead of beside
+        /// the records.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace an existing report at the destination (refused otherwise).
+        #[arg(long)]
+        force: bool,
         /// Whose metric definitions: ours, or the paper's (population SD in Cohen's d, the
         /// normal win interval, stars on Bonferroni-adjusted Welch p-values) to reproduce its
         /// numbers.
@@ -178,8 +217,14 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Run(args)) => run(args),
-        None => match cli.run.scenario {
-            Some(_) => run(cli.run),
+        None => match &cli.run.scenario {
+            Some(path) => match unknown_command(path) {
+                Some(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::from(2);
+                }
+                None => run(cli.run),
+            },
             None => {
                 eprintln!(
                     "error: no scenario given\n\nUsage: dhumbal-run SCENARIO.yaml [OPTIONS], or see `dhumbal-run --help`"
@@ -187,6 +232,13 @@ pub fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        Some(Command::Rerun {
+            dir,
+            out,
+            threads,
+            force,
+            no_report,
+        }) => rerun(dir, out, threads, force, no_report),
         Some(Command::Validate {
             scenario,
             seed,
@@ -212,12 +264,23 @@ pub fn main() -> ExitCode {
         }) => run_bench(rounds, threads, generator, session, seed),
         Some(Command::Report {
             dir,
+            out,
+            force,
             definitions,
             alpha,
             power,
             delta,
             no_figures,
-        }) => report(dir, definitions, alpha, power, delta, no_figures),
+        }) => report(
+            dir,
+            out,
+            force,
+            definitions,
+            alpha,
+            power,
+            delta,
+            no_figures,
+        ),
         Some(Command::Plan {
             scenario,
             delta,
@@ -229,10 +292,38 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
+            if let Some(r) = e.downcast_ref::<Refusal>() {
+                eprintln!("error: {r}");
+                return ExitCode::from(2);
+            }
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
     }
+}
+
+/// A bare word that is neither a file nor a command (`dhumbal-run play`): the message that
+/// says so, with the nearest command, instead of "cannot read the file".
+fn unknown_command(path: &Path) -> Option<String> {
+    let word = path.to_str()?;
+    if path.exists() || path.extension().is_some() || word.contains(['/', '\\']) {
+        return None;
+    }
+    let cli = Cli::command();
+    let names: Vec<&str> = cli
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|n| *n != "help")
+        .collect();
+    let hint = dhumbal_agents::nearest(word, &names)
+        .map(|n| format!(" Did you mean `dhumbal-run {n}`?"))
+        .unwrap_or_default();
+    Some(format!(
+        "error: `{word}` is neither a command nor a scenario file.{hint}\n\n\
+         Commands: {}; a scenario is a .yaml file (`dhumbal-run SCENARIO.yaml`). \
+         See `dhumbal-run --help`.",
+        names.join(", ")
+    ))
 }
 
 fn load(path: &PathBuf, overrides: &Overrides) -> Result<Scenario, ExitCode> {
@@ -299,89 +390,341 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let threads = args
+    // How to finish this run if it is interrupted: the same file and settings, --resume.
+    let mut again = format!("dhumbal-run {}", shell_word(&path.display().to_string()));
+    if let Some(out) = &args.out {
+        again.push_str(&format!(
+            " --out {}",
+            shell_word(&out.display().to_string())
+        ));
+    }
+    if let Some(seed) = args.seed {
+        again.push_str(&format!(" --seed {seed}"));
+    }
+    if let Some(rounds) = args.rounds {
+        again.push_str(&format!(" --rounds {rounds}"));
+    }
+    again.push_str(" --resume");
+    play(
+        &scenario,
+        RunSettings {
+            threads: args.threads,
+            resume: args.resume,
+            force: args.force,
+            report: !args.no_report,
+            command_line: CommandLine {
+                seed: args.seed,
+                rounds: args.rounds,
+            },
+            resume_command: again,
+        },
+    )
+    .map(|_| ExitCode::SUCCESS)
+    .or_else(interrupted)
+}
+
+/// How a scenario is to be played.
+struct RunSettings {
+    threads: Option<usize>,
+    resume: bool,
+    force: bool,
+    report: bool,
+    command_line: CommandLine,
+    /// The command that finishes the run after an interruption.
+    resume_command: String,
+}
+
+/// Plays a loaded scenario with progress on the terminal and Ctrl-C handled: the first stops
+/// the run cleanly (finished records saved), a second quits at once.
+fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::RunReport> {
+    let threads = settings
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    describe(&scenario);
+    describe(scenario);
     println!(
         "  {threads} threads{}",
-        if args.resume { ", resuming" } else { "" }
+        if settings.resume { ", resuming" } else { "" }
     );
+    let stop = Arc::new(AtomicBool::new(false));
+    // The second Ctrl-C (the flag already set) exits at once with 130; the first sets it.
+    signal_hook::flag::register_conditional_shutdown(
+        signal_hook::consts::SIGINT,
+        130,
+        Arc::clone(&stop),
+    )?;
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop))?;
     let reporter = Terminal {
-        report: !args.no_report,
-        bar: Mutex::new(None),
-        rounds_per_unit: Mutex::new(1),
+        report: settings.report,
+        stage: Mutex::new(None),
+        stop: Arc::clone(&stop),
+        resume_command: settings.resume_command.clone(),
     };
-    let report = runner::run(
-        &scenario,
+    let result = runner::run(
+        scenario,
         &RunOptions {
             threads,
-            resume: args.resume,
+            resume: settings.resume,
+            force: settings.force,
+            command_line: settings.command_line,
+            stop,
         },
         &reporter,
-    )?;
+    );
+    reporter.end_stage();
+    let report = result.map_err(|e| match e.downcast::<Interrupted>() {
+        Ok(i) => anyhow::Error::new(ResumeWith(i, settings.resume_command.clone())),
+        Err(e) => e,
+    })?;
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
     }
+    let earlier = report.rounds - report.rounds_now;
     println!(
-        "{} rounds in {:.2} s ({:.0} rounds/s); records, summary and manifest in {}",
-        report.rounds,
+        "{} rounds in {:.2} s ({:.0} rounds/s){}; records, summary and manifest in {}",
+        report.rounds_now,
         report.seconds,
-        report.rounds as f64 / report.seconds.max(1e-9),
+        report.rounds_now as f64 / report.seconds.max(1e-9),
+        if earlier > 0 {
+            format!(", after {earlier} rounds played before the interruption")
+        } else {
+            String::new()
+        },
         scenario.output.dir.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(report)
+}
+
+/// An interruption, with the command that finishes the run.
+#[derive(Debug)]
+struct ResumeWith(Interrupted, String);
+
+impl std::fmt::Display for ResumeWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\nTo finish the run: {}", self.0, self.1)
+    }
+}
+
+impl std::error::Error for ResumeWith {}
+
+/// Exit code 130 (the shell's code for Ctrl-C) and the message for an interruption; other
+/// errors go on to `main`.
+fn interrupted(e: anyhow::Error) -> anyhow::Result<ExitCode> {
+    match e.downcast_ref::<ResumeWith>() {
+        Some(r) => {
+            eprintln!("\n{r}");
+            Ok(ExitCode::from(130))
+        }
+        None => Err(e),
+    }
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+fn rerun(
+    dir: PathBuf,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    force: bool,
+    no_report: bool,
+) -> anyhow::Result<ExitCode> {
+    if threads == Some(0) {
+        eprintln!("error: --threads must be at least 1");
+        return Ok(ExitCode::from(2));
+    }
+    let saved = folder::saved_run(&dir)?;
+    let out = out.unwrap_or_else(|| {
+        let mut name = dir
+            .file_name()
+            .map_or_else(|| "run".into(), |n| n.to_os_string());
+        name.push("-rerun");
+        dir.with_file_name(name)
+    });
+    let overrides = Overrides {
+        seed: saved.command_line.seed,
+        rounds: saved.command_line.rounds,
+        out: Some(out.clone()),
+    };
+    let scenario = match load(&saved.scenario, &overrides) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let mut again = format!(
+        "dhumbal-run rerun {} --out {}",
+        shell_word(&dir.display().to_string()),
+        shell_word(&out.display().to_string())
+    );
+    if let Some(t) = threads {
+        again.push_str(&format!(" --threads {t}"));
+    }
+    let report = match play(
+        &scenario,
+        RunSettings {
+            threads,
+            resume: false,
+            force,
+            report: !no_report,
+            command_line: saved.command_line.clone(),
+            resume_command: format!(
+                "dhumbal-run {} --out {}{}{} --resume (then compare with `{again}` after removing {})",
+                shell_word(&saved.scenario.display().to_string()),
+                shell_word(&out.display().to_string()),
+                saved
+                    .command_line
+                    .seed
+                    .map_or(String::new(), |s| format!(" --seed {s}")),
+                saved
+                    .command_line
+                    .rounds
+                    .map_or(String::new(), |r| format!(" --rounds {r}")),
+                out.display()
+            ),
+        },
+    ) {
+        Ok(r) => r,
+        Err(e) => return interrupted(e),
+    };
+    let mut differ = 0;
+    for (i, stage) in report.stages.iter().enumerate() {
+        let original = if scenario.staged {
+            dir.join(&stage.name)
+        } else {
+            dir.clone()
+        };
+        match folder::same_records(&original, &scenario.stage_dir(i))? {
+            Ok(rows) => println!(
+                "stage `{}`: {rows} rows identical to {} (decision times aside)",
+                stage.name,
+                original.display()
+            ),
+            Err(why) => {
+                differ += 1;
+                println!(
+                    "stage `{}`: records DIFFER from {}: {why}",
+                    stage.name,
+                    original.display()
+                );
+            }
+        }
+    }
+    Ok(if differ == 0 {
+        println!("rerun reproduces {}", dir.display());
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Progress bar on a terminal, nothing otherwise; summaries on stdout.
 struct Terminal {
     /// Write each stage's statistics report once its records are safe.
     report: bool,
-    bar: Mutex<Option<ProgressBar>>,
-    rounds_per_unit: Mutex<u64>,
+    /// The stage in play: its bar, and the flag that ends its ticker.
+    stage: Mutex<Option<(Option<ProgressBar>, Arc<AtomicBool>)>>,
+    /// Set by Ctrl-C.
+    stop: Arc<AtomicBool>,
+    resume_command: String,
+}
+
+impl Terminal {
+    /// Clears the bar and stops the ticker of the stage in play, if any.
+    fn end_stage(&self) {
+        if let Some((bar, over)) = self.stage.lock().expect("lock").take() {
+            over.store(true, Ordering::Relaxed);
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+        }
+    }
 }
 
 impl Reporter for Terminal {
-    fn stage_start(&self, stage: &Stage, _lineup: &[AgentDef], units: u64, done: u64) {
-        let per_unit = u64::from(stage.session.unwrap_or(1));
-        *self.rounds_per_unit.lock().expect("lock") = per_unit;
-        let bar = if std::io::stderr().is_terminal() {
-            let (len, unit) = match stage.session {
-                Some(_) => (units * per_unit, "rounds"),
+    fn stage_start(
+        &self,
+        stage: &Stage,
+        _lineup: &[AgentDef],
+        units: u64,
+        done: u64,
+        pulse: &Arc<Pulse>,
+    ) {
+        self.end_stage();
+        let per_unit = stage.session.map(u64::from);
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let (len, unit) = match per_unit {
+                Some(n) => (units * n, "rounds"),
                 None => (units, "games"),
             };
             let bar = ProgressBar::new(len);
             bar.set_style(
                 ProgressStyle::with_template(&format!(
-                    "{{prefix}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit}, {{rate}}, ETA {{eta}}"
+                    "{{prefix}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit}{{msg}}, {{rate}}, ETA {{eta}}"
                 ))
                 .expect("template")
                 .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                    let _ = write!(w, "{:.1}/s", state.per_sec());
                 })
                 .progress_chars("=> "),
             );
             bar.set_prefix(stage.name.clone());
-            bar.set_position(done * if stage.session.is_some() { per_unit } else { 1 });
+            bar.set_position(done * per_unit.unwrap_or(1));
             bar.reset_eta();
-            Some(bar)
-        } else {
-            None
-        };
-        *self.bar.lock().expect("lock") = bar;
-    }
-
-    fn advance(&self, units: u64, _rounds: u64) {
-        if let Some(bar) = self.bar.lock().expect("lock").as_ref() {
-            let per_unit = *self.rounds_per_unit.lock().expect("lock");
-            bar.inc(units * per_unit);
+            bar
+        });
+        let over = Arc::new(AtomicBool::new(false));
+        // The ticker: moves the bar from the live counts several times a second, whatever
+        // the agents' speed (records are written a chunk at a time), and says what Ctrl-C
+        // does when it is pressed.
+        {
+            let (bar, over, pulse, stop) = (
+                bar.clone(),
+                Arc::clone(&over),
+                Arc::clone(pulse),
+                Arc::clone(&self.stop),
+            );
+            let resume = self.resume_command.clone();
+            std::thread::spawn(move || {
+                let mut told = false;
+                while !over.load(Ordering::Relaxed) {
+                    if let Some(bar) = &bar {
+                        let rounds = pulse.rounds.load(Ordering::Relaxed);
+                        match per_unit {
+                            Some(n) => bar.set_position(done * n + rounds),
+                            None => {
+                                bar.set_position(done + pulse.units.load(Ordering::Relaxed));
+                                bar.set_message(format!(" ({rounds} rounds)"));
+                            }
+                        }
+                    }
+                    if !told && stop.load(Ordering::Relaxed) {
+                        told = true;
+                        let text = format!(
+                            "Ctrl-C: stopping once the chunks in play are saved (Ctrl-C again quits \
+                             at once, losing them); then `{resume}` finishes the run"
+                        );
+                        match &bar {
+                            Some(bar) => bar.println(text),
+                            None => eprintln!("{text}"),
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            });
         }
+        *self.stage.lock().expect("lock") = Some((bar, over));
     }
 
     fn stage_done(&self, stage: &Stage, result: &StageResult) {
-        if let Some(bar) = self.bar.lock().expect("lock").take() {
-            bar.finish_and_clear();
-        }
+        self.end_stage();
         println!(
             "\nstage `{}`: {} rounds in {:.2} s",
             result.name, result.totals.rounds, result.seconds
@@ -394,6 +737,7 @@ impl Reporter for Terminal {
         if self.report && !result.restored {
             let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
             let report = dhumbal_report::report_stage(
+                &result.dir,
                 &result.dir,
                 &info,
                 &dhumbal_report::Options::default(),
@@ -463,7 +807,7 @@ fn print_agents() {
         if f.open_params() {
             let _ = writeln!(
                 out,
-                "  {:<24} any names and values, passed to the agent as they are",
+                "  {:<24} declared by the script itself (`fn parameters()`, docs/rhai.md) and checked against it",
                 "params:"
             );
         } else if params.is_empty() && fields.is_empty() {
@@ -560,8 +904,11 @@ fn check_probabilities(alpha: f64, power: f64, delta: f64) -> Result<(), ExitCod
     probability("delta", delta, true)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report(
     dir: PathBuf,
+    out: Option<PathBuf>,
+    force: bool,
     definitions: DefinitionsArg,
     alpha: f64,
     power: f64,
@@ -590,12 +937,13 @@ fn report(
     // malformed file, columns not those of the records, an unknown agent) are bad input:
     // exit 2, the file named; nothing is written for that stage. Anything else (a file that
     // cannot be written) is a failure while running: exit 1.
-    let reports = match dhumbal_report::report_dir(&dir, &opts) {
+    let reports = match dhumbal_report::report_dir(&dir, out.as_deref(), force, &opts) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e:#}");
             return Ok(ExitCode::from(
-                if dhumbal_report::load::is_input_error(&e) {
+                if e.downcast_ref::<Refusal>().is_some() || dhumbal_report::load::is_input_error(&e)
+                {
                     2
                 } else {
                     1

@@ -582,7 +582,7 @@ fn a_report_writes_every_output_with_finite_numbers() {
         figures: false,
         ..Options::default()
     };
-    let report = dhumbal::report::report_stage(dir.path(), &info, &opts).unwrap();
+    let report = dhumbal::report::report_stage(dir.path(), dir.path(), &info, &opts).unwrap();
     for f in [
         "stats.json",
         "report.md",
@@ -832,7 +832,7 @@ fn no_calls_no_interval() {
         figures: false,
         ..Options::default()
     };
-    dhumbal::report::report_stage(dir.path(), &info, &opts).unwrap();
+    dhumbal::report::report_stage(dir.path(), dir.path(), &info, &opts).unwrap();
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("stats.json")).unwrap())
             .unwrap();
@@ -959,7 +959,7 @@ fn table_one_statistics_match_the_papers_own() {
         &sc,
         &RunOptions {
             threads: 1,
-            resume: false,
+            ..RunOptions::default()
         },
         &Quiet,
     )
@@ -969,7 +969,7 @@ fn table_one_statistics_match_the_papers_own() {
         figures: false,
         ..Options::default()
     };
-    let reports = dhumbal::report::report_dir(out.path(), &opts).unwrap();
+    let reports = dhumbal::report::report_dir(out.path(), None, false, &opts).unwrap();
     assert_eq!(reports.len(), 1);
     let s = &reports[0].analysis;
     let reference = fixture("paper_table1_reference.json");
@@ -1062,7 +1062,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         &sc,
         &RunOptions {
             threads: 1,
-            resume: false,
+            ..RunOptions::default()
         },
         &Quiet,
     )
@@ -1071,7 +1071,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         figures: false,
         ..Options::default()
     };
-    let reports = dhumbal::report::report_dir(out.path(), &opts).unwrap();
+    let reports = dhumbal::report::report_dir(out.path(), None, false, &opts).unwrap();
     assert_eq!(reports.len(), 1);
     let s = &reports[0].analysis;
     assert!(s.info.points);

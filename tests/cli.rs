@@ -2,26 +2,11 @@
 //! kind of bad input, determinism across thread counts, resume after a kill, Rhai agents.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dhumbal-run"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{bin, run, text};
 
 /// Runs `file` into `out` on `threads` threads (and `extra` arguments); it must succeed.
 fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) {
@@ -317,7 +302,9 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
     std::fs::create_dir(&shortened).unwrap();
     for entry in std::fs::read_dir(&cut).unwrap() {
         let path = entry.unwrap().path();
-        std::fs::copy(&path, shortened.join(path.file_name().unwrap())).unwrap();
+        if path.is_file() {
+            std::fs::copy(&path, shortened.join(path.file_name().unwrap())).unwrap();
+        }
     }
     std::fs::write(shortened.join("rounds.csv"), &partial[..100]).unwrap();
     let o = resume(&file, &shortened);
@@ -357,10 +344,12 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
         &body.replace("seed: 17", "seed: 18"),
     );
     let o = resume(&other, &cut);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("different scenario"), "{}", text(&o));
+    assert!(text(&o).contains("seed: 17 there, 18 here"), "{}", text(&o));
     let o = resume(&file, &dir.path().join("nothing"));
-    assert!(text(&o).contains("no interrupted run"), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("does not exist"), "{}", text(&o));
 }
 
 /// Runs a bad scenario and returns its message; checks exit code 2.
@@ -608,16 +597,16 @@ fn the_rhai_port_of_aggressive_gives_the_native_records() {
 #[test]
 fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records() {
     let dir = tmp();
-    // Fails on the first pick after turn 30 of a round.
+    // Fails on a pick late in a session (rounds a validation rehearsal does not reach).
     let file = script_scenario(
         dir.path(),
         "fails.rhai",
         "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
          fn discard(obs) { [obs.hand[0]] }\n\
-         fn pick(obs) {\n    if obs.turn > 30 { let x = obs.no_such_field + 1; }\n    ()\n}\n",
+         fn pick(obs) {\n    if obs.round > 30 && obs.hand_value > 45 { let x = obs.no_such_field + 1; }\n    ()\n}\n",
         "",
         "  - kind: conservative\n  - kind: conservative\n  - kind: conservative\n",
-        "deals: 400\noutput: {chunk_rounds: 10}\n",
+        "deals: 400\nsession: 40\noutput: {chunk_rounds: 40}\n",
     );
     let out = dir.path().join("o");
     let o = run(&[
@@ -653,9 +642,11 @@ fn a_script_that_loops_forever_is_stopped() {
         "--out",
         dir.path().join("o").to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // Caught before the run, by the validation rehearsal.
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).to_lowercase().contains("too many operations"),
+        text(&o).to_lowercase().contains("too many operations")
+            && text(&o).contains("`max_operations`"),
         "{}",
         text(&o)
     );
@@ -801,12 +792,14 @@ fn report_regenerates_statistics_tables_and_figures_from_the_records() {
     assert_eq!(again["agents"][1]["win"], first["agents"][1]["win"]);
 
     // The paper's definitions: its metric names, population SD in Cohen's d.
+    // In place of the first report: asked for with --force.
     let o = run(&[
         "report",
         out.join("first").to_str().unwrap(),
         "--definitions",
         "paper",
         "--no-figures",
+        "--force",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let paper = stats_json(&out.join("first/stats.json"));

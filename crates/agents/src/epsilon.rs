@@ -80,6 +80,10 @@ impl Recipe for EpsilonRecipe {
         })
     }
 
+    fn sources(&self) -> Vec<(String, String)> {
+        self.inner.sources()
+    }
+
     fn for_rules(&self, rules: &Arc<Rules>) -> Result<Option<Arc<dyn Recipe>>, String> {
         Ok(self.inner.for_rules(rules)?.map(|inner| {
             Arc::new(EpsilonRecipe {

@@ -166,7 +166,9 @@ pub trait Family: Sync {
         None
     }
 
-    /// Whether `params:` may hold names it does not declare (a script reads its own).
+    /// Whether `params:` may hold names it does not declare here: the registry then passes
+    /// them on unchecked, and the family checks them in [`Family::resolve`] (a script declares
+    /// its own in `fn parameters()`).
     fn open_params(&self) -> bool {
         false
     }
@@ -217,6 +219,13 @@ pub trait Recipe: Send + Sync {
     /// when it depends on the rules (a script compiled against them); `None` if it does not.
     fn for_rules(&self, _rules: &Arc<Rules>) -> Result<Option<Arc<dyn Recipe>>, String> {
         Ok(None)
+    }
+
+    /// The files it was made from, as (the path as the scenario wrote it, the text): a
+    /// script's source, say, which the runner copies into the results folder. A recipe that
+    /// wraps others lists theirs too.
+    fn sources(&self) -> Vec<(String, String)> {
+        Vec::new()
     }
 }
 

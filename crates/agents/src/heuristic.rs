@@ -13,6 +13,7 @@ use dhumbal_game::cards::{Card, Discard};
 use dhumbal_game::decision::{Agent, AgentError, Observation, Pick};
 use dhumbal_game::discards::{Runs, for_each_multi_discard};
 use dhumbal_game::rng::RandomSource;
+use dhumbal_game::Rules;
 use serde_json::Value;
 
 use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve, describe_params};
@@ -78,8 +79,8 @@ pub struct HeuristicParams {
     pub strict_threshold: u32,
     /// Balanced: always call at or below this.
     pub sure_threshold: u32,
-    /// Balanced: call probability up to `strict_threshold`. Opportunistic: its base probability
-    /// until its first call decision sets it from the standings.
+    /// Balanced: call probability up to `strict_threshold`. (Opportunistic starts from it too,
+    /// but sets it from the standings before every read, so it never reaches its play.)
     pub call_probability: f64,
     /// Balanced: call probability above `strict_threshold`.
     pub late_call_probability: f64,
@@ -411,13 +412,36 @@ impl Agent for Heuristic {
     }
 }
 
-// The family: each style is a kind (`aggressive`, ...) with every constant as a parameter.
+// The family: each style is a kind (`aggressive`, ...) whose parameters are the constants it
+// reads. Which style reads which constant follows the code above: every style picks
+// (`choose_pick`) and discards (`choose_discard`, `near_threshold_discard`) alike, so those
+// constants belong to all four; the call rule (`wants_call`) is where they differ. Aggressive's
+// reads no constant; Conservative's `strict_threshold`; Balanced's `sure_threshold`,
+// `strict_threshold`, `call_probability` and `late_call_probability`; Opportunistic's
+// `strict_threshold` and its own seven (it sets its call probability and risk from the
+// standings before it reads them, so `call_probability` never reaches its play).
+
+const ALL: &[Style] = &Style::ALL;
+const CONSERVATIVE_BALANCED_OPPORTUNISTIC: &[Style] =
+    &[Style::Conservative, Style::Balanced, Style::Opportunistic];
+const BALANCED: &[Style] = &[Style::Balanced];
+const OPPORTUNISTIC: &[Style] = &[Style::Opportunistic];
 
 macro_rules! heuristic_params {
-    ($( $field:ident : $ty:ident = $doc:literal ),+ $(,)?) => {
+    ($( $field:ident : $ty:ident, $styles:ident = $doc:literal ),+ $(,)?) => {
+        /// The parameters `style` reads, with its defaults.
         fn heuristic_param_infos(style: Style) -> Vec<Param> {
             let d = HeuristicParams::paper(style);
-            vec![$(Param::new(stringify!($field), ParamType::$ty, number(ParamType::$ty, d.$field as f64), $doc)),+]
+            let mut out = Vec::new();
+            $(if $styles.contains(&style) {
+                out.push(Param::new(
+                    stringify!($field),
+                    ParamType::$ty,
+                    number(ParamType::$ty, d.$field as f64),
+                    $doc,
+                ));
+            })+
+            out
         }
 
         fn heuristic_param(p: &HeuristicParams, name: &str) -> f64 {
@@ -437,29 +461,29 @@ macro_rules! heuristic_params {
 }
 
 heuristic_params! {
-    pickup_threshold: Int = "take an offered card worth at most this (adjusted by the hand value)",
-    pickup_high_hand: Count = "hand value above which the pickup threshold rises",
-    pickup_high_raise: Int = "how much it rises",
-    pickup_low_hand: Count = "hand value at or below which the pickup threshold falls",
-    pickup_low_drop: Int = "how much it falls",
-    high_preference: Float = "p_h: weight of the discarded value (paper eq. 2)",
-    multi_card_bonus: Float = "b_m: bonus per card of a multi-card discard",
-    sequence_bonus: Float = "b_s: bonus for a run",
-    call_bonus: Float = "bonus when the discard leaves a callable hand",
-    improvement_weight: Float = "weight of the relative improvement (V - Vr) / V (paper eq. 3)",
-    risk_adjustment: Float = "r: scales every score (no effect on choices, as in the paper's code)",
-    expected_draw: Count = "expected value of the next card, for discards near the threshold",
-    strict_threshold: Count = "Conservative/Opportunistic: call at or below; Balanced: upper edge of its middle band",
-    sure_threshold: Count = "Balanced: always call at or below",
-    call_probability: Float = "Balanced: call probability in its middle band",
-    late_call_probability: Float = "Balanced: call probability above strict_threshold",
-    ahead_call_probability: Float = "Opportunistic: base call probability when ahead of the table mean",
-    ahead_risk: Float = "Opportunistic: r when ahead",
-    behind_call_probability: Float = "Opportunistic: base call probability otherwise",
-    behind_risk: Float = "Opportunistic: r otherwise",
-    per_point_probability: Float = "Opportunistic: added per point below the threshold",
-    late_turn: Count = "Opportunistic: after this many player-turns add late_turn_bonus",
-    late_turn_bonus: Float = "Opportunistic: added late in the round",
+    pickup_threshold: Int, ALL = "take an offered card worth at most this (adjusted by the hand value)",
+    pickup_high_hand: Count, ALL = "hand value above which the pickup threshold rises",
+    pickup_high_raise: Int, ALL = "how much it rises",
+    pickup_low_hand: Count, ALL = "hand value at or below which the pickup threshold falls",
+    pickup_low_drop: Int, ALL = "how much it falls",
+    high_preference: Float, ALL = "p_h: weight of the discarded value (paper eq. 2)",
+    multi_card_bonus: Float, ALL = "b_m: bonus per card of a multi-card discard (no effect without sets and runs)",
+    sequence_bonus: Float, ALL = "b_s: bonus for a run (no effect with `runs: false`)",
+    call_bonus: Float, ALL = "bonus when the discard leaves a callable hand",
+    improvement_weight: Float, ALL = "weight of the relative improvement (V - Vr) / V (paper eq. 3)",
+    risk_adjustment: Float, ALL = "r: scales every score (no effect on choices, as in the paper's code)",
+    expected_draw: Count, ALL = "expected value of the next card, for discards near the threshold",
+    strict_threshold: Count, CONSERVATIVE_BALANCED_OPPORTUNISTIC = "Conservative/Opportunistic: call at or below; Balanced: upper edge of its middle band",
+    sure_threshold: Count, BALANCED = "always call at or below",
+    call_probability: Float, BALANCED = "call probability above sure_threshold up to strict_threshold",
+    late_call_probability: Float, BALANCED = "call probability above strict_threshold",
+    ahead_call_probability: Float, OPPORTUNISTIC = "base call probability when ahead of the table mean",
+    ahead_risk: Float, OPPORTUNISTIC = "r when ahead (replaces risk_adjustment from the first call decision on)",
+    behind_call_probability: Float, OPPORTUNISTIC = "base call probability otherwise",
+    behind_risk: Float, OPPORTUNISTIC = "r otherwise",
+    per_point_probability: Float, OPPORTUNISTIC = "added per point below the threshold",
+    late_turn: Count, OPPORTUNISTIC = "after this many player-turns add late_turn_bonus",
+    late_turn_bonus: Float, OPPORTUNISTIC = "added late in the round",
 }
 
 fn style_doc(style: Style) -> &'static str {
@@ -475,6 +499,44 @@ fn style_doc(style: Style) -> &'static str {
             "the paper's Opportunistic: call probability set by standing against the table mean"
         }
     }
+}
+
+/// The constants that cannot change any decision under `rules`, with the reason: the bonuses
+/// of multi-card discards when no such discard is legal. (Every other constant is read on
+/// every turn, or on every call decision, whatever the rules.)
+fn without_effect(rules: &Rules) -> Vec<(&'static str, String)> {
+    let v = rules.variant();
+    let d = v.discards;
+    // A hand never grows: a turn discards at least one card and picks one.
+    let hand = v.hand_size;
+    let no_runs = if !d.runs {
+        Some("runs are not legal discards (`runs: false`)".to_string())
+    } else if hand < d.min_run {
+        Some(format!(
+            "no run fits a hand (`hand_size: {hand}` is below `min_run: {}`)",
+            d.min_run
+        ))
+    } else {
+        None
+    };
+    let no_sets = if !d.sets {
+        Some("sets are not legal discards (`sets: false`)".to_string())
+    } else if hand < 2 {
+        Some("no set fits a hand of one card (`hand_size: 1`)".to_string())
+    } else {
+        None
+    };
+    let mut out = Vec::new();
+    if let (Some(sets), Some(runs)) = (&no_sets, &no_runs) {
+        out.push((
+            "multi_card_bonus",
+            format!("it scores multi-card discards, and {sets} and {runs}"),
+        ));
+    }
+    if let Some(runs) = no_runs {
+        out.push(("sequence_bonus", format!("it scores runs, and {runs}")));
+    }
+    out
 }
 
 /// A number as a scenario writes it: whole for integer parameters.
@@ -502,12 +564,28 @@ impl Family for HeuristicFamily {
         heuristic_param_infos(self.0)
     }
 
-    fn resolve(&self, entry: &Entry<'_>, _cx: &mut dyn Resolve) -> Option<std::sync::Arc<dyn Recipe>> {
+    fn resolve(
+        &self,
+        entry: &Entry<'_>,
+        cx: &mut dyn Resolve,
+    ) -> Option<std::sync::Arc<dyn Recipe>> {
         let mut params = HeuristicParams::paper(self.0);
         for p in self.params() {
             set_heuristic_param(&mut params, p.name, entry.f64(p.name));
         }
-        Some(std::sync::Arc::new(HeuristicRecipe(self.0, params)))
+        let mut ok = true;
+        if let Some(rules) = cx.rules() {
+            for (name, why) in without_effect(rules) {
+                if entry.given(name) {
+                    cx.problem(
+                        &format!("params.{name}"),
+                        format!("has no effect under these rules: {why}"),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        ok.then(|| std::sync::Arc::new(HeuristicRecipe(self.0, params)) as _)
     }
 }
 

@@ -1,10 +1,17 @@
 //! Where agents' text output goes (a script's `print` and `debug`): a file of the run, opened
 //! on the first line written, or nowhere. Never the terminal, where it would tear the progress
 //! bar and interleave across threads.
+//!
+//! Each line says where it came from: `[stage main, deal 12, seat 2, my-agent] text`. The
+//! stage and deal are the thread's *place*, which whoever plays deals sets once per deal on
+//! the thread that plays it ([`set_place`]; the runner's tournament does); the seat and agent
+//! are set by the agent around each of its decisions. A line is formatted whole and written
+//! with one write under the log's lock, so lines of different threads never interleave.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A run's agent log. Shared by every agent of a run, on every thread; each line is written
 /// whole.
@@ -20,10 +27,115 @@ enum Sink {
     Nowhere,
     /// Output goes to this file, created (or appended to) when the first line comes.
     Pending(PathBuf),
-    Open(Box<dyn Write + Send>),
+    Open(std::fs::File),
     /// The file could not be opened (why): output is dropped rather than failing a decision,
     /// and [`AgentLog::failure`] says so.
     Failed(String),
+}
+
+/// Where output written on this thread comes from.
+#[derive(Default)]
+struct Place {
+    /// The stage's name; empty: none set.
+    stage: String,
+    deal: Option<u64>,
+    /// The seat and agent deciding now (set around each decision).
+    seat: Option<usize>,
+    agent: Option<Arc<str>>,
+    /// Output is dropped (a rehearsal at validation, a script's `parameters()`).
+    muted: u32,
+}
+
+thread_local! {
+    static PLACE: RefCell<Place> = RefCell::new(Place::default());
+}
+
+/// Says that the decisions made on this thread from now on belong to deal `deal` (the
+/// records' `deal` number) of stage `stage`: every line the agent log writes on this thread
+/// names them, until the next call or [`clear_place`]. Whoever plays deals calls it once per
+/// deal, on the thread that plays it, before the deal (the runner's tournament does). Cheap:
+/// the stage's name is copied only when it changes.
+pub fn set_place(stage: &str, deal: u64) {
+    PLACE.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.stage != stage {
+            p.stage.clear();
+            p.stage.push_str(stage);
+        }
+        p.deal = Some(deal);
+    });
+}
+
+/// Forgets this thread's stage and deal: later lines name neither.
+pub fn clear_place() {
+    PLACE.with(|p| {
+        let mut p = p.borrow_mut();
+        p.stage.clear();
+        p.deal = None;
+    });
+}
+
+/// While alive, lines written on this thread name `seat` and `agent`; the previous ones come
+/// back when it is dropped (a script rolling out inside another agent's decision, say).
+pub(crate) struct Speaking {
+    previous: (Option<usize>, Option<Arc<str>>),
+}
+
+/// Lines written on this thread until the guard is dropped come from `agent` in `seat`.
+pub(crate) fn speaking(seat: usize, agent: &Arc<str>) -> Speaking {
+    PLACE.with(|p| {
+        let mut p = p.borrow_mut();
+        let previous = (p.seat.replace(seat), p.agent.replace(agent.clone()));
+        Speaking { previous }
+    })
+}
+
+impl Drop for Speaking {
+    fn drop(&mut self) {
+        let (seat, agent) = (self.previous.0, self.previous.1.take());
+        PLACE.with(|p| {
+            let mut p = p.borrow_mut();
+            p.seat = seat;
+            p.agent = agent;
+        });
+    }
+}
+
+/// While alive, output written on this thread is dropped.
+pub(crate) struct Muted(());
+
+/// Drops this thread's output until the guard is dropped (nests).
+pub(crate) fn muted() -> Muted {
+    PLACE.with(|p| p.borrow_mut().muted += 1);
+    Muted(())
+}
+
+impl Drop for Muted {
+    fn drop(&mut self) {
+        PLACE.with(|p| p.borrow_mut().muted -= 1);
+    }
+}
+
+/// The line prefix for output from `who` on this thread: `[stage main, deal 12, seat 2, a]`.
+fn prefix(who: &str) -> Option<String> {
+    PLACE.with(|p| {
+        let p = p.borrow();
+        if p.muted > 0 {
+            return None;
+        }
+        let mut parts = Vec::with_capacity(4);
+        if !p.stage.is_empty() {
+            parts.push(format!("stage {}", p.stage));
+        }
+        if let Some(deal) = p.deal {
+            parts.push(format!("deal {deal}"));
+        }
+        if let Some(seat) = p.seat {
+            parts.push(format!("seat {seat}"));
+        }
+        parts.push(p.agent.as_deref().unwrap_or(who).to_string());
+        Some(format!("[{}]", parts.join(", ")))
+    })
 }
 
 impl AgentLog {
@@ -43,8 +155,21 @@ impl AgentLog {
         }
     }
 
-    /// Writes one line, `[who] text`.
+    /// Writes `text` from `who` (the agent's name when no agent has said it is deciding on
+    /// this thread), each of its lines as `[stage s, deal d, seat n, agent] line`, stage, deal
+    /// and seat where known; all in one write.
     pub fn write(&self, who: &str, text: &str) {
+        let Some(prefix) = prefix(who) else {
+            return;
+        };
+        let mut out = String::with_capacity(prefix.len() + text.len() + 2);
+        // An empty text is still one (empty) line.
+        for line in text.split('\n') {
+            out.push_str(&prefix);
+            out.push(' ');
+            out.push_str(line.strip_suffix('\r').unwrap_or(line));
+            out.push('\n');
+        }
         let Ok(mut sink) = self.sink.lock() else {
             return;
         };
@@ -54,12 +179,46 @@ impl AgentLog {
                 .append(true)
                 .open(path)
             {
-                Ok(file) => Sink::Open(Box::new(std::io::LineWriter::new(file))),
+                Ok(file) => Sink::Open(file),
                 Err(e) => Sink::Failed(format!("cannot write {}: {e}", path.display())),
             };
         }
-        if let Sink::Open(w) = &mut *sink {
-            let _ = writeln!(w, "[{who}] {text}");
+        if let Sink::Open(file) = &mut *sink {
+            let _ = file.write_all(out.as_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_name_their_place_and_are_written_whole() {
+        let dir = std::env::temp_dir().join(format!("dhumbal-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("scripts.log");
+        let _ = std::fs::remove_file(&path);
+        let log = AgentLog::default();
+        log.attach(&path);
+        log.write("a.rhai", "no place");
+        set_place("main", 12);
+        {
+            let _s = speaking(2, &Arc::from("mine"));
+            log.write("a.rhai", "two\nlines");
+            let _m = muted();
+            log.write("a.rhai", "dropped");
+        }
+        log.write("a.rhai", "after");
+        clear_place();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "[a.rhai] no place\n\
+             [stage main, deal 12, seat 2, mine] two\n\
+             [stage main, deal 12, seat 2, mine] lines\n\
+             [stage main, deal 12, a.rhai] after\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -171,14 +171,146 @@ fn resolve_entry(map: &Map<String, Value>, cx: &mut Scope<'_>) -> Option<Arc<dyn
         .filter(|(k, _)| !matches!(k.as_str(), "id" | "kind" | "params"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // A parameter of another family (`sure_threshold` on `aggressive`) is not a typo: say
+    // whose it is, and check the rest as usual, so that every problem of the entry is reported.
+    let foreign = foreign_params(family, params);
+    let own: Map<String, Value>;
+    let params = if foreign.is_empty() {
+        params
+    } else {
+        own = params
+            .iter()
+            .filter(|(k, _)| !foreign.iter().any(|(name, _)| name == *k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        &own
+    };
+    for (name, message) in &foreign {
+        cx.problem(&join("params", name), message.clone());
+    }
     match check(family, &fields, params) {
-        Ok(entry) => family.resolve(&entry, cx),
+        Ok(entry) => {
+            let recipe = family.resolve(&entry, cx);
+            recipe.filter(|_| foreign.is_empty())
+        }
         Err(problems) => {
+            // The family still checks the rest (a nested agent, a script), with the bad
+            // values left out, so that one pass reports every problem of the entry.
+            let bad = |place: &str, name: &str| {
+                problems
+                    .iter()
+                    .any(|(field, _)| *field == join(place, name))
+            };
+            let fields_left: Map<String, Value> = fields
+                .iter()
+                .filter(|(k, _)| !bad("", k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let params_left: Map<String, Value> = params
+                .iter()
+                .filter(|(k, _)| !bad("params", k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             for (field, message) in problems {
                 cx.problem(&field, message);
             }
+            // A missing required value fails the check again: nothing more to learn then.
+            if let Ok(entry) = check(family, &fields_left, &params_left) {
+                let mut quiet = Quiet {
+                    inner: cx,
+                    left_out: fields
+                        .keys()
+                        .filter(|k| !fields_left.contains_key(*k))
+                        .cloned()
+                        .chain(
+                            params
+                                .keys()
+                                .filter(|k| !params_left.contains_key(*k))
+                                .map(|k| join("params", k)),
+                        )
+                        .collect(),
+                };
+                family.resolve(&entry, &mut quiet);
+            }
             None
         }
+    }
+}
+
+/// A [`Resolve`] that passes everything on but problems with fields left out of the entry
+/// (already reported: a default stands in for them).
+struct Quiet<'s, 'c> {
+    inner: &'s mut Scope<'c>,
+    left_out: Vec<String>,
+}
+
+impl Resolve for Quiet<'_, '_> {
+    fn rules(&self) -> Option<&Arc<Rules>> {
+        self.inner.rules()
+    }
+
+    fn path(&self, written: &str) -> PathBuf {
+        self.inner.path(written)
+    }
+
+    fn problem(&mut self, field: &str, message: String) {
+        let left_out = self
+            .left_out
+            .iter()
+            .any(|f| field == f || field.starts_with(&format!("{f}.")));
+        if !left_out {
+            self.inner.problem(field, message);
+        }
+    }
+
+    fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>> {
+        self.inner.agent(value, field)
+    }
+
+    fn log(&self) -> Arc<AgentLog> {
+        self.inner.log()
+    }
+}
+
+/// The parameters given to `family` that it does not read but other families do, each with
+/// a message naming the families that read it and what `family` does instead.
+fn foreign_params(family: &dyn Family, params: &Map<String, Value>) -> Vec<(String, String)> {
+    if family.open_params() {
+        return Vec::new();
+    }
+    let own = family.params();
+    let mut out = Vec::new();
+    for (name, _) in params.iter().filter(|(_, v)| !v.is_null()) {
+        if own.iter().any(|p| p.name == name) {
+            continue;
+        }
+        let readers: Vec<String> = FAMILIES
+            .iter()
+            .filter(|f| f.params().iter().any(|p| p.name == name))
+            .map(|f| format!("`{}`", f.name()))
+            .collect();
+        if readers.is_empty() {
+            continue;
+        }
+        out.push((
+            name.clone(),
+            format!(
+                "`{name}` is read only by {}, not by `{}` ({}); remove it, or use one of those kinds",
+                and_list(&readers),
+                family.name(),
+                family.doc()
+            ),
+        ));
+    }
+    out
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 

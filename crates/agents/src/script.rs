@@ -7,17 +7,24 @@
 //! Sandbox: Rhai has no file or network access of its own and modules are compiled out
 //! (`no_module`), `eval` is disabled, each call has an operation budget and call-depth and size
 //! limits, and `print`/`debug` go to the run's script log, never the terminal.
+//!
+//! A script declares its parameters in `fn parameters()` (name, type, default, doc), evaluated
+//! once when it is compiled; the entry's `params:` are checked against that declaration. After
+//! compiling, resolution plays a short rehearsal (a few rounds with the script in every seat,
+//! a fixed seed, the stage's rules), so that a runtime error (a misspelt helper, say) is a
+//! problem of `dhumbal-run validate` rather than a failure at deal 0 of a long run.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use rhai::{AST, Array, CallFnOptions, Dynamic, Engine, EvalAltResult, INT, Map, Scope};
+use rhai::{AST, Array, CallFnOptions, Dynamic, Engine, EvalAltResult, FLOAT, INT, Map, Scope};
 
 use dhumbal_game::cards::{CARD_IDS, Card, Discard};
-use dhumbal_game::decision::{Agent, AgentError, Observation, Phase, Pick};
+use dhumbal_game::decision::{Agent, AgentError, Observation, Phase, Pick, PlayError};
 use dhumbal_game::discards::{Runs, classify, for_each_discard};
+use dhumbal_game::rng::{ChaChaStreams, RandomSource};
+use dhumbal_game::round::Table;
 use dhumbal_game::rules::Rules;
-use dhumbal_game::rng::RandomSource;
 use serde_json::Value;
 
 use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve};
@@ -25,6 +32,115 @@ use crate::log::AgentLog;
 
 /// Operations one call may take before it is stopped (a loop that never ends, say).
 pub const DEFAULT_MAX_OPERATIONS: u64 = 1_000_000;
+
+/// The functions the engine registers for scripts (docs/rhai.md), for "did you mean".
+pub const HELPERS: &[&str] = &[
+    "value",
+    "rank",
+    "suit",
+    "is_joker",
+    "card_name",
+    "hand_value",
+    "legal_discards",
+    "candidate_discards",
+    "is_legal",
+    "unseen",
+];
+
+/// The keys of one parameter's declaration in `fn parameters()`.
+const DECLARATION_KEYS: &[&str] = &["type", "default_value", "doc"];
+
+/// The type of a parameter a script declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScriptType {
+    Int,
+    Float,
+    Bool,
+    String,
+    /// Any value the scenario can write (a list, a mapping): the script checks it.
+    Any,
+}
+
+impl ScriptType {
+    /// The names a declaration writes, in the order messages list them.
+    pub const NAMES: &[&str] = &["int", "float", "bool", "string", "any"];
+
+    fn parse(name: &str) -> Option<ScriptType> {
+        Some(match name {
+            "int" => ScriptType::Int,
+            "float" => ScriptType::Float,
+            "bool" => ScriptType::Bool,
+            "string" => ScriptType::String,
+            "any" => ScriptType::Any,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScriptType::Int => "int",
+            ScriptType::Float => "float",
+            ScriptType::Bool => "bool",
+            ScriptType::String => "string",
+            ScriptType::Any => "any",
+        }
+    }
+
+    /// What a value of this type looks like in a scenario, for messages.
+    fn expected(self) -> &'static str {
+        match self {
+            ScriptType::Int => "a whole number",
+            ScriptType::Float => "a number",
+            ScriptType::Bool => "true or false",
+            ScriptType::String => "a string",
+            ScriptType::Any => "a value",
+        }
+    }
+
+    /// A scenario's value as the script sees it, if it has this type (a whole number is a
+    /// fine `float`).
+    fn value_of(self, v: &Value) -> Option<Dynamic> {
+        match (self, v) {
+            (ScriptType::Int, Value::Number(n)) => n.as_i64().map(Dynamic::from_int),
+            (ScriptType::Float, Value::Number(n)) => n
+                .as_f64()
+                .filter(|f| f.is_finite())
+                .map(|f| Dynamic::from_float(f as FLOAT)),
+            (ScriptType::Bool, Value::Bool(b)) => Some(Dynamic::from_bool(*b)),
+            (ScriptType::String, Value::String(s)) => Some(Dynamic::from(s.clone())),
+            (ScriptType::Any, v) => Some(json_to_rhai(v)),
+            _ => None,
+        }
+    }
+
+    /// A declared default as the script will see it, if it has this type or is `()` (unset).
+    fn default_of(self, v: &Dynamic) -> Option<Dynamic> {
+        if v.is_unit() {
+            return Some(Dynamic::UNIT);
+        }
+        match self {
+            ScriptType::Int => v.is_int().then(|| v.clone()),
+            ScriptType::Float => v
+                .as_float()
+                .ok()
+                .or_else(|| v.as_int().ok().map(|i| i as FLOAT))
+                .map(Dynamic::from_float),
+            ScriptType::Bool => v.is_bool().then(|| v.clone()),
+            ScriptType::String => v.is_string().then(|| v.clone()),
+            ScriptType::Any => Some(v.clone()),
+        }
+    }
+}
+
+/// One parameter a script declares in `fn parameters()`.
+#[derive(Clone, Debug)]
+pub struct Declared {
+    pub name: String,
+    pub ty: ScriptType,
+    /// The value when the scenario gives none; `()`: unset (the script checks for it).
+    pub default: Dynamic,
+    pub doc: String,
+}
 
 /// A compiled script with its sandboxed engine.
 pub struct ScriptProgram {
@@ -36,6 +152,8 @@ pub struct ScriptProgram {
     max_operations: u64,
     engine: Engine,
     ast: AST,
+    /// What `fn parameters()` declares, in name order; `None`: the script has no such function.
+    declared: Option<Vec<Declared>>,
 }
 
 /// A compile error with the script's line and column.
@@ -84,6 +202,16 @@ impl ScriptProgram {
         format!("{:016x}", dhumbal_game::hash::fnv1a(self.source.as_bytes()))
     }
 
+    /// The source as compiled.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The parameters it declares in `fn parameters()` (`None` when it has no such function).
+    pub fn declared(&self) -> Option<&[Declared]> {
+        self.declared.as_deref()
+    }
+
     fn from_source(
         display: &str,
         source: String,
@@ -94,10 +222,18 @@ impl ScriptProgram {
         let engine = sandboxed_engine(display, rules, log.clone(), max_operations);
         let ast = engine.compile(&source).map_err(|e| {
             let pos = e.position();
+            let mut message = e.err_type().to_string();
+            if let rhai::ParseErrorType::Reserved(word) = e.err_type()
+                && word == "default"
+            {
+                message.push_str(
+                    " (in `fn parameters()`, a parameter's default is written `default_value:`)",
+                );
+            }
             ScriptError {
                 line: pos.line(),
                 column: pos.position(),
-                message: e.err_type().to_string(),
+                message,
             }
         })?;
         // `call` is a reserved word in Rhai, hence `call_jhyap`.
@@ -113,14 +249,127 @@ impl ScriptProgram {
                 });
             }
         }
-        Ok(ScriptProgram {
+        let mut program = ScriptProgram {
             display: display.to_string(),
             source,
             log,
             max_operations,
             engine,
             ast,
-        })
+            declared: None,
+        };
+        if program
+            .ast
+            .iter_functions()
+            .any(|f| f.name == "parameters" && f.params.is_empty())
+        {
+            program.declared = Some(program.declaration()?);
+        }
+        Ok(program)
+    }
+
+    /// Evaluates `fn parameters()` (sandboxed, its output dropped) and checks what it returns.
+    fn declaration(&self) -> Result<Vec<Declared>, ScriptError> {
+        let value = {
+            let _quiet = crate::log::muted();
+            let mut scope = Scope::new();
+            let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
+            self.engine
+                .call_fn_with_options::<Dynamic>(options, &mut scope, &self.ast, "parameters", ())
+        };
+        let value = value.map_err(|e| {
+            let failure = self.failure("parameters", "call", &e);
+            ScriptError {
+                line: failure.line,
+                column: failure.column,
+                message: format!("parameters() failed: {}", failure.message),
+            }
+        })?;
+        let malformed = |message: String| ScriptError {
+            line: None,
+            column: None,
+            message: format!("`fn parameters()` {message} (see docs/rhai.md)"),
+        };
+        let type_names = ScriptType::NAMES.join(", ");
+        let example = "#{ take_at_most: #{ type: \"int\", default_value: 3, doc: \"...\" } }";
+        let Some(map) = value.clone().try_cast::<Map>() else {
+            return Err(malformed(format!(
+                "must return a map of parameter names to declarations, like {example}; it returned {} `{value}`",
+                value.type_name()
+            )));
+        };
+        let mut out = Vec::with_capacity(map.len());
+        for (name, decl) in map {
+            let Some(decl) = decl.clone().try_cast::<Map>() else {
+                return Err(malformed(format!(
+                    "declares `{name}` as {} `{decl}`; a declaration is a map like #{{ type: \"int\", default_value: 3, doc: \"...\" }}",
+                    decl.type_name()
+                )));
+            };
+            for key in decl.keys() {
+                if !DECLARATION_KEYS.contains(&key.as_str()) {
+                    let hint = crate::nearest(key, DECLARATION_KEYS)
+                        .map(|n| format!("did you mean `{n}`? "))
+                        .unwrap_or_default();
+                    return Err(malformed(format!(
+                        "declares `{name}` with an unknown key `{key}`; {hint}a declaration has {}",
+                        DECLARATION_KEYS.join(", ")
+                    )));
+                }
+            }
+            let ty = match decl.get("type").map(|t| t.clone().into_string()) {
+                Some(Ok(t)) => match ScriptType::parse(&t) {
+                    Some(ty) => ty,
+                    None => {
+                        let alias = match t.as_str() {
+                            "integer" | "i64" | "count" => Some("int"),
+                            "number" | "double" | "f64" => Some("float"),
+                            "boolean" => Some("bool"),
+                            "str" | "text" => Some("string"),
+                            _ => None,
+                        };
+                        let hint = alias
+                            .or_else(|| crate::nearest(&t, ScriptType::NAMES))
+                            .map(|n| format!("did you mean \"{n}\"? "))
+                            .unwrap_or_default();
+                        return Err(malformed(format!(
+                            "declares `{name}` of unknown type \"{t}\"; {hint}types: {type_names}"
+                        )));
+                    }
+                },
+                Some(Err(other)) => {
+                    return Err(malformed(format!(
+                        "declares `{name}` with a type that is a {other}, not a string (one of {type_names})"
+                    )));
+                }
+                None => {
+                    return Err(malformed(format!(
+                        "declares `{name}` without a `type` (one of {type_names})"
+                    )));
+                }
+            };
+            let given_default = decl.get("default_value").cloned().unwrap_or(Dynamic::UNIT);
+            let Some(default) = ty.default_of(&given_default) else {
+                return Err(malformed(format!(
+                    "declares `{name}` as {} but its default_value is {} `{given_default}`",
+                    ty.name(),
+                    given_default.type_name()
+                )));
+            };
+            let doc = match decl.get("doc") {
+                None => String::new(),
+                Some(d) => d.clone().into_string().map_err(|t| {
+                    malformed(format!("declares `{name}` with a doc that is a {t}, not a string"))
+                })?,
+            };
+            out.push(Declared {
+                name: name.to_string(),
+                ty,
+                default,
+                doc,
+            });
+        }
+        Ok(out)
     }
 
     fn run(&self, function: &str, obs: Map) -> Result<Dynamic, AgentError> {
@@ -132,17 +381,118 @@ impl ScriptProgram {
     }
 
     fn describe(&self, function: &str, e: &EvalAltResult) -> String {
-        // The innermost error says what went wrong and where (line and position in the script).
+        let failure = self.failure(function, "decision", e);
+        let mut out = format!("script {}, in {function}()", self.display);
+        if let Some(via) = &failure.via {
+            out.push_str(&format!(" via {via}"));
+        }
+        if let Some(line) = failure.line {
+            out.push_str(&format!(", line {line}"));
+            if let Some(column) = failure.column {
+                out.push_str(&format!(", column {column}"));
+            }
+        }
+        out.push_str(": ");
+        out.push_str(&failure.message);
+        out
+    }
+
+    /// What went wrong in `function` (a `what`: a decision, a call): the innermost error says
+    /// what and where (line and column in the script), and the functions it went through.
+    fn failure(&self, function: &str, what: &str, e: &EvalAltResult) -> Failure {
         let mut inner: &EvalAltResult = e;
-        while let EvalAltResult::ErrorInFunctionCall(_, _, err, _) = inner {
+        let mut chain = Vec::new();
+        while let EvalAltResult::ErrorInFunctionCall(name, _, err, _) = inner {
+            if name != function || !chain.is_empty() {
+                chain.push(format!("{name}()"));
+            }
             inner = err;
         }
-        format!("script {}, in {function}(): {inner}", self.display)
+        let pos = inner.position();
+        let message = match inner {
+            EvalAltResult::ErrorTooManyOperations(_) => format!(
+                "too many operations: the {what} took more than {} operations (`max_operations` in the agent entry raises the budget)",
+                thousands(self.max_operations)
+            ),
+            EvalAltResult::ErrorFunctionNotFound(signature, _) => self.not_found(signature),
+            other => {
+                let text = other.to_string();
+                let suffix = format!(" ({pos})");
+                text.strip_suffix(&suffix).unwrap_or(&text).to_string()
+            }
+        };
+        Failure {
+            line: pos.line(),
+            column: pos.position(),
+            via: (!chain.is_empty()).then(|| chain.join(" → ")),
+            message,
+        }
+    }
+
+    /// A call to a function that does not exist (`legal_discard (array)`), with the nearest
+    /// helper or function of the script.
+    fn not_found(&self, signature: &str) -> String {
+        let (name, args) = match signature.split_once(" (") {
+            Some((name, args)) => (name, args.strip_suffix(')').unwrap_or(args)),
+            None => (signature, ""),
+        };
+        let is_name = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        if !is_name {
+            // An operator on values it does not apply to: most often `()`, which is what a
+            // missing map key reads as.
+            let hint = if args.split(", ").any(|a| a == "()") {
+                " (`()` is what a missing map key reads as: a misspelt `obs` field or parameter?)"
+            } else {
+                ""
+            };
+            return format!("operator `{name}` does not apply to ({args}){hint}");
+        }
+        let own: Vec<String> = self
+            .ast
+            .iter_functions()
+            .map(|f| f.name.to_string())
+            .collect();
+        let mut names: Vec<&str> = HELPERS.to_vec();
+        names.extend(own.iter().map(String::as_str));
+        names.sort_unstable();
+        names.dedup();
+        if names.contains(&name) {
+            return format!("no function `{name}` takes these arguments ({args})");
+        }
+        let hint = crate::nearest(name, &names)
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_else(|| " (docs/rhai.md lists the helpers)".into());
+        format!("unknown function `{name}` (called with {args}){hint}")
     }
 
     fn error(&self, function: &str, message: String) -> AgentError {
         AgentError(format!("script {}, {function}() {message}", self.display))
     }
+}
+
+/// A runtime error, taken apart.
+struct Failure {
+    line: Option<usize>,
+    column: Option<usize>,
+    /// The script's functions it happened in, outermost first, past the one called.
+    via: Option<String>,
+    message: String,
+}
+
+/// `1000000` as `1,000,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn sandboxed_engine(
@@ -253,7 +603,7 @@ fn discards(rules: &Rules, hand: &Array, runs: Runs) -> Array {
 
 /// One seat's handle on a shared program.
 pub struct ScriptAgent {
-    name: String,
+    name: Arc<str>,
     program: Arc<ScriptProgram>,
     params: Arc<Map>,
 }
@@ -261,10 +611,16 @@ pub struct ScriptAgent {
 impl ScriptAgent {
     pub fn new(name: &str, program: Arc<ScriptProgram>, params: Arc<Map>) -> ScriptAgent {
         ScriptAgent {
-            name: name.to_string(),
+            name: Arc::from(name),
             program,
             params,
         }
+    }
+
+    /// Calls `function` with the observation; what it prints names this seat and agent.
+    fn ask(&self, function: &str, obs: &Observation<'_>) -> Result<Dynamic, AgentError> {
+        let _speaking = crate::log::speaking(obs.seat, &self.name);
+        self.program.run(function, self.observation(obs))
     }
 
     fn observation(&self, obs: &Observation<'_>) -> Map {
@@ -345,7 +701,7 @@ impl Agent for ScriptAgent {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        let out = self.program.run("call_jhyap", self.observation(obs))?;
+        let out = self.ask("call_jhyap", obs)?;
         out.as_bool().map_err(|t| {
             self.program
                 .error("call_jhyap", format!("must return true or false, not {t}"))
@@ -357,7 +713,7 @@ impl Agent for ScriptAgent {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
-        let out = self.program.run("discard", self.observation(obs))?;
+        let out = self.ask("discard", obs)?;
         let list: Vec<Dynamic> = if out.is_int() {
             vec![out]
         } else if out.is_array() {
@@ -397,7 +753,7 @@ impl Agent for ScriptAgent {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        let out = self.program.run("pick", self.observation(obs))?;
+        let out = self.ask("pick", obs)?;
         if out.is_unit() {
             return Ok(Pick::Stock);
         }
@@ -430,7 +786,7 @@ impl Family for ScriptFamily {
     }
 
     fn doc(&self) -> &'static str {
-        "your own agent as a Rhai script, sandboxed (docs/rhai.md); `params:` are the script's `obs.params`"
+        "your own agent as a Rhai script, sandboxed (docs/rhai.md); `params:` are the ones the script declares in `fn parameters()` (name, type, default), checked by `validate`, and reach it as `obs.params`"
     }
 
     fn params(&self) -> Vec<Param> {
@@ -457,6 +813,8 @@ impl Family for ScriptFamily {
         Some("script")
     }
 
+    /// The registry passes `params:` on; [`ScriptFamily::resolve`] checks them against the
+    /// script's own declaration.
     fn open_params(&self) -> bool {
         true
     }
@@ -480,7 +838,7 @@ impl Family for ScriptFamily {
             return None;
         }
         let rules = cx.rules()?.clone();
-        let program = match ScriptProgram::compile(&file, &script, rules, cx.log(), max_operations) {
+        let program = match ScriptProgram::compile(&file, &script, rules.clone(), cx.log(), max_operations) {
             Ok(program) => program,
             Err(e) => {
                 let mut msg = script.clone();
@@ -494,26 +852,207 @@ impl Family for ScriptFamily {
                 return None;
             }
         };
-        Some(Arc::new(ScriptRecipe {
+        let given: serde_json::Map<String, Value> = entry
+            .raw_params()
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let script_params = script_params(&program, &script, &given, cx)?;
+        let recipe = ScriptRecipe {
             program: Arc::new(program),
-            params: entry.raw_params().clone(),
-            script_params: Arc::new(
-                entry
-                    .raw_params()
-                    .iter()
-                    .map(|(k, v)| (k.as_str().into(), json_to_rhai(v)))
-                    .collect(),
+            given,
+            script_params: Arc::new(script_params),
+        };
+        if let Err(why) = recipe.rehearse(&rules) {
+            cx.problem("script", why);
+            return None;
+        }
+        Some(Arc::new(recipe))
+    }
+}
+
+/// The parameters the script sees (`obs.params`): every declared one, given or default. A
+/// name it does not declare, or a value not of the declared type, is a problem at
+/// `params.<name>`.
+fn script_params(
+    program: &ScriptProgram,
+    script: &str,
+    given: &serde_json::Map<String, Value>,
+    cx: &mut dyn Resolve,
+) -> Option<Map> {
+    let Some(declared) = program.declared() else {
+        if given.is_empty() {
+            return Some(Map::new());
+        }
+        let names: Vec<&str> = given.keys().map(String::as_str).collect();
+        cx.problem(
+            "params",
+            format!(
+                "{script} declares no parameters, so it cannot take {}; declare them in the script: fn parameters() {{ #{{ {}: #{{ type: \"int\", default_value: 3, doc: \"...\" }} }} }} (see docs/rhai.md)",
+                names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+                names[0]
             ),
-        }))
+        );
+        return None;
+    };
+    let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
+    let mut ok = true;
+    for (name, value) in given {
+        let field = crate::registry::join("params", name);
+        let Some(d) = declared.iter().find(|d| d.name == *name) else {
+            let hint = crate::nearest(name, &names)
+                .map(|n| format!("did you mean `{n}`? "))
+                .unwrap_or_default();
+            let valid = if names.is_empty() {
+                "it declares none".to_string()
+            } else {
+                format!("declared: {}", names.join(", "))
+            };
+            cx.problem(
+                &field,
+                format!("unknown parameter of {script}; {hint}{valid}"),
+            );
+            ok = false;
+            continue;
+        };
+        if d.ty.value_of(value).is_none() {
+            let default = if d.default.is_unit() {
+                String::new()
+            } else {
+                format!(", default {}", d.default)
+            };
+            cx.problem(
+                &field,
+                format!(
+                    "expected {} (`{}`, as {script} declares it{default}), got {value}",
+                    d.ty.expected(),
+                    d.ty.name()
+                ),
+            );
+            ok = false;
+        }
+    }
+    if !ok {
+        return None;
+    }
+    Some(
+        declared
+            .iter()
+            .map(|d| {
+                let value = given
+                    .get(&d.name)
+                    .and_then(|v| d.ty.value_of(v))
+                    .unwrap_or_else(|| d.default.clone());
+                (d.name.as_str().into(), value)
+            })
+            .collect(),
+    )
+}
+
+/// Rounds of the rehearsal at most, and the decisions after which it may stop early (once
+/// every function has been asked).
+const REHEARSAL_ROUNDS: u64 = 8;
+const REHEARSAL_DECISIONS: u32 = 24;
+/// The rehearsal's seed: fixed, so that validation says the same every time.
+const REHEARSAL_SEED: u64 = 0x5c41_7e4e_a85a_1d00;
+
+/// A script agent that counts what it is asked (call, discard, pick).
+struct Rehearsing {
+    agent: ScriptAgent,
+    asked: [u32; 3],
+}
+
+impl Agent for Rehearsing {
+    fn name(&self) -> &str {
+        self.agent.name()
+    }
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        self.asked[0] += 1;
+        self.agent.call(obs, rng)
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        self.asked[1] += 1;
+        self.agent.discard(obs, rng)
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        self.asked[2] += 1;
+        self.agent.pick(obs, rng)
     }
 }
 
 /// A compiled script and its parameters: every agent of it shares both.
 struct ScriptRecipe {
     program: Arc<ScriptProgram>,
-    /// As the scenario gave them (for the manifest).
-    params: serde_json::Map<String, Value>,
+    /// As the scenario gave them.
+    given: serde_json::Map<String, Value>,
+    /// Every declared parameter, given or default (`obs.params`).
     script_params: Arc<Map>,
+}
+
+impl ScriptRecipe {
+    /// Plays a few rounds under `rules` with the script in every seat and a fixed seed, its
+    /// output dropped, until each of its functions has been asked (where the rules asked) and
+    /// a few dozen decisions made: a runtime error or an illegal answer, as a message.
+    fn rehearse(&self, rules: &Arc<Rules>) -> Result<(), String> {
+        let _quiet = crate::log::muted();
+        let n = rules.players();
+        let mut agents: Vec<Rehearsing> = (0..n)
+            .map(|_| Rehearsing {
+                agent: ScriptAgent::new(
+                    &self.default_id(),
+                    self.program.clone(),
+                    self.script_params.clone(),
+                ),
+                asked: [0; 3],
+            })
+            .collect();
+        let slots: Vec<u32> = (0..n as u32).collect();
+        let mut table = Table::new((**rules).clone());
+        table.start_game(&mut agents);
+        for deal in 0..REHEARSAL_ROUNDS {
+            if table.game_over() {
+                table = Table::new((**rules).clone());
+            }
+            let mut streams = ChaChaStreams::new(REHEARSAL_SEED, deal, &slots);
+            table
+                .play_round(&mut agents, &mut streams, &mut ())
+                .map_err(|e| {
+                    let what = match e {
+                        PlayError::Agent { error, .. } => error.0,
+                        other => format!("{} ({})", other, self.program.name()),
+                    };
+                    format!(
+                        "failed in the rehearsal (a few rounds played at validation, the script in every seat, seed fixed): {what}"
+                    )
+                })?;
+            let mut asked = [0u32; 3];
+            for a in &agents {
+                for (total, k) in asked.iter_mut().zip(a.asked) {
+                    *total += k;
+                }
+            }
+            if asked.iter().all(|&k| k > 0) && asked.iter().sum::<u32>() >= REHEARSAL_DECISIONS {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Recipe for ScriptRecipe {
@@ -533,11 +1072,21 @@ impl Recipe for ScriptRecipe {
             .map_or_else(|| name.to_string(), |s| s.to_string_lossy().into_owned())
     }
 
+    /// `params`: every parameter the script declares, with the value in force (`null`:
+    /// unset); as the scenario gave them when the script declares none.
     fn describe(&self) -> serde_json::Map<String, Value> {
         let mut m = serde_json::Map::new();
         m.insert("script".into(), Value::from(self.program.name()));
         m.insert("source_fnv1a".into(), Value::from(self.program.source_hash()));
-        m.insert("params".into(), Value::Object(self.params.clone()));
+        let params = match self.program.declared() {
+            Some(_) => self
+                .script_params
+                .iter()
+                .map(|(k, v)| (k.to_string(), rhai_to_json(v)))
+                .collect(),
+            None => self.given.clone(),
+        };
+        m.insert("params".into(), Value::Object(params));
         m.insert(
             "max_operations".into(),
             Value::from(self.program.max_operations),
@@ -553,13 +1102,45 @@ impl Recipe for ScriptRecipe {
         ))
     }
 
+    fn sources(&self) -> Vec<(String, String)> {
+        vec![(
+            self.program.name().to_string(),
+            self.program.source().to_string(),
+        )]
+    }
+
     fn for_rules(&self, rules: &Arc<Rules>) -> Result<Option<Arc<dyn Recipe>>, String> {
         let program = self.program.for_rules(rules.clone()).map_err(|e| e.message)?;
         Ok(Some(Arc::new(ScriptRecipe {
             program: Arc::new(program),
-            params: self.params.clone(),
+            given: self.given.clone(),
             script_params: self.script_params.clone(),
         })))
+    }
+}
+
+/// A Rhai value (a parameter in force) as JSON, for the manifest.
+fn rhai_to_json(v: &Dynamic) -> Value {
+    if v.is_unit() {
+        Value::Null
+    } else if let Ok(b) = v.as_bool() {
+        Value::Bool(b)
+    } else if let Ok(i) = v.as_int() {
+        Value::from(i)
+    } else if let Ok(f) = v.as_float() {
+        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+    } else if v.is_string() {
+        Value::String(v.clone().into_string().unwrap_or_default())
+    } else if let Some(a) = v.clone().try_cast::<Array>() {
+        Value::Array(a.iter().map(rhai_to_json).collect())
+    } else if let Some(m) = v.clone().try_cast::<Map>() {
+        Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.to_string(), rhai_to_json(v)))
+                .collect(),
+        )
+    } else {
+        Value::String(v.to_string())
     }
 }
 

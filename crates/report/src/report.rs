@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use dhumbal_runner::folder::Refusal;
 
 use super::analyze::{Metric, StageAnalysis};
 use super::figures::{self, FigureOutcome};
@@ -22,28 +23,60 @@ pub struct StageReport {
     pub figure_errors: Vec<(String, String)>,
 }
 
-/// Regenerates the report of every stage under `root` (a run folder or one stage's folder).
-/// Every stage is described (manifest, summary, records) before any is analysed, so that a
-/// bad description writes nothing; a stage whose records fail writes nothing of its own.
-pub fn report_dir(root: &Path, opts: &Options) -> anyhow::Result<Vec<StageReport>> {
+/// Regenerates the report of every stage under `root` (a run folder or one stage's folder),
+/// beside the records or, with `out`, under `out` (one subfolder per stage, as in `root`).
+/// Every stage is described (manifest, summary, records) and every destination checked before
+/// any is analysed, so that a bad description writes nothing; a stage whose records fail
+/// writes nothing of its own. An existing report is replaced only with `force` (otherwise a
+/// [`Refusal`] names it).
+pub fn report_dir(
+    root: &Path,
+    out: Option<&Path>,
+    force: bool,
+    opts: &Options,
+) -> anyhow::Result<Vec<StageReport>> {
     let mut stages = Vec::new();
     for dir in load::stage_dirs(root)? {
         let info = load::stage_info(&dir)?;
-        stages.push((dir, info));
+        let dest = match out {
+            None => dir.clone(),
+            Some(out) => out.join(dir.strip_prefix(root).unwrap_or(Path::new(""))),
+        };
+        stages.push((dir, dest, info));
     }
-    let mut out = Vec::new();
-    for (dir, info) in stages {
-        out.push(
-            report_stage(&dir, &info, opts)
+    if !force
+        && let Some((_, dest, _)) = stages
+            .iter()
+            .find(|(_, dest, _)| dest.join("report.md").exists())
+    {
+        return Err(Refusal(format!(
+            "{} exists; nothing was written. --out DIR writes this report somewhere else, \
+             --force replaces the existing one",
+            dest.join("report.md").display()
+        ))
+        .into());
+    }
+    let mut reports = Vec::new();
+    for (dir, dest, info) in stages {
+        std::fs::create_dir_all(&dest)
+            .with_context(|| format!("cannot create {}", dest.display()))?;
+        reports.push(
+            report_stage(&dir, &dest, &info, opts)
                 .with_context(|| format!("report for {}", dir.display()))?,
         );
     }
-    Ok(out)
+    Ok(reports)
 }
 
-/// Analyses the records in `dir` and writes the report files there.
-pub fn report_stage(dir: &Path, info: &StageInfo, opts: &Options) -> anyhow::Result<StageReport> {
-    let (analysis, acc) = analyze_stage(dir, info, opts)?;
+/// Analyses the records in `records` and writes the report files to `dir` (the same folder
+/// for a run's own report).
+pub fn report_stage(
+    records: &Path,
+    dir: &Path,
+    info: &StageInfo,
+    opts: &Options,
+) -> anyhow::Result<StageReport> {
+    let (analysis, acc) = analyze_stage(records, info, opts)?;
     let mut files = Vec::new();
     let write = |path: PathBuf, text: &str, files: &mut Vec<PathBuf>| -> anyhow::Result<()> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;

@@ -1,6 +1,7 @@
 //! The runner: a scenario file read and resolved once ([`scenario`]), turned into units of work
 //! played in parallel ([`tournament`], [`run`]), and kept as records ([`records`]), per-agent
-//! totals ([`totals`]), `summary.csv` and `manifest.json` ([`summary`]).
+//! totals ([`totals`]), `summary.csv` and `manifest.json` ([`summary`]), in a results folder
+//! that is never overwritten unasked and holds a copy of its inputs ([`folder`]).
 //!
 //! It sits above the engine (`dhumbal_game`) and the agents (`dhumbal_agents`) and knows
 //! nothing of statistics or figures: a report is something the caller attaches to a run, as a
@@ -8,6 +9,7 @@
 
 pub mod bench;
 pub mod clock;
+pub mod folder;
 mod pipeline;
 mod progress;
 pub mod records;

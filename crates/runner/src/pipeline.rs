@@ -13,7 +13,7 @@ use std::time::Instant;
 use crate::progress::Progress;
 use crate::records::{Encoded, RecordEncoder, RecordWriter, Records};
 use crate::run::Reporter;
-use crate::tournament::{Lineup, StageTotals, UnitError};
+use crate::tournament::{Halt, Lineup, Pulse, StageTotals};
 
 /// A chunk to encode: its place in the stage, and its units' records.
 type Job = (u64, Vec<Records>);
@@ -68,14 +68,14 @@ pub(crate) struct StageJob<'a> {
     pub totals: StageTotals,
     pub seconds: f64,
     pub reporter: &'a dyn Reporter,
+    /// Stop requests in, counts of play out.
+    pub pulse: &'a Pulse,
 }
 
 /// Plays the stage's remaining units and writes their records: the totals and seconds of the
-/// stage as written, and the failure that stopped play early, if any (the records of the
-/// chunks before it are written).
-pub(crate) fn play_stage(
-    job: StageJob<'_>,
-) -> (anyhow::Result<(StageTotals, f64)>, Option<UnitError>) {
+/// stage as written, and why play stopped early, if it did (a failure, or a stop request; the
+/// records of the units finished before it are written).
+pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<(StageTotals, f64)>, Option<Halt>) {
     let StageJob {
         lineup,
         pool,
@@ -89,6 +89,7 @@ pub(crate) fn play_stage(
         mut totals,
         seconds,
         reporter,
+        pulse,
     } = job;
     let units = lineup.units();
     let points = lineup.stage.is_points();
@@ -164,15 +165,20 @@ pub(crate) fn play_stage(
             if slot_rx.recv().is_err() || writer_stopped.load(Ordering::Acquire) {
                 break;
             }
+            if pulse.stopping() {
+                failure = Some(Halt::Stopped);
+                break;
+            }
             if let Some(ms) = delay {
                 std::thread::sleep(std::time::Duration::from_millis(ms));
             }
             let end = (next + chunk_units).min(units);
-            let (chunk, fail) = pool.install(|| lineup.play_chunk(next..end));
+            let (chunk, fail) = pool.install(|| lineup.play_chunk(next..end, pulse));
             next += chunk.len() as u64;
             let stop = fail.is_some();
             failure = fail;
-            if job_tx.send((index, chunk)).is_err() || stop {
+            // A chunk cut short still goes to the writer: its finished units are kept.
+            if (!chunk.is_empty() && job_tx.send((index, chunk)).is_err()) || stop {
                 break;
             }
             index += 1;

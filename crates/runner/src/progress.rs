@@ -3,9 +3,11 @@
 
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::folder::{self, Refusal};
+use crate::scenario::Scenario;
 use crate::totals::StageTotals;
 
 /// Saved after every chunk (`progress.json` in the output folder).
@@ -28,11 +30,17 @@ pub(crate) struct StageProgress {
 
 impl Progress {
     /// A fresh record of progress, or with `resume` the one an interrupted run of the same
-    /// scenario (same hash) left in `root`.
-    pub(crate) fn start(root: &Path, hash: &str, resume: bool) -> anyhow::Result<Progress> {
+    /// scenario (same hash) left in `root`. A different scenario is refused with what differs
+    /// (a changed script by name), read from the run's `source/run.json`.
+    pub(crate) fn start(
+        root: &Path,
+        scenario: &Scenario,
+        resume: bool,
+    ) -> anyhow::Result<Progress> {
+        let hash = scenario.hash();
         if !resume {
             return Ok(Progress {
-                scenario_hash: hash.to_string(),
+                scenario_hash: hash,
                 stages: Vec::new(),
             });
         }
@@ -46,13 +54,20 @@ impl Progress {
         let p: Progress = serde_json::from_str(&text)
             .with_context(|| format!("cannot read {}", path.display()))?;
         if p.scenario_hash != hash {
-            bail!(
-                "--resume: {} was written by a different scenario (hash {} here, {} there); \
-                 the same file, seed and sample size are needed to finish it",
-                root.display(),
-                hash,
-                p.scenario_hash
-            );
+            let what = match folder::saved_run(root) {
+                Ok(saved) => {
+                    let diff = folder::differences(&saved.resolved, &scenario.resolved_json(), 8);
+                    diff.iter().map(|d| format!("\n  {d}")).collect::<String>()
+                }
+                Err(_) => format!(" (hash {} there, {hash} here)", p.scenario_hash),
+            };
+            return Err(Refusal(format!(
+                "--resume: {} was started from a different scenario; nothing was changed. \
+                 What differs:{what}\nResuming needs the same files, seed and sample size; \
+                 restore them, or start again with --force (or another --out)",
+                root.display()
+            ))
+            .into());
         }
         Ok(p)
     }

@@ -2,21 +2,61 @@
 //! unit order, progress saved after every chunk so that `--resume` can finish the run.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 
+use crate::folder::{self, CommandLine};
 use crate::progress::{Progress, StageProgress};
 use crate::records::RecordWriter;
 use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
-use crate::tournament::{Lineup, StageTotals, UnitError};
+use crate::tournament::{Halt, Lineup, Pulse, StageTotals, UnitError};
 
 /// How to run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub threads: usize,
+    /// Finish the unfinished run in the output folder.
     pub resume: bool,
+    /// Replace another run's results in the output folder (otherwise refused).
+    pub force: bool,
+    /// The command line's `--seed` and `--rounds`, kept in `source/run.json` for a rerun.
+    pub command_line: CommandLine,
+    /// Set (by a Ctrl-C handler, say) to stop: finished units are written, progress saved,
+    /// and the run ends with [`Interrupted`].
+    pub stop: Arc<AtomicBool>,
 }
+
+/// The run stopped on request (`RunOptions::stop`); everything finished is on disk and
+/// `--resume` continues.
+#[derive(Debug)]
+pub struct Interrupted {
+    pub stage: String,
+    /// Rounds (coins) or games (points) of the stage on disk, of `units`.
+    pub done: u64,
+    pub units: u64,
+    /// "rounds" or "games": what `done` counts.
+    pub unit: &'static str,
+    pub dir: PathBuf,
+}
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "interrupted: stage `{}` has {} of {} {} on disk, in {}",
+            self.stage,
+            self.done,
+            self.units,
+            self.unit,
+            self.dir.display()
+        )
+    }
+}
+
+impl std::error::Error for Interrupted {}
 
 /// What the runner tells its caller as it goes: the CLI draws a progress bar, prints each
 /// stage's table and attaches the statistics report to finished stages.
@@ -25,7 +65,17 @@ pub struct RunOptions {
 /// and records only.
 pub trait Reporter: Sync {
     /// A stage is about to run `units` units, `done` of them already finished (resume).
-    fn stage_start(&self, _stage: &Stage, _lineup: &[AgentDef], _units: u64, _done: u64) {}
+    /// `pulse` counts play as it happens (ahead of [`Reporter::advance`], which counts what
+    /// is written), until [`Reporter::stage_done`].
+    fn stage_start(
+        &self,
+        _stage: &Stage,
+        _lineup: &[AgentDef],
+        _units: u64,
+        _done: u64,
+        _pulse: &Arc<Pulse>,
+    ) {
+    }
     /// More units finished.
     fn advance(&self, _units: u64, _rounds: u64) {}
     /// A stage finished: its records, `summary.csv` and `progress.json` are on disk, so
@@ -57,8 +107,12 @@ pub struct RunReport {
     pub stages: Vec<StageResult>,
     /// What went wrong without costing results (agents' output that could not be logged).
     pub warnings: Vec<String>,
+    /// Wall time of this invocation, reports excluded.
     pub seconds: f64,
+    /// Rounds of every stage, including those an interrupted run had finished.
     pub rounds: u64,
+    /// Rounds played by this invocation (`rounds` less those found on disk by `--resume`).
+    pub rounds_now: u64,
 }
 
 /// Plays every stage of `scenario`, writing records, summaries and the manifest.
@@ -68,8 +122,13 @@ pub fn run(
     reporter: &dyn Reporter,
 ) -> anyhow::Result<RunReport> {
     let root = &scenario.output.dir;
-    std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
-    let mut progress = Progress::start(root, &scenario.hash(), opts.resume)?;
+    folder::claim(root, opts.resume, opts.force)?;
+    let mut progress = Progress::start(root, scenario, opts.resume)?;
+    if !opts.resume {
+        folder::write_sources(root, scenario, &opts.command_line)?;
+    }
+    // Rounds already on disk (resume): not this invocation's.
+    let rounds_before: u64 = progress.stages.iter().map(|s| s.totals.rounds).sum();
     // Opened only if an agent writes to it (a script's `print`).
     scenario.agent_log.attach(&root.join("scripts.log"));
     let pool = rayon::ThreadPoolBuilder::new()
@@ -130,7 +189,8 @@ pub fn run(
             scenario.output.parquet,
             csv_len,
         )?;
-        reporter.stage_start(stage, &lineup.agents, units, done);
+        let pulse = Arc::new(Pulse::new(opts.stop.clone()));
+        reporter.stage_start(stage, &lineup.agents, units, done, &pulse);
         let per_unit = u64::from(stage.session.unwrap_or(8)).max(1);
         let (written, failure) = crate::pipeline::play_stage(crate::pipeline::StageJob {
             lineup: &lineup,
@@ -145,10 +205,29 @@ pub fn run(
             totals,
             seconds,
             reporter,
+            pulse: &pulse,
         });
         let (totals, seconds) = written?;
-        if let Some(e) = failure {
-            return Err(describe_failure(stage, &e, &dir));
+        match failure {
+            Some(Halt::Failed(e)) => return Err(describe_failure(stage, &e, &dir)),
+            Some(Halt::Stopped) => {
+                let done = progress.stages.last().map_or(0, |s| s.units_done);
+                // Coins: a unit is a session of rounds; points: a game.
+                let per_unit = u64::from(stage.session.unwrap_or(1));
+                return Err(Interrupted {
+                    stage: stage.name.clone(),
+                    done: done * per_unit,
+                    units: units * per_unit,
+                    unit: if stage.session.is_some() {
+                        "rounds"
+                    } else {
+                        "games"
+                    },
+                    dir: dir.clone(),
+                }
+                .into());
+            }
+            None => {}
         }
         let result = stage_result(&lineup, &dir, totals.clone(), seconds);
         crate::summary::write_summary_csv(&dir.join("summary.csv"), &result)?;
@@ -172,6 +251,7 @@ pub fn run(
         stages: results,
         seconds,
         rounds,
+        rounds_now: rounds.saturating_sub(rounds_before),
     };
     crate::summary::write_manifest(&root.join("manifest.json"), scenario, opts, &report)?;
     Ok(report)
@@ -235,14 +315,18 @@ fn stage_result(lineup: &Lineup<'_>, dir: &Path, totals: StageTotals, seconds: f
     }
 }
 
+/// An agent or the engine failed: where, what, and what to do. An agent's error (a bug in a
+/// script, say) is not a crash: the same deal would fail again, so `--resume` is no help
+/// until the agent is fixed, and fixing a script changes the scenario.
 fn describe_failure(stage: &Stage, e: &UnitError, dir: &Path) -> anyhow::Error {
     let deal = match stage.session {
         Some(len) => format!("deal {}", e.matchno * u64::from(len) + u64::from(e.round)),
         None => format!("game {}, round {}", e.matchno, e.round),
     };
     anyhow::anyhow!(
-        "stage `{}`, {deal}, seating {}: {}\nrecords of the finished chunks are in {}; fix the problem and rerun \
-         (or `--resume` to continue after a crash)",
+        "stage `{}`, {deal}, seating {}: {}\nThe run stopped; the records of the finished \
+         chunks are in {}. Fix the agent, then run again with --force (a changed agent is a \
+         changed scenario, which --resume refuses)",
         stage.name,
         e.arrangement,
         e.error,

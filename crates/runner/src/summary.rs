@@ -200,9 +200,11 @@ pub fn write_manifest(
         "seed": scenario.seed,
         "threads": opts.threads,
         "resumed": opts.resume,
+        "source": format!("{}/run.json", crate::folder::SOURCE_DIR),
         "wall_seconds": report.seconds,
         "rounds": report.rounds,
-        "rounds_per_second": if report.seconds > 0.0 { report.rounds as f64 / report.seconds } else { 0.0 },
+        "rounds_this_run": report.rounds_now,
+        "rounds_per_second": if report.seconds > 0.0 { report.rounds_now as f64 / report.seconds } else { 0.0 },
         "output": scenario.output,
         "stages": report.stages.iter().map(|s| serde_json::json!({
             "name": s.name,

@@ -6,6 +6,9 @@
 //! arrangement`; chunks of consecutive units run in parallel and are handed to the caller in
 //! order, so the records are the same with one thread or sixteen.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
 use crate::clock;
@@ -49,6 +52,45 @@ pub struct UnitError {
     pub arrangement: u64,
     pub round: u32,
     pub error: PlayError,
+}
+
+/// Shared between a stage's workers and its caller while it plays: a request to stop (Ctrl-C),
+/// checked before every round, and counts of play so far for a progress display that moves
+/// whatever the agents' speed (records are counted only once written; these run ahead).
+#[derive(Debug, Default)]
+pub struct Pulse {
+    pub stop: Arc<AtomicBool>,
+    /// Rounds played, including those of units still in play.
+    pub rounds: AtomicU64,
+    /// Units finished.
+    pub units: AtomicU64,
+}
+
+impl Pulse {
+    /// A pulse that stops when `stop` is set.
+    pub fn new(stop: Arc<AtomicBool>) -> Pulse {
+        Pulse {
+            stop,
+            ..Pulse::default()
+        }
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Rounds a worker plays before adding them to [`Pulse::rounds`] (one shared counter touched
+/// per round would cost the fastest stages a few per cent).
+const PULSE_ROUNDS: u64 = 16;
+
+/// Why a unit did not finish.
+#[derive(Debug)]
+pub enum Halt {
+    /// An agent or the engine failed.
+    Failed(UnitError),
+    /// [`Pulse::stop`] was set.
+    Stopped,
 }
 
 /// An agent wrapped to count its decisions and, optionally, time them.
@@ -135,6 +177,14 @@ impl Lineup<'_> {
 
     /// Plays one unit and returns its records.
     pub fn play_unit(&self, unit: u64) -> Result<Records, UnitError> {
+        self.play(unit, &Pulse::default()).map_err(|h| match h {
+            Halt::Failed(e) => e,
+            Halt::Stopped => unreachable!("nothing sets the stop of a private pulse"),
+        })
+    }
+
+    /// Plays one unit, counting its rounds on `pulse` and stopping before a round when asked.
+    fn play(&self, unit: u64, pulse: &Pulse) -> Result<Records, Halt> {
         let stage = self.stage;
         let arrangements = stage.arrangements();
         let (m, a) = (unit / arrangements, unit % arrangements);
@@ -173,10 +223,15 @@ impl Lineup<'_> {
             if done {
                 break;
             }
+            if pulse.stopping() {
+                return Err(Halt::Stopped);
+            }
             let deal = match stage.session {
                 Some(len) => m * u64::from(len) + u64::from(round),
                 None => m,
             };
+            // Lines agents write to the run's log name the stage and deal.
+            dhumbal_agents::log::set_place(&stage.name, deal);
             let timed = self
                 .decision_sample
                 .is_some_and(|every| timed_deal(deal, every));
@@ -194,12 +249,14 @@ impl Lineup<'_> {
             };
             let outcome = table
                 .play_round(&mut agents, streams, &mut ())
-                .map_err(|error| UnitError {
-                    unit,
-                    matchno: m,
-                    arrangement: a,
-                    round,
-                    error,
+                .map_err(|error| {
+                    Halt::Failed(UnitError {
+                        unit,
+                        matchno: m,
+                        arrangement: a,
+                        round,
+                        error,
+                    })
                 })?;
             let game_over = stage.session.is_none() && table.game_over();
             let leader = game_over.then(|| table.leader());
@@ -207,8 +264,15 @@ impl Lineup<'_> {
                 &mut cols, &outcome, &table, &agents, &slots, deal, a, leader, timed,
             );
             round += 1;
+            if u64::from(round).is_multiple_of(PULSE_ROUNDS) {
+                pulse.rounds.fetch_add(PULSE_ROUNDS, Ordering::Relaxed);
+            }
         }
         table.end_game(&mut agents);
+        pulse
+            .rounds
+            .fetch_add(u64::from(round) % PULSE_ROUNDS, Ordering::Relaxed);
+        pulse.units.fetch_add(1, Ordering::Relaxed);
         Ok(cols)
     }
 
@@ -254,11 +318,15 @@ impl Lineup<'_> {
         }
     }
 
-    /// Plays units `range` in parallel; results in unit order. Stops at the first failure,
-    /// returning the records of the units before it.
-    pub fn play_chunk(&self, range: std::ops::Range<u64>) -> (Vec<Records>, Option<UnitError>) {
-        let results: Vec<Result<Records, UnitError>> =
-            range.into_par_iter().map(|u| self.play_unit(u)).collect();
+    /// Plays units `range` in parallel; results in unit order. Stops at the first failure or
+    /// stop request, returning the records of the units before it.
+    pub fn play_chunk(
+        &self,
+        range: std::ops::Range<u64>,
+        pulse: &Pulse,
+    ) -> (Vec<Records>, Option<Halt>) {
+        let results: Vec<Result<Records, Halt>> =
+            range.into_par_iter().map(|u| self.play(u, pulse)).collect();
         let mut done = Vec::with_capacity(results.len());
         for r in results {
             match r {

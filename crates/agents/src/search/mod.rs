@@ -729,6 +729,11 @@ impl crate::family::Recipe for SearchRecipe {
         true
     }
 
+    /// A script rolling out is one of the run's inputs.
+    fn sources(&self) -> Vec<(String, String)> {
+        self.rollout.sources()
+    }
+
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value;
         let p = &self.params;

@@ -18,6 +18,19 @@ pub struct Pos {
 pub struct Locations {
     keys: HashMap<String, Pos>,
     values: HashMap<String, Pos>,
+    /// Where each value's text starts and ends (character offsets, end exclusive), and
+    /// whether it is a mapping: what a repair of the text needs.
+    extents: HashMap<String, Extent>,
+    /// Where the text stops being YAML, and why, if it does.
+    pub syntax: Option<(Pos, String)>,
+}
+
+/// The text of one value: character offsets `start..end`, and what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub start: usize,
+    pub end: usize,
+    pub mapping: bool,
 }
 
 impl Locations {
@@ -36,7 +49,19 @@ impl Locations {
                     | Event::MappingEnd => events.push((kind(&event), scalar(&event), span)),
                     _ => {}
                 },
-                Err(_) => return Locations::default(),
+                Err(e) => {
+                    let at = e.marker();
+                    return Locations {
+                        syntax: Some((
+                            Pos {
+                                line: at.line(),
+                                column: at.col() + 1,
+                            },
+                            e.info(),
+                        )),
+                        ..Locations::default()
+                    };
+                }
             }
         }
         let mut out = Locations::default();
@@ -75,40 +100,86 @@ impl Locations {
             .max_by_key(|k| k.len())
     }
 
-    fn node(&mut self, ev: &[(Kind, Option<String>, Span)], i: usize, path: &str) -> usize {
+    /// The path of the key that starts at `line`, `column`, if any.
+    pub fn key_at(&self, line: usize, column: usize) -> Option<String> {
+        let target = Pos { line, column };
+        self.keys
+            .iter()
+            .filter(|(_, p)| **p == target)
+            .map(|(k, _)| k.clone())
+            .max_by_key(|k| k.len())
+    }
+
+    /// Where the text of the value at `path` is.
+    pub fn extent(&self, path: &str) -> Option<Extent> {
+        self.extents.get(path).copied()
+    }
+
+    /// Records the value starting at event `i` under `path`; the index of the event after it
+    /// and the character offset where its text ends.
+    fn node(
+        &mut self,
+        ev: &[(Kind, Option<String>, Span)],
+        i: usize,
+        path: &str,
+    ) -> (usize, usize) {
         let (k, _, span) = &ev[i];
         self.values.insert(path.to_string(), pos(span));
-        match k {
-            Kind::Scalar | Kind::Other => i + 1,
+        let start = span.start.index();
+        // A flow collection ends with its closing bracket; a block one with its last value
+        // (its end event sits at the next line's key).
+        let (next, end) = match k {
+            Kind::Scalar | Kind::Other => (i + 1, span.end.index()),
             Kind::SeqStart => {
                 let mut j = i + 1;
                 let mut index = 0;
+                let mut end = start;
                 while j < ev.len() && ev[j].0 != Kind::SeqEnd {
-                    j = self.node(ev, j, &join(path, &index.to_string()));
+                    (j, end) = self.node(ev, j, &join(path, &index.to_string()));
                     index += 1;
                 }
-                j + 1
+                (j + 1, close(ev, j, end))
             }
             Kind::MapStart => {
                 let mut j = i + 1;
+                let mut end = start;
                 while j < ev.len() && ev[j].0 != Kind::MapEnd {
                     let key = ev[j].1.clone().unwrap_or_else(|| "?".to_string());
                     let key_path = join(path, &key);
                     if ev[j].0 == Kind::Scalar {
                         self.keys.insert(key_path.clone(), pos(&ev[j].2));
+                        end = ev[j].2.end.index();
                         j += 1;
                     } else {
                         // A complex key: skip it.
-                        j = self.node(ev, j, &format!("{key_path}#key"));
+                        (j, end) = self.node(ev, j, &format!("{key_path}#key"));
                     }
                     if j < ev.len() && ev[j].0 != Kind::MapEnd {
-                        j = self.node(ev, j, &key_path);
+                        (j, end) = self.node(ev, j, &key_path);
                     }
                 }
-                j + 1
+                (j + 1, close(ev, j, end))
             }
-            Kind::SeqEnd | Kind::MapEnd => i + 1,
-        }
+            Kind::SeqEnd | Kind::MapEnd => (i + 1, span.end.index()),
+        };
+        self.extents.insert(
+            path.to_string(),
+            Extent {
+                start,
+                end: end.max(start),
+                mapping: *k == Kind::MapStart,
+            },
+        );
+        (next, end)
+    }
+}
+
+/// Where a collection whose end event is `ev[j]` ends: after the closing bracket of a flow
+/// collection (an end event with a width), else after its last value (`last`).
+fn close(ev: &[(Kind, Option<String>, Span)], j: usize, last: usize) -> usize {
+    match ev.get(j) {
+        Some((_, _, span)) if span.end.index() > span.start.index() => span.end.index(),
+        _ => last,
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod locate;
 mod model;
 mod problem;
+mod repair;
 mod resolve;
 pub mod rules_spec;
 pub mod spec;
@@ -53,31 +54,88 @@ pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, ScenarioErro
 }
 
 /// Checks and resolves scenario text read from `path`.
+///
+/// Every problem of the file is reported in one pass, in file order. The serde types stop at
+/// their first bad value (a misspelt `seating: rotat`), so when deserialization fails the bad
+/// value is reported and replaced in a copy of the text by a placeholder, and the copy is read
+/// again, until it reads; then the scenario is resolved as usual, leaving out what the
+/// placeholders stand for (no problem is reported twice, nor one that only a placeholder causes).
 pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
     let locations = Locations::of(text);
     let mut problems = Vec::new();
-    let mut unknown = Vec::new();
-    let spec: Result<ScenarioSpec, _> = serde_saphyr::with_deserializer_from_str(text, |de| {
-        serde_ignored::deserialize(de, |p| {
-            // `?` marks an `Option` layer in serde_ignored's paths; YAML has no such level.
-            let path: Vec<String> = p
-                .to_string()
-                .split('.')
-                .filter(|s| *s != "?")
-                .map(String::from)
-                .collect();
-            unknown.push(path.join("."))
-        })
-    });
-    let spec = match spec {
-        Ok(spec) => Some(spec),
-        Err(e) => {
-            problems.push(syntax_problem(&e, &locations));
-            None
+    let mut unknown: Vec<String> = Vec::new();
+    let mut repaired: Vec<String> = Vec::new();
+    let mut current = text.to_string();
+    let mut current_locations: Option<Locations> = None;
+    let mut passes = 0;
+    let spec = loop {
+        passes += 1;
+        let here = current_locations.as_ref().unwrap_or(&locations);
+        let mut seen = Vec::new();
+        let read = deserialize(&current, &mut seen);
+        for key in seen {
+            if !unknown.contains(&key) {
+                unknown.push(key);
+            }
+        }
+        let e = match read {
+            Ok(spec) => break Some(spec),
+            Err(e) => e,
+        };
+        let fix = repair::failure(&e, here);
+        let Some(fix) = fix.filter(|_| passes <= repair::MAX_PASSES) else {
+            // Not a bad value that can be set aside (a YAML syntax error): report it as read.
+            let mut p = syntax_problem(&e, here);
+            if passes > 1 {
+                // Positions in the repaired copy are not the file's.
+                let pos = locations.find(&p.path);
+                p.line = pos.map(|p| p.line);
+                p.column = pos.map(|p| p.column);
+            }
+            if !repair::covered(&repaired, &p.path) || passes == 1 {
+                problems.push(p);
+            }
+            break None;
+        };
+        if !repair::covered(&repaired, &fix.target) {
+            let mut p = syntax_problem(&e, here);
+            p.path = fix.target.clone();
+            if fix.missing || passes > 1 {
+                let pos = locations.find(&fix.target);
+                p.line = pos.map(|p| p.line);
+                p.column = pos.map(|p| p.column);
+            }
+            problems.push(p);
+        }
+        let tries = repaired.iter().filter(|r| **r == fix.target).count();
+        match repair::apply(&current, here, &fix, tries) {
+            Some(text) => {
+                repaired.push(fix.target);
+                current_locations = Some(Locations::of(&text));
+                current = text;
+            }
+            None => break None,
         }
     };
+    repaired.dedup();
+    // Reading stops at the first problem; a YAML syntax error further down is one more.
+    if let Some((pos, message)) = &locations.syntax
+        && !problems
+            .iter()
+            .any(|p| p.line == Some(pos.line) && p.column == Some(pos.column))
+    {
+        problems.push(Problem {
+            path: String::new(),
+            message: format!("not valid YAML: {message}"),
+            line: Some(pos.line),
+            column: Some(pos.column),
+        });
+    }
     let schema = json_schema();
     for key_path in unknown {
+        if repair::covered(&repaired, &key_path) {
+            continue;
+        }
         let (parent, key) = match key_path.rfind('.') {
             Some(i) => (&key_path[..i], &key_path[i + 1..]),
             None => ("", key_path.as_str()),
@@ -103,25 +161,45 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
             column: pos.map(|p| p.column),
         });
     }
-    let Some(spec) = spec else {
-        return Err(ScenarioError {
+    let fail = |mut problems: Vec<Problem>| {
+        // File order; problems without a place (the file as a whole) first.
+        problems.sort_by_key(|p| (p.line.unwrap_or(0), p.column.unwrap_or(0)));
+        ScenarioError {
             file: path.to_path_buf(),
             problems,
-        });
+        }
+    };
+    let Some(spec) = spec else {
+        return Err(fail(problems));
     };
     let mut ctx = Resolver {
         path,
         locations: &locations,
         problems,
+        reported: 0,
+        repaired,
         log: Arc::new(AgentLog::default()),
     };
     let scenario = ctx.scenario(&spec, overrides);
     if ctx.problems.is_empty() {
         Ok(scenario.expect("resolution succeeds without problems"))
     } else {
-        Err(ScenarioError {
-            file: path.to_path_buf(),
-            problems: ctx.problems,
-        })
+        Err(fail(ctx.problems))
     }
+}
+
+/// The spec of `text`, each unknown key's path pushed to `unknown`.
+fn deserialize(text: &str, unknown: &mut Vec<String>) -> Result<ScenarioSpec, serde_saphyr::Error> {
+    serde_saphyr::with_deserializer_from_str(text, |de| {
+        serde_ignored::deserialize(de, |p| {
+            // `?` marks an `Option` layer in serde_ignored's paths; YAML has no such level.
+            let path: Vec<String> = p
+                .to_string()
+                .split('.')
+                .filter(|s| *s != "?")
+                .map(String::from)
+                .collect();
+            unknown.push(path.join("."))
+        })
+    })
 }

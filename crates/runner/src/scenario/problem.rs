@@ -74,6 +74,13 @@ pub(super) fn syntax_problem(e: &serde_saphyr::Error, locations: &Locations) -> 
         "invalid i64" => "expected a whole number".to_string(),
         "invalid f64" => "expected a number".to_string(),
         "invalid bool" => "expected true or false".to_string(),
+        "expected mapping start" => {
+            "expected a mapping (`key: value` lines, or `{key: value}`)".to_string()
+        }
+        "externally tagged enum expected scalar or mapping" => {
+            "expected a name (one of the values listed for this field), not a list".to_string()
+        }
+        "expected sequence start" => "expected a list (`- item` lines, or `[a, b]`)".to_string(),
         other => other.to_string(),
     };
     let path = match (line, column) {

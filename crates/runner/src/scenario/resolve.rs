@@ -27,18 +27,45 @@ pub(super) struct Resolver<'a> {
     pub(super) path: &'a Path,
     pub(super) locations: &'a Locations,
     pub(super) problems: Vec<Problem>,
+    /// Problems found while resolving, including those left out of `problems` (see
+    /// [`Resolver::problem`]): a stage with any is not built.
+    pub(super) reported: usize,
+    /// Values that did not read and were replaced by placeholders (see `repair.rs`).
+    pub(super) repaired: Vec<String>,
     pub(super) log: Arc<AgentLog>,
 }
 
 impl Resolver<'_> {
+    /// Reports a problem at `path`, once: stages resolve the top-level entries they inherit
+    /// (`agents:`, `rules:`, the sample size) each for itself, and a problem of such an entry
+    /// is the same problem in every stage. A problem inside a value that did not read is the
+    /// placeholder's, and is left out too (the value's own problem is reported).
     fn problem(&mut self, path: &str, message: impl Into<String>) {
+        self.reported += 1;
+        let message = message.into();
+        if super::repair::covered(&self.repaired, path)
+            || self
+                .problems
+                .iter()
+                .any(|p| p.path == path && p.message == message)
+        {
+            return;
+        }
         let pos = self.locations.find(path);
         self.problems.push(Problem {
             path: path.to_string(),
-            message: message.into(),
+            message,
             line: pos.map(|p| p.line),
             column: pos.map(|p| p.column),
         });
+    }
+
+    /// Whether a value at `path`, or one inside or around it, did not read: checks that
+    /// depend on it would only report the placeholder.
+    fn unread(&self, path: &str) -> bool {
+        self.repaired
+            .iter()
+            .any(|r| super::repair::within(path, r) || super::repair::within(r, path))
     }
 
     pub(super) fn scenario(
@@ -164,8 +191,7 @@ impl Resolver<'_> {
         earlier: &[String],
         overrides: &Overrides,
     ) -> Option<Stage> {
-        let at = |field: &str| at(prefix, field);
-        let before = self.problems.len();
+        let before = self.reported;
         let rules = self.stage_rules(prefix, own, defaults);
         let generator = own
             .generator
@@ -175,10 +201,19 @@ impl Resolver<'_> {
         let seats = self.stage_agents(prefix, own, defaults, rules.as_ref(), earlier);
         let (matches, session_len) =
             self.sample_size(prefix, own, defaults, rules.as_ref(), seating, overrides);
-        if generator == Generator::Python && seating == Seating::Random {
-            self.problem(&at("seating"), "the python generator has one stream per session and cannot also draw seatings; use chacha, or fixed/rotate/permute");
+        let from = |field: &str, own_has: bool| source(prefix, field, own_has);
+        let (generator_at, seating_at) = (
+            from("generator", own.generator.is_some()),
+            from("seating", own.seating.is_some()),
+        );
+        if generator == Generator::Python
+            && seating == Seating::Random
+            && !self.unread(&generator_at)
+            && !self.unread(&seating_at)
+        {
+            self.problem(&seating_at, "the python generator has one stream per session and cannot also draw seatings; use chacha, or fixed/rotate/permute");
         }
-        if self.problems.len() > before {
+        if self.reported > before {
             return None;
         }
         let rules = rules?;
@@ -215,14 +250,19 @@ impl Resolver<'_> {
         own: &TableSpec,
         defaults: &TableSpec,
     ) -> Option<Arc<Rules>> {
-        let at = |field: &str| at(prefix, field);
+        // A `rules:` that did not read (`preset: papr`) gives no rules: checks against
+        // the placeholder's would only mislead.
+        if self.unread(&at(prefix, "rules")) || (defaults.rules.is_some() && self.unread("rules")) {
+            return None;
+        }
         // Rules: the stage's fields over the defaults' fields.
         let rules_spec = merge_rules(defaults.rules.as_ref(), own.rules.as_ref());
         let variant = match rules_spec.to_variant() {
             Ok(v) => Some(v),
             Err(list) => {
                 for (field, msg) in list {
-                    self.problem(&at(&format!("rules.{field}")), msg);
+                    let path = rules_path(prefix, own, defaults, field);
+                    self.problem(&path, msg);
                 }
                 None
             }
@@ -231,7 +271,8 @@ impl Resolver<'_> {
             Ok(r) => Some(Arc::new(r)),
             Err(e) => {
                 for p in e.0 {
-                    self.problem(&at(&format!("rules.{}", rules_field(p.field))), p.message);
+                    let path = rules_path(prefix, own, defaults, rules_field(p.field));
+                    self.problem(&path, p.message);
                 }
                 None
             }
@@ -252,7 +293,9 @@ impl Resolver<'_> {
             (Some(a), _) => (a.clone(), at("agents")),
             (None, Some(a)) => (a.clone(), "agents".to_string()),
             (None, None) => {
-                self.problem(&at("agents"), "no agents: list one per seat");
+                if !self.unread(&at("agents")) && !self.unread("agents") {
+                    self.problem(&at("agents"), "no agents: list one per seat");
+                }
                 (Vec::new(), at("agents"))
             }
         };
@@ -314,7 +357,25 @@ impl Resolver<'_> {
         seating: Seating,
         overrides: &Overrides,
     ) -> (u64, Option<u32>) {
-        let at = |field: &str| at(prefix, field);
+        // Each problem goes where its value is written: the stage, or the top level it inherits.
+        let stage_at = |field: &str| at(prefix, field);
+        let at = |field: &str| {
+            let own_has = match field {
+                "deals" => own.deals.is_some(),
+                "rounds" => own.rounds.is_some(),
+                "games" => own.games.is_some(),
+                "session" => own.session.is_some(),
+                _ => true,
+            };
+            source(prefix, field, own_has || !defaults_has(defaults, field))
+        };
+        let sizes = ["deals", "rounds", "games", "session"];
+        if sizes
+            .iter()
+            .any(|f| self.unread(&stage_at(f)) || self.unread(f))
+        {
+            return (0, None);
+        }
         let points = rules.map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
         let pick = |o: Option<u64>, d: Option<u64>| o.or(d);
         let (deals, rounds, games) = (
@@ -323,7 +384,11 @@ impl Resolver<'_> {
             pick(own.games, defaults.games),
         );
         let session = own.session.or(defaults.session);
-        let arrangements = rules.map(|r| seating.arrangements(r.players()));
+        // A seating that did not read says nothing of how many arrangements `rounds` covers.
+        let seating_unread = self.unread(&stage_at("seating")) || self.unread("seating");
+        let arrangements = rules
+            .filter(|_| !seating_unread)
+            .map(|r| seating.arrangements(r.players()));
         let mut matches = 0;
         let mut session_len = None;
         match points {
@@ -333,7 +398,7 @@ impl Resolver<'_> {
                     && p.max_rounds > MAX_ROUNDS_PER_MATCH
                 {
                     self.problem(
-                        &at("rules.max_rounds"),
+                        &rules_path(prefix, own, defaults, "max_rounds"),
                         format!("at most {MAX_ROUNDS_PER_MATCH} rounds per game"),
                     );
                 }
@@ -349,7 +414,7 @@ impl Resolver<'_> {
                 match overrides.rounds.or(games) {
                     Some(0) => self.problem(&at("games"), "must be at least 1"),
                     Some(g) => matches = g,
-                    None => self.problem(&at("games"), "missing: how many games to play"),
+                    None => self.problem(&stage_at("games"), "missing: how many games to play"),
                 }
             }
             Some(false) => {
@@ -382,7 +447,7 @@ impl Resolver<'_> {
                         None => None,
                     },
                     (None, None) => {
-                        self.problem(&at("deals"), "missing: how many deals to play (`deals`, or `rounds` = deals x seatings)");
+                        self.problem(&stage_at("deals"), "missing: how many deals to play (`deals`, or `rounds` = deals x seatings)");
                         None
                     }
                 };
@@ -399,7 +464,20 @@ impl Resolver<'_> {
                     _ => {}
                 }
             }
-            None => {}
+            None => {
+                // Rules with problems of their own: which sample size applies is unknown, but
+                // none may be zero.
+                for (field, value) in [
+                    ("deals", deals),
+                    ("rounds", rounds),
+                    ("games", overrides.rounds.or(games)),
+                    ("session", session.map(u64::from)),
+                ] {
+                    if value == Some(0) {
+                        self.problem(&at(field), "must be at least 1");
+                    }
+                }
+            }
         }
         (matches, session_len)
     }
@@ -550,4 +628,44 @@ fn mix_seed(cli: u64, own: u64) -> u64 {
     dhumbal_game::hash::splitmix64_mix(
         cli ^ own.rotate_left(32) ^ dhumbal_game::hash::SPLITMIX64_GAMMA,
     )
+}
+
+/// Where a stage's `field` is written: the stage (`stages.1.deals`) when it gives the field
+/// itself (`own_has`), else the top level, which it inherits.
+fn source(prefix: &str, field: &str, own_has: bool) -> String {
+    if own_has {
+        at(prefix, field)
+    } else {
+        field.to_string()
+    }
+}
+
+/// Whether the top level gives a sample-size field.
+fn defaults_has(defaults: &TableSpec, field: &str) -> bool {
+    match field {
+        "deals" => defaults.deals.is_some(),
+        "rounds" => defaults.rounds.is_some(),
+        "games" => defaults.games.is_some(),
+        "session" => defaults.session.is_some(),
+        _ => false,
+    }
+}
+
+/// Where a problem with rule `field` of a stage goes: the `rules:` that sets the field (the
+/// stage's, or the top level's that it inherits); for a field set by neither (the preset's),
+/// the top level's `rules:` when the stage only inherits it, else the stage's.
+fn rules_path(prefix: &str, own: &TableSpec, defaults: &TableSpec, field: &str) -> String {
+    let sets = |r: Option<&RulesSpec>| {
+        r.is_some_and(|r| {
+            serde_json::to_value(r)
+                .ok()
+                .is_some_and(|v| v.get(field).is_some())
+        })
+    };
+    let top = if sets(own.rules.as_ref()) {
+        false
+    } else {
+        sets(defaults.rules.as_ref()) || (own.rules.is_none() && defaults.rules.is_some())
+    };
+    at(if top { "" } else { prefix }, &format!("rules.{field}"))
 }

@@ -1,0 +1,475 @@
+//! A results folder and the rules for touching it: a run never writes over another run's
+//! results unless asked (`--force`), and keeps a copy of everything it read (`source/`), so
+//! that the folder alone can be audited and rerun to the same records (`dhumbal-run rerun`).
+//!
+//! ```text
+//! DIR/manifest.json        what ran, how fast (written when the run ends)
+//! DIR/progress.json        what is finished, after every chunk (`--resume`)
+//! DIR/source/run.json      program version, command-line overrides, inputs and their hashes,
+//!                          the resolved scenario (written before the first round)
+//! DIR/source/<file>.yaml   the scenario as written, byte for byte
+//! DIR/source/...           every file it names (Rhai scripts), at the same relative paths
+//! DIR/scripts.log          what scripts printed
+//! DIR/<stage>/             records, summary and report of each stage (DIR itself without stages)
+//! ```
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use crate::scenario::Scenario;
+
+/// Files a run writes at the top of its folder.
+const RUN_FILES: &[&str] = &[
+    "manifest.json",
+    "progress.json",
+    "progress.json.tmp",
+    "scripts.log",
+];
+/// Files and folders a run writes in a stage's folder (the top folder when unstaged).
+const STAGE_FILES: &[&str] = &[
+    "rounds.csv",
+    "rounds.parquet",
+    "summary.csv",
+    "report.md",
+    "stats.json",
+    "tables",
+    "figures",
+];
+/// The folder with the copy of the run's inputs.
+pub const SOURCE_DIR: &str = "source";
+
+/// Bad input: what the user asked for cannot be done as asked (the CLI exits with 2). The
+/// message says what to do instead.
+#[derive(Debug)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// Whether `dir` holds the results of a run (finished or not), and if so, in a few words.
+pub fn earlier_run(dir: &Path) -> Option<String> {
+    if let Ok(text) = std::fs::read_to_string(dir.join("manifest.json"))
+        && let Ok(m) = serde_json::from_str::<Value>(&text)
+    {
+        let rounds = m["rounds"].as_u64().unwrap_or(0);
+        let name = m["scenario"]["name"].as_str().unwrap_or("?");
+        return Some(format!("a finished run of `{name}` ({rounds} rounds)"));
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join("progress.json"))
+        && let Ok(p) = serde_json::from_str::<Value>(&text)
+    {
+        let rounds: u64 = p["stages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| s["totals"]["rounds"].as_u64().unwrap_or(0))
+            .sum();
+        return Some(format!("an unfinished run ({rounds} rounds on disk)"));
+    }
+    let has_records = |d: &Path| d.join("rounds.csv").exists() || d.join("rounds.parquet").exists();
+    if has_records(dir) || stage_dirs(dir).iter().any(|d| has_records(d)) {
+        return Some("records of an earlier run".into());
+    }
+    None
+}
+
+/// Sub-folders of `dir` that hold a stage's outputs.
+fn stage_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_dir()
+                && ["rounds.csv", "rounds.parquet", "summary.csv"]
+                    .iter()
+                    .any(|f| p.join(f).exists())
+        })
+        .collect()
+}
+
+/// Makes `dir` ready for a run: refuses (a [`Refusal`]) to start over another run's results
+/// unless `force`, and with `force` removes what a run writes (only that: other files stay).
+/// With `resume`, the folder must hold the unfinished run.
+pub fn claim(dir: &Path, resume: bool, force: bool) -> anyhow::Result<()> {
+    if resume {
+        if !dir.join("progress.json").is_file() {
+            let what = if dir.is_dir() {
+                format!(
+                    "{} holds no unfinished run (no progress.json)",
+                    dir.display()
+                )
+            } else {
+                format!("{} does not exist", dir.display())
+            };
+            return Err(Refusal(format!(
+                "--resume: {what}; nothing was changed. Resume with the scenario and the --out \
+                 of the interrupted run"
+            ))
+            .into());
+        }
+        return Ok(());
+    }
+    if let Some(what) = earlier_run(dir) {
+        if !force {
+            return Err(Refusal(format!(
+                "{} holds {what}; nothing was changed.\n  --resume continues an interrupted \
+                 run, --force replaces the earlier results, --out DIR writes somewhere else",
+                dir.display()
+            ))
+            .into());
+        }
+        clear(dir)?;
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+}
+
+/// Removes what a run writes in `dir`, and nothing else.
+fn clear(dir: &Path) -> anyhow::Result<()> {
+    let remove = |p: &Path| -> anyhow::Result<()> {
+        if p.is_dir() {
+            std::fs::remove_dir_all(p)
+        } else if p.exists() {
+            std::fs::remove_file(p)
+        } else {
+            Ok(())
+        }
+        .with_context(|| format!("--force: cannot remove {}", p.display()))
+    };
+    for stage in stage_dirs(dir) {
+        for f in STAGE_FILES {
+            remove(&stage.join(f))?;
+        }
+        // Gone if it held nothing else.
+        let _ = std::fs::remove_dir(&stage);
+    }
+    for f in RUN_FILES.iter().chain(STAGE_FILES).chain(&[SOURCE_DIR]) {
+        remove(&dir.join(f))?;
+    }
+    Ok(())
+}
+
+/// Settings given on the command line that change the records (kept so that a rerun from the
+/// folder applies them too).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandLine {
+    pub seed: Option<u64>,
+    pub rounds: Option<u64>,
+}
+
+/// Copies the scenario as written and every file it read into `dir/source/`, and writes
+/// `source/run.json`. The scenario keeps its place relative to its inputs, so
+/// `dhumbal-run DIR/source/<file>.yaml` finds them as the original did.
+pub fn write_sources(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+    let text = std::fs::read(&scenario.path)
+        .with_context(|| format!("cannot read {}", scenario.path.display()))?;
+    // Every input once, as the scenario wrote it (the same script may serve several stages).
+    let mut inputs: Vec<(String, String)> = Vec::new();
+    for stage in &scenario.stages {
+        for seat in &stage.seats {
+            if let crate::scenario::SeatEntry::Agent(def) = seat {
+                for (path, source) in def.recipe.sources() {
+                    if !inputs.iter().any(|(p, _)| *p == path) {
+                        inputs.push((path, source));
+                    }
+                }
+            }
+        }
+    }
+    // How many levels above the scenario's folder the inputs reach (`../agents/x.rhai`):
+    // the copy keeps that many of the scenario's parent folders.
+    let up = inputs
+        .iter()
+        .map(|(p, _)| leading_parents(Path::new(p)))
+        .max()
+        .unwrap_or(0);
+    let scenario_dir = std::fs::canonicalize(&scenario.path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let kept: Vec<String> = scenario_dir
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let kept = &kept[kept.len().saturating_sub(up)..];
+    let file_name = scenario.path.file_name().map_or_else(
+        || "scenario.yaml".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut scenario_rel = PathBuf::new();
+    for k in kept {
+        scenario_rel.push(k);
+    }
+    let scenario_folder = scenario_rel.clone();
+    scenario_rel.push(&file_name);
+
+    let source = dir.join(SOURCE_DIR);
+    let write = |rel: &Path, bytes: &[u8]| -> anyhow::Result<()> {
+        let path = source.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    };
+    write(&scenario_rel, &text)?;
+    let mut listed = Vec::new();
+    for (written, body) in &inputs {
+        let copy = if Path::new(written).is_absolute() {
+            // Cannot sit at the same relative place: kept for the record, read from where it was.
+            let mut p = PathBuf::from("absolute");
+            p.extend(Path::new(written).components().filter_map(|c| match c {
+                Component::Normal(s) => Some(s),
+                _ => None,
+            }));
+            p
+        } else {
+            normalize(&scenario_folder.join(written))
+        };
+        write(&copy, body.as_bytes())?;
+        listed.push(json!({
+            "path": written,
+            "copy": slash(&copy),
+            "fnv1a": format!("{:016x}", dhumbal_game::hash::fnv1a(body.as_bytes())),
+        }));
+    }
+    let run = json!({
+        "program": "dhumbal-run",
+        "version": env!("CARGO_PKG_VERSION"),
+        "scenario_file": scenario.path.display().to_string(),
+        "scenario": slash(&scenario_rel),
+        "scenario_fnv1a": format!("{:016x}", dhumbal_game::hash::fnv1a(&text)),
+        "command_line": { "seed": cli.seed, "rounds": cli.rounds },
+        "inputs": listed,
+        "scenario_hash": scenario.hash(),
+        "resolved": scenario.resolved_json(),
+    });
+    write(
+        Path::new("run.json"),
+        &serde_json::to_vec_pretty(&run).expect("JSON"),
+    )
+}
+
+/// What `source/run.json` says about how to run the folder's scenario again.
+pub struct SavedRun {
+    /// The copy of the scenario file.
+    pub scenario: PathBuf,
+    pub command_line: CommandLine,
+    /// The resolved scenario the run started with.
+    pub resolved: Value,
+}
+
+/// Reads `dir/source/run.json`.
+pub fn saved_run(dir: &Path) -> anyhow::Result<SavedRun> {
+    let path = dir.join(SOURCE_DIR).join("run.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Refusal(format!(
+            "{} is not a results folder of this version of dhumbal-run (cannot read {}: {e})",
+            dir.display(),
+            path.display()
+        ))
+    })?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Refusal(format!("{} is not valid JSON: {e}", path.display())))?;
+    let scenario = v["scenario"]
+        .as_str()
+        .ok_or_else(|| Refusal(format!("{} names no scenario", path.display())))?;
+    Ok(SavedRun {
+        scenario: dir.join(SOURCE_DIR).join(scenario),
+        command_line: CommandLine {
+            seed: v["command_line"]["seed"].as_u64(),
+            rounds: v["command_line"]["rounds"].as_u64(),
+        },
+        resolved: v["resolved"].clone(),
+    })
+}
+
+/// Where two resolved scenarios differ, as `path: there -> here` lines (at most `limit`).
+pub fn differences(there: &Value, here: &Value, limit: usize) -> Vec<String> {
+    fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<String>, limit: usize) {
+        if out.len() >= limit || a == b {
+            return;
+        }
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+                keys.sort();
+                keys.dedup();
+                // A script whose text changed: named, rather than its hash.
+                let script = x.get("script").filter(|s| Some(*s) == y.get("script"));
+                if let Some(script) = script
+                    && x.get("source_fnv1a") != y.get("source_fnv1a")
+                {
+                    out.push(format!(
+                        "the script {} changed since the run began (source_fnv1a {} there, {} here)",
+                        script,
+                        short(x.get("source_fnv1a").unwrap_or(&Value::Null)),
+                        short(y.get("source_fnv1a").unwrap_or(&Value::Null)),
+                    ));
+                }
+                for k in keys {
+                    if script.is_some() && k == "source_fnv1a" {
+                        continue;
+                    }
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    walk(
+                        &p,
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                        out,
+                        limit,
+                    );
+                }
+            }
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+                for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                    walk(&format!("{path}[{i}]"), u, v, out, limit);
+                }
+            }
+            _ => out.push(format!("{path}: {} there, {} here", short(a), short(b))),
+        }
+    }
+    fn short(v: &Value) -> String {
+        let s = v.to_string();
+        if s.len() > 60 {
+            format!("{}...", &s[..s.floor_char_boundary(57)])
+        } else {
+            s
+        }
+    }
+    let mut out = Vec::new();
+    walk("", there, here, &mut out, limit);
+    out
+}
+
+/// The number of `..` a relative path starts with (after removing `.`).
+fn leading_parents(p: &Path) -> usize {
+    let mut depth: isize = 0;
+    let mut most: isize = 0;
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                depth -= 1;
+                most = most.min(depth);
+            }
+            Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+    }
+    (-most) as usize
+}
+
+/// `a/./b/../c` as `a/c`, without touching the file system.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A relative path with `/` on every platform (for JSON).
+fn slash(p: &Path) -> String {
+    p.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Compares the records of two runs' stage folders, ignoring the measured `decision_ns`:
+/// `Ok(rows)` when equal, else a description of the first difference.
+pub fn same_records(a: &Path, b: &Path) -> anyhow::Result<Result<usize, String>> {
+    use polars::prelude::*;
+    let read = |dir: &Path| -> anyhow::Result<DataFrame> {
+        let parquet = dir.join("rounds.parquet");
+        let df = if parquet.is_file() {
+            let file = std::fs::File::open(&parquet)
+                .with_context(|| format!("cannot read {}", parquet.display()))?;
+            ParquetReader::new(file).finish()?
+        } else {
+            let csv = dir.join("rounds.csv");
+            CsvReadOptions::default()
+                .with_has_header(true)
+                .try_into_reader_with_file_path(Some(csv.clone()))?
+                .finish()
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", csv.display()))?
+        };
+        Ok(df.drop("decision_ns").unwrap_or(df))
+    };
+    let (x, y) = (read(a)?, read(b)?);
+    if x.height() != y.height() {
+        return Ok(Err(format!(
+            "{} rows there, {} here",
+            x.height(),
+            y.height()
+        )));
+    }
+    if x.get_column_names() != y.get_column_names() {
+        return Ok(Err("the columns differ".into()));
+    }
+    for (cx, cy) in x.columns().iter().zip(y.columns()) {
+        let (sx, sy) = (cx.as_materialized_series(), cy.as_materialized_series());
+        if !sx.equals_missing(sy) {
+            let first = (0..x.height())
+                .find(|&i| sx.get(i).ok() != sy.get(i).ok())
+                .unwrap_or(0);
+            return Ok(Err(format!(
+                "column `{}` differs first at row {first}",
+                cx.name()
+            )));
+        }
+    }
+    Ok(Ok(x.height()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_above_the_scenario() {
+        assert_eq!(leading_parents(Path::new("a/b.rhai")), 0);
+        assert_eq!(leading_parents(Path::new("../a/b.rhai")), 1);
+        assert_eq!(leading_parents(Path::new("./../../a/../b.rhai")), 2);
+        assert_eq!(leading_parents(Path::new("a/../../b.rhai")), 1);
+        assert_eq!(
+            normalize(Path::new("x/./y/../z.rhai")),
+            PathBuf::from("x/z.rhai")
+        );
+    }
+
+    #[test]
+    fn differences_name_the_changed_leaf() {
+        let a = json!({"stages": [{"agents": [{"source_fnv1a": "aa", "id": "x"}]}], "seed": 1});
+        let b = json!({"stages": [{"agents": [{"source_fnv1a": "bb", "id": "x"}]}], "seed": 1});
+        assert_eq!(
+            differences(&a, &b, 5),
+            vec!["stages[0].agents[0].source_fnv1a: \"aa\" there, \"bb\" here"]
+        );
+        assert!(differences(&a, &a, 5).is_empty());
+    }
+}

@@ -1,0 +1,428 @@
+//! A user's results are safe: a run never writes over another run's results unasked, a
+//! results folder holds everything needed to play it again (and `rerun` checks that it does),
+//! Ctrl-C stops a run with its records saved and says how to finish it, and the messages say
+//! what to do next.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{bin, run, text};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const SMALL: &str = "name: small
+seed: 5
+rules: {preset: paper}
+deals: 400
+seating: rotate
+agents:
+  - kind: aggressive
+  - kind: conservative
+  - kind: balanced
+  - kind: random
+output: {chunk_rounds: 100, decision_timing: false}
+";
+
+/// A scenario in `dir/study/` whose script sits in `dir/agents/` (a path that leaves the
+/// scenario's folder), in two stages.
+fn staged_with_script(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir.join("study")).unwrap();
+    std::fs::create_dir_all(dir.join("agents")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/heuristics/threshold.rhai"),
+        dir.join("agents/threshold.rhai"),
+    )
+    .unwrap();
+    let file = dir.join("study/two.yaml");
+    std::fs::write(
+        &file,
+        "name: two
+seed: 9
+rules: {preset: paper}
+stages:
+  - name: first
+    deals: 64
+    seating: rotate
+    agents:
+      - kind: aggressive
+      - kind: conservative
+      - script: ../agents/threshold.rhai
+        params: {call_at: 7}
+      - kind: random
+  - name: second
+    deals: 32
+    rules: {preset: paper, players: 2}
+    agents:
+      - winner_of: first
+      - kind: balanced
+",
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn a_second_run_into_the_same_folder_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.yaml");
+    std::fs::write(&file, SMALL).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[s(&file), "--out", s(&out), "--no-report"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let before = std::fs::read(out.join("rounds.csv")).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+
+    // A smaller run into the same folder: refused, nothing touched.
+    let o = run(&[s(&file), "--out", s(&out), "--rounds", "10"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("holds a finished run of `small` (1600 rounds)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("--force") && t.contains("--resume") && t.contains("--out"),
+        "{t}"
+    );
+    assert!(!t.contains("panicked"), "{t}");
+    assert_eq!(std::fs::read(out.join("rounds.csv")).unwrap(), before);
+
+    // An interrupted run's folder is protected too.
+    let partial = dir.path().join("partial");
+    std::fs::create_dir(&partial).unwrap();
+    std::fs::write(
+        partial.join("progress.json"),
+        r#"{"scenario_hash":"x","stages":[]}"#,
+    )
+    .unwrap();
+    let o = run(&[s(&file), "--out", s(&partial)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("an unfinished run"), "{}", text(&o));
+
+    // --force replaces the run's files and keeps the user's own.
+    let o = run(&[
+        s(&file),
+        "--out",
+        s(&out),
+        "--rounds",
+        "10",
+        "--force",
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    let rows = std::fs::read_to_string(out.join("rounds.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(rows, 1 + 10 * 4 * 4);
+}
+
+#[test]
+fn resume_without_the_runs_folder_says_so_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.yaml");
+    std::fs::write(&file, SMALL).unwrap();
+    let nowhere = dir.path().join("nowhere");
+    let o = run(&[s(&file), "--out", s(&nowhere), "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("does not exist") && t.contains("--out of the interrupted run"),
+        "{t}"
+    );
+    assert!(!nowhere.exists(), "an empty folder was left behind");
+}
+
+#[test]
+fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
+    let work = tempfile::tempdir().unwrap();
+    let file = staged_with_script(work.path());
+    let out = work.path().join("results");
+    let o = run(&[s(&file), "--out", s(&out), "--seed", "33", "--no-report"]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // The folder holds the scenario as written, the script, and what the run was told.
+    let source = out.join("source");
+    assert_eq!(
+        std::fs::read(source.join("study/two.yaml")).unwrap(),
+        std::fs::read(&file).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(source.join("agents/threshold.rhai")).unwrap(),
+        std::fs::read(work.path().join("agents/threshold.rhai")).unwrap()
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(source.join("run.json")).unwrap()).unwrap();
+    assert_eq!(saved["command_line"]["seed"], 33);
+    assert_eq!(saved["scenario"], "study/two.yaml");
+    assert_eq!(saved["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(saved["resolved"]["seed"], 33);
+
+    // Move the folder away from everything else and delete the originals.
+    let moved = tempfile::tempdir().unwrap();
+    let kept = moved.path().join("kept");
+    std::fs::rename(&out, &kept).unwrap();
+    std::fs::remove_dir_all(work.path().join("study")).unwrap();
+    std::fs::remove_dir_all(work.path().join("agents")).unwrap();
+
+    let again = moved.path().join("again");
+    let o = run(&["rerun", s(&kept), "--out", s(&again), "--no-report"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("stage `first`: 1024 rows identical"), "{t}");
+    assert!(t.contains("stage `second`"), "{t}");
+    assert!(t.contains("rerun reproduces"), "{t}");
+
+    // The copy is a scenario like any other: it finds its script where the original did.
+    let direct = moved.path().join("direct");
+    let o = run(&[
+        s(&kept.join("source/study/two.yaml")),
+        "--out",
+        s(&direct),
+        "--seed",
+        "33",
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let lines = |p: &Path| std::fs::read_to_string(p).unwrap().lines().count();
+    assert_eq!(
+        lines(&direct.join("first/rounds.csv")),
+        lines(&kept.join("first/rounds.csv"))
+    );
+
+    // A tampered record is found.
+    let csv = kept.join("second/rounds.csv");
+    let body = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = body.lines().map(String::from).collect();
+    lines.truncate(lines.len() - 2);
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    std::fs::remove_file(kept.join("second/rounds.parquet")).unwrap();
+    let o = run(&[
+        "rerun",
+        s(&kept),
+        "--out",
+        s(&again),
+        "--force",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("records DIFFER"), "{}", text(&o));
+}
+
+#[test]
+fn resume_names_a_script_that_changed() {
+    let work = tempfile::tempdir().unwrap();
+    let file = staged_with_script(work.path());
+    let out = work.path().join("results");
+    let o = run(&[s(&file), "--out", s(&out), "--no-report"]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Pretend the run was interrupted, then change the script.
+    std::fs::remove_file(out.join("manifest.json")).unwrap();
+    let script = work.path().join("agents/threshold.rhai");
+    let body = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(&script, format!("{body}\n// changed\n")).unwrap();
+    let o = run(&[s(&file), "--out", s(&out), "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("the script \"../agents/threshold.rhai\" changed since the run began"),
+        "{t}"
+    );
+}
+
+/// Waits until the run writing `out` has `units` units of its first stage on disk.
+fn wait_for_units(out: &Path, units: u64) {
+    let start = Instant::now();
+    loop {
+        let done = std::fs::read_to_string(out.join("progress.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|p| p["stages"][0]["units_done"].as_u64())
+            .unwrap_or(0);
+        if done >= units {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the run did not progress"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.yaml");
+    std::fs::write(&file, SMALL.replace("deals: 400", "deals: 2000")).unwrap();
+    let whole = dir.path().join("whole");
+    let o = run(&[s(&file), "--out", s(&whole), "--no-report"]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    let cut = dir.path().join("cut");
+    let child = bin()
+        .args([s(&file), "--out", s(&cut), "--no-report"])
+        .env("DHUMBAL_RUN_CHUNK_DELAY_MS", "100")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_units(&cut, 100);
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("interrupted: stage `small` has "), "{t}");
+    assert!(t.contains(&format!("--out {} --resume", s(&cut))), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    let partial = std::fs::read(cut.join("rounds.csv")).unwrap();
+    let full = std::fs::read(whole.join("rounds.csv")).unwrap();
+    assert!(partial.len() < full.len(), "the run finished before Ctrl-C");
+
+    // The resumed run gives the uninterrupted run's records, and its rate counts only the
+    // rounds it played.
+    let o = run(&[s(&file), "--out", s(&cut), "--resume", "--no-report"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("rounds played before the interruption"),
+        "{}",
+        text(&o)
+    );
+    assert!(std::fs::read(cut.join("rounds.csv")).unwrap() == full);
+}
+
+#[test]
+fn report_never_replaces_a_report_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.yaml");
+    std::fs::write(&file, SMALL).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[s(&file), "--out", s(&out)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let ours = std::fs::read(out.join("report.md")).unwrap();
+
+    let o = run(&["report", s(&out), "--definitions", "paper", "--no-figures"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("report.md exists"), "{}", text(&o));
+    assert_eq!(std::fs::read(out.join("report.md")).unwrap(), ours);
+
+    let paper = dir.path().join("paper");
+    let o = run(&[
+        "report",
+        s(&out),
+        "--definitions",
+        "paper",
+        "--no-figures",
+        "--out",
+        s(&paper),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(paper.join("report.md").is_file() && paper.join("stats.json").is_file());
+    assert_eq!(std::fs::read(out.join("report.md")).unwrap(), ours);
+
+    let o = run(&["report", s(&out), "--no-figures", "--force"]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn an_unknown_command_is_not_read_as_a_file() {
+    let o = run(&["play"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("`play` is neither a command nor a scenario file"),
+        "{t}"
+    );
+    assert!(t.contains("Did you mean `dhumbal-run plan`?"), "{t}");
+    assert!(!t.contains("cannot read the file"), "{t}");
+}
+
+#[test]
+fn an_agent_failure_is_not_called_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    // Fails only late in a round, so that a short rehearsal need not meet it.
+    std::fs::write(
+        dir.path().join("late.rhai"),
+        "fn call_jhyap(obs) { false }\nfn discard(obs) { [obs.hand[0]] }\n\
+         fn pick(obs) {\n    if obs.round > 20 { let x = obs.no_such_field + 1; }\n    ()\n}\n",
+    )
+    .unwrap();
+    let file = dir.path().join("late.yaml");
+    std::fs::write(
+        &file,
+        "name: late\nseed: 1\nrules: {preset: paper}\ndeals: 200\nsession: 50\n\
+         agents:\n  - script: late.rhai\n  - kind: random\n  - kind: random\n  - kind: random\n",
+    )
+    .unwrap();
+    let o = run(&[
+        s(&file),
+        "--out",
+        s(&dir.path().join("o")),
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("script late.rhai, in pick()"), "{t}");
+    assert!(t.contains("Fix the agent"), "{t}");
+    assert!(!t.contains("continue after a crash"), "{t}");
+}
+
+/// The live counts a progress display reads move with play, before records are written,
+/// and a stop request ends play between rounds.
+#[test]
+fn the_pulse_counts_rounds_as_they_are_played_and_stops_play() {
+    use dhumbal::runner::scenario::{self, Overrides, SeatEntry};
+    use dhumbal::runner::tournament::{Halt, Lineup, Pulse};
+    use std::sync::atomic::Ordering;
+    let sc = scenario::parse(
+        Path::new("pulse.yaml"),
+        &SMALL.replace("deals: 400", "deals: 111\nsession: 37"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let stage = &sc.stages[0];
+    let agents = stage
+        .seats
+        .iter()
+        .map(|s| match s {
+            SeatEntry::Agent(d) => d.clone(),
+            SeatEntry::WinnerOf(_) => unreachable!(),
+        })
+        .collect();
+    let lineup = Lineup {
+        stage,
+        agents,
+        decision_sample: None,
+    };
+    let pulse = Pulse::default();
+    let units = lineup.units();
+    let (records, halt) = lineup.play_chunk(0..units, &pulse);
+    assert!(halt.is_none());
+    let rounds: u64 = records.iter().map(|r| r.rounds()).sum();
+    assert_eq!(
+        rounds,
+        3 * 37 * 4,
+        "sessions of 37 rounds under 4 rotations"
+    );
+    assert_eq!(pulse.rounds.load(Ordering::Relaxed), rounds);
+    assert_eq!(pulse.units.load(Ordering::Relaxed), units);
+
+    pulse.stop.store(true, Ordering::Relaxed);
+    let (records, halt) = lineup.play_chunk(0..units, &pulse);
+    assert!(records.is_empty());
+    assert!(matches!(halt, Some(Halt::Stopped)));
+}

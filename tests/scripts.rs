@@ -1,0 +1,483 @@
+//! Rhai agents as a researcher meets them: parameters the script declares (`fn parameters()`),
+//! checked against the scenario with line numbers and did-you-mean; the rehearsal that makes
+//! `validate` catch runtime errors (a misspelt helper, a blown budget); `scripts.log` lines
+//! that say where they come from and never interleave; the recipe's `sources`.
+
+use std::path::{Path, PathBuf};
+
+use std::sync::Arc;
+
+use dhumbal::agents::registry::{self, Standalone};
+use dhumbal::agents::{AgentLog, Context, Recipe, log};
+use dhumbal::game::{Agent, Preset, Rules, Table};
+use dhumbal::rng::ChaChaStreams;
+use serde_json::{Value, json};
+
+const THRESHOLD: &str = include_str!("../scenarios/heuristics/threshold.rhai");
+const RANDOM3: &str = "  - kind: random\n  - kind: random\n  - kind: random\n";
+
+mod common;
+use common::{run, text};
+
+/// Writes `script` as `name` and a scenario `s.yaml` seating it first, with `extra` lines
+/// under its entry (`params:` on line 6 when given first), then three random agents.
+fn scenario(dir: &Path, name: &str, script: &str, extra: &str) -> PathBuf {
+    std::fs::write(dir.join(name), script).unwrap();
+    let body = format!("name: x\nseed: 1\ndeals: 5\nagents:\n  - script: {name}\n{extra}{RANDOM3}");
+    let path = dir.join("s.yaml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// `validate` on the scenario: it must fail with exit code 2; its output.
+fn invalid(file: &Path) -> String {
+    let o = run(&["validate", file.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    t
+}
+
+fn paper() -> Rules {
+    Rules::new(Preset::Paper.variant()).unwrap()
+}
+
+/// The problems of resolving `entry` for the paper's rules, joined.
+fn problems(entry: Value) -> String {
+    match Standalone::recipe(&entry, &paper()) {
+        Ok(_) => panic!("{entry} resolved"),
+        Err(p) => p
+            .iter()
+            .map(|(field, message)| format!("`{field}`: {message}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn write(dir: &Path, name: &str, source: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, source).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+const PLAIN: &str = "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
+                     fn discard(obs) { legal_discards(obs.hand)[0] }\n\
+                     fn pick(obs) { () }\n";
+
+#[test]
+fn a_misspelt_parameter_is_rejected_at_its_line_with_the_nearest_declared_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        "threshold.rhai",
+        THRESHOLD,
+        "    params: {cal_at: 8}\n",
+    );
+    let t = invalid(&file);
+    assert!(t.contains("s.yaml:6:"), "{t}");
+    assert!(t.contains("`agents.0.params.cal_at`"), "{t}");
+    assert!(t.contains("did you mean `call_at`?"), "{t}");
+    assert!(t.contains("declared: call_at, take_at_most"), "{t}");
+}
+
+#[test]
+fn a_value_of_the_wrong_type_is_rejected_naming_the_declared_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        "threshold.rhai",
+        THRESHOLD,
+        "    params:\n      call_at: 8\n      take_at_most: \"three\"\n",
+    );
+    let t = invalid(&file);
+    assert!(t.contains("s.yaml:8:"), "{t}");
+    assert!(t.contains("`agents.0.params.take_at_most`"), "{t}");
+    assert!(t.contains("expected a whole number (`int`"), "{t}");
+    assert!(t.contains("got \"three\""), "{t}");
+    // A fraction is no whole number either.
+    let t = problems(json!({
+        "script": "scenarios/heuristics/threshold.rhai",
+        "params": {"call_at": 7.5}
+    }));
+    assert!(
+        t.contains("`params.call_at`: expected a whole number"),
+        "{t}"
+    );
+}
+
+#[test]
+fn the_shipped_scripts_validate_with_their_parameters() {
+    for file in [
+        "scenarios/championship.yaml",
+        "scenarios/rhai-aggressive.yaml",
+    ] {
+        let o = run(&["validate", file]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+}
+
+/// A script that declares one parameter of each type and, at its first decision, throws what
+/// `obs.params` holds (the rehearsal reports it).
+const SHOW_PARAMS: &str = r#"
+fn parameters() {
+    #{
+        take: #{ type: "int", default_value: 3, doc: "a count" },
+        weight: #{ type: "float", default_value: 1, doc: "a whole default of a float" },
+        name: #{ type: "string", default_value: "x" },
+        flag: #{ type: "bool", default_value: false },
+        unset: #{ type: "int", doc: "no default: ()" },
+        list: #{ type: "any", default_value: [1, 2] },
+    }
+}
+fn call_jhyap(obs) { false }
+fn discard(obs) {
+    let p = obs.params;
+    throw `take=${p.take} ${type_of(p.take)}; weight=${p.weight} ${type_of(p.weight)}; name=${p.name}; flag=${p.flag}; unset=${p.unset == ()}; list=${p.list}; keys=${p.keys().len()}`;
+}
+fn pick(obs) { () }
+"#;
+
+#[test]
+fn obs_params_hold_every_declared_parameter_given_or_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "show.rhai", SHOW_PARAMS);
+    let t = problems(json!({ "script": script }));
+    assert!(
+        t.contains(
+            "take=3 i64; weight=1.0 f64; name=x; flag=false; unset=true; list=[1, 2]; keys=6"
+        ),
+        "{t}"
+    );
+    let t = problems(json!({
+        "script": script,
+        "params": {"take": 5, "weight": 2, "name": "y", "flag": true, "unset": -1, "list": {"a": 1}}
+    }));
+    assert!(
+        t.contains(
+            "take=5 i64; weight=2.0 f64; name=y; flag=true; unset=false; list=#{\"a\": 1}; keys=6"
+        ),
+        "{t}"
+    );
+    // A null is as good as not given.
+    let t = problems(json!({ "script": script, "params": {"take": null} }));
+    assert!(t.contains("take=3 i64"), "{t}");
+}
+
+#[test]
+fn the_manifest_shows_every_declared_parameter_in_force() {
+    let recipe = Standalone::recipe(
+        &json!({"script": "scenarios/heuristics/threshold.rhai", "params": {"take_at_most": 2}}),
+        &paper(),
+    )
+    .unwrap();
+    let d = recipe.describe();
+    assert_eq!(d["params"], json!({"call_at": null, "take_at_most": 2}));
+}
+
+#[test]
+fn a_script_declaring_nothing_takes_no_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        "plain.rhai",
+        PLAIN,
+        "    params: {call_at: 8}\n",
+    );
+    let t = invalid(&file);
+    assert!(t.contains("s.yaml:6:"), "{t}");
+    assert!(t.contains("`agents.0.params`"), "{t}");
+    assert!(t.contains("declares no parameters"), "{t}");
+    assert!(t.contains("fn parameters()"), "{t}");
+    // Given none, it is fine, and sees an empty map.
+    let script = write(dir.path(), "plain2.rhai", PLAIN);
+    assert!(Standalone::recipe(&json!({ "script": script }), &paper()).is_ok());
+}
+
+#[test]
+fn a_malformed_declaration_is_a_problem_naming_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("fn parameters() { 3 }", "must return a map"),
+        (
+            r#"fn parameters() { #{ a: #{ type: "integer" } } }"#,
+            "declares `a` of unknown type \"integer\"; did you mean \"int\"?",
+        ),
+        (
+            r#"fn parameters() { #{ a: #{ type: "int", default_value: "three" } } }"#,
+            "declares `a` as int but its default_value is string",
+        ),
+        (
+            r#"fn parameters() { #{ a: #{ type: "bool", dco: "x" } } }"#,
+            "unknown key `dco`; did you mean `doc`?",
+        ),
+        (
+            r#"fn parameters() { #{ a: "int" } }"#,
+            "declares `a` as string",
+        ),
+        (
+            r#"fn parameters() { #{ a: #{ doc: "x" } } }"#,
+            "without a `type`",
+        ),
+        (
+            r#"fn parameters() { #{ a: #{ type: "int", default: 3 } } }"#,
+            "`default_value:`",
+        ),
+    ];
+    for (i, (declaration, expected)) in cases.iter().enumerate() {
+        let name = format!("m{i}.rhai");
+        let script = write(dir.path(), &name, &format!("{declaration}\n{PLAIN}"));
+        let t = problems(json!({ "script": script }));
+        assert!(t.contains("`script`"), "{t}");
+        assert!(t.contains(&name), "{t}");
+        assert!(t.contains(expected), "{declaration}: {t}");
+    }
+}
+
+#[test]
+fn validate_catches_a_misspelt_helper_with_its_line_and_the_nearest_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = THRESHOLD.replace("legal_discards(obs.hand)", "legal_discard(obs.hand)");
+    assert_ne!(typo, THRESHOLD);
+    let line = typo
+        .lines()
+        .position(|l| l.contains("legal_discard("))
+        .unwrap()
+        + 1;
+    let file = scenario(dir.path(), "typo.rhai", &typo, "");
+    let t = invalid(&file);
+    assert!(t.contains("s.yaml:5:"), "{t}");
+    assert!(t.contains("`agents.0.script`"), "{t}");
+    assert!(t.contains("rehearsal"), "{t}");
+    assert!(
+        t.contains(&format!(
+            "script typo.rhai, in discard(), line {line}, column "
+        )),
+        "{t}"
+    );
+    assert!(t.contains("did you mean `legal_discards`?"), "{t}");
+    // A misspelt function of the script's own, in a function it calls.
+    let own = "fn call_jhyap(obs) { false }\n\
+               fn discard(obs) { [lowest_card(obs.hand)] }\n\
+               fn lowest_card(hand) { lowst(hand) }\n\
+               fn lowest(hand) { hand[0] }\n\
+               fn pick(obs) { () }\n";
+    let file = scenario(dir.path(), "own.rhai", own, "");
+    let t = invalid(&file);
+    assert!(t.contains("via lowest_card(), line 3"), "{t}");
+    assert!(
+        t.contains("unknown function `lowst` (called with array); did you mean `lowest`?"),
+        "{t}"
+    );
+    // The rehearsal asks every function: one failing only in pick is caught too.
+    let pick = THRESHOLD.replace("value(c) <= limit", "valu(c) <= limit");
+    assert_ne!(pick, THRESHOLD);
+    let file = scenario(dir.path(), "pick.rhai", &pick, "");
+    let t = invalid(&file);
+    assert!(t.contains("in pick()"), "{t}");
+    assert!(t.contains("did you mean `value`?"), "{t}");
+}
+
+#[test]
+fn too_many_operations_names_the_budget_and_max_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        "loops.rhai",
+        "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
+        "    max_operations: 10000\n",
+    );
+    let t = invalid(&file);
+    assert!(
+        t.contains("the decision took more than 10,000 operations (`max_operations` in the agent entry raises the budget)"),
+        "{t}"
+    );
+    // The same in a run of the API, at the default budget.
+    let script = write(
+        dir.path(),
+        "loops2.rhai",
+        "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
+    );
+    let t = problems(json!({ "script": script }));
+    assert!(t.contains("more than 1,000,000 operations"), "{t}");
+}
+
+/// A context whose agent log writes to a file.
+struct Logged {
+    rules: Arc<Rules>,
+    log: Arc<AgentLog>,
+    problems: Vec<String>,
+}
+
+impl Context for Logged {
+    fn rules(&self) -> Option<&Arc<Rules>> {
+        Some(&self.rules)
+    }
+
+    fn path(&self, written: &str) -> PathBuf {
+        PathBuf::from(written)
+    }
+
+    fn problem(&mut self, field: &str, message: String) {
+        self.problems.push(format!("{field}: {message}"));
+    }
+
+    fn log(&self) -> Arc<AgentLog> {
+        self.log.clone()
+    }
+}
+
+#[test]
+fn script_log_lines_name_stage_deal_seat_and_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scripts.log");
+    let script = write(
+        dir.path(),
+        "talk.rhai",
+        "fn call_jhyap(obs) { false }\n\
+         fn discard(obs) { print(`turn ${obs.turn}`); [obs.hand[0]] }\n\
+         fn pick(obs) { () }\n",
+    );
+    let mut cx = Logged {
+        rules: Arc::new(paper()),
+        log: Arc::new(AgentLog::default()),
+        problems: Vec::new(),
+    };
+    cx.log.attach(&path);
+    let recipe: Arc<dyn Recipe> =
+        registry::resolve(&json!({ "script": script }), &mut cx, "").expect("resolves");
+    assert!(cx.problems.is_empty(), "{:?}", cx.problems);
+    // The rehearsal at resolution printed nothing.
+    assert!(!path.exists());
+    let mut agents: Vec<Box<dyn Agent>> = (0..4)
+        .map(|s| {
+            if s == 2 {
+                recipe.build("talker")
+            } else {
+                registry::resolve(&json!("random"), &mut cx, "")
+                    .unwrap()
+                    .build("r")
+            }
+        })
+        .collect();
+    let mut table = Table::new(paper());
+    log::set_place("main", 7);
+    let mut streams = ChaChaStreams::new(1, 7, &[0, 1, 2, 3]);
+    table
+        .play_round(&mut agents, &mut streams, &mut ())
+        .unwrap();
+    log::clear_place();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.is_empty());
+    for line in text.lines() {
+        assert!(
+            line.starts_with("[stage main, deal 7, seat 2, talker] turn "),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn script_log_lines_never_interleave_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scripts.log");
+    let log = Arc::new(AgentLog::default());
+    log.attach(&path);
+    let long = "x".repeat(3000);
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let (log, long) = (log.clone(), long.clone());
+            s.spawn(move || {
+                for deal in 0..200u64 {
+                    log::set_place(&format!("stage{t}"), deal);
+                    log.write("w.rhai", &format!("{t}:{deal}:{long}\nsecond"));
+                }
+            });
+        }
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 8 * 200 * 2);
+    for pair in lines.chunks(2) {
+        let (first, second) = (pair[0], pair[1]);
+        let prefix = first.split("] ").next().unwrap();
+        let t: u64 = prefix["[stage stage".len()..]
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let deal: u64 = prefix
+            .split("deal ")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            first,
+            format!("[stage stage{t}, deal {deal}, w.rhai] {t}:{deal}:{long}")
+        );
+        assert_eq!(
+            second,
+            format!("[stage stage{t}, deal {deal}, w.rhai] second")
+        );
+    }
+}
+
+#[test]
+fn a_run_writes_scripts_log_lines_with_their_seat() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        "threshold.rhai",
+        THRESHOLD,
+        "    id: mine\n    params: {take_at_most: 13}\n",
+    );
+    let out = dir.path().join("o");
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let log = std::fs::read_to_string(out.join("scripts.log")).unwrap();
+    assert!(!log.is_empty());
+    for line in log.lines() {
+        // threshold.rhai prints `seat N takes ...`; the prefix names the same seat.
+        let seat = line
+            .split("] seat ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        assert!(line.starts_with('['), "{line}");
+        assert!(line.contains(&format!("seat {seat}, mine] ")), "{line}");
+    }
+}
+
+#[test]
+fn sources_are_the_scripts_read_through_wrappers_too() {
+    let script = "scenarios/heuristics/threshold.rhai";
+    let plain = Standalone::recipe(&json!({ "script": script }), &paper()).unwrap();
+    assert_eq!(
+        plain.sources(),
+        vec![(script.to_string(), THRESHOLD.to_string())]
+    );
+    let wrapped = Standalone::recipe(
+        &json!({"kind": "epsilon", "params": {"agent": {"script": script}, "epsilon": 0.1}}),
+        &paper(),
+    )
+    .unwrap();
+    assert_eq!(wrapped.sources(), plain.sources());
+    assert!(
+        Standalone::recipe(&json!("random"), &paper())
+            .unwrap()
+            .sources()
+            .is_empty()
+    );
+}
