@@ -326,7 +326,7 @@ fn unknown_command(path: &Path) -> Option<String> {
     ))
 }
 
-fn load(path: &PathBuf, overrides: &Overrides) -> Result<Scenario, ExitCode> {
+fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, ExitCode> {
     scenario::load(path, overrides).map_err(|e| {
         eprint!("error: {e}");
         ExitCode::from(2)
