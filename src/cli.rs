@@ -113,8 +113,8 @@ pub enum Command {
     /// Print the JSON Schema of scenario files.
     Schema,
     /// Write the statistics of a finished run from its records alone: per stage report.md,
-    /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records.
-    /// See docs/analysis.md.
+    /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records or
+    /// under --out; an existing report is replaced only with --force. See docs/analysis.md.
     Report {
         /// A run's output folder (with manifest.json) or one stage's folder.
         dir: PathBuf,
