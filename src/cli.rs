@@ -115,34 +115,7 @@ pub enum Command {
     /// Write the statistics of a finished run from its records alone: per stage report.md,
     /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records or
     /// under --out; an existing report is replaced only with --force. See docs/analysis.md.
-    Report {
-        /// A run's output folder (with manifest.json) or one stage's folder.
-        dir: PathBuf,
-        /// Write the report here (one subfolder per stage for a staged run) instead of beside
-        /// the records.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Replace an existing report at the destination (refused otherwise).
-        #[arg(long)]
-        force: bool,
-        /// Whose metric definitions: ours, or the paper's (population SD in Cohen's d, the
-        /// normal win interval, stars on Bonferroni-adjusted Welch p-values) to reproduce its
-        /// numbers.
-        #[arg(long, value_enum, default_value_t = DefinitionsArg::Ours)]
-        definitions: DefinitionsArg,
-        /// Family-wise significance level of the pairwise tests.
-        #[arg(long, default_value_t = 0.05)]
-        alpha: f64,
-        /// Target power for minimum detectable effects and sample sizes.
-        #[arg(long, default_value_t = 0.8)]
-        power: f64,
-        /// The win-rate difference of interest (0.05 = 5 percentage points).
-        #[arg(long, default_value_t = 0.05)]
-        delta: f64,
-        /// Statistics and tables only, no figures.
-        #[arg(long)]
-        no_figures: bool,
-    },
+    Report(ReportArgs),
     /// Sample size before a run: rounds (or games) per agent needed to detect a win-rate
     /// difference DELTA, by the paper's eq. 5 at the equal-strength win rate, with and without
     /// the Bonferroni correction over the stage's pairs; and the power of the scenario as
@@ -182,6 +155,37 @@ pub enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+}
+
+/// `dhumbal-run report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A run's output folder (with manifest.json) or one stage's folder.
+    pub dir: PathBuf,
+    /// Write the report here (one subfolder per stage for a staged run) instead of beside
+    /// the records.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace an existing report at the destination (refused otherwise).
+    #[arg(long)]
+    pub force: bool,
+    /// Whose metric definitions: ours, or the paper's (population SD in Cohen's d, the
+    /// normal win interval, stars on Bonferroni-adjusted Welch p-values) to reproduce its
+    /// numbers.
+    #[arg(long, value_enum, default_value_t = DefinitionsArg::Ours)]
+    pub definitions: DefinitionsArg,
+    /// Family-wise significance level of the pairwise tests.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Target power for minimum detectable effects and sample sizes.
+    #[arg(long, default_value_t = 0.8)]
+    pub power: f64,
+    /// The win-rate difference of interest (0.05 = 5 percentage points).
+    #[arg(long, default_value_t = 0.05)]
+    pub delta: f64,
+    /// Statistics and tables only, no figures.
+    #[arg(long)]
+    pub no_figures: bool,
 }
 
 /// `--definitions` of `report`.
@@ -262,25 +266,7 @@ pub fn main() -> ExitCode {
             session,
             seed,
         }) => run_bench(rounds, threads, generator, session, seed),
-        Some(Command::Report {
-            dir,
-            out,
-            force,
-            definitions,
-            alpha,
-            power,
-            delta,
-            no_figures,
-        }) => report(
-            dir,
-            out,
-            force,
-            definitions,
-            alpha,
-            power,
-            delta,
-            no_figures,
-        ),
+        Some(Command::Report(args)) => report(args),
         Some(Command::Plan {
             scenario,
             delta,
@@ -391,20 +377,6 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     // How to finish this run if it is interrupted: the same file and settings, --resume.
-    let mut again = format!("dhumbal-run {}", shell_word(&path.display().to_string()));
-    if let Some(out) = &args.out {
-        again.push_str(&format!(
-            " --out {}",
-            shell_word(&out.display().to_string())
-        ));
-    }
-    if let Some(seed) = args.seed {
-        again.push_str(&format!(" --seed {seed}"));
-    }
-    if let Some(rounds) = args.rounds {
-        again.push_str(&format!(" --rounds {rounds}"));
-    }
-    again.push_str(" --resume");
     play(
         &scenario,
         RunSettings {
@@ -416,7 +388,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 seed: args.seed,
                 rounds: args.rounds,
             },
-            resume_command: again,
+            resume_command: format!(
+                "{} --resume",
+                command(&path, args.out.as_deref(), args.seed, args.rounds)
+            ),
         },
     )
     .map(|_| ExitCode::SUCCESS)
@@ -518,6 +493,27 @@ fn interrupted(e: anyhow::Error) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The command line that runs `scenario` with these settings (for messages).
+fn command(scenario: &Path, out: Option<&Path>, seed: Option<u64>, rounds: Option<u64>) -> String {
+    let mut line = format!(
+        "dhumbal-run {}",
+        shell_word(&scenario.display().to_string())
+    );
+    if let Some(out) = out {
+        line.push_str(&format!(
+            " --out {}",
+            shell_word(&out.display().to_string())
+        ));
+    }
+    if let Some(seed) = seed {
+        line.push_str(&format!(" --seed {seed}"));
+    }
+    if let Some(rounds) = rounds {
+        line.push_str(&format!(" --rounds {rounds}"));
+    }
+    line
+}
+
 /// `word` quoted for a POSIX shell when it needs it.
 fn shell_word(word: &str) -> String {
     if !word.is_empty()
@@ -559,14 +555,6 @@ fn rerun(
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let mut again = format!(
-        "dhumbal-run rerun {} --out {}",
-        shell_word(&dir.display().to_string()),
-        shell_word(&out.display().to_string())
-    );
-    if let Some(t) = threads {
-        again.push_str(&format!(" --threads {t}"));
-    }
     let report = match play(
         &scenario,
         RunSettings {
@@ -575,19 +563,11 @@ fn rerun(
             force,
             report: !no_report,
             command_line: saved.command_line.clone(),
+            // A rerun is a check from scratch: interrupted, it starts again.
             resume_command: format!(
-                "dhumbal-run {} --out {}{}{} --resume (then compare with `{again}` after removing {})",
-                shell_word(&saved.scenario.display().to_string()),
-                shell_word(&out.display().to_string()),
-                saved
-                    .command_line
-                    .seed
-                    .map_or(String::new(), |s| format!(" --seed {s}")),
-                saved
-                    .command_line
-                    .rounds
-                    .map_or(String::new(), |r| format!(" --rounds {r}")),
-                out.display()
+                "dhumbal-run rerun {} --out {} --force",
+                shell_word(&dir.display().to_string()),
+                shell_word(&out.display().to_string())
             ),
         },
     ) {
@@ -904,17 +884,17 @@ fn check_probabilities(alpha: f64, power: f64, delta: f64) -> Result<(), ExitCod
     probability("delta", delta, true)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn report(
-    dir: PathBuf,
-    out: Option<PathBuf>,
-    force: bool,
-    definitions: DefinitionsArg,
-    alpha: f64,
-    power: f64,
-    delta: f64,
-    no_figures: bool,
-) -> anyhow::Result<ExitCode> {
+fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let ReportArgs {
+        dir,
+        out,
+        force,
+        definitions,
+        alpha,
+        power,
+        delta,
+        no_figures,
+    } = args;
     if let Err(code) = check_probabilities(alpha, power, delta) {
         return Ok(code);
     }

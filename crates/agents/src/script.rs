@@ -62,18 +62,22 @@ pub enum ScriptType {
 }
 
 impl ScriptType {
+
+    const ALL: [ScriptType; 5] = [
+        ScriptType::Int,
+        ScriptType::Float,
+        ScriptType::Bool,
+        ScriptType::String,
+        ScriptType::Any,
+    ];
+
     /// The names a declaration writes, in the order messages list them.
-    pub const NAMES: &[&str] = &["int", "float", "bool", "string", "any"];
+    pub fn names() -> Vec<&'static str> {
+        ScriptType::ALL.map(ScriptType::name).to_vec()
+    }
 
     fn parse(name: &str) -> Option<ScriptType> {
-        Some(match name {
-            "int" => ScriptType::Int,
-            "float" => ScriptType::Float,
-            "bool" => ScriptType::Bool,
-            "string" => ScriptType::String,
-            "any" => ScriptType::Any,
-            _ => return None,
-        })
+        ScriptType::ALL.into_iter().find(|t| t.name() == name)
     }
 
     pub fn name(self) -> &'static str {
@@ -290,7 +294,7 @@ impl ScriptProgram {
             column: None,
             message: format!("`fn parameters()` {message} (see docs/rhai.md)"),
         };
-        let type_names = ScriptType::NAMES.join(", ");
+        let type_names = ScriptType::names().join(", ");
         let example = "#{ take_at_most: #{ type: \"int\", default_value: 3, doc: \"...\" } }";
         let Some(map) = value.clone().try_cast::<Map>() else {
             return Err(malformed(format!(
@@ -329,7 +333,7 @@ impl ScriptProgram {
                             _ => None,
                         };
                         let hint = alias
-                            .or_else(|| crate::nearest(&t, ScriptType::NAMES))
+                            .or_else(|| crate::nearest(&t, &ScriptType::names()))
                             .map(|n| format!("did you mean \"{n}\"? "))
                             .unwrap_or_default();
                         return Err(malformed(format!(

@@ -412,10 +412,7 @@ pub fn same_records(a: &Path, b: &Path) -> anyhow::Result<Result<usize, String>>
             ParquetReader::new(file).finish()?
         } else {
             let csv = dir.join("rounds.csv");
-            CsvReadOptions::default()
-                .with_has_header(true)
-                .try_into_reader_with_file_path(Some(csv.clone()))?
-                .finish()
+            crate::records::read_csv(&csv, None)
                 .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", csv.display()))?
         };
         Ok(df.drop("decision_ns").unwrap_or(df))
