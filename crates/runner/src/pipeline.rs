@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use crate::progress::Progress;
 use crate::records::{Encoded, RecordEncoder, RecordWriter, Records};
-use crate::run::Reporter;
 use crate::tournament::{Halt, Lineup, Pulse, StageTotals};
 
 /// A chunk to encode: its place in the stage, and its units' records.
@@ -67,7 +66,6 @@ pub(crate) struct StageJob<'a> {
     pub done: u64,
     pub totals: StageTotals,
     pub seconds: f64,
-    pub reporter: &'a dyn Reporter,
     /// Stop requests in, counts of play out.
     pub pulse: &'a Pulse,
 }
@@ -88,7 +86,6 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<(StageTotals, f64
         mut done,
         mut totals,
         seconds,
-        reporter,
         pulse,
     } = job;
     let units = lineup.units();
@@ -132,10 +129,8 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<(StageTotals, f64
                 while let Some((chunk, encoded)) = waiting.remove(&next_index) {
                     next_index += 1;
                     let csv_len = writer.append(&chunk, &encoded?)?;
-                    let mut rounds = 0;
                     for cols in &chunk {
                         totals.add(cols, points);
-                        rounds += cols.rounds();
                     }
                     done += chunk.len() as u64;
                     seconds = base_seconds + stage_start.elapsed().as_secs_f64();
@@ -145,7 +140,6 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<(StageTotals, f64
                     sp.totals = totals.clone();
                     sp.seconds = seconds;
                     progress.save(root)?;
-                    reporter.advance(chunk.len() as u64, rounds);
                     // The player may be waiting for this slot; if it has stopped, no matter.
                     let _ = slot_tx.send(());
                 }

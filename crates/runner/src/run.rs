@@ -65,8 +65,8 @@ impl std::error::Error for Interrupted {}
 /// and records only.
 pub trait Reporter: Sync {
     /// A stage is about to run `units` units, `done` of them already finished (resume).
-    /// `pulse` counts play as it happens (ahead of [`Reporter::advance`], which counts what
-    /// is written), until [`Reporter::stage_done`].
+    /// `pulse` counts play as it happens (records follow a chunk at a time), until
+    /// [`Reporter::stage_done`].
     fn stage_start(
         &self,
         _stage: &Stage,
@@ -76,8 +76,6 @@ pub trait Reporter: Sync {
         _pulse: &Arc<Pulse>,
     ) {
     }
-    /// More units finished.
-    fn advance(&self, _units: u64, _rounds: u64) {}
     /// A stage finished: its records, `summary.csv` and `progress.json` are on disk, so
     /// whatever is done here (a report, say) cannot cost the stage's data.
     fn stage_done(&self, _stage: &Stage, _result: &StageResult) {}
@@ -204,7 +202,6 @@ pub fn run(
             done,
             totals,
             seconds,
-            reporter,
             pulse: &pulse,
         });
         let (totals, seconds) = written?;
