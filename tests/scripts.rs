@@ -360,7 +360,7 @@ fn script_log_lines_name_stage_deal_seat_and_agent() {
         })
         .collect();
     let mut table = Table::new(paper());
-    log::set_place("main", 7);
+    log::set_place("main", 7, None);
     let mut streams = ChaChaStreams::new(1, 7, &[0, 1, 2, 3]);
     table
         .play_round(&mut agents, &mut streams, &mut ())
@@ -388,7 +388,7 @@ fn script_log_lines_never_interleave_across_threads() {
             let (log, long) = (log.clone(), long.clone());
             s.spawn(move || {
                 for deal in 0..200u64 {
-                    log::set_place(&format!("stage{t}"), deal);
+                    log::set_place(&format!("stage{t}"), deal, None);
                     log.write("w.rhai", &format!("{t}:{deal}:{long}\nsecond"));
                 }
             });

@@ -2,10 +2,11 @@
 //! on the first line written, or nowhere. Never the terminal, where it would tear the progress
 //! bar and interleave across threads.
 //!
-//! Each line says where it came from: `[stage main, deal 12, seat 2, my-agent] text`. The
-//! stage and deal are the thread's *place*, which whoever plays deals sets once per deal on
-//! the thread that plays it ([`set_place`]; the runner's tournament does); the seat and agent
-//! are set by the agent around each of its decisions. A line is formatted whole and written
+//! Each line says where it came from: `[stage main, deal 12, seating 3, seat 2, my-agent]
+//! text` (the seating only where a stage has several). The stage, deal and seating are the
+//! thread's *place*, which whoever plays deals sets once per deal on the thread that plays it
+//! ([`set_place`]; the runner's tournament does); the seat and agent are set by the agent
+//! around each of its decisions. A line is formatted whole and written
 //! with one write under the log's lock, so lines of different threads never interleave.
 
 use std::cell::RefCell;
@@ -39,6 +40,8 @@ struct Place {
     /// The stage's name; empty: none set.
     stage: String,
     deal: Option<u64>,
+    /// The seating arrangement the deal is played under, where a stage has several.
+    seating: Option<u64>,
     /// The seat and agent deciding now (set around each decision).
     seat: Option<usize>,
     agent: Option<Arc<str>>,
@@ -51,11 +54,12 @@ thread_local! {
 }
 
 /// Says that the decisions made on this thread from now on belong to deal `deal` (the
-/// records' `deal` number) of stage `stage`: every line the agent log writes on this thread
-/// names them, until the next call or [`clear_place`]. Whoever plays deals calls it once per
+/// records' `deal` number) of stage `stage`, played under seating arrangement `seating` (the
+/// records' `rotation`; `None` where a stage has one seating): every line the agent log writes
+/// on this thread names them, until the next call or [`clear_place`]. Whoever plays deals calls it once per
 /// deal, on the thread that plays it, before the deal (the runner's tournament does). Cheap:
 /// the stage's name is copied only when it changes.
-pub fn set_place(stage: &str, deal: u64) {
+pub fn set_place(stage: &str, deal: u64, seating: Option<u64>) {
     PLACE.with(|p| {
         let mut p = p.borrow_mut();
         if p.stage != stage {
@@ -63,6 +67,7 @@ pub fn set_place(stage: &str, deal: u64) {
             p.stage.push_str(stage);
         }
         p.deal = Some(deal);
+        p.seating = seating;
     });
 }
 
@@ -72,6 +77,7 @@ pub fn clear_place() {
         let mut p = p.borrow_mut();
         p.stage.clear();
         p.deal = None;
+        p.seating = None;
     });
 }
 
@@ -129,6 +135,9 @@ fn prefix(who: &str) -> Option<String> {
         }
         if let Some(deal) = p.deal {
             parts.push(format!("deal {deal}"));
+        }
+        if let Some(seating) = p.seating {
+            parts.push(format!("seating {seating}"));
         }
         if let Some(seat) = p.seat {
             parts.push(format!("seat {seat}"));
@@ -202,7 +211,7 @@ mod tests {
         let log = AgentLog::default();
         log.attach(&path);
         log.write("a.rhai", "no place");
-        set_place("main", 12);
+        set_place("main", 12, None);
         {
             let _s = speaking(2, &Arc::from("mine"));
             log.write("a.rhai", "two\nlines");
@@ -218,6 +227,24 @@ mod tests {
              [stage main, deal 12, seat 2, mine] two\n\
              [stage main, deal 12, seat 2, mine] lines\n\
              [stage main, deal 12, a.rhai] after\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lines_name_the_seating_where_a_stage_has_several() {
+        let dir = std::env::temp_dir().join(format!("dhumbal-log-seating-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("scripts.log");
+        let _ = std::fs::remove_file(&path);
+        let log = AgentLog::default();
+        log.attach(&path);
+        set_place("final", 3, Some(5));
+        log.write("a.rhai", "x");
+        clear_place();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[stage final, deal 3, seating 5, a.rhai] x\n"
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -234,8 +234,8 @@ impl Lineup<'_> {
                 Some(len) => m * u64::from(len) + u64::from(round),
                 None => m,
             };
-            // Lines agents write to the run's log name the stage and deal.
-            dhumbal_agents::log::set_place(&stage.name, deal);
+            // Lines agents write to the run's log name the stage, deal and seating.
+            dhumbal_agents::log::set_place(&stage.name, deal, (arrangements > 1).then_some(a));
             let timed = self
                 .decision_sample
                 .is_some_and(|every| timed_deal(deal, every));
