@@ -116,13 +116,16 @@ pub enum Command {
     /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records or
     /// under --out; an existing report is replaced only with --force. See docs/analysis.md.
     Report(ReportArgs),
-    /// Sample size before a run: rounds (or games) per agent needed to detect a win-rate
-    /// difference DELTA, by the paper's eq. 5 at the equal-strength win rate, with and without
-    /// the Bonferroni correction over the stage's pairs; and the power of the scenario as
-    /// written.
+    /// Sample size before a run: per stage, the deals (games under point scoring) needed to
+    /// detect a difference DELTA in the headline outcome (win rate; games won under point
+    /// scoring) at the Bonferroni level over the stage's pairs, and the power and minimum
+    /// detectable difference of the scenario as written. With --pilot, from a pilot run's
+    /// measured variances (the design as it is: paired deals, clustered games); without,
+    /// only the paper's eq. 5 with every round counted as independent. See docs/analysis.md.
     Plan {
         scenario: PathBuf,
-        /// The win-rate difference to detect (0.05 = 5 percentage points).
+        /// The difference to detect in the win rate (games won under point scoring): 0.05 =
+        /// 5 percentage points.
         #[arg(long, default_value_t = 0.05)]
         delta: f64,
         /// Two-sided significance level (before the Bonferroni correction).
@@ -134,6 +137,11 @@ pub enum Command {
         /// Replace every stage's sample size, as for a run.
         #[arg(long)]
         rounds: Option<u64>,
+        /// A finished run (or stage folder) of the same design to plan from: each pair's
+        /// measured SD of the deal (game) differences carries the design effect. Stages are
+        /// matched by name (a one-stage scenario takes a one-stage pilot whatever its name).
+        #[arg(long, value_name = "DIR")]
+        pilot: Option<PathBuf>,
     },
     /// Measure engine throughput: rounds per second of the paper's Table I matchup
     /// (Aggressive, Conservative, Balanced, Opportunistic under the `paper` preset), on one
@@ -186,6 +194,10 @@ pub struct ReportArgs {
     /// Statistics and tables only, no figures.
     #[arg(long)]
     pub no_figures: bool,
+    /// Draw each figure's title inside the image. Off by default: a paper puts the title in
+    /// the caption, and report.md's captions carry it.
+    #[arg(long)]
+    pub titles: bool,
 }
 
 /// `--definitions` of `report`.
@@ -273,7 +285,8 @@ pub fn main() -> ExitCode {
             alpha,
             power,
             rounds,
-        }) => plan(scenario, delta, alpha, power, rounds),
+            pilot,
+        }) => plan(scenario, delta, alpha, power, rounds, pilot),
     };
     match result {
         Ok(code) => code,
@@ -894,6 +907,7 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         power,
         delta,
         no_figures,
+        titles,
     } = args;
     if let Err(code) = check_probabilities(alpha, power, delta) {
         return Ok(code);
@@ -911,6 +925,7 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         power,
         delta,
         figures: !no_figures,
+        titles,
     };
     let start = std::time::Instant::now();
     // Records that cannot be read or make no sense (a missing, empty, header-only or
@@ -966,6 +981,7 @@ fn plan(
     alpha: f64,
     power: f64,
     rounds: Option<u64>,
+    pilot: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     if let Err(code) = check_probabilities(alpha, power, delta) {
         return Ok(code);
@@ -979,54 +995,126 @@ fn plan(
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
+    let pilot = match pilot {
+        None => None,
+        Some(dir) if !dir.is_dir() => {
+            eprintln!("error: --pilot {}: not a folder", dir.display());
+            return Ok(ExitCode::from(2));
+        }
+        Some(dir) => match dhumbal_report::plan::read_pilot(&dir) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("error: --pilot {}: {e:#}", dir.display());
+                return Ok(ExitCode::from(
+                    if dhumbal_report::load::is_input_error(&e) {
+                        2
+                    } else {
+                        1
+                    },
+                ));
+            }
+        },
+    };
+    let plans = dhumbal_report::plan::plan(&scenario, delta, alpha, power, pilot.as_deref());
     println!(
-        "Sample size for a win-rate difference of {delta} at alpha {alpha} (two-sided) with power {power},\n\
-         by the paper's eq. 5, n = 2 (z_(1-alpha/2) + z_power)^2 p(1-p) / delta^2, p = 1/players \
-         (equal strength);\nBonferroni: alpha divided by the stage's pairs. Per agent; each deal \
-         or game is played once per seating arrangement.\n"
+        "Plan for a difference of {delta} in each stage's headline outcome (win rate; games won \
+         under point scoring),\ntwo-sided, at alpha {alpha} / pairs (Bonferroni), power {power}.\n"
     );
-    for p in dhumbal_report::plan::plan(&scenario, delta, alpha, power) {
+    let count = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{}", x.ceil() as u64));
+    let fixed = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |x| format!("{x:.d$}"));
+    for p in &plans {
+        let k = p.pairs.max(1);
+        let outcome = if p.metric == "game_win" {
+            "games won"
+        } else {
+            "win rate"
+        };
         println!(
-            "stage `{}`: {} agents, {} pairs, {} arrangement{}, baseline win rate {:.3}",
+            "stage `{}`: {} agents, {} pairs, {} arrangement{} per {}, {} {} planned; compares the {outcome}",
             p.stage,
             p.agents,
             p.pairs,
             p.arrangements,
             if p.arrangements == 1 { "" } else { "s" },
-            p.baseline
+            p.unit.trim_end_matches('s'),
+            p.planned,
+            p.unit,
         );
-        let deals = if p.unit == "games" { "games" } else { "deals" };
-        let show = |n: Option<u64>, d: Option<u64>| match (n, d) {
-            (Some(n), Some(d)) => format!("{n} {} per agent ({deals}: {d})", p.unit),
+        if let Some(m) = &p.pilot {
+            println!(
+                "  from the pilot ({}, {} {}, {} pairs measured; design effect {}; SD of the {} differences {} median, {} largest):",
+                m.source,
+                m.pilot_units,
+                p.unit,
+                m.pairs,
+                fixed(m.design_effect, 2),
+                p.unit.trim_end_matches('s'),
+                fixed(m.sd_units.median, 4),
+                fixed(m.sd_units.worst, 4),
+            );
+            println!(
+                "    needed at alpha/{k}: {} {} for the median pair, {} for every pair",
+                count(m.units_needed.median),
+                p.unit,
+                count(m.units_needed.worst),
+            );
+            println!(
+                "    this scenario: power {} for the median pair ({} for the least favourable); minimum detectable difference {} ({})",
+                fixed(m.power.median, 3),
+                fixed(m.power.worst, 3),
+                fixed(m.mde.median, 4),
+                fixed(m.mde.worst, 4),
+            );
+        }
+        if let Some(note) = &p.pilot_note {
+            println!("  pilot not used: {note}");
+        }
+        let i = &p.independent;
+        let one = if p.unit == "games" {
+            "game (each arrangement)"
+        } else {
+            "round"
+        };
+        let label = if p.pilot.is_some() {
+            format!("  for comparison, if every {one} were independent")
+        } else {
+            format!("  if every {one} were independent")
+        };
+        let rounds_word = if p.unit == "games" { "games" } else { "rounds" };
+        println!(
+            "{label} (eq. 5, n = 2 (z_(1-alpha/2) + z_power)^2 p(1-p) / delta^2, p = 1/players = {:.3}):",
+            i.baseline
+        );
+        let show = |n: Option<u64>, u: Option<u64>| match (n, u) {
+            (Some(n), Some(u)) => format!("{n} {rounds_word} per agent ({u} {})", p.unit),
             _ => "-".to_string(),
         };
         println!(
-            "  needed at alpha {alpha}: {}",
-            show(p.needed, p.deals_needed)
+            "    needed at alpha {alpha}: {}; at alpha/{k}: {}",
+            show(i.needed, i.units_needed),
+            show(i.needed_bonferroni, i.units_needed_bonferroni)
         );
         println!(
-            "  needed at alpha/{} = {:.5}: {}",
-            p.pairs.max(1),
-            alpha / p.pairs.max(1) as f64,
-            show(p.needed_bonferroni, p.deals_needed_bonferroni)
-        );
-        println!(
-            "  this scenario: {} {} per agent; power {:.3} (at alpha/{}: {:.3}); minimum detectable difference at alpha/{}: {}",
-            p.planned,
-            p.unit,
-            p.power,
-            p.pairs.max(1),
-            p.power_bonferroni,
-            p.pairs.max(1),
-            p.mde_bonferroni
-                .map_or("-".to_string(), |m| format!("{m:.4}"))
+            "    this scenario: power {:.3} (at alpha/{k}: {:.3}); minimum detectable difference at alpha/{k}: {}{}",
+            i.power,
+            i.power_bonferroni,
+            fixed(i.mde_bonferroni, 4),
+            i.mde_bonferroni_deals_once
+                .map_or(String::new(), |m| format!(
+                    " ({m:.4} if the {} arrangements of a {} counted once)",
+                    p.arrangements,
+                    p.unit.trim_end_matches('s')
+                )),
         );
     }
-    println!(
-        "\nThe formula treats the agents' rounds as independent. With paired designs (every \
-         agent plays every deal; `rotate`, `permute`) the need depends on how the agents' \
-         results correlate: after a run, report.md gives the achieved minimum detectable \
-         difference from the observed paired variance."
-    );
+    if plans.iter().any(|p| p.pilot.is_none()) {
+        println!(
+            "\nEq. 5 counts every round (every arrangement of a game) as independent. They are \
+             not: agents at one table are negatively correlated, the arrangements of one deal \
+             repeat or balance its information, and the rounds of a game share its standings, so \
+             the design's own power can be higher or lower. Run a small pilot of the same \
+             design and plan with --pilot DIR: it measures each pair's variance."
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1240,3 +1240,180 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         "achieved power over games",
     );
 }
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+/// Per unit present in `units` (in unit order), the sums and counts of `values` in each of
+/// `k` slots (agents, strata).
+fn slot_sums(
+    units: &[u64],
+    slots: &[usize],
+    values: &[f64],
+    k: usize,
+) -> Vec<(Vec<f64>, Vec<f64>)> {
+    let mut by_unit = std::collections::BTreeMap::new();
+    for ((u, s), v) in units.iter().zip(slots).zip(values) {
+        let (sums, counts) = by_unit
+            .entry(*u)
+            .or_insert_with(|| (vec![0.0; k], vec![0.0; k]));
+        sums[*s] += v;
+        counts[*s] += 1.0;
+    }
+    by_unit.into_values().collect()
+}
+
+#[test]
+fn clustered_proportions_match_statsmodels() {
+    let fx = fixture("stats.json");
+    let c = &fx["cluster_pair"];
+    let agents: Vec<usize> = c["agent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| usize::from(a.as_str().unwrap() == "b"))
+        .collect();
+    let units = slot_sums(&u64s(&c["group"]), &agents, &vec(&c["value"]), 2);
+    let mut pair = ClusterPair::default();
+    for (s, n) in &units {
+        pair.push(s[0], n[0], s[1], n[1]);
+    }
+    assert_eq!(pair.units(), c["units"].as_u64().unwrap());
+    let one_agent = units
+        .iter()
+        .filter(|(_, n)| n[0] == 0.0 || n[1] == 0.0)
+        .count();
+    assert_eq!(one_agent as u64, c["units_one_agent"].as_u64().unwrap());
+    assert!(one_agent > 0, "units with calls of one agent only");
+    close_m(
+        pair.difference().unwrap(),
+        f(&c["difference"]),
+        "difference",
+    );
+    close_m(
+        pair.var_difference().unwrap(),
+        f(&c["var_difference"]),
+        "variance of the difference",
+    );
+    let t = pair.test().unwrap();
+    close_m(t.statistic, f(&c["test"]["statistic"]), "t");
+    assert_eq!(t.df, f(&c["test"]["df"]));
+    close_m(t.p, f(&c["test"]["p"]), "p (statsmodels t_test)");
+    close_m(t.p, f(&c["p_scipy"]), "p (scipy t.sf)");
+    close_m(pair.cohen_dz().unwrap(), f(&c["cohen_dz"]), "d_z");
+}
+
+#[test]
+fn stratified_rate_matches_statsmodels() {
+    use dhumbal::report::stats::Stratified;
+    let fx = fixture("stats.json");
+    let c = &fx["stratified"];
+    let strata: Vec<usize> = u64s(&c["stratum"]).iter().map(|m| *m as usize).collect();
+    let units = slot_sums(&u64s(&c["group"]), &strata, &vec(&c["value"]), 3);
+    let mut st = Stratified::new(3);
+    for (s, n) in &units {
+        st.push(s, n);
+    }
+    assert_eq!(st.g, c["units"].as_u64().unwrap());
+    for (got, want) in st.rates().iter().zip(vec(&c["rates"])) {
+        close_m(got.unwrap(), want, "stratum rate");
+    }
+    for case in c["cases"].as_array().unwrap() {
+        let w = vec(&case["weights"]);
+        close_m(
+            st.rate(&w).unwrap(),
+            f(&case["rate"]),
+            &format!("rate {w:?}"),
+        );
+        close_m(
+            st.var(&w).unwrap(),
+            f(&case["var"]),
+            &format!("variance {w:?}"),
+        );
+        let (lo, hi) = st.interval(&w, 0.95).unwrap();
+        close_m(lo, f(&case["ci95"][0]), &format!("interval {w:?}"));
+        close_m(hi, f(&case["ci95"][1]), &format!("interval {w:?}"));
+    }
+
+    // An agent never at a two-player table: no rate for a mix that weights that stratum, and
+    // none of its variance or interval; without weight there, the rate of the other two.
+    let mut none_at_two = Stratified::new(3);
+    for (s, n) in &units {
+        none_at_two.push(&[s[0], s[1], 0.0], &[n[0], n[1], 0.0]);
+    }
+    let pooled = vec(&c["cases"][0]["weights"]);
+    assert!(pooled[2] > 0.0);
+    assert_eq!(none_at_two.rate(&pooled), None);
+    assert_eq!(none_at_two.var(&pooled), None);
+    assert_eq!(none_at_two.interval(&pooled, 0.95), None);
+    let rates = vec(&c["rates"]);
+    close_m(
+        none_at_two.rate(&[0.6, 0.4, 0.0]).unwrap(),
+        0.6 * rates[0] + 0.4 * rates[1],
+        "rate without the empty stratum",
+    );
+    assert!(none_at_two.var(&[0.6, 0.4, 0.0]).unwrap() > 0.0);
+}
+
+#[test]
+fn measured_design_power_matches_statsmodels() {
+    use dhumbal::report::power::MeasuredDesign;
+    let fx = fixture("stats.json");
+    for d in fx["measured_design"].as_array().unwrap() {
+        let name = d["name"].as_str().unwrap();
+        let var_difference = f(&d["var_difference"]);
+        // The variance is the one measured in its own case above.
+        assert_eq!(var_difference, f(&fx[name]["var_difference"]));
+        let design = MeasuredDesign::new(var_difference, d["units"].as_u64().unwrap()).unwrap();
+        close_m(
+            design.sd_units,
+            f(&d["sd_units"]),
+            &format!("{name} sd_units"),
+        );
+        for c in d["power"].as_array().unwrap() {
+            let (delta, units, alpha) = (f(&c["delta"]), f(&c["units"]), f(&c["alpha"]));
+            close_m(
+                design.power(delta, units, alpha),
+                f(&c["power"]),
+                &format!("{name} power {delta} {units} {alpha}"),
+            );
+        }
+        for c in d["units_needed"].as_array().unwrap() {
+            let (delta, alpha, pw) = (f(&c["delta"]), f(&c["alpha"]), f(&c["power"]));
+            close_m(
+                design.units_needed(delta, alpha, pw).unwrap(),
+                f(&c["units"]),
+                &format!("{name} units needed {delta} {alpha} {pw}"),
+            );
+        }
+        for c in d["mde"].as_array().unwrap() {
+            let (units, alpha, pw) = (f(&c["units"]), f(&c["alpha"]), f(&c["power"]));
+            close_m(
+                design.mde(units, alpha, pw).unwrap(),
+                f(&c["delta"]),
+                &format!("{name} mde {units} {alpha} {pw}"),
+            );
+        }
+    }
+    assert_eq!(MeasuredDesign::new(0.0, 40), None);
+    assert_eq!(MeasuredDesign::new(0.01, 1), None);
+}
+
+#[track_caller]
+fn close_m(got: f64, want: f64, what: &str) {
+    let rel = if want == 0.0 {
+        (got - want).abs()
+    } else {
+        ((got - want) / want).abs()
+    };
+    eprintln!(
+        "RELERR\t{}\t{rel:e}\t{what}",
+        std::thread::current().name().unwrap_or("")
+    );
+    close(got, want, what);
+}

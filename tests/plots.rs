@@ -8,14 +8,18 @@
 //!   bar, line or marker, and text on heatmap cells has at least 4.5:1 contrast;
 //! - agent i is drawn in palette colour i, in every figure.
 //!
+//! And the report's figures of real stages (a coin stage and a point stage): titles only when
+//! asked, the effects heatmap with each pair once and signed as its caption says, the games won
+//! figure first under point scoring and absent under coin scoring.
+//!
 //! Set PLOTS_PREVIEW=DIR to also keep the figures in DIR for looking at them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use dhumbal::plots::{
-    self, Band, Figure, HeatmapPanel, Interval, PALETTE, Width, grouped_interval_bars, heatmaps,
-    interval_bars, lines, log_points,
+    self, Band, Cells, Figure, HeatmapOptions, HeatmapPanel, Interval, PALETTE, Width,
+    grouped_interval_bars, heatmaps, heatmaps_with, interval_bars, lines, log_points,
 };
 
 const WIDTHS: [Width; 2] = [Width::OneColumn, Width::TwoColumn];
@@ -326,6 +330,18 @@ fn figures(d: &Data, width: Width) -> Vec<(String, Figure)> {
             .unwrap(),
         ),
         (stem("heatmap"), heatmaps(&d.heatmap, width).unwrap()),
+        (
+            stem("heatmap_lower"),
+            heatmaps_with(
+                &d.heatmap,
+                &HeatmapOptions {
+                    scale_label: "Cohen\u{2019}s d_z (row\u{a0}vs.\u{a0}column)",
+                    cells: Cells::Lower,
+                },
+                width,
+            )
+            .unwrap(),
+        ),
         (
             stem("timing"),
             log_points(
@@ -675,7 +691,11 @@ fn agents_keep_their_palette_colour_in_every_figure() {
 
 #[test]
 fn agents_beyond_the_palette_get_hatching_and_dashes() {
-    let d = long_names();
+    let k = PALETTE.len();
+    let names: Vec<String> = (0..=k).map(|i| format!("agent-{i}")).collect();
+    let p: Vec<f64> = (0..=k).map(|i| 0.05 + 0.02 * i as f64).collect();
+    let win: Vec<Interval> = p.iter().map(|&x| iv(100.0 * x, 2.0)).collect();
+    let d = with_common("cycle", names, win.clone(), win.clone(), win, &p, 2000);
     let bars = interval_bars(
         "",
         "Win rate (%)",
@@ -684,21 +704,119 @@ fn agents_beyond_the_palette_get_hatching_and_dashes() {
         Width::TwoColumn,
     )
     .unwrap();
-    let four = interval_bars(
+    let one_pass = interval_bars(
         "",
         "Win rate (%)",
-        &named(&d.agents[..7], &d.win[..7]),
+        &named(&d.agents[..k], &d.win[..k]),
         false,
         Width::TwoColumn,
     )
     .unwrap();
-    // The eighth bar repeats the first colour, hatched: many more line elements.
-    assert!(bars.svg().matches("<polyline").count() > four.svg().matches("<polyline").count() + 10);
-    let lines8 = lines("", "Round", "Wins", &d.cumulative, Width::TwoColumn).unwrap();
-    let lines7 = lines("", "Round", "Wins", &d.cumulative[..7], Width::TwoColumn).unwrap();
+    // The bar after the palette's last repeats the first colour, hatched: many more line
+    // elements.
     assert!(
-        lines8.svg().matches("<polyline").count() > lines7.svg().matches("<polyline").count() + 20
+        bars.svg().matches("<polyline").count() > one_pass.svg().matches("<polyline").count() + 10
     );
+    let all = lines("", "Round", "Wins", &d.cumulative, Width::TwoColumn).unwrap();
+    let first = lines("", "Round", "Wins", &d.cumulative[..k], Width::TwoColumn).unwrap();
+    assert!(all.svg().matches("<polyline").count() > first.svg().matches("<polyline").count() + 20);
+}
+
+/// The texts of a figure, in drawing order.
+fn texts_of(fig: &Figure) -> Vec<TextBox> {
+    let tree = fig.to_tree().unwrap();
+    let mut texts = Vec::new();
+    collect(tree.root(), &mut texts, &mut Vec::new());
+    texts
+}
+
+#[test]
+fn a_lower_triangle_heatmap_shows_each_pair_once() {
+    // Antisymmetric panels with a different value for every pair: row i vs. column j is
+    // i + j/10 + panel/100 below the diagonal and its negative above.
+    let labels: Vec<String> = [
+        "Aggressive",
+        "Conservative",
+        "Balanced",
+        "Adaptive",
+        "Random",
+    ]
+    .map(String::from)
+    .to_vec();
+    let n = labels.len();
+    let value = |panel: usize, i: usize, j: usize| -> Option<f64> {
+        let v = |a: usize, b: usize| a as f64 + b as f64 / 10.0 + panel as f64 / 100.0 + 0.001;
+        match i.cmp(&j) {
+            std::cmp::Ordering::Greater => Some(v(i, j)),
+            std::cmp::Ordering::Less => Some(-v(j, i)),
+            std::cmp::Ordering::Equal => None,
+        }
+    };
+    let panels: Vec<HeatmapPanel> = (0..2)
+        .map(|k| HeatmapPanel {
+            title: format!("Metric {k}"),
+            labels: labels.clone(),
+            values: (0..n)
+                .map(|i| (0..n).map(|j| value(k, i, j)).collect())
+                .collect(),
+            stars: (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| if i > j { "*".into() } else { "**".into() })
+                        .collect()
+                })
+                .collect(),
+        })
+        .collect();
+    for width in WIDTHS {
+        let fig = heatmaps_with(
+            &panels,
+            &HeatmapOptions {
+                scale_label: "Cohen\u{2019}s d (row\u{a0}vs.\u{a0}column)",
+                cells: Cells::Lower,
+            },
+            width,
+        )
+        .unwrap();
+        check_layout(&fig, "lower triangle", true);
+        let texts: Vec<String> = texts_of(&fig).into_iter().map(|t| t.text).collect();
+        let count = |s: &str| texts.iter().filter(|t| *t == s).count();
+        for k in 0..2 {
+            for i in 0..n {
+                for j in 0..i {
+                    let below = format!("{:.2}", value(k, i, j).unwrap());
+                    assert_eq!(
+                        count(&below),
+                        1,
+                        "{width:?}: {below} (panel {k}, {i} vs. {j})"
+                    );
+                    let above = format!("\u{2212}{:.2}", -value(k, j, i).unwrap());
+                    assert_eq!(count(&above), 0, "{width:?}: {above} is above the diagonal");
+                }
+            }
+        }
+        // Stars of the cells below the diagonal only, one per pair and panel.
+        assert_eq!(count("*"), 2 * n * (n - 1) / 2);
+        assert_eq!(count("**"), 0);
+        // The empty first row and last column are left out: the rows are labels 2..n, the
+        // columns 1..n-1. Where the panels share their labels, how often each set is drawn
+        // depends on the layout; the first label is only a column and the last only a row.
+        let (columns, rows) = (count("Aggressive"), count("Random"));
+        assert!(columns >= 1 && rows >= 1, "{width:?}: {texts:?}");
+        assert_eq!(count("Conservative"), columns + rows, "{width:?}");
+    }
+    // One label is no triangle.
+    let one = HeatmapPanel {
+        title: "x".into(),
+        labels: vec!["a".into()],
+        values: vec![vec![None]],
+        stars: Vec::new(),
+    };
+    let lower = HeatmapOptions {
+        cells: Cells::Lower,
+        ..HeatmapOptions::default()
+    };
+    assert!(heatmaps_with(&[one], &lower, Width::OneColumn).is_err());
 }
 
 #[test]
@@ -808,4 +926,204 @@ fn figures_are_the_same_every_time() {
         .map(|(_, f)| f.svg().to_string())
         .collect();
     assert_eq!(a, b);
+}
+
+/// A stage played from a scenario of the repository (with `deals` deals or games) into a
+/// temporary folder: its records, for the report's figures.
+struct Played {
+    _out: tempfile::TempDir,
+    dir: PathBuf,
+    info: dhumbal::report::StageInfo,
+}
+
+fn play(scenario: &str, deals: u64) -> Played {
+    use dhumbal::runner::run::{self as runner, Quiet, RunOptions};
+    use dhumbal::scenario::{self, Overrides};
+    let out = tempfile::tempdir().unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario);
+    let overrides = Overrides {
+        seed: None,
+        rounds: Some(deals),
+        out: Some(out.path().to_path_buf()),
+    };
+    let sc = scenario::load(&path, &overrides).unwrap();
+    let options = RunOptions {
+        threads: 1,
+        ..RunOptions::default()
+    };
+    runner::run(&sc, &options, &Quiet).unwrap();
+    let dirs = dhumbal::report::load::stage_dirs(out.path()).unwrap();
+    assert_eq!(dirs.len(), 1, "{scenario}: one stage");
+    let info = dhumbal::report::load::stage_info(&dirs[0]).unwrap();
+    Played {
+        dir: dirs[0].clone(),
+        info,
+        _out: out,
+    }
+}
+
+/// The stage's analysis and its figures as the report would draw them.
+fn report_figures(
+    played: &Played,
+    titles: bool,
+) -> (
+    dhumbal::report::StageAnalysis,
+    Vec<dhumbal::report::figures::FigureSpec>,
+) {
+    let opts = dhumbal::report::Options {
+        figures: false,
+        titles,
+        ..dhumbal::report::Options::default()
+    };
+    let (s, acc) = dhumbal::report::analyze_stage(&played.dir, &played.info, &opts).unwrap();
+    let specs = dhumbal::report::figures::specs(&s, &acc);
+    (s, specs)
+}
+
+fn draw(spec: &dhumbal::report::figures::FigureSpec) -> Figure {
+    (spec.draw)(spec.title.as_deref().unwrap_or("")).unwrap()
+}
+
+fn coin_stage() -> Played {
+    play("scenarios/paper/table1-rotated.yaml", 24)
+}
+
+fn point_stage() -> Played {
+    play("scenarios/variants/jhyap.yaml", 8)
+}
+
+#[test]
+fn report_figures_carry_titles_only_when_asked() {
+    for played in [coin_stage(), point_stage()] {
+        let (_, plain) = report_figures(&played, false);
+        let (_, titled) = report_figures(&played, true);
+        assert_eq!(plain.len(), titled.len());
+        for (p, t) in plain.iter().zip(&titled) {
+            let stem = p.stem;
+            assert!(p.title.is_none(), "{stem}: no title by default");
+            let (fp, ft) = (draw(p), draw(t));
+            check_layout(&fp, stem, stem == "effects");
+            // Titles are the only bold text.
+            assert!(
+                !fp.svg().contains("bold"),
+                "{stem}: a title drawn though none was asked for"
+            );
+            let Some(title) = &t.title else {
+                // The effects heatmap: its panels carry the titles, in both.
+                assert_eq!(stem, "effects");
+                assert_eq!(fp.svg(), ft.svg());
+                continue;
+            };
+            assert!(ft.svg().contains("bold"), "{stem}: no title drawn");
+            let words: String = texts_of(&ft)
+                .iter()
+                .map(|t| t.text.clone())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                words.contains(title.as_str()),
+                "{stem}: {title:?} in {words:?}"
+            );
+            assert!(!fp.svg().contains(title.as_str()), "{stem}: {title:?}");
+            // No blank band: without its title the figure is shorter by at least a line.
+            let (hp, ht) = (fp.size_points().1, ft.size_points().1);
+            assert!(
+                ht - hp >= 9.0,
+                "{stem}: {hp} pt without title, {ht} pt with"
+            );
+        }
+    }
+}
+
+/// A cell's text as the heatmap writes it (two decimals below 10, true minus sign).
+fn cell_number(v: f64) -> String {
+    let decimals = if v.abs() < 10.0 {
+        2
+    } else if v.abs() < 100.0 {
+        1
+    } else {
+        0
+    };
+    let text = format!("{:.*}", decimals, v.abs());
+    if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        format!("\u{2212}{text}")
+    } else {
+        text
+    }
+}
+
+#[test]
+fn the_effects_figure_shows_each_pairs_primary_effect_once() {
+    for played in [coin_stage(), point_stage()] {
+        let (s, specs) = report_figures(&played, false);
+        let spec = specs.iter().find(|f| f.stem == "effects").expect("effects");
+        let fig = draw(spec);
+        check_layout(&fig, "effects", true);
+        // The cells hold the primary rows' effects, the later agent (row) minus the earlier
+        // (column): the rows' a minus b negated.
+        let order = |id: &str| s.agents.iter().position(|a| a.agent == id).unwrap();
+        let expected: Vec<String> = s
+            .pairwise
+            .iter()
+            .filter(|r| r.primary)
+            .filter_map(|r| {
+                let sign = if order(&r.a) < order(&r.b) { -1.0 } else { 1.0 };
+                r.effect.map(|d| cell_number(sign * d))
+            })
+            .collect();
+        assert!(!expected.is_empty());
+        let numbers: Vec<String> = texts_of(&fig)
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| t.replace('\u{2212}', "-").parse::<f64>().is_ok())
+            .collect();
+        // Each pair's number once per panel, plus the colour bar's five tick labels.
+        assert_eq!(
+            numbers.len(),
+            expected.len() + 5,
+            "{:?} vs. {expected:?}",
+            numbers
+        );
+        let mut cells = numbers.clone();
+        for e in &expected {
+            let at = cells
+                .iter()
+                .position(|n| n == e)
+                .unwrap_or_else(|| panic!("{e} missing from {numbers:?}"));
+            cells.remove(at);
+        }
+        // The effect it is: d_z of the paired (or clustered) test by the design's unit.
+        assert!(spec.caption.contains("d_z"), "{}", spec.caption);
+        assert!(fig.svg().contains("d_z"), "the colour bar names d_z");
+    }
+}
+
+#[test]
+fn games_won_lead_the_figures_of_point_stages_only() {
+    let (s, point) = report_figures(&point_stage(), false);
+    assert!(s.info.points);
+    let stems: Vec<&str> = point.iter().map(|f| f.stem).collect();
+    assert_eq!(stems[..2], ["game_win", "win_rate"], "{stems:?}");
+    let fig = draw(&point[0]);
+    check_layout(&fig, "game_win", false);
+    assert!(fig.svg().contains("Games won"));
+    assert!(
+        point[0].caption.contains("Games won"),
+        "{}",
+        point[0].caption
+    );
+    // The win rate is per round, which depends on the table size.
+    assert!(
+        point[1].caption.contains("per round"),
+        "{}",
+        point[1].caption
+    );
+    assert!(draw(&point[1]).svg().contains("Rounds won"));
+
+    let (s, coin) = report_figures(&coin_stage(), false);
+    assert!(!s.info.points);
+    let stems: Vec<&str> = coin.iter().map(|f| f.stem).collect();
+    assert_eq!(stems[0], "win_rate", "{stems:?}");
+    assert!(!stems.contains(&"game_win"), "{stems:?}");
+    assert!(draw(&coin[0]).svg().contains("Win rate (%)"));
 }

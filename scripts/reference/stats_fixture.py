@@ -115,6 +115,97 @@ cluster = {
     "var_difference": float(V[0, 0] + V[1, 1] - 2 * V[0, 1]),
 }
 
+# Call success over deals: a clustered two-sample comparison of proportions. Each deal holds
+# 0-3 calls of each agent, every call a success (1) or a failure (0) with a deal-level shift
+# of the success probability, so the calls of one deal are correlated; some deals hold calls
+# of one agent only, and deals without calls are left out (they are no cluster). The
+# reference is the stacked regression of the flags on the two agents' indicators with
+# statsmodels' cluster-robust covariance: its CR0 sandwich (`use_correction=False`) scaled
+# here by G/(G-1), because statsmodels' own correction would add (N-1)/(N-2). The test is
+# statsmodels' `t_test` on a - b with that covariance (`cov_p`), on the G - 1 degrees of
+# freedom that statsmodels uses for clustered inference (`use_t=True`); d_z = t/√G.
+pair_rows = []
+for g in range(150):
+    shift = rng.normal(0.0, 0.12)
+    calls_a, calls_b = rng.choice(4, size=2, p=[0.3, 0.35, 0.25, 0.1])
+    for agent, calls, base in (("a", calls_a, 0.85), ("b", calls_b, 0.78)):
+        p_call = min(max(base + shift, 0.0), 1.0)
+        for _ in range(int(calls)):
+            pair_rows.append((g, agent, float(rng.random() < p_call)))
+groups = np.array([r[0] for r in pair_rows])
+agent_is_a = np.array([r[1] == "a" for r in pair_rows])
+values = np.array([r[2] for r in pair_rows])
+X = np.column_stack([agent_is_a, ~agent_is_a]).astype(float)
+fit = sm.OLS(values, X).fit(cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False},
+                            use_t=True)
+G = len(set(groups))
+V = fit.cov_params() * G / (G - 1)
+tt = fit.t_test([1.0, -1.0], cov_p=V)
+assert tt.df_denom == G - 1
+only_one = len({g for g, a, _ in pair_rows if a == "a"} ^ {g for g, a, _ in pair_rows if a == "b"})
+cluster_pair = {
+    "group": [int(g) for g in groups],
+    "agent": [r[1] for r in pair_rows],
+    "value": floats(values),
+    "units": G,
+    "units_one_agent": only_one,
+    "difference": float(fit.params[0] - fit.params[1]),
+    "var_difference": float(np.squeeze(fit.cov_params(r_matrix=[[1.0, -1.0]], cov_p=V))),
+    "test": {"statistic": float(np.squeeze(tt.tvalue)), "df": float(tt.df_denom),
+             "p": float(np.squeeze(tt.pvalue))},
+    # The same p from SciPy's t distribution, for the record.
+    "p_scipy": float(2 * stats.t.sf(abs(float(np.squeeze(tt.tvalue))), G - 1)),
+    "cohen_dz": float(np.squeeze(tt.tvalue) / np.sqrt(G)),
+}
+
+# A rate standardised over strata (point games: the win rate at tables of 4, 3 and 2
+# players, weighted by fixed shares). Each game (cluster) holds rounds at each table size in
+# varying numbers (1-8 at four players, 0-5 at three, 0-4 at two), wins with a probability
+# near 1/4, 1/3, 1/2 shifted by a game effect. The rate Σ w_m·p_m is the linear combination
+# w·β of the regression of the win flags on the stratum indicators (no constant), whose
+# coefficients are the stratum rates, and its linearised variance is w·V·w with V that
+# regression's cluster-robust covariance, again the CR0 sandwich (`use_correction=False`)
+# scaled by G/(G-1). The interval is statsmodels' `t_test(w, cov_p=V).conf_int` on G - 1
+# degrees of freedom, clipped to [0, 1] as the Rust code clips a rate.
+strata_sizes = (4, 3, 2)
+strat_rows = []
+for g in range(120):
+    effect = rng.normal(0.0, 0.06)
+    counts = (int(rng.integers(1, 9)), int(rng.integers(0, 6)), int(rng.integers(0, 5)))
+    for m, (players, n) in enumerate(zip(strata_sizes, counts)):
+        p_win = min(max(1.0 / players + effect + rng.normal(0.0, 0.03), 0.0), 1.0)
+        for _ in range(n):
+            strat_rows.append((g, m, float(rng.random() < p_win)))
+groups = np.array([r[0] for r in strat_rows])
+stratum = np.array([r[1] for r in strat_rows])
+values = np.array([r[2] for r in strat_rows])
+X = (stratum[:, None] == np.arange(len(strata_sizes))[None, :]).astype(float)
+fit = sm.OLS(values, X).fit(cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False},
+                            use_t=True)
+G = len(set(groups))
+V = fit.cov_params() * G / (G - 1)
+pooled = np.bincount(stratum, minlength=len(strata_sizes)) / len(stratum)
+stratified = {
+    "group": [int(g) for g in groups],
+    "stratum": [int(m) for m in stratum],
+    "value": floats(values),
+    "units": G,
+    "rates": floats(fit.params),
+    "cases": [],
+}
+# The pooled shares of rounds, equal weights, and one stratum alone (the clustered mean of
+# that stratum's rounds, with every game a unit).
+for w in (pooled, np.full(3, 1.0 / 3.0), np.array([0.0, 0.0, 1.0])):
+    tt = fit.t_test(w, cov_p=V)
+    assert tt.df_denom == G - 1
+    low, high = np.squeeze(tt.conf_int(alpha=0.05))
+    stratified["cases"].append({
+        "weights": floats(w),
+        "rate": float(np.squeeze(tt.effect)),
+        "var": float(np.squeeze(fit.cov_params(r_matrix=np.atleast_2d(w), cov_p=V))),
+        "ci95": [float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0))],
+    })
+
 # Multiple comparisons over one family.
 families = [
     [0.01, 0.04, 0.03, 0.005, 0.5, 0.2],
@@ -214,6 +305,37 @@ for n, alpha, pw in [(1024, 0.05, 0.8), (256, 0.05 / 6, 0.8)]:
     r = power["ttest_paired"][-1]
     r["effect_size"] = polish(lambda e: TTestPower().power(e, n, alpha), pw, r["statsmodels_solve_power"])
 
+# A measured design plans a run (`power::MeasuredDesign`): from the variance V of a mean
+# difference measured over G units, the SD of the unit differences is σ_u = sqrt(G·V) (the
+# design's definition, not a library result), and the test is the paired t-test on the units
+# with effect δ/σ_u: statsmodels `TTestPower` for power, units needed and the minimum
+# detectable effect (solved values polished as above; the detectable difference is the
+# standardised effect times σ_u).
+designs = []
+for name, source in (("cluster", cluster), ("cluster_pair", cluster_pair)):
+    var_difference = source["var_difference"]
+    units = len(set(source["group"]))
+    sd_units = float(np.sqrt(units * var_difference))
+    d = {"name": name, "var_difference": var_difference, "units": units, "sd_units": sd_units,
+         "power": [], "units_needed": [], "mde": []}
+    for delta, n, alpha in [(0.5 * sd_units, units, 0.05), (0.05, 150, 0.05), (0.05, 20000, 0.05 / 6),
+                            (0.01, 20000, 0.05 / 6), (-0.1, 400, 0.05 / 6), (0.2 * sd_units, 12, 0.01)]:
+        d["power"].append({"delta": delta, "units": n, "alpha": alpha,
+                           "power": float(TTestPower().power(delta / sd_units, n, alpha))})
+    for delta, alpha, pw in [(0.1, 0.05, 0.8), (0.05, 0.05 / 6, 0.9), (0.01, 0.05 / 6, 0.8)]:
+        es = delta / sd_units
+        r = {"delta": delta, "alpha": alpha, "power": pw,
+             "statsmodels_solve_power": float(TTestPower().solve_power(es, None, alpha, pw))}
+        r["units"] = polish(lambda n: TTestPower().power(es, n, alpha), pw, r["statsmodels_solve_power"], floor=2.5)
+        d["units_needed"].append(r)
+    for n, alpha, pw in [(units, 0.05, 0.8), (150, 0.05 / 6, 0.8), (20000, 0.05 / 6, 0.9)]:
+        solved = float(TTestPower().solve_power(None, n, alpha, pw))
+        es = polish(lambda e: TTestPower().power(e, n, alpha), pw, solved)
+        d["mde"].append({"units": n, "alpha": alpha, "power": pw,
+                         "statsmodels_solve_power": solved * sd_units, "delta": es * sd_units})
+    designs.append(d)
+measured_design = designs
+
 # The noncentral t distribution under the power of t-tests.
 nct = []
 for t, df, nc in [(2.0, 10, 1.0), (-1.5, 30, 0.5), (1.96, 2000, 3.0), (5.0, 100, 8.0), (1.0, 5, -2.0),
@@ -232,9 +354,12 @@ print(json.dumps({
     "two_sample": two_sample,
     "pearson": pearson,
     "cluster": cluster,
+    "cluster_pair": cluster_pair,
+    "stratified": stratified,
     "adjust": adjust,
     "proportions": proportions,
     "power": power,
+    "measured_design": measured_design,
     "nct": nct,
     "quantiles": quantiles,
 }, indent=1))

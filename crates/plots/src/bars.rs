@@ -11,7 +11,7 @@ use super::category::CategoryLabels;
 use super::frame::{self, Header, TOP_ROOM, XLabel, YAxis};
 use super::legend::Swatch;
 use super::style::{
-    AXIS_W, BLACK, GAP, Hatch, MUTED, PAD, SeriesStyle, TICK_PT, WHISKER_W, WHITE, plot_height,
+    AXIS_W, BLACK, GAP, MUTED, PAD, SeriesStyle, TICK_PT, WHISKER_W, WHITE, plot_height,
 };
 use super::text::{self, Rect, Weight};
 use super::{Figure, Interval, Width};
@@ -216,7 +216,7 @@ impl BarChart<'_> {
                     c.hatch(r, style.hatch(), BLACK)?;
                     if iv.low.is_finite() && iv.high.is_finite() {
                         let cap = (0.5 * bar_w).min(6.0);
-                        let halo = style.hatch() != Hatch::None;
+                        let halo = style.whisker_halo();
                         whiskers.push((
                             mid,
                             y_axis.y(iv.low, plot),
@@ -235,7 +235,7 @@ impl BarChart<'_> {
                 c.dashed(&[(plot.x0, y), (plot.x1, y)], &[2.5, 1.5], MUTED, 0.8)?;
             }
             for (x, a, b, cap, halo) in whiskers {
-                // Over hatching, a white edge keeps the whisker apart from the hatch lines.
+                // Over hatching or a dark fill, a white edge keeps the whisker visible.
                 let passes: &[(RGBColor, f64)] = if halo {
                     &[(WHITE, WHISKER_W + 1.4), (BLACK, WHISKER_W)]
                 } else {

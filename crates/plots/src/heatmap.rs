@@ -1,5 +1,7 @@
 //! Pairwise heatmaps, one panel per metric, with one shared diverging colour scale that is
-//! symmetric around 0 (paper Fig. 1, 6: pairwise Cohen's d).
+//! symmetric around 0 (paper Fig. 1, 6: pairwise Cohen's d). A panel shows the whole matrix or,
+//! for an antisymmetric one (row vs. column is column vs. row negated), only the cells below
+//! the diagonal, each pair once.
 //!
 //! The layout is searched rather than fixed: the most panels per row, and the narrowest
 //! row-label column, such that every cell holds its value and stars at 7 pt and every row
@@ -41,23 +43,58 @@ const RDBU: [(u8, u8, u8); 11] = [
     (0x67, 0x00, 0x1F),
 ];
 
+/// Which cells of a heatmap panel are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cells {
+    /// Every cell; the diagonal (and any missing value) light grey.
+    #[default]
+    All,
+    /// Only the cells below the diagonal, `values[row][col]` with `row > col`: each pair of an
+    /// antisymmetric matrix once. Nothing is drawn on or above the diagonal, and the first row
+    /// and last column, which would hold no cell, are left out: the rows are labels 2..n, the
+    /// columns labels 1..n−1. A missing value below the diagonal is a light grey cell.
+    Lower,
+}
+
+/// How a [`heatmaps_with`] figure is drawn besides its panels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeatmapOptions<'a> {
+    /// The colour bar's label.
+    pub scale_label: &'a str,
+    pub cells: Cells,
+}
+
+impl Default for HeatmapOptions<'_> {
+    fn default() -> Self {
+        HeatmapOptions {
+            scale_label: DEFAULT_SCALE_LABEL,
+            cells: Cells::All,
+        }
+    }
+}
+
 /// One heatmap panel per metric, diverging colour scale symmetric around 0, value + stars
 /// printed in each cell, one shared colour bar (Fig. 1, 6: pairwise Cohen's d).
 ///
-/// The colour bar is labelled "Cohen's d (row vs. column)"; see
-/// [`heatmaps_with_scale_label`] for other effect sizes.
+/// Every cell is drawn and the colour bar is labelled "Cohen's d (row vs. column)"; see
+/// [`heatmaps_with`] for one triangle and other effect sizes.
 pub fn heatmaps(panels: &[HeatmapPanel], width: Width) -> Result<Figure> {
-    heatmaps_with_scale_label(panels, DEFAULT_SCALE_LABEL, width)
+    heatmaps_with(panels, &HeatmapOptions::default(), width)
 }
 
-/// [`heatmaps`] with the colour bar labelled `scale_label`.
-pub fn heatmaps_with_scale_label(
+/// [`heatmaps`] with the colour bar's label and the cells drawn (all, or one triangle) set by
+/// `options`.
+pub fn heatmaps_with(
     panels: &[HeatmapPanel],
-    scale_label: &str,
+    options: &HeatmapOptions,
     width: Width,
 ) -> Result<Figure> {
-    validate(panels)?;
-    let panels: Vec<Panel> = panels.iter().map(Panel::from).collect();
+    validate(panels, options.cells)?;
+    let panels: Vec<Panel> = panels
+        .iter()
+        .map(|p| Panel::from(p, options.cells))
+        .collect();
+    let scale_label = options.scale_label;
     let w = width.points();
     let scale = Scale::new(&panels);
     let tick = frame::tick_font();
@@ -86,7 +123,7 @@ pub fn heatmaps_with_scale_label(
         .iter()
         .map(|p| {
             let max_lines = lines_fitting(cell_h - 1.0, tick);
-            p.labels
+            p.rows
                 .iter()
                 .map(|l| text::wrap_limited(l, layout.label_w, max_lines, tick.size, tick.weight))
                 .collect::<Result<Vec<_>>>()
@@ -134,6 +171,9 @@ pub fn heatmaps_with_scale_label(
             }
             for r in 0..p.n() {
                 for col in 0..p.n() {
+                    if !p.drawn(r, col) {
+                        continue;
+                    }
                     let cell_rect = Rect {
                         x0: mx + col as f64 * cell_w + 0.4,
                         y0: my + r as f64 * cell_h + 0.4,
@@ -170,7 +210,7 @@ pub fn heatmaps_with_scale_label(
 }
 
 /// Checks the shapes of the panels.
-fn validate(panels: &[HeatmapPanel]) -> Result<()> {
+fn validate(panels: &[HeatmapPanel], cells: Cells) -> Result<()> {
     if panels.is_empty() {
         bail!("heatmaps: no panels to draw");
     }
@@ -178,6 +218,12 @@ fn validate(panels: &[HeatmapPanel]) -> Result<()> {
         let n = p.labels.len();
         if n == 0 {
             bail!("heatmaps: panel {:?} has no labels", p.title);
+        }
+        if cells == Cells::Lower && n < 2 {
+            bail!(
+                "heatmaps: panel {:?} has no cell below the diagonal (one label)",
+                p.title
+            );
         }
         if p.values.len() != n || p.values.iter().any(|row| row.len() != n) {
             bail!(
@@ -195,38 +241,86 @@ fn validate(panels: &[HeatmapPanel]) -> Result<()> {
     Ok(())
 }
 
-/// A panel with cleaned text, non-finite values as missing and stars filled in.
+/// A panel as drawn: cleaned text, non-finite values as missing, stars filled in, and for
+/// [`Cells::Lower`] the grid without its empty first row and last column.
 struct Panel {
     title: String,
-    labels: Vec<String>,
+    /// Labels of the rows (top to bottom) and of the columns (left to right).
+    rows: Vec<String>,
+    cols: Vec<String>,
     values: Vec<Vec<Option<f64>>>,
     stars: Vec<Vec<String>>,
+    cells: Cells,
 }
 
 impl Panel {
-    fn from(p: &HeatmapPanel) -> Panel {
+    fn from(p: &HeatmapPanel, cells: Cells) -> Panel {
         let n = p.labels.len();
-        Panel {
-            title: text::clean(&p.title),
-            labels: p.labels.iter().map(|l| text::clean(l)).collect(),
-            values: p
-                .values
-                .iter()
-                .map(|row| row.iter().map(|v| v.filter(|x| x.is_finite())).collect())
-                .collect(),
-            stars: if p.stars.is_empty() {
-                vec![vec![String::new(); n]; n]
-            } else {
-                p.stars
-                    .iter()
-                    .map(|row| row.iter().map(|s| text::clean(s)).collect())
-                    .collect()
+        let labels: Vec<String> = p.labels.iter().map(|l| text::clean(l)).collect();
+        let stars = |r: usize, c: usize| {
+            p.stars
+                .get(r)
+                .map_or(String::new(), |row| text::clean(&row[c]))
+        };
+        let value = |r: usize, c: usize| p.values[r][c].filter(|x| x.is_finite());
+        match cells {
+            Cells::All => Panel {
+                title: text::clean(&p.title),
+                rows: labels.clone(),
+                cols: labels,
+                values: (0..n)
+                    .map(|r| (0..n).map(|c| value(r, c)).collect())
+                    .collect(),
+                stars: (0..n)
+                    .map(|r| (0..n).map(|c| stars(r, c)).collect())
+                    .collect(),
+                cells,
             },
+            // Grid row r is label r + 1, grid column c label c; the cells with c <= r are the
+            // ones below the diagonal.
+            Cells::Lower => {
+                let below = |r: usize, c: usize| c <= r;
+                Panel {
+                    title: text::clean(&p.title),
+                    rows: labels[1..].to_vec(),
+                    cols: labels[..n - 1].to_vec(),
+                    values: (0..n - 1)
+                        .map(|r| {
+                            (0..n - 1)
+                                .map(|c| if below(r, c) { value(r + 1, c) } else { None })
+                                .collect()
+                        })
+                        .collect(),
+                    stars: (0..n - 1)
+                        .map(|r| {
+                            (0..n - 1)
+                                .map(|c| {
+                                    if below(r, c) {
+                                        stars(r + 1, c)
+                                    } else {
+                                        String::new()
+                                    }
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                    cells,
+                }
+            }
         }
     }
 
+    /// Rows (= columns) of the grid.
     fn n(&self) -> usize {
-        self.labels.len()
+        self.rows.len()
+    }
+
+    /// Whether grid cell (r, c) is drawn at all.
+    fn drawn(&self, r: usize, c: usize) -> bool {
+        match self.cells {
+            Cells::All => true,
+            Cells::Lower => c <= r,
+        }
     }
 }
 
@@ -406,7 +500,7 @@ impl Layout {
         let max_len = (0.45 * width).min(140.0);
         let col_labels: Vec<CategoryLabels> = panels
             .iter()
-            .map(|p| CategoryLabels::new(&p.labels, self.cell_w, max_len, tick))
+            .map(|p| CategoryLabels::new(&p.cols, self.cell_w, max_len, tick))
             .collect::<Result<_>>()?;
         let titles: Vec<Vec<String>> = panels
             .iter()
@@ -462,10 +556,12 @@ impl Layout {
     /// fits a page, the lowest figure overall.
     fn search(panels: &[Panel], avail: f64, width: f64) -> Result<Layout> {
         let tick = frame::tick_font();
-        let shared = panels.windows(2).all(|p| p[0].labels == p[1].labels);
+        let shared = panels
+            .windows(2)
+            .all(|p| p[0].rows == p[1].rows && p[0].cols == p[1].cols);
         let n = panels.iter().map(Panel::n).max().unwrap_or(1);
         let count = panels.len();
-        let all_labels: Vec<&String> = panels.iter().flat_map(|p| &p.labels).collect();
+        let all_labels: Vec<&String> = panels.iter().flat_map(|p| &p.rows).collect();
         let longest = text::max_width(&all_labels, tick.size, tick.weight)?;
         let cap = (0.3 * width).min(longest.max(12.0));
         // Candidate label widths, narrow to wide, and the lines each needs.

@@ -33,7 +33,7 @@ mod text;
 use std::path::{Path, PathBuf};
 
 pub use bars::{grouped_interval_bars, interval_bars};
-pub use heatmap::{heatmaps, heatmaps_with_scale_label};
+pub use heatmap::{Cells, HeatmapOptions, heatmaps, heatmaps_with};
 pub use lines::lines;
 pub use logpoints::{log_points, log_points_labelled};
 pub use style::{PALETTE, agent_colour};
@@ -82,7 +82,8 @@ pub struct Band {
 /// One panel of a [`heatmaps`] figure: a square matrix over `labels` (rows = columns), with
 /// `values[row][col]` the effect size of the row agent against the column agent (`None` on
 /// the diagonal or where undefined) and `stars[row][col]` its significance mark ("", "*",
-/// "**", "***"). `stars` may be empty when there are no marks.
+/// "**", "***"). `stars` may be empty when there are no marks. With [`Cells::Lower`] only the
+/// entries below the diagonal (`row > col`) are read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeatmapPanel {
     pub title: String,

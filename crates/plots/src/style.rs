@@ -31,17 +31,22 @@ pub(crate) const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 pub(crate) const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
 pub(crate) const MISSING: RGBColor = RGBColor(0xEE, 0xEE, 0xEE);
 
-/// The Okabe-Ito colour-blind-safe palette without black (whiskers and text are black, so a
-/// black bar would hide them). Yellow is moved last: it is too light for thin lines on white,
-/// and this way it is only used from the seventh agent on.
-pub const PALETTE: [(u8, u8, u8); 7] = [
-    (0xE6, 0x9F, 0x00), // orange
-    (0x56, 0xB4, 0xE9), // sky blue
-    (0x00, 0x9E, 0x73), // bluish green
-    (0x00, 0x72, 0xB2), // blue
-    (0xD5, 0x5E, 0x00), // vermillion
-    (0xCC, 0x79, 0xA7), // reddish purple
-    (0xF0, 0xE4, 0x42), // yellow
+/// Paul Tol's "muted" colour-blind-safe scheme (all nine colours), ordered so that a greyscale
+/// print keeps agents apart: neighbouring entries differ by at least 15 in CIE L* (lightness)
+/// as well as in hue, also from the last to the first (the second pass through the palette),
+/// and the first four differ from each other by at least 15. No black (whiskers and text are
+/// black) and nothing lighter than L* 82 (sand), so every colour shows on white. See
+/// `docs/figures.md`.
+pub const PALETTE: [(u8, u8, u8); 9] = [
+    (0x33, 0x22, 0x88), // indigo, L* 22
+    (0x44, 0xAA, 0x99), // teal, L* 64
+    (0xAA, 0x44, 0x99), // purple, L* 46
+    (0xDD, 0xCC, 0x77), // sand, L* 82
+    (0x88, 0x22, 0x55), // wine, L* 32
+    (0xCC, 0x66, 0x77), // rose, L* 56
+    (0x88, 0xCC, 0xEE), // cyan, L* 79
+    (0x11, 0x77, 0x33), // green, L* 44
+    (0x99, 0x99, 0x33), // olive, L* 62
 ];
 
 /// The colour of the agent at `index` in the caller's agent list (the palette cycles; agents
@@ -89,13 +94,21 @@ impl SeriesStyle {
         }
     }
 
-    /// Thin lines in yellow are hard to see on white; they get drawn wider.
+    /// Thin lines in the light colours (sand, cyan: under 2:1 against white) are hard to see;
+    /// they get drawn wider.
     pub fn line_width(&self) -> f64 {
-        if (self.colour.0, self.colour.1, self.colour.2) == PALETTE[6] {
+        if contrast(self.colour, WHITE) < 2.0 {
             SERIES_W * 1.6
         } else {
             SERIES_W
         }
+    }
+
+    /// Whether black whiskers over this bar need a white edge to stay visible: over hatching,
+    /// and over fills that black contrasts with less than 3:1 (WCAG's minimum for graphics),
+    /// the dark indigo and wine.
+    pub fn whisker_halo(&self) -> bool {
+        self.hatch() != Hatch::None || contrast(BLACK, self.colour) < 3.0
     }
 }
 
@@ -155,16 +168,77 @@ pub(crate) fn text_colour_on(background: RGBColor) -> RGBColor {
 mod tests {
     use super::*;
 
+    /// CIE L* (D65) of an sRGB colour: 116·Y^(1/3) − 16 above the linear toe, Y the
+    /// relative luminance.
+    fn lightness((r, g, b): (u8, u8, u8)) -> f64 {
+        let y = luminance(RGBColor(r, g, b));
+        if y > 216.0 / 24389.0 {
+            116.0 * y.cbrt() - 16.0
+        } else {
+            24389.0 / 27.0 * y
+        }
+    }
+
     #[test]
-    fn palette_has_no_black_and_yellow_last() {
-        assert!(!PALETTE.contains(&(0, 0, 0)));
-        assert_eq!(PALETTE[6], (0xF0, 0xE4, 0x42));
-        assert_eq!(agent_colour(7), PALETTE[0]);
+    fn lightness_matches_reference_values() {
+        assert!((lightness((255, 255, 255)) - 100.0).abs() < 1e-9);
+        assert!(lightness((0, 0, 0)).abs() < 1e-9);
+        // Mid grey #777777 is L* 50.0 (CIE), pure sRGB red L* 53.2.
+        assert!((lightness((0x77, 0x77, 0x77)) - 50.0).abs() < 0.1);
+        assert!((lightness((255, 0, 0)) - 53.24).abs() < 0.01);
+    }
+
+    #[test]
+    fn neighbours_in_the_palette_differ_in_lightness() {
+        // Neighbouring agents (bars side by side, legend entries, lines in one figure) stay
+        // apart in a greyscale print; the wrap from the last colour to the first too.
+        let n = PALETTE.len();
+        for i in 0..n {
+            let (a, b) = (PALETTE[i], PALETTE[(i + 1) % n]);
+            let gap = (lightness(a) - lightness(b)).abs();
+            assert!(
+                gap >= 15.0,
+                "colours {i} and {}: L* gap {gap:.1}",
+                (i + 1) % n
+            );
+        }
+        // The first four (the paper's four agents) differ from each other as much.
+        for i in 0..4 {
+            for j in i + 1..4 {
+                let gap = (lightness(PALETTE[i]) - lightness(PALETTE[j])).abs();
+                assert!(gap >= 15.0, "colours {i} and {j}: L* gap {gap:.1}");
+            }
+        }
+    }
+
+    #[test]
+    fn palette_entries_are_distinct_and_show_on_white() {
+        for (i, a) in PALETTE.iter().enumerate() {
+            assert!(!PALETTE[i + 1..].contains(a), "colour {i} repeats");
+            let l = lightness(*a);
+            // Not black (whiskers and text are), not near-white.
+            assert!((15.0..=85.0).contains(&l), "colour {i}: L* {l:.1}");
+        }
+        assert_eq!(agent_colour(PALETTE.len()), PALETTE[0]);
+    }
+
+    #[test]
+    fn light_colours_draw_wider_lines_and_dark_bars_haloed_whiskers() {
+        let widths: Vec<bool> = (0..PALETTE.len())
+            .map(|i| SeriesStyle::of(i).line_width() > SERIES_W)
+            .collect();
+        // Sand and cyan.
+        assert_eq!(widths.iter().filter(|w| **w).count(), 2);
+        assert!(widths[3] && widths[6]);
+        // Indigo and wine, and every hatched bar.
+        assert!(SeriesStyle::of(0).whisker_halo() && SeriesStyle::of(4).whisker_halo());
+        assert!(!SeriesStyle::of(1).whisker_halo() && !SeriesStyle::of(3).whisker_halo());
+        assert!(SeriesStyle::of(PALETTE.len() + 1).whisker_halo());
     }
 
     #[test]
     fn second_cycle_differs_in_hatch_dash_and_marker() {
-        let (a, b) = (SeriesStyle::of(0), SeriesStyle::of(7));
+        let (a, b) = (SeriesStyle::of(0), SeriesStyle::of(PALETTE.len()));
         assert_eq!(a.colour, b.colour);
         assert_ne!(a.hatch(), b.hatch());
         assert_ne!(a.dashes(), b.dashes());

@@ -9,8 +9,8 @@ use super::load::StageInfo;
 use super::metrics::{Accumulated, AgentAcc, CALL_SUCCESS, GAME_WIN, RoundMetric, WinCount};
 use super::power;
 use super::stats::{
-    self, Cluster, Correlation, Moments, PooledSd, TestResult, bonferroni, cohen_d, holm,
-    mean_interval, normal_interval, pearson, percentile, pooled_sd, wilson,
+    self, Cluster, Correlation, Moments, PooledSd, Stratified, TestResult, bonferroni, cohen_d,
+    holm, mean_interval, normal_interval, pearson, percentile, pooled_sd, wilson,
 };
 
 /// A compared metric.
@@ -23,7 +23,6 @@ pub enum Metric {
     CallSuccess,
     Cards,
     HandValue,
-    DecisionTime,
     GameWin,
 }
 
@@ -36,6 +35,17 @@ pub enum Level {
     Game,
 }
 
+impl Level {
+    /// The level's name, the unit of Welch's test.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Round => "round",
+            Level::Call => "call",
+            Level::Game => "game",
+        }
+    }
+}
+
 impl Metric {
     /// The metric's key in `stats.json` and the CSV tables.
     pub fn key(self) -> &'static str {
@@ -46,7 +56,6 @@ impl Metric {
             Metric::CallSuccess => "call_success",
             Metric::Cards => "cards_discarded",
             Metric::HandValue => "hand_value",
-            Metric::DecisionTime => "decision_time_us",
             Metric::GameWin => "game_win",
         }
     }
@@ -63,9 +72,11 @@ impl Metric {
         }
     }
 
-    /// A heading for tables and figure panels.
+    /// A heading for tables and figure panels. Under point scoring the per-round rates are
+    /// conditional on the table size (survivors of a game play smaller tables), and say so.
     pub fn label(self, points: bool) -> &'static str {
         match self {
+            Metric::Win if points => "Win rate per round",
             Metric::Win => "Win rate",
             Metric::Economic if points => "Economic (−points/round)",
             Metric::Economic => "Economic (coins/round)",
@@ -73,8 +84,7 @@ impl Metric {
             Metric::CallSuccess => "Call success",
             Metric::Cards => "Cards discarded/round",
             Metric::HandValue => "Final hand value",
-            Metric::DecisionTime => "Decision time (µs)",
-            Metric::GameWin => "Game win rate",
+            Metric::GameWin => "Games won",
         }
     }
 
@@ -87,8 +97,7 @@ impl Metric {
             Metric::CallSuccess => "Call success",
             Metric::Cards => "Cards",
             Metric::HandValue => "Hand value",
-            Metric::DecisionTime => "Decision time",
-            Metric::GameWin => "Game win",
+            Metric::GameWin => "Games won",
         }
     }
 
@@ -107,17 +116,27 @@ impl Metric {
             Metric::Calls => Some(RoundMetric::Calls),
             Metric::Cards => Some(RoundMetric::Cards),
             Metric::HandValue => Some(RoundMetric::HandValue),
-            Metric::DecisionTime => Some(RoundMetric::DecisionTime),
             _ => None,
         }
     }
 
-    /// Index into the per-deal block moments, where a paired analysis exists.
-    fn block_index(self) -> Option<usize> {
+    /// Index into the per-deal block moments (every compared metric has one: the paired
+    /// test's, or call success's clustered comparison).
+    fn block_index(self) -> usize {
         match self {
-            Metric::GameWin => Some(GAME_WIN),
-            Metric::CallSuccess => None,
-            m => m.round_metric().map(RoundMetric::index),
+            Metric::GameWin => GAME_WIN,
+            Metric::CallSuccess => CALL_SUCCESS,
+            m => m.round_metric().expect("a round metric").index(),
+        }
+    }
+
+    /// The design-based test's name: `paired` where both agents have a value in every unit
+    /// (every round metric, game wins), `clustered` for call success, whose units hold one
+    /// agent's calls or the other's or both.
+    pub fn design_test(self) -> &'static str {
+        match self {
+            Metric::CallSuccess => "clustered",
+            _ => "paired",
         }
     }
 }
@@ -135,6 +154,10 @@ pub struct Options {
     /// Whether to draw figures.
     #[serde(skip)]
     pub figures: bool,
+    /// Whether figures carry their title inside the image. Off by default: a paper puts the
+    /// title in the caption (report.md's captions carry it).
+    #[serde(skip)]
+    pub titles: bool,
 }
 
 impl Default for Options {
@@ -145,6 +168,7 @@ impl Default for Options {
             power: 0.8,
             delta: 0.05,
             figures: true,
+            titles: false,
         }
     }
 }
@@ -309,8 +333,39 @@ pub struct AgentMetrics {
     pub risk: Option<Correlation>,
     pub by_seat: Vec<Position>,
     pub by_start_position: Vec<Position>,
-    /// Point games (each arrangement of a game counts once).
+    /// Point games (each arrangement of a game counts once): games won, the primary outcome.
     pub games: Option<Rate>,
+    /// Point games: the per-round win rate standardised to the stage's table-size mix
+    /// (`design.table_mix`), and the win rate at each table size.
+    pub win_standardized: Option<Standardized>,
+}
+
+/// A per-round win rate standardised to a common table-size mix (point games): Σ_m w_m·p_m
+/// over table sizes m, w_m the stage's share of records at m players, p_m the agent's win
+/// rate in its rounds with m players; interval by game (`stats::Stratified`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Standardized {
+    /// `None` when the agent never played a table size the mix has (its rate there is
+    /// unknown).
+    pub rate: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    pub units: u64,
+    pub by_table: Vec<TableRate>,
+}
+
+/// Rounds and wins at one table size.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableRate {
+    pub players: usize,
+    pub rounds: u64,
+    pub rate: Option<f64>,
+}
+
+/// A table size's share of a point stage's records (agent-rounds).
+#[derive(Clone, Debug, Serialize)]
+pub struct TableShare {
+    pub players: usize,
+    pub share: f64,
 }
 
 /// One test of one pair on one metric.
@@ -321,7 +376,9 @@ pub struct Pairwise {
     pub paper_metric: Option<&'static str>,
     pub a: String,
     pub b: String,
-    /// `welch` (unpaired, the paper's) or `paired` (per-unit differences).
+    /// `welch` (unpaired, the paper's), `paired` (per-unit differences) or `clustered` (call
+    /// success: the clustered two-sample comparison over the units where either agent
+    /// called).
     pub test: &'static str,
     pub unit: &'static str,
     pub n_a: u64,
@@ -334,10 +391,14 @@ pub struct Pairwise {
     pub p: Option<f64>,
     pub p_bonferroni: Option<f64>,
     pub p_holm: Option<f64>,
+    /// Defined p-values in this row's family (metric and test), the k of Bonferroni and
+    /// Holm: fewer than the stage's pairs when some pair has no test (an agent never called).
+    pub family: usize,
     /// Stars on the adjusted p named in `stars_on`.
     pub stars: &'static str,
     pub effect: Option<f64>,
-    /// `cohen_d` (pooled SD, eq. 11-12) or `cohen_dz` (SD of the differences).
+    /// `cohen_d` (pooled SD, eq. 11-12, beside Welch's test) or `cohen_dz` (the difference
+    /// over the SD of the unit differences, t/√G, beside the paired and clustered tests).
     pub effect_name: &'static str,
     /// Paired tests: variance of the mean difference under this design (paired unit means)
     /// over what independent rounds would give (Welch's s_a²/n_a + s_b²/n_b on rounds). Below
@@ -347,6 +408,9 @@ pub struct Pairwise {
     /// Paired tests: variance of the unit differences over the sum of the two agents'
     /// unit-mean variances: what pairing the same units removes (1 - 2·cov/(var_a + var_b)).
     pub pairing_ratio: Option<f64>,
+    /// Paired and clustered tests: the SD of the unit differences, sqrt(G·V), which carries
+    /// the design effect and plans a run of the same design (`power::MeasuredDesign`).
+    pub sd_units: Option<f64>,
     /// Smallest difference (metric units) this test detects with the target power at the
     /// Bonferroni level alpha/k.
     pub mde: Option<f64>,
@@ -377,6 +441,8 @@ pub struct Design {
     /// Per metric, medians over pairs of the paired rows' `variance_ratio` and
     /// `pairing_ratio`.
     pub variance_ratio: Vec<VarianceRatio>,
+    /// Point games: the stage's table-size mix, the weights of `win_standardized`.
+    pub table_mix: Vec<TableShare>,
 }
 
 /// How much variance the design and the pairing removed for one metric (medians over pairs).
@@ -389,33 +455,97 @@ pub struct VarianceRatio {
     pub pairing: Option<f64>,
 }
 
-/// Power of the stage's design for the win rate.
+/// Power of the stage's design for its headline outcome: the win rate under coin scoring,
+/// games won under point scoring.
 #[derive(Clone, Debug, Serialize)]
 pub struct PowerSummary {
     pub alpha: f64,
     pub power: f64,
     pub delta: f64,
     pub pairs: usize,
+    /// The compared metric: `win` (coin scoring) or `game_win` (point scoring).
+    pub metric: &'static str,
+    /// The design as run: its primary test of `metric`, pair by pair.
+    pub design: DesignPower,
+    /// For comparison only: the paper's eq. 5 and the z-test, which count every round (game)
+    /// as independent.
+    pub independent: IndependentPower,
+}
+
+/// Power of the primary test as run, from each pair's measured variance of the difference
+/// (`power::MeasuredDesign`): σ_u = sqrt(G·V) per pair, the paired t-test on G units at
+/// the Bonferroni level alpha/pairs (Holm rejects at least as often, so these are the powers
+/// of the family-wise test's lower bound).
+#[derive(Clone, Debug, Serialize)]
+pub struct DesignPower {
+    /// `paired`: the paired test on units, whatever the definitions (the paper's Welch test
+    /// has no design to plan with).
+    pub test: &'static str,
+    /// `deal`, `game` or `round`; what a run asks for (`deals:`, `games:`) counts these.
+    pub unit: &'static str,
+    /// Units of the paired test (deals or games both agents played).
+    pub units: u64,
+    /// Pairs with a measured variance.
+    pub pairs_measured: usize,
+    /// Median over pairs of the variance of the mean difference under this design over what
+    /// as many independent rounds (games) would give: the design effect.
+    pub design_effect: Option<f64>,
+    /// σ_u, the SD of the unit differences: median and largest over pairs.
+    pub sd_units: Spread,
+    /// Power to detect `delta` with the units that ran: median and smallest over pairs.
+    pub power_at_delta: Spread,
+    /// Minimum detectable difference with the units that ran: median and largest.
+    pub mde: Spread,
+    /// Units needed for `power` at `delta`: for the median pair and for every pair (the
+    /// largest).
+    pub units_needed: Spread,
+}
+
+/// A value over the pairs of a stage: the median pair's and the least favourable pair's.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Spread {
+    pub median: Option<f64>,
+    /// Least favourable: the smallest power, the largest SD, MDE or units needed.
+    pub worst: Option<f64>,
+}
+
+impl Spread {
+    pub(crate) fn of(values: &mut [f64], worst_is_min: bool) -> Spread {
+        let worst = if worst_is_min {
+            values.iter().copied().reduce(f64::min)
+        } else {
+            values.iter().copied().reduce(f64::max)
+        };
+        Spread {
+            median: percentile(values, 0.5),
+            worst,
+        }
+    }
+}
+
+/// The paper's eq. 5 and the two-sample z-test: every round (game) independent.
+#[derive(Clone, Debug, Serialize)]
+pub struct IndependentPower {
     /// Win rate under equal strength (1/players), whose p(1-p) is σ² in eq. 5.
     pub baseline: f64,
-    /// Eq. 5 with σ² = baseline(1-baseline): rounds per agent for delta at alpha and power.
-    pub eq5_rounds: Option<f64>,
+    /// Eq. 5 with σ² = baseline(1-baseline): units per agent for delta at alpha and power.
+    pub eq5: Option<f64>,
     /// The same at the Bonferroni level alpha/pairs.
-    pub eq5_rounds_bonferroni: Option<f64>,
-    /// Rounds each agent played (the fewest over agents).
-    pub rounds_per_agent: u64,
-    /// What eq. 5 counts and the power below uses: `rounds` (coin scoring, the win rate) or
-    /// `games` (point scoring, the game-win rate: the unit `plan` uses).
+    pub eq5_bonferroni: Option<f64>,
+    /// What eq. 5 counts: `rounds` (coin scoring, the win rate) or `games` (point scoring,
+    /// games won; each arrangement of a game counts once).
     pub unit: &'static str,
     /// Rounds (coins) or games (points) each agent played, the fewest over agents.
     pub units_per_agent: u64,
+    /// Rounds each agent played, the fewest over agents.
+    pub rounds_per_agent: u64,
     /// Power of the two-sample z-test for delta with these units (statsmodels
     /// NormalIndPower), at alpha and at alpha/pairs.
-    pub achieved_power: f64,
-    pub achieved_power_bonferroni: f64,
-    /// Minimum detectable win-rate difference at alpha/pairs and the target power, by the
-    /// same formula (independent units); the pairwise rows give the design's own.
-    pub mde_independent: Option<f64>,
+    pub power: f64,
+    pub power_bonferroni: f64,
+    /// Minimum detectable difference at alpha/pairs and the target power, by the same
+    /// formula.
+    pub mde_bonferroni: Option<f64>,
 }
 
 /// All statistics of one stage: `stats.json`.
@@ -438,8 +568,11 @@ pub struct StageAnalysis {
     pub notes: Vec<String>,
 }
 
-/// The metrics compared pairwise, in table order.
-pub fn compared_metrics(points: bool, timed: bool, defs: Definitions) -> Vec<Metric> {
+/// The metrics compared pairwise, in table order: the headline outcome first (games won
+/// under point scoring, the win rate under coin scoring). Decision time is not compared: it
+/// is a clock measurement that depends on the machine and its load, so it is described, not
+/// tested.
+pub fn compared_metrics(points: bool, defs: Definitions) -> Vec<Metric> {
     let mut m = match defs {
         Definitions::Paper => vec![
             Metric::Win,
@@ -458,44 +591,49 @@ pub fn compared_metrics(points: bool, timed: bool, defs: Definitions) -> Vec<Met
         ],
     };
     if points {
-        m.insert(1, Metric::GameWin);
-    }
-    if timed && defs == Definitions::Ours {
-        m.push(Metric::DecisionTime);
+        m.insert(0, Metric::GameWin);
     }
     m
+}
+
+/// The metric a stage's power and winner are judged by: games won under point scoring, the
+/// win rate under coin scoring.
+pub fn headline(points: bool) -> Metric {
+    if points { Metric::GameWin } else { Metric::Win }
 }
 
 /// Computes the statistics of a stage from its accumulated records.
 pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnalysis {
     let defs = opts.definitions;
+    let table_mix = table_mix(info, acc);
+    let weights: Vec<f64> = {
+        let mut w = vec![0.0; acc.table_rows.len()];
+        for t in &table_mix {
+            w[t.players - 1] = t.share;
+        }
+        w
+    };
     let agents: Vec<AgentMetrics> = acc
         .agents
         .iter()
         .enumerate()
-        .map(|(slot, t)| agent_metrics(info, slot, t, acc.timed, defs))
+        .map(|(slot, t)| agent_metrics(info, slot, t, acc.timed, defs, &weights))
         .collect();
-    let metrics = compared_metrics(info.points, acc.timed, defs);
+    let metrics = compared_metrics(info.points, defs);
     let k = acc.pairs.len();
     let alpha_k = if k > 0 {
         opts.alpha / k as f64
     } else {
         opts.alpha
     };
-    let unit_name = if info.points {
-        "game"
-    } else if info.seating.blocks() {
-        "deal"
-    } else {
-        "round"
-    };
+    let unit_name = unit_name(info);
+    let primary_design = defs == Definitions::Ours;
     let mut pairwise = Vec::new();
     let mut ratios = Vec::new();
     for &metric in &metrics {
-        let paired_ok = metric.block_index().is_some();
-        let primary_paired = paired_ok && defs == Definitions::Ours;
         let mut welch_rows = Vec::new();
-        let mut paired_rows = Vec::new();
+        let mut design_rows = Vec::new();
+        let is_win = matches!(metric, Metric::Win | Metric::GameWin);
         for p in &acc.pairs {
             let (ma, mb) = (
                 observations(&acc.agents[p.a], metric),
@@ -521,138 +659,90 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
             } else {
                 1.0
             };
-            let is_win = matches!(metric, Metric::Win | Metric::GameWin);
-            welch_rows.push(row(
+            let mut welch = row(
                 metric,
                 info,
                 p.a,
                 p.b,
                 "welch",
-                match metric.level() {
-                    Level::Round => "round",
-                    Level::Call => "call",
-                    Level::Game => "game",
-                },
+                metric.level().name(),
                 &ma,
                 &mb,
-                w,
-                d,
-                "cohen_d",
-                None,
-                pooled.and_then(|s| {
-                    power::ttest_ind_mde(ma.n as f64, alpha_k, opts.power, ratio_n).map(|e| e * s)
-                }),
-                pooled
-                    .filter(|_| is_win)
-                    .map(|s| power::ttest_ind_power(opts.delta / s, ma.n as f64, alpha_k, ratio_n)),
-                !primary_paired,
-            ));
-            if let Some(bi) = metric.block_index() {
-                let pair = &p.diff[bi];
-                let g = pair.units();
-                let var_d = pair.var_difference();
-                let ratio = match (var_d, welch_se2) {
-                    (Some(v), Some(se2)) if se2 > 0.0 => Some(v / se2),
-                    _ => None,
-                };
-                let pairing = match (var_d, pair.a.var_mean(), pair.b.var_mean()) {
-                    (Some(v), Some(va), Some(vb)) if va + vb > 0.0 => Some(v / (va + vb)),
-                    _ => None,
-                };
-                let sd_d = pair.sd_difference().filter(|s| *s > 0.0);
-                let units = Moments::new();
-                let mut r = row(
-                    metric,
-                    info,
-                    p.a,
-                    p.b,
-                    "paired",
-                    unit_name,
-                    &units,
-                    &units,
-                    pair.test(),
-                    pair.cohen_dz(),
-                    "cohen_dz",
-                    ratio,
-                    sd_d.and_then(|s| {
-                        power::ttest_paired_mde(g as f64, alpha_k, opts.power).map(|e| e * s)
-                    }),
-                    sd_d.filter(|_| is_win)
-                        .map(|s| power::ttest_paired_power(opts.delta / s, g as f64, alpha_k)),
-                    primary_paired,
-                );
-                r.n_a = g;
-                r.n_b = g;
-                r.mean_a = pair.a.mean();
-                r.mean_b = pair.b.mean();
-                r.difference = pair.difference();
-                r.pairing_ratio = pairing;
-                paired_rows.push(r);
-            }
+            );
+            welch.set_test(w, d, "cohen_d");
+            welch.mde = pooled.and_then(|s| {
+                power::ttest_ind_mde(ma.n as f64, alpha_k, opts.power, ratio_n).map(|e| e * s)
+            });
+            welch.power_at_delta = pooled
+                .filter(|_| is_win)
+                .map(|s| power::ttest_ind_power(opts.delta / s, ma.n as f64, alpha_k, ratio_n));
+            welch.primary = !primary_design;
+            welch_rows.push(welch);
+
+            let pair = &p.diff[metric.block_index()];
+            let g = pair.units();
+            let var_d = pair.var_difference();
+            let units = Moments::new();
+            let mut r = row(
+                metric,
+                info,
+                p.a,
+                p.b,
+                metric.design_test(),
+                unit_name,
+                &units,
+                &units,
+            );
+            r.set_test(pair.test(), pair.cohen_dz(), "cohen_dz");
+            r.n_a = g;
+            r.n_b = g;
+            r.mean_a = pair.a.mean();
+            r.mean_b = pair.b.mean();
+            r.difference = pair.difference();
+            r.variance_ratio = match (var_d, welch_se2) {
+                (Some(v), Some(se2)) if se2 > 0.0 => Some(v / se2),
+                _ => None,
+            };
+            r.pairing_ratio = match (var_d, pair.a.var_mean(), pair.b.var_mean()) {
+                (Some(v), Some(va), Some(vb))
+                    if va + vb > 0.0 && metric.design_test() == "paired" =>
+                {
+                    Some(v / (va + vb))
+                }
+                _ => None,
+            };
+            let measured = var_d.and_then(|v| power::MeasuredDesign::new(v, g));
+            r.sd_units = measured.map(|m| m.sd_units);
+            r.mde = measured.and_then(|m| m.mde(g as f64, alpha_k, opts.power));
+            r.power_at_delta = measured
+                .filter(|_| is_win)
+                .map(|m| m.power(opts.delta, g as f64, alpha_k));
+            r.primary = primary_design;
+            design_rows.push(r);
         }
         adjust(&mut welch_rows, defs);
-        adjust(&mut paired_rows, defs);
-        if paired_ok {
-            let mut r: Vec<f64> = paired_rows
-                .iter()
-                .filter_map(|r| r.variance_ratio)
-                .collect();
-            let mut q: Vec<f64> = paired_rows.iter().filter_map(|r| r.pairing_ratio).collect();
-            ratios.push(VarianceRatio {
-                metric: metric.key(),
-                design: percentile(&mut r, 0.5),
-                pairing: percentile(&mut q, 0.5),
-            });
-        }
+        adjust(&mut design_rows, defs);
+        let mut r: Vec<f64> = design_rows
+            .iter()
+            .filter_map(|r| r.variance_ratio)
+            .collect();
+        let mut q: Vec<f64> = design_rows.iter().filter_map(|r| r.pairing_ratio).collect();
+        ratios.push(VarianceRatio {
+            metric: metric.key(),
+            design: percentile(&mut r, 0.5),
+            pairing: percentile(&mut q, 0.5),
+        });
         pairwise.extend(welch_rows);
-        pairwise.extend(paired_rows);
+        pairwise.extend(design_rows);
     }
     let round_primary = round_primary(info);
     let seats = pooled_positions(acc, |t| &t.by_seat, &acc.seat_units, round_primary);
     let start_positions = pooled_positions(acc, |t| &t.by_start, &acc.start_units, round_primary);
-    let rounds_per_agent = acc.agents.iter().map(|t| t.rounds).min().unwrap_or(0);
-    // Eq. 5 compares win rates over the unit the stage's win metric counts: rounds under coin
-    // scoring, games under point scoring (as `plan`).
-    let units_per_agent = if info.points {
-        acc.agents.iter().map(|t| t.games).min().unwrap_or(0)
-    } else {
-        rounds_per_agent
-    };
-    let n_agents = info.agents.len().max(1);
-    let baseline = 1.0 / info.players.max(n_agents).max(1) as f64;
-    let sigma2 = baseline * (1.0 - baseline);
-    let es = opts.delta / sigma2.sqrt();
-    let n = units_per_agent as f64;
-    let power_summary = PowerSummary {
-        alpha: opts.alpha,
-        power: opts.power,
-        delta: opts.delta,
-        pairs: k,
-        baseline,
-        eq5_rounds: power::sample_size_eq5(opts.delta, sigma2, opts.alpha, opts.power),
-        eq5_rounds_bonferroni: power::sample_size_eq5(opts.delta, sigma2, alpha_k, opts.power),
-        rounds_per_agent,
-        unit: if info.points { "games" } else { "rounds" },
-        units_per_agent,
-        achieved_power: if n > 0.0 {
-            power::normal_ind_power(es, n, opts.alpha, 1.0)
-        } else {
-            0.0
-        },
-        achieved_power_bonferroni: if n > 0.0 {
-            power::normal_ind_power(es, n, alpha_k, 1.0)
-        } else {
-            0.0
-        },
-        mde_independent: (n > 0.0).then(|| {
-            let z = super::dist::normal_quantile(1.0 - alpha_k / 2.0)
-                + super::dist::normal_quantile(opts.power);
-            z * (2.0 * sigma2 / n).sqrt()
-        }),
-    };
+    let power = power_summary(info, acc, opts, &pairwise);
     let stars_on = match defs {
         Definitions::Ours => {
-            "p_holm of the primary test (paired where the design pairs, else Welch)"
+            "p_holm of the primary test (paired or clustered by the design's unit; Welch's on \
+             rounds only where the paper's definitions are asked for)"
         }
         Definitions::Paper => "p_bonferroni of Welch's test (the paper's test and correction)",
     };
@@ -675,18 +765,126 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
             mean_turns_per_round: acc.turns.mean(),
             starts_vary: acc.starts_vary,
             variance_ratio: ratios,
+            table_mix,
         },
         agents,
         pairwise,
         seats,
         start_positions,
-        power: power_summary,
+        power,
         families: format!(
-            "one family per metric and test: the {k} pairs of agents; Bonferroni multiplies by \
-             the number of defined p-values in the family, Holm steps down over it"
+            "one family per metric and test: the {k} pairs of agents (fewer where a pair has \
+             no test, e.g. an agent never called: `family` in each row); Bonferroni multiplies \
+             by the family's size, Holm steps down over it"
         ),
         stars_on,
         notes: notes(info, acc, defs),
+    }
+}
+
+/// Point games: each table size's share of the stage's records; empty under coin scoring,
+/// where every round seats everyone.
+fn table_mix(info: &StageInfo, acc: &Accumulated) -> Vec<TableShare> {
+    let total: u64 = acc.table_rows.iter().sum();
+    if !info.points || total == 0 {
+        return Vec::new();
+    }
+    acc.table_rows
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(m, n)| TableShare {
+            players: m + 1,
+            share: *n as f64 / total as f64,
+        })
+        .collect()
+}
+
+/// Power of the headline outcome: by the design as run (each pair's primary test and its
+/// measured variance), and, for comparison, by eq. 5 with independent units.
+fn power_summary(
+    info: &StageInfo,
+    acc: &Accumulated,
+    opts: &Options,
+    pairwise: &[Pairwise],
+) -> PowerSummary {
+    let k = acc.pairs.len();
+    let alpha_k = opts.alpha / k.max(1) as f64;
+    let metric = headline(info.points);
+    let mut ratio: Vec<f64> = pairwise
+        .iter()
+        .filter(|r| r.metric == metric.key())
+        .filter_map(|r| r.variance_ratio)
+        .collect();
+    let (mut sd, mut pw, mut mde, mut need) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut units = 0;
+    for p in &acc.pairs {
+        let pair = &p.diff[metric.block_index()];
+        let g = pair.units();
+        units = units.max(g);
+        let Some(m) = pair
+            .var_difference()
+            .and_then(|v| power::MeasuredDesign::new(v, g))
+        else {
+            continue;
+        };
+        sd.push(m.sd_units);
+        pw.push(m.power(opts.delta, g as f64, alpha_k));
+        mde.extend(m.mde(g as f64, alpha_k, opts.power));
+        need.extend(m.units_needed(opts.delta, alpha_k, opts.power));
+    }
+    let rounds_per_agent = acc.agents.iter().map(|t| t.rounds).min().unwrap_or(0);
+    // Eq. 5 compares win rates over the unit the stage's headline counts: rounds under coin
+    // scoring, games under point scoring (as `plan`).
+    let units_per_agent = if info.points {
+        acc.agents.iter().map(|t| t.games).min().unwrap_or(0)
+    } else {
+        rounds_per_agent
+    };
+    let n_agents = info.agents.len().max(1);
+    let baseline = 1.0 / info.players.max(n_agents).max(1) as f64;
+    let sigma2 = baseline * (1.0 - baseline);
+    let es = opts.delta / sigma2.sqrt();
+    let n = units_per_agent as f64;
+    let z_power = |a: f64| {
+        if n > 0.0 {
+            power::normal_ind_power(es, n, a, 1.0)
+        } else {
+            0.0
+        }
+    };
+    PowerSummary {
+        alpha: opts.alpha,
+        power: opts.power,
+        delta: opts.delta,
+        pairs: k,
+        metric: metric.key(),
+        design: DesignPower {
+            test: metric.design_test(),
+            unit: unit_name(info),
+            units,
+            pairs_measured: sd.len(),
+            design_effect: percentile(&mut ratio, 0.5),
+            sd_units: Spread::of(&mut sd, false),
+            power_at_delta: Spread::of(&mut pw, true),
+            mde: Spread::of(&mut mde, false),
+            units_needed: Spread::of(&mut need, false),
+        },
+        independent: IndependentPower {
+            baseline,
+            eq5: power::sample_size_eq5(opts.delta, sigma2, opts.alpha, opts.power),
+            eq5_bonferroni: power::sample_size_eq5(opts.delta, sigma2, alpha_k, opts.power),
+            unit: if info.points { "games" } else { "rounds" },
+            units_per_agent,
+            rounds_per_agent,
+            power: z_power(opts.alpha),
+            power_bonferroni: z_power(alpha_k),
+            mde_bonferroni: (n > 0.0).then(|| {
+                let z = super::dist::normal_quantile(1.0 - alpha_k / 2.0)
+                    + super::dist::normal_quantile(opts.power);
+                z * (2.0 * sigma2 / n).sqrt()
+            }),
+        },
     }
 }
 
@@ -699,6 +897,8 @@ fn observations(t: &AgentAcc, metric: Metric) -> Moments {
     }
 }
 
+/// A row of `metric` for the pair (a, b) with the means of `ma` and `mb`, its test still to
+/// be set.
 #[allow(clippy::too_many_arguments)]
 fn row(
     metric: Metric,
@@ -709,13 +909,6 @@ fn row(
     unit: &'static str,
     ma: &Moments,
     mb: &Moments,
-    result: Option<TestResult>,
-    effect: Option<f64>,
-    effect_name: &'static str,
-    variance_ratio: Option<f64>,
-    mde: Option<f64>,
-    power_at_delta: Option<f64>,
-    primary: bool,
 ) -> Pairwise {
     Pairwise {
         metric: metric.key(),
@@ -732,34 +925,54 @@ fn row(
             (Some(x), Some(y)) => Some(x - y),
             _ => None,
         },
-        statistic: result.map(|r| r.statistic),
-        df: result.map(|r| r.df),
-        p: result.map(|r| r.p),
+        statistic: None,
+        df: None,
+        p: None,
         p_bonferroni: None,
         p_holm: None,
+        family: 0,
         stars: "",
-        effect,
-        effect_name,
-        variance_ratio,
+        effect: None,
+        effect_name: "",
+        variance_ratio: None,
         pairing_ratio: None,
-        mde,
-        power_at_delta,
-        primary,
+        sd_units: None,
+        mde: None,
+        power_at_delta: None,
+        primary: false,
+    }
+}
+
+impl Pairwise {
+    fn set_test(&mut self, result: Option<TestResult>, effect: Option<f64>, name: &'static str) {
+        self.statistic = result.map(|r| r.statistic);
+        self.df = result.map(|r| r.df);
+        self.p = result.map(|r| r.p);
+        self.effect = effect;
+        self.effect_name = name;
     }
 }
 
 /// Adjusts one family's p-values and sets the stars.
 fn adjust(rows: &mut [Pairwise], defs: Definitions) {
     let p: Vec<Option<f64>> = rows.iter().map(|r| r.p).collect();
+    let family = p.iter().flatten().count();
     let (bonf, holm) = (bonferroni(&p), holm(&p));
     for (i, r) in rows.iter_mut().enumerate() {
         r.p_bonferroni = bonf[i];
         r.p_holm = holm[i];
+        r.family = family;
         r.stars = match defs {
             Definitions::Ours => stats::stars(r.p_holm),
             Definitions::Paper => stats::stars(r.p_bonferroni),
         };
     }
+}
+
+/// The unit of the paired analysis: `game` (point scoring), `deal` (`rotate`, `permute`) or
+/// `round`.
+pub fn unit_name(info: &StageInfo) -> &'static str {
+    cluster_unit(info).unwrap_or("round")
 }
 
 /// The unit whose rounds (and calls) are clustered: `deal` with `rotate` or `permute` seating
@@ -787,6 +1000,7 @@ fn agent_metrics(
     t: &AgentAcc,
     timed: bool,
     defs: Definitions,
+    table_weights: &[f64],
 ) -> AgentMetrics {
     let s = |m: RoundMetric| summary(&t.round[m.index()], &t.unit[m.index()]);
     let decision_time = timed.then(|| {
@@ -849,6 +1063,30 @@ fn agent_metrics(
             let units = info.seating.blocks().then_some(&t.unit[GAME_WIN]);
             rate(t.game_wins, t.games, units, game_primary)
         }),
+        win_standardized: info
+            .points
+            .then(|| standardized(&t.win_by_table, table_weights)),
+    }
+}
+
+fn standardized(s: &Stratified, weights: &[f64]) -> Standardized {
+    let by_table = s
+        .counts()
+        .iter()
+        .zip(s.rates())
+        .enumerate()
+        .filter(|(_, (n, _))| **n > 0.0)
+        .map(|(m, (n, rate))| TableRate {
+            players: m + 1,
+            rounds: *n as u64,
+            rate,
+        })
+        .collect();
+    Standardized {
+        rate: s.rate(weights),
+        ci95: s.interval(weights, 0.95).map(|(l, h)| [l, h]),
+        units: s.g,
+        by_table,
     }
 }
 
@@ -887,6 +1125,24 @@ fn notes(info: &StageInfo, acc: &Accumulated, defs: Definitions) -> Vec<String> 
             acc.rows - acc.untimed_rows,
             acc.rows
         ));
+    }
+    if acc.timed {
+        notes.push(
+            "Decision time is described (mean, median, 95th percentile), not tested: it is a \
+             clock measurement on this machine under its load at the time, so a p-value would \
+             test the machine as much as the agents."
+                .into(),
+        );
+    }
+    if info.points {
+        notes.push(
+            "Point games: games won is the primary outcome. Per-round rates (win rate, calls, \
+             points per round) are conditional on the table size: an agent that survives \
+             longer plays more 2- and 3-player rounds, where a round is won more often, so \
+             they mix skill with survival. The win rate standardised to the stage's \
+             table-size mix removes that part (see the agents table)."
+                .into(),
+        );
     }
     if !acc.starts_vary {
         notes.push(

@@ -1,6 +1,10 @@
 //! What each figure of a stage shows, as data for `dhumbal_plots`, and drawing them. Agents are
 //! always passed in the stage's slot order, so an agent has the same colour in every figure.
 //! A figure that cannot be drawn is reported and skipped; it never loses the other outputs.
+//!
+//! Figures carry no title inside the image unless the report asks for titles
+//! (`Options::titles`, `--titles`): in a paper the caption carries it, and the plot takes the
+//! room.
 
 use std::path::{Path, PathBuf};
 
@@ -10,11 +14,15 @@ use super::metrics::{Accumulated, RoundMetric};
 use super::tables::ci_label;
 use dhumbal_plots::{self as plots, Band, HeatmapPanel, Interval, Width};
 
-/// One figure to draw: its file stem, caption, and how to draw it.
+/// One figure to draw: its file stem, the title drawn inside it, caption, and how to draw it.
 pub struct FigureSpec {
     pub stem: &'static str,
+    /// The title drawn inside the image: `None` unless the report asks for titles (the caption
+    /// says what the figure shows either way), and for figures whose panels carry the titles.
+    pub title: Option<String>,
     pub caption: String,
-    pub draw: Box<dyn Fn() -> anyhow::Result<plots::Figure>>,
+    /// Draws the figure with the title it is given ("" for none).
+    pub draw: Box<dyn Fn(&str) -> anyhow::Result<plots::Figure>>,
 }
 
 /// A drawn figure (or the reason it was not).
@@ -51,30 +59,97 @@ fn ci_caption(method: &str, what: &str, units: Option<u64>) -> String {
     }
 }
 
-/// The figures of a stage, in report order.
+/// "N rounds (games) per agent", or the range when agents played different numbers.
+fn per_agent(counts: impl Iterator<Item = u64>, what: &str) -> String {
+    let counts: Vec<u64> = counts.collect();
+    match (counts.iter().min(), counts.iter().max()) {
+        (Some(lo), Some(hi)) if lo == hi => format!("{lo} {what} per agent"),
+        (Some(lo), Some(hi)) => format!("{lo}–{hi} {what} per agent"),
+        _ => String::new(),
+    }
+}
+
+/// The figures of a stage, in report order. Under point scoring the games won (`game_win`)
+/// come first: the game is what an agent plays for, and the win rate per round depends on how
+/// long it survives.
 pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let mut out = Vec::new();
     let names: Vec<String> = s.agents.iter().map(|a| a.agent.clone()).collect();
     let points = s.info.points;
     let first = s.agents.first();
+    let titled = s.options.titles;
+    let title = |t: String| titled.then_some(t);
+
+    // Games won (point scoring), with the game-win rate's primary 95% interval and the median.
+    if points {
+        let bars: Vec<(String, Interval)> = s
+            .agents
+            .iter()
+            .map(|a| {
+                let g = a.games.as_ref();
+                (
+                    a.agent.clone(),
+                    interval(g.and_then(|g| g.rate), g.and_then(|g| g.ci95), 100.0),
+                )
+            })
+            .collect();
+        let games = first.and_then(|a| a.games.as_ref());
+        let method = games.map_or("wilson", |g| g.ci95_method);
+        let ci = match method {
+            "wilson" => ci_caption(method, "games", None),
+            unit => ci_caption(unit, "arrangements", games.and_then(|g| g.units)),
+        };
+        out.push(spec(
+            "game_win",
+            title(format!("Games won ({})", ci_label(method))),
+            format!(
+                "Games won: share of its games an agent won (was the last player left), with \
+                 {ci}; dashed line: median over agents. {}.",
+                per_agent(
+                    s.agents.iter().map(|a| a.games.as_ref().map_or(0, |g| g.n)),
+                    "games"
+                )
+            ),
+            move |title| {
+                plots::interval_bars(title, "Games won (%)", &bars, true, Width::OneColumn)
+            },
+        ));
+    }
 
     // Win rate with its primary 95% interval and the median (paper Fig. 2a, 7a): by deal
-    // (game) in blocked designs, else Wilson; the paper's eq. 6 with its definitions.
+    // (game) in blocked designs, else Wilson; the paper's eq. 6 with its definitions. Under
+    // point scoring it is per round played, which depends on the table size.
     let bars: Vec<(String, Interval)> = s
         .agents
         .iter()
         .map(|a| (a.agent.clone(), interval(a.win.rate, a.win.ci95, 100.0)))
         .collect();
     let method = first.map_or("wilson", |a| a.win.ci95_method);
-    let title = format!("Win rate ({})", ci_label(method));
+    let rounds = per_agent(s.agents.iter().map(|a| a.rounds), "rounds");
+    let ci = ci_caption(method, "rounds", first.and_then(|a| a.win.units));
+    let (win_title, win_axis, win_caption) = if points {
+        (
+            format!("Win rate per round ({})", ci_label(method)),
+            "Rounds won (%)",
+            format!(
+                "Win rate per round played (conditional on table size: the survivors of a game \
+                 also play 3- and 2-player rounds, where a round is won more often; the games \
+                 won are the first figure), per agent, with {ci}; dashed line: median over \
+                 agents. {rounds}."
+            ),
+        )
+    } else {
+        (
+            format!("Win rate ({})", ci_label(method)),
+            "Win rate (%)",
+            format!("Win rate per agent with {ci}; dashed line: median over agents. {rounds}."),
+        )
+    };
     out.push(spec(
         "win_rate",
-        format!(
-            "Win rate per agent with {}; dashed line: median over agents. {} rounds per agent.",
-            ci_caption(method, "rounds", first.and_then(|a| a.win.units)),
-            s.power.rounds_per_agent
-        ),
-        move || plots::interval_bars(&title, "Win rate (%)", &bars, true, Width::OneColumn),
+        title(win_title),
+        win_caption,
+        move |title| plots::interval_bars(title, win_axis, &bars, true, Width::OneColumn),
     ));
 
     // Economic performance (Fig. 2b).
@@ -88,13 +163,14 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             )
         })
         .collect();
-    let (title, unit) = if points {
-        ("Economic performance", "−Points per round")
+    let unit = if points {
+        "−Points per round"
     } else {
-        ("Economic performance", "Coins per round")
+        "Coins per round"
     };
     out.push(spec(
         "economic",
+        title("Economic performance".into()),
         format!(
             "Mean {} per round with 95% t intervals over {}s.",
             if points {
@@ -104,7 +180,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             },
             s.design.unit
         ),
-        move || plots::interval_bars(title, unit, &bars, false, Width::OneColumn),
+        move |title| plots::interval_bars(title, unit, &bars, false, Width::OneColumn),
     ));
 
     // Call ("Jhyap") success (Fig. 2c), with the same kind of interval as the win rate
@@ -120,22 +196,16 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         })
         .collect();
     let method = first.map_or("wilson", |a| a.call_success.ci95_method);
-    let title = format!("Jhyap call success ({})", ci_label(method));
     out.push(spec(
         "call_success",
+        title(format!("Jhyap call success ({})", ci_label(method))),
         format!(
             "Share of an agent's calls (Jhyap, empty hands and forced showdowns) that won, with \
              {}; dashed line: median over agents. An agent without calls has no bar.",
             ci_caption(method, "calls", None)
         ),
-        move || {
-            plots::interval_bars(
-                &title,
-                "Successful calls (%)",
-                &bars,
-                true,
-                Width::OneColumn,
-            )
+        move |title| {
+            plots::interval_bars(title, "Successful calls (%)", &bars, true, Width::OneColumn)
         },
     ));
 
@@ -143,23 +213,24 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let win_series = cumulative(acc, &names, RoundMetric::Win);
     out.push(spec(
         "cumulative_wins",
+        title("Cumulative wins".into()),
         "Cumulative wins over the stage's rounds (in record order). Band: 95% interval of the \
          expected cumulative count, S_t ± 1.96·s·√t, s the agent's per-round SD."
             .into(),
-        move || {
-            plots::lines(
-                "Cumulative wins",
-                "Round",
-                "Wins",
-                &win_series,
-                Width::OneColumn,
-            )
-        },
+        move |title| plots::lines(title, "Round", "Wins", &win_series, Width::OneColumn),
     ));
     let econ_series = cumulative(acc, &names, RoundMetric::Economic);
     let y = if points { "−Points" } else { "Coins" };
     out.push(spec(
         "cumulative_economic",
+        title(
+            if points {
+                "Cumulative points (negated)"
+            } else {
+                "Cumulative coins"
+            }
+            .into(),
+        ),
         format!(
             "Cumulative {} over the stage's rounds, with the 95% band S_t ± 1.96·s·√t.",
             if points {
@@ -168,36 +239,23 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
                 "coin change"
             }
         ),
-        move || {
-            plots::lines(
-                if points {
-                    "Cumulative points (negated)"
-                } else {
-                    "Cumulative coins"
-                },
-                "Round",
-                y,
-                &econ_series,
-                Width::OneColumn,
-            )
-        },
+        move |title| plots::lines(title, "Round", y, &econ_series, Width::OneColumn),
     ));
 
-    // Pairwise effect sizes (Fig. 1, 6).
-    if names.len() > 1 {
-        let panels = heatmap_panels(s, &names);
-        if !panels.is_empty() {
-            out.push(spec(
-                "effects",
-                format!(
-                    "Cohen's d of the row agent minus the column agent, one panel per metric \
-                     (positive: the row agent's mean is higher; for hand value and decision \
-                     time lower is better). Stars: {}; * p<0.05, ** p<0.01, *** p<0.001.",
-                    s.stars_on
-                ),
-                move || plots::heatmaps(&panels, Width::TwoColumn),
-            ));
-        }
+    // Pairwise effect sizes (Fig. 1, 6) of each pair's primary test, one triangle.
+    if names.len() > 1
+        && let Some(effects) = effects(s, &names)
+    {
+        out.push(spec("effects", None, effects.caption, move |_| {
+            plots::heatmaps_with(
+                &effects.panels,
+                &plots::HeatmapOptions {
+                    scale_label: &effects.scale_label,
+                    cells: plots::Cells::Lower,
+                },
+                Width::TwoColumn,
+            )
+        }));
     }
 
     // Win rate by seat, and by starting position when it differs from the seat.
@@ -226,32 +284,28 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         Width::OneColumn
     };
     let method = s.seats.first().map_or("wilson", |p| p.win.ci95_method);
-    let seat_title = format!("Win rate by seat ({})", ci_label(method));
-    let start_title = format!("Win rate by starting position ({})", ci_label(method));
     let seat_ci = ci_caption(method, "rounds", None);
     let (groups, series) = seat_groups(&|a| &a.by_seat);
     out.push(spec(
         "win_by_seat",
+        title(format!("Win rate by seat ({})", ci_label(method))),
         format!("Win rate by seat (1 = first in turn order) with {seat_ci}."),
-        move || {
-            plots::grouped_interval_bars(
-                &seat_title,
-                "Seat",
-                "Win rate (%)",
-                &groups,
-                &series,
-                width,
-            )
+        move |title| {
+            plots::grouped_interval_bars(title, "Seat", "Win rate (%)", &groups, &series, width)
         },
     ));
     if acc.starts_vary {
         let (groups, series) = seat_groups(&|a| &a.by_start_position);
         out.push(spec(
             "win_by_start",
+            title(format!(
+                "Win rate by starting position ({})",
+                ci_label(method)
+            )),
             format!("Win rate by starting position (1 = moved first in the round) with {seat_ci}."),
-            move || {
+            move |title| {
                 plots::grouped_interval_bars(
-                    &start_title,
+                    title,
                     "Position from the starter",
                     "Win rate (%)",
                     &groups,
@@ -280,13 +334,14 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             .collect();
         out.push(spec(
             "decision_time",
+            title("Decision time per round".into()),
             "Time per decision, per agent: median and 95th percentile over rounds of the \
              round's mean time per decision (decision_ns / decisions) over the timed rounds, \
              in microseconds, log scale. The table's mean is over all timed decisions."
                 .into(),
-            move || {
+            move |title| {
                 plots::log_points_labelled(
-                    "Decision time per round",
+                    title,
                     "Mean time per decision in a round (µs)",
                     &rows,
                     ["Median", "95th percentile"],
@@ -300,11 +355,13 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
 
 fn spec(
     stem: &'static str,
+    title: Option<String>,
     caption: String,
-    draw: impl Fn() -> anyhow::Result<plots::Figure> + 'static,
+    draw: impl Fn(&str) -> anyhow::Result<plots::Figure> + 'static,
 ) -> FigureSpec {
     FigureSpec {
         stem,
+        title,
         caption,
         draw: Box::new(draw),
     }
@@ -349,52 +406,113 @@ fn cumulative(acc: &Accumulated, names: &[String], metric: RoundMetric) -> Vec<B
         .collect()
 }
 
-/// One heatmap panel per compared metric: Cohen's d (from the Welch rows) with the stars of
-/// the metric's primary test.
-fn heatmap_panels(s: &StageAnalysis, names: &[String]) -> Vec<HeatmapPanel> {
+/// The effects figure: its panels, the colour bar's label and the caption.
+struct Effects {
+    panels: Vec<HeatmapPanel>,
+    scale_label: String,
+    caption: String,
+}
+
+/// The effect size an `effect_name` names, for labels: "Cohen's d" or "Cohen's d_z".
+fn effect_label(name: &str) -> &'static str {
+    match name {
+        "cohen_dz" => "Cohen\u{2019}s d_z",
+        _ => "Cohen\u{2019}s d",
+    }
+}
+
+/// One heatmap panel per metric with pairwise rows: the effect size of each pair's primary
+/// test (the one the tables star: Cohen's d_z of the paired or clustered test by deal, game or
+/// round, or Cohen's d beside Welch's test with the paper's definitions) and its stars, below
+/// the diagonal. A pair is (a, b) with a before b in the stage's order; below the diagonal the
+/// row is b and the column a, so the cell holds b minus a: the primary row's effect negated.
+fn effects(s: &StageAnalysis, names: &[String]) -> Option<Effects> {
     let n = names.len();
     let index = |id: &str| names.iter().position(|x| x == id);
     let mut panels = Vec::new();
-    let metrics = super::analyze::compared_metrics(
-        s.info.points,
-        s.agents.iter().any(|a| a.decision_time.is_some()),
-        s.definitions,
-    );
-    for metric in metrics {
-        if metric == Metric::DecisionTime {
-            continue;
-        }
+    // Per panel, the effect it shows and the unit of its test.
+    let mut kinds: Vec<(&'static str, &'static str, &'static str)> = Vec::new();
+    for metric in super::tables::metrics_of(s) {
         let mut values = vec![vec![None; n]; n];
         let mut stars = vec![vec![String::new(); n]; n];
-        let mut any = false;
-        for r in s.pairwise.iter().filter(|r| r.metric == metric.key()) {
+        let mut kind = None;
+        for r in s
+            .pairwise
+            .iter()
+            .filter(|r| r.metric == metric.key() && r.primary)
+        {
             let (Some(i), Some(j)) = (index(&r.a), index(&r.b)) else {
                 continue;
             };
-            if r.test == "welch" {
-                values[i][j] = r.effect;
-                values[j][i] = r.effect.map(|d| -d);
-                any |= r.effect.is_some();
-            }
-            if r.primary {
-                stars[i][j] = r.stars.to_string();
-                stars[j][i] = r.stars.to_string();
+            // The row is the later agent of the two.
+            let (row, col, sign) = if i > j { (i, j, 1.0) } else { (j, i, -1.0) };
+            values[row][col] = r.effect.map(|d| sign * d);
+            stars[row][col] = r.stars.to_string();
+            if r.effect.is_some() {
+                kind.get_or_insert((r.effect_name, r.test, r.unit));
             }
         }
-        if any {
-            let title = match (s.definitions, metric.paper_key()) {
-                (Definitions::Paper, Some(k)) => paper_title(k).to_string(),
-                _ => metric.short_label().to_string(),
-            };
-            panels.push(HeatmapPanel {
-                title,
-                labels: names.to_vec(),
-                values,
-                stars,
-            });
-        }
+        let Some(kind) = kind else { continue };
+        let title = match (s.definitions, metric.paper_key()) {
+            (Definitions::Paper, Some(k)) => paper_title(k).to_string(),
+            _ => metric.short_label().to_string(),
+        };
+        kinds.push(kind);
+        panels.push(HeatmapPanel {
+            title,
+            labels: names.to_vec(),
+            values,
+            stars,
+        });
     }
-    panels
+    let (&(effect, test, unit), rest) = kinds.split_first()?;
+    let one_kind = rest.iter().all(|k| k.0 == effect);
+    let scale_label = if one_kind {
+        // No-break spaces keep "(row vs. column)" on one line.
+        format!("{} (row\u{a0}vs.\u{a0}column)", effect_label(effect))
+    } else {
+        // Mixed effects (not in the designs we know): each panel names its own.
+        for (p, k) in panels.iter_mut().zip(&kinds) {
+            p.title = format!("{} ({})", p.title, effect_label(k.0));
+        }
+        "Effect size (row\u{a0}vs.\u{a0}column)".to_string()
+    };
+    let what = if !one_kind {
+        "Cohen's d_z of the paired (clustered) tests, Cohen's d of Welch's tests, as each panel \
+         names"
+            .to_string()
+    } else if effect == "cohen_dz" {
+        let how = if test == "clustered" {
+            "clustered"
+        } else {
+            "paired"
+        };
+        format!(
+            "Cohen's d_z of the {how} test by {unit}: the mean of the per-{unit} differences \
+             over their SD"
+        )
+    } else {
+        "Cohen's d of Welch's test: the difference of the means over the pooled SD".to_string()
+    };
+    let lower_better = if super::tables::metrics_of(s).contains(&Metric::HandValue) {
+        "; for hand value lower is better"
+    } else {
+        ""
+    };
+    let caption = format!(
+        "Effect size of each pair's primary test, the one the tables star ({what}), one panel \
+         per metric. Each pair once: the row agent minus the column agent, the row agent \
+         being the later of the two in the stage's order (the tables give the earlier minus \
+         the later: the opposite sign). Positive: the row agent's mean is higher{lower_better}. \
+         A grey cell: no test for that pair (e.g. an agent that never called). Stars: {}; \
+         * p<0.05, ** p<0.01, *** p<0.001.",
+        s.stars_on
+    );
+    Some(Effects {
+        panels,
+        scale_label,
+        caption,
+    })
 }
 
 fn paper_title(key: &str) -> &'static str {
@@ -416,7 +534,7 @@ pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
             // A bug in drawing must not take the run down with it: the records and the rest
             // of the report are worth more than one figure.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                (f.draw)().and_then(|fig| fig.write(dir, f.stem))
+                (f.draw)(f.title.as_deref().unwrap_or("")).and_then(|fig| fig.write(dir, f.stem))
             }))
             .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{}` panicked", f.stem)));
             match result {

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use anyhow::bail;
 
 use super::load::{InputError, Row, StageInfo};
-use super::stats::{Cluster, ClusterPair, CoMoments, Moments};
+use super::stats::{Cluster, ClusterPair, CoMoments, Moments, Stratified};
 
 /// Per-round metrics with a value for every agent in every round it plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,12 +45,12 @@ impl RoundMetric {
 }
 
 /// Slots per deal block: the six round metrics, the game-win indicator (point games), then
-/// call success (per call; not paired across agents, whose calls do not pair).
+/// call success (per call: calls of two agents do not pair, but the calls of one deal are
+/// clustered, so their comparison is the clustered two-sample test over the deals in which
+/// either agent called).
 const BLOCK_METRICS: usize = 8;
 pub const GAME_WIN: usize = 6;
 pub const CALL_SUCCESS: usize = 7;
-/// Block metrics with a paired analysis (all but call success).
-const PAIRED_METRICS: usize = 7;
 
 /// Seat or starting-position counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -92,6 +92,9 @@ pub struct AgentAcc {
     pub games: u64,
     pub game_wins: u64,
     pub game: Moments,
+    /// Point games: wins over rounds by table size (stratum m - 1 for m players at the
+    /// table), per game, for the win rate standardised to the stage's table-size mix.
+    pub win_by_table: Stratified,
 }
 
 /// One pair of agents (a < b): their per-deal sums and counts over the deals both played,
@@ -133,6 +136,9 @@ pub struct Accumulated {
     /// Wins over rounds in each seat and starting position, all agents pooled, per deal.
     pub seat_units: Vec<Cluster>,
     pub start_units: Vec<Cluster>,
+    /// Records (agent-rounds) by table size, index m - 1 for m players at the table: the
+    /// stage's table-size mix.
+    pub table_rows: Vec<u64>,
 }
 
 /// Checkpoints kept for the cumulative figures: between this and twice this many.
@@ -146,6 +152,9 @@ struct Block {
     count: Vec<u32>,
     pos_wins: Vec<f64>,
     pos_rounds: Vec<u32>,
+    /// Per agent and table size (point games): wins and rounds.
+    size_wins: Vec<f64>,
+    size_rounds: Vec<f64>,
 }
 
 /// The running state of the pass.
@@ -181,13 +190,17 @@ impl Accumulator {
             }
         }
         let seats = info.players.max(n).max(1);
+        let mut agents = vec![AgentAcc::default(); n];
+        for t in &mut agents {
+            t.win_by_table = Stratified::new(seats);
+        }
         Accumulator {
             info_agents: n,
             seats,
             points: info.points,
             arrangements: info.arrangements().max(1),
             acc: Accumulated {
-                agents: vec![AgentAcc::default(); n],
+                agents,
                 pairs,
                 rounds: 0,
                 rows: 0,
@@ -199,6 +212,7 @@ impl Accumulator {
                 starts_vary: false,
                 seat_units: vec![Cluster::default(); seats],
                 start_units: vec![Cluster::default(); seats],
+                table_rows: vec![0; seats],
             },
             group: Vec::with_capacity(8),
             blocks: HashMap::new(),
@@ -292,6 +306,7 @@ impl Accumulator {
             );
         }
         let seats = self.seats;
+        self.acc.table_rows[m - 1] += m as u64;
         let mut block = self.take_block(deal);
         for (i, r) in group.iter().enumerate() {
             let a = usize::from(r.slot);
@@ -356,6 +371,8 @@ impl Accumulator {
             let at = (a * 2) * seats + seat;
             block.pos_wins[at] += won;
             block.pos_rounds[at] += 1;
+            block.size_wins[a * seats + m - 1] += won;
+            block.size_rounds[a * seats + m - 1] += 1.0;
             if let Some(k) = starter {
                 let pos = (i + m - k) % m;
                 if t.by_start.len() <= pos {
@@ -419,6 +436,8 @@ impl Accumulator {
                 b.count.iter_mut().for_each(|v| *v = 0);
                 b.pos_wins.iter_mut().for_each(|v| *v = 0.0);
                 b.pos_rounds.iter_mut().for_each(|v| *v = 0);
+                b.size_wins.iter_mut().for_each(|v| *v = 0.0);
+                b.size_rounds.iter_mut().for_each(|v| *v = 0.0);
                 b
             }
             None => Block {
@@ -427,6 +446,8 @@ impl Accumulator {
                 count: vec![0; size],
                 pos_wins: vec![0.0; positions],
                 pos_rounds: vec![0; positions],
+                size_wins: vec![0.0; self.info_agents * self.seats],
+                size_rounds: vec![0.0; self.info_agents * self.seats],
             },
         }
     }
@@ -472,9 +493,25 @@ impl Accumulator {
             }
         }
         for p in &mut self.acc.pairs {
-            for k in 0..PAIRED_METRICS {
-                if let (Some((sa, na)), Some((sb, nb))) = (unit(p.a, k), unit(p.b, k)) {
-                    p.diff[k].push(sa, na, sb, nb);
+            for k in 0..BLOCK_METRICS {
+                match (unit(p.a, k), unit(p.b, k)) {
+                    (Some((sa, na)), Some((sb, nb))) => p.diff[k].push(sa, na, sb, nb),
+                    // Calls: a deal in which one agent called and the other did not is a
+                    // cluster of the clustered comparison all the same.
+                    (Some((sa, na)), None) if k == CALL_SUCCESS => p.diff[k].push(sa, na, 0.0, 0.0),
+                    (None, Some((sb, nb))) if k == CALL_SUCCESS => p.diff[k].push(0.0, 0.0, sb, nb),
+                    _ => {}
+                }
+            }
+        }
+        if self.points {
+            let seats = self.seats;
+            for a in 0..self.info_agents {
+                let at = a * seats..(a + 1) * seats;
+                if block.size_rounds[at.clone()].iter().any(|n| *n > 0.0) {
+                    self.acc.agents[a]
+                        .win_by_table
+                        .push(&block.size_wins[at.clone()], &block.size_rounds[at]);
                 }
             }
         }

@@ -136,3 +136,40 @@ pub fn ttest_paired_mde(n: f64, alpha: f64, power: f64) -> Option<f64> {
     }
     solve_increasing(|es| ttest_paired_power(es, n, alpha), power, 0.0, 0.01)
 }
+
+/// Power, units needed and minimum detectable difference of a clustered (paired) test, from
+/// a measured design: `var_difference`, the cluster-robust variance of the mean difference
+/// over `units` units (deals or games), i.e. a standard deviation of the unit differences
+/// σ_u = sqrt(G·V). The test is the paired t-test on G units with effect δ/σ_u (statsmodels
+/// `TTestPower`); σ_u carries the design effect (pairing, clustering, table negativity), so
+/// the same σ_u plans a run of the same design with any number of units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeasuredDesign {
+    /// SD of the unit differences, sqrt(G·V).
+    pub sd_units: f64,
+}
+
+impl MeasuredDesign {
+    /// From the variance of the mean difference measured over `units` units; `None` without
+    /// a positive variance or with fewer than two units.
+    pub fn new(var_difference: f64, units: u64) -> Option<MeasuredDesign> {
+        (units >= 2 && var_difference > 0.0 && var_difference.is_finite()).then(|| MeasuredDesign {
+            sd_units: (var_difference * units as f64).sqrt(),
+        })
+    }
+
+    /// Power to detect a difference `delta` with `units` units at two-sided `alpha`.
+    pub fn power(&self, delta: f64, units: f64, alpha: f64) -> f64 {
+        ttest_paired_power(delta / self.sd_units, units, alpha)
+    }
+
+    /// Units needed to detect `delta` at `alpha` with `power`.
+    pub fn units_needed(&self, delta: f64, alpha: f64, power: f64) -> Option<f64> {
+        ttest_paired_sample_size(delta / self.sd_units, alpha, power)
+    }
+
+    /// Smallest difference detected with `units` units at `alpha` with `power`.
+    pub fn mde(&self, units: f64, alpha: f64, power: f64) -> Option<f64> {
+        ttest_paired_mde(units, alpha, power).map(|e| e * self.sd_units)
+    }
+}

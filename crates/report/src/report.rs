@@ -100,7 +100,7 @@ pub fn report_stage(
         &tables::agents_table(&analysis).to_latex(
             &format!(
                 "Per-agent metrics, stage {stage} ({} rounds per agent).",
-                analysis.power.rounds_per_agent
+                analysis.power.independent.rounds_per_agent
             ),
             &format!("tab:{}-agents", label(stage)),
         ),
@@ -115,10 +115,14 @@ pub fn report_stage(
         tables_dir.join("pairwise.tex"),
         &tables::pairwise_summary_table(&analysis).to_latex(
             &format!(
-                "Pairwise comparisons, stage {stage}: Cohen's d and {} p-values ({}).",
+                "Pairwise comparisons, stage {stage}: per metric, the primary test's effect size and \
+                 its {} p-value ({}).",
                 match analysis.definitions {
-                    Definitions::Ours => "Holm-adjusted",
-                    Definitions::Paper => "Bonferroni-adjusted Welch",
+                    Definitions::Ours => {
+                        "Holm-adjusted (paired or clustered test by the design's unit; effect \
+                         Cohen's d_z, the difference over the SD of the unit differences)"
+                    }
+                    Definitions::Paper => "Bonferroni-adjusted Welch (effect Cohen's d)",
                 },
                 "* p<0.05, ** p<0.01, *** p<0.001"
             ),
@@ -241,6 +245,20 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         d.seed.map_or("–".into(), |s| s.to_string()),
     );
     let _ = writeln!(out, "Unit of analysis: {unit_text}.\n");
+    if !d.table_mix.is_empty() {
+        let mix: Vec<String> = d
+            .table_mix
+            .iter()
+            .rev()
+            .map(|t| format!("{} players {}%", t.players, num(Some(100.0 * t.share), 1)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Table sizes (share of records): {}. Players drop out of a point game, so its \
+             later rounds are played at smaller tables, where a round is won more often.\n",
+            mix.join(", ")
+        );
+    }
     if !d.variance_ratio.is_empty() {
         let _ = writeln!(
             out,
@@ -286,7 +304,7 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             "p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6, rounds treated as independent), and \
              beside it the interval by {u} (cluster-robust, below), the one to trust here"
         ),
-        (true, None) => "p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6)".into(),
+        (true, None) => "p ± 1.96·sqrt(p(1−p)/n) (the paper's eq. 6, clipped to [0, 100]%)".into(),
         (false, Some(u)) => format!(
             "**by {u}** (the primary interval): the cluster-robust t interval with the {}{u}s \
              as units (G − 1 degrees of freedom, clipped to [0, 100]%), because the rounds of \
@@ -294,11 +312,12 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
              round as independent and so misstates the uncertainty here (too narrow where the \
              rounds of a {u} are positively correlated, as the arrangements of a `permute` \
              deal or the rounds of a game; too wide where they balance each other, as the \
-             rotations of a `rotate` deal), and the paper's normal interval (eq. 6)",
+             rotations of a `rotate` deal), and the paper's normal interval (eq. 6, clipped \
+             to [0, 100]%)",
             units.map_or(String::new(), |g| format!("{g} "))
         ),
         (false, None) => "Wilson score (rounds are independent in this design); beside it the \
-             paper's normal interval (eq. 6)"
+             paper's normal interval (eq. 6, clipped to [0, 100]%)"
             .into(),
     };
     let call_ci = match unit {
@@ -309,10 +328,20 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     };
     let games_ci = if !s.info.points {
         String::new()
-    } else if s.info.seating.blocks() {
-        " Games won: by game (the arrangements of one game form a cluster).".into()
     } else {
-        " Games won: Wilson over games (each game played once).".into()
+        format!(
+            " Games won, the primary outcome: {} Win % per round is conditional on the table \
+             sizes the agent played (an agent that survives longer plays more small tables); \
+             the standardised column weights the agent's win rate at each table size by the \
+             stage's table-size mix above (direct standardisation), with a cluster-robust \
+             interval by game (delta method, weights fixed); it is missing for an agent that \
+             never played some table size of the mix.",
+            if s.info.seating.blocks() {
+                "by game (the arrangements of one game form a cluster)."
+            } else {
+                "Wilson over games (each game played once)."
+            }
+        )
     };
     let _ = writeln!(
         out,
@@ -326,22 +355,63 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
          median and 95th percentile of that per-round distribution.\n",
         d.unit
     );
-    for stem in ["win_rate", "economic", "call_success", "decision_time"] {
+    for stem in [
+        "game_win",
+        "win_rate",
+        "economic",
+        "call_success",
+        "decision_time",
+    ] {
         figure(&mut out, figs, stem);
     }
 
     let _ = writeln!(out, "## Pairwise comparisons\n");
     let _ = writeln!(
         out,
-        "Each metric is compared for every pair with Welch's t-test on rounds (calls for call \
-         success, games for game wins; the paper's eq. 10, effect Cohen's d, eq. 11-12) and, \
-         where the design pairs, the paired test on per-{} means (cluster-robust where {}s \
-         differ in size; effect Cohen's d_z). Adjusted p-values: {}. Stars: {}; * p<0.05, \
+        "Each metric is compared for every pair by the design's test: the paired test on \
+         per-{unit} means (cluster-robust where {unit}s differ in size), and for call success \
+         the clustered two-sample test over the {unit}s in which either agent called (the \
+         calls of one {unit} are not independent; calls of two agents do not pair); effect: \
+         Cohen's d_z, the difference over the SD of the {unit} differences (t/√G). Beside it, \
+         as the paper's reference, Welch's t-test on rounds (calls for call success, games for \
+         games won; eq. 10, effect Cohen's d, eq. 11-12), which treats every observation as \
+         independent. Decision time is described above, not tested (a clock measurement \
+         depends on the machine and its load). Adjusted p-values: {}. Stars: {}; * p<0.05, \
          ** p<0.01, *** p<0.001. Difference: mean of the first agent minus the second.\n",
-        d.unit, d.unit, s.families, s.stars_on
+        s.families,
+        s.stars_on,
+        unit = d.unit,
     );
     out.push_str(&tables::pairwise_summary_table(s).to_markdown());
     out.push('\n');
+    let k = s.power.pairs;
+    let small: Vec<String> = tables::metrics_of(s)
+        .into_iter()
+        .filter_map(|m| {
+            let r = s
+                .pairwise
+                .iter()
+                .find(|r| r.metric == m.key() && r.primary)?;
+            (r.family < k).then(|| {
+                format!(
+                    "{}: {} of the {k} pairs have a test (Bonferroni multiplies by {}, Holm \
+                     steps over {})",
+                    m.key(),
+                    r.family,
+                    r.family,
+                    r.family
+                )
+            })
+        })
+        .collect();
+    if !small.is_empty() {
+        let _ = writeln!(
+            out,
+            "Smaller families: {}; a pair has no test when a mean or its variance is \
+             undefined (e.g. an agent that never called has no call success).\n",
+            small.join("; ")
+        );
+    }
     figure(&mut out, figs, "effects");
     for m in tables::metrics_of(s) {
         let _ = writeln!(out, "### {}\n", heading(s, m));
@@ -367,59 +437,7 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     figure(&mut out, figs, "cumulative_wins");
     figure(&mut out, figs, "cumulative_economic");
 
-    let p = &s.power;
-    let (win_metric, rate_name) = if s.info.points {
-        (Metric::GameWin, "game-win rate")
-    } else {
-        (Metric::Win, "win rate")
-    };
-    let _ = writeln!(out, "## Power\n");
-    let _ = writeln!(
-        out,
-        "The paper's eq. 5, n = 2(z₁₋α/₂ + z₁₋β)²σ²/δ², with σ² = p(1−p) at the equal-strength \
-         {rate_name} p = {}: to detect a {rate_name} difference δ = {} with power {} takes \
-         **{}** {unit} per agent at α = {} and **{}** at the Bonferroni level α/{} = {}. Each \
-         agent played {} {unit}: power {} at α, {} at α/{}; minimum detectable difference at \
-         α/{} with power {}: {} (independent {unit}). The design's own minimum detectable \
-         differences, from the observed variance of the primary test, are the `mde` column of \
-         `tables/pairwise.csv`:\n",
-        num(Some(p.baseline), 3),
-        p.delta,
-        p.power,
-        num(p.eq5_rounds.map(f64::ceil), 0),
-        p.alpha,
-        num(p.eq5_rounds_bonferroni.map(f64::ceil), 0),
-        p.pairs.max(1),
-        pval(Some(p.alpha / p.pairs.max(1) as f64)),
-        p.units_per_agent,
-        num(Some(p.achieved_power), 3),
-        num(Some(p.achieved_power_bonferroni), 3),
-        p.pairs.max(1),
-        p.pairs.max(1),
-        p.power,
-        num(p.mde_independent, 4),
-        unit = p.unit,
-    );
-    let _ = writeln!(
-        out,
-        "| pair | test | MDE ({rate_name}) | power at δ |\n|---|---|---:|---:|"
-    );
-    for r in s
-        .pairwise
-        .iter()
-        .filter(|r| r.metric == win_metric.key() && r.primary)
-    {
-        let _ = writeln!(
-            out,
-            "| {} vs {} | {} | {} | {} |",
-            r.a,
-            r.b,
-            r.test,
-            num(r.mde, 4),
-            num(r.power_at_delta, 3)
-        );
-    }
-    out.push('\n');
+    power_section(&mut out, s);
 
     if !s.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");
@@ -445,4 +463,112 @@ fn heading(s: &StageAnalysis, m: Metric) -> String {
         Some(k) if s.definitions == Definitions::Paper => format!("{label} (paper: `{k}`)"),
         _ => label.to_string(),
     }
+}
+
+/// The power of the design that ran, pair by pair from the primary test's measured
+/// variance; eq. 5 with independent units after it, labelled as the comparison it is.
+fn power_section(out: &mut String, s: &StageAnalysis) {
+    let p = &s.power;
+    let d = &p.design;
+    let rate_name = if s.info.points {
+        "game-win rate"
+    } else {
+        "win rate"
+    };
+    let k = p.pairs.max(1);
+    let alpha_k = pval(Some(p.alpha / k as f64));
+    let unit = d.unit;
+    let _ = writeln!(
+        out,
+        "## Power
+"
+    );
+    let _ = writeln!(
+        out,
+        "**For the design that ran.** The paired test of the {rate_name} on {} {unit}s{}, at the Bonferroni level α/{k} = {alpha_k} \
+         (Holm's step-down, which the stars use, rejects at least as often), with each pair's \
+         measured variance of the difference: σ_u = sqrt(G·V), the SD of the {unit} \
+         differences, which carries the design effect (median over pairs {}: the variance of \
+         a difference under this design over that of independent {}). To detect a {rate_name} \
+         difference δ = {} the design has power **{}** for the median pair ({} for the least \
+         favourable); it detects **{}** with power {} ({} for the least favourable pair), and \
+         **{}** {unit}s would reach power {} at δ for the median pair ({} for every pair). \
+         `dhumbal-run plan SCENARIO --pilot THIS_RUN` plans a new run with these variances.\n",
+        d.units,
+        if s.design.arrangements > 1 {
+            format!(
+                " (each {unit} with all its {} arrangements)",
+                s.design.arrangements
+            )
+        } else {
+            String::new()
+        },
+        num(d.design_effect, 2),
+        p.independent.unit,
+        p.delta,
+        num(d.power_at_delta.median, 3),
+        num(d.power_at_delta.worst, 3),
+        num(d.mde.median, 4),
+        p.power,
+        num(d.mde.worst, 4),
+        num(d.units_needed.median.map(f64::ceil), 0),
+        p.power,
+        num(d.units_needed.worst.map(f64::ceil), 0),
+    );
+    let win_metric = super::analyze::headline(s.info.points);
+    let _ = writeln!(
+        out,
+        "| pair | test | σ_u | MDE ({rate_name}) | power at δ |\n|---|---|---:|---:|---:|"
+    );
+    for r in s
+        .pairwise
+        .iter()
+        .filter(|r| r.metric == win_metric.key() && r.test == win_metric.design_test())
+    {
+        let _ = writeln!(
+            out,
+            "| {} vs {} | {} | {} | {} | {} |",
+            r.a,
+            r.b,
+            r.test,
+            num(r.sd_units, 4),
+            num(r.mde, 4),
+            num(r.power_at_delta, 3)
+        );
+    }
+    let i = &p.independent;
+    let (one, why) = match unit {
+        "game" => (
+            "game (each arrangement of a game)",
+            "The arrangements of one game share its deals, and agents at one table are \
+             negatively correlated (one winner per game)",
+        ),
+        "deal" => (
+            "round",
+            "The arrangements of one deal share its cards, and agents at one table are \
+             negatively correlated (one winner per round)",
+        ),
+        _ => (
+            "round",
+            "Agents at one table are negatively correlated (one winner per round), and every \
+             agent plays every round",
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "\n*For comparison only, if every {one} were independent* (the paper's eq. 5, n = \
+         2(z₁₋α/₂ + z₁₋β)²σ²/δ², σ² = p(1−p) at the equal-strength {rate_name} p = {}): {} \
+         {iu} per agent at α = {}, {} at α/{k}; with the {} {iu} each agent played, power {} \
+         at α, {} at α/{k}, minimum detectable difference {} at α/{k}. {why}, so these \
+         figures are not the design's; the design's are above.\n",
+        num(Some(i.baseline), 3),
+        num(i.eq5.map(f64::ceil), 0),
+        p.alpha,
+        num(i.eq5_bonferroni.map(f64::ceil), 0),
+        i.units_per_agent,
+        num(Some(i.power), 3),
+        num(Some(i.power_bonferroni), 3),
+        num(i.mde_bonferroni, 4),
+        iu = i.unit,
+    );
 }

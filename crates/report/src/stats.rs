@@ -101,9 +101,13 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Adds a unit with `count` observations summing to `sum`.
+    /// Adds a unit with `count` observations summing to `sum`. A unit may be empty (count 0,
+    /// sum 0): it counts as a unit and adds nothing else, as a cluster without rows of this
+    /// group does in the stacked regression of a clustered two-sample comparison.
     pub fn push(&mut self, sum: f64, count: f64) {
-        if self.g == 0 {
+        if self.n == 0.0 && count > 0.0 {
+            // Shifting by the first non-empty unit's mean; empty units before it are 0 under
+            // any shift.
             self.shift = sum / count;
         }
         let s = sum - self.shift * count;
@@ -149,7 +153,13 @@ impl Cluster {
 
 /// Two agents' means over the same units and the cluster-robust variance of their
 /// difference: G/(G-1)·Σ_g e_g², e_g = (S_ag - ȳ_a·n_ag)/N_a - (S_bg - ȳ_b·n_bg)/N_b. With equal
-/// unit sizes this is exactly the paired t-test on unit means (`scipy.stats.ttest_rel`).
+/// unit sizes this is exactly the paired t-test on unit means (`scipy.stats.ttest_rel`). A unit
+/// may hold observations of one agent only (call success: calls of a deal where one agent
+/// never called); then it is the clustered two-sample comparison, the cluster-robust
+/// variance of the difference of the two coefficients of the stacked regression of the
+/// observations on the two agents' indicators, with the G units in which either agent has an
+/// observation as clusters (statsmodels `OLS(...).fit(cov_type="cluster")` with the
+/// correction G/(G-1)).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ClusterPair {
     pub a: Cluster,
@@ -161,7 +171,8 @@ pub struct ClusterPair {
 }
 
 impl ClusterPair {
-    /// Adds a unit where agent a has `na` observations summing to `sa`, agent b `nb` to `sb`.
+    /// Adds a unit where agent a has `na` observations summing to `sa`, agent b `nb` to `sb`
+    /// (either count may be 0, not both).
     pub fn push(&mut self, sa: f64, na: f64, sb: f64, nb: f64) {
         self.a.push(sa, na);
         self.b.push(sb, nb);
@@ -219,6 +230,115 @@ impl ClusterPair {
         (sd > 0.0)
             .then(|| self.difference().map(|d| d / sd))
             .flatten()
+    }
+}
+
+/// A rate over strata standardised to fixed weights (direct standardisation): Σ_m w_m·p_m,
+/// p_m = S_m/N_m the rate in stratum m (for point games: the win rate in rounds with m
+/// players at the table), with its cluster-robust variance by linearisation (the delta
+/// method, weights taken as fixed): G/(G-1)·Σ_g e_g², e_g = Σ_m w_m·(S_mg - p_m·n_mg)/N_m. With
+/// one stratum it is [`Cluster`]'s mean and variance. Kept as the raw second moments of the
+/// unit vectors x_g = (S_1..S_K, n_1..n_K), so that any weights can be applied at the end.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stratified {
+    /// Units.
+    pub g: u64,
+    strata: usize,
+    sum: Vec<f64>,
+    count: Vec<f64>,
+    /// Σ_g x_g x_gᵀ, row-major, (2K)².
+    cross: Vec<f64>,
+}
+
+impl Stratified {
+    pub fn new(strata: usize) -> Stratified {
+        Stratified {
+            g: 0,
+            strata,
+            sum: vec![0.0; strata],
+            count: vec![0.0; strata],
+            cross: vec![0.0; 4 * strata * strata],
+        }
+    }
+
+    /// Adds a unit: per stratum, its observations' sum and count.
+    pub fn push(&mut self, sums: &[f64], counts: &[f64]) {
+        let k = self.strata;
+        debug_assert!(sums.len() == k && counts.len() == k);
+        self.g += 1;
+        let x = |i: usize| if i < k { sums[i] } else { counts[i - k] };
+        for i in 0..2 * k {
+            let xi = x(i);
+            if xi == 0.0 {
+                continue;
+            }
+            for j in 0..2 * k {
+                self.cross[i * 2 * k + j] += xi * x(j);
+            }
+        }
+        for m in 0..k {
+            self.sum[m] += sums[m];
+            self.count[m] += counts[m];
+        }
+    }
+
+    /// Observations per stratum.
+    pub fn counts(&self) -> &[f64] {
+        &self.count
+    }
+
+    /// Rate per stratum (`None` where a stratum has no observation).
+    pub fn rates(&self) -> Vec<Option<f64>> {
+        (0..self.strata)
+            .map(|m| (self.count[m] > 0.0).then(|| self.sum[m] / self.count[m]))
+            .collect()
+    }
+
+    /// The standardised rate Σ w_m p_m; `None` when a stratum with positive weight has no
+    /// observation (its rate is unknown, so no standardisation reaches that mix).
+    pub fn rate(&self, weights: &[f64]) -> Option<f64> {
+        let rates = self.rates();
+        let mut total = 0.0;
+        for (w, p) in weights.iter().zip(&rates) {
+            if *w > 0.0 {
+                total += w * (*p)?;
+            }
+        }
+        Some(total)
+    }
+
+    /// Cluster-robust variance of the standardised rate (see the type).
+    pub fn var(&self, weights: &[f64]) -> Option<f64> {
+        self.rate(weights)?;
+        if self.g < 2 {
+            return None;
+        }
+        let k = self.strata;
+        // e_g = a·x_g with a = (w_m/N_m for the sums, -w_m·p_m/N_m for the counts).
+        let mut a = vec![0.0; 2 * k];
+        for m in 0..k {
+            if weights[m] > 0.0 {
+                let (n, p) = (self.count[m], self.sum[m] / self.count[m]);
+                a[m] = weights[m] / n;
+                a[k + m] = -weights[m] * p / n;
+            }
+        }
+        let mut q = 0.0;
+        for i in 0..2 * k {
+            for j in 0..2 * k {
+                q += a[i] * self.cross[i * 2 * k + j] * a[j];
+            }
+        }
+        let g = self.g as f64;
+        Some(g / (g - 1.0) * q.max(0.0))
+    }
+
+    /// The t interval on G - 1 degrees of freedom, clipped to [0, 1] (a rate).
+    pub fn interval(&self, weights: &[f64], confidence: f64) -> Option<(f64, f64)> {
+        let (r, v) = (self.rate(weights)?, self.var(weights)?);
+        let t = t_quantile(1.0 - (1.0 - confidence) / 2.0, (self.g - 1) as f64);
+        let half = t * v.sqrt();
+        Some(((r - half).max(0.0), (r + half).min(1.0)))
     }
 }
 

@@ -241,16 +241,9 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
     let win_units = paper && unit.is_some();
     let win_wilson = !paper && unit.is_some();
     let win_normal = !paper;
-    let mut header: Vec<String> = vec!["Agent".into(), format!("Win % [{}]", ci_label(win_method))];
-    if let (true, Some(u)) = (win_units, unit) {
-        header.push(format!("95% CI by {u}"));
-    }
-    if win_wilson {
-        header.push("Wilson CI (rounds independent)".into());
-    }
-    if win_normal {
-        header.push("Normal CI (paper eq. 6)".into());
-    }
+    let mut header: Vec<String> = vec!["Agent".into()];
+    // Point games: games won first (the primary outcome), then the per-round win rate,
+    // labelled as conditional on the table size, and standardised to the stage's mix.
     if points {
         let m = s
             .agents
@@ -258,6 +251,22 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
             .and_then(|a| a.games.as_ref())
             .map_or("wilson", |g| g.ci95_method);
         header.push(format!("Games won % [{}]", ci_label(m)));
+        header.push(format!(
+            "Win %/round, own table sizes [{}]",
+            ci_label(win_method)
+        ));
+        header.push("Win %/round, stage's table mix [95% CI by game]".into());
+    } else {
+        header.push(format!("Win % [{}]", ci_label(win_method)));
+    }
+    if let (true, Some(u)) = (win_units, unit) {
+        header.push(format!("95% CI by {u}"));
+    }
+    if win_wilson {
+        header.push("Wilson CI (rounds independent)".into());
+    }
+    if win_normal {
+        header.push("Normal CI (paper eq. 6, clipped to [0, 100])".into());
     }
     let by = unit.map_or(String::new(), |u| format!(" by {u}"));
     header.extend([
@@ -282,7 +291,14 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
         .agents
         .iter()
         .map(|a| {
-            let mut r = vec![a.agent.clone(), pct_ci(a.win.rate, a.win.ci95)];
+            let mut r = vec![a.agent.clone()];
+            if let Some(g) = &a.games {
+                r.push(pct_ci(g.rate, g.ci95));
+            }
+            r.push(pct_ci(a.win.rate, a.win.ci95));
+            if let Some(w) = &a.win_standardized {
+                r.push(pct_ci(w.rate, w.ci95));
+            }
             if win_units {
                 r.push(pct_interval(a.win.ci95_units));
             }
@@ -291,9 +307,6 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
             }
             if win_normal {
                 r.push(pct_interval(a.win.ci95_normal));
-            }
-            if let Some(g) = &a.games {
-                r.push(pct_ci(g.rate, g.ci95));
             }
             r.extend([
                 mean_ci(a.economic.mean, a.economic.ci95, 2),
@@ -395,6 +408,9 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
         "game_win_ci95_low",
         "game_win_ci95_high",
         "game_win_ci95_method",
+        "win_standardized",
+        "win_standardized_ci95_low",
+        "win_standardized_ci95_high",
     ];
     let mut out = csv_line(header.iter().map(|h| h.to_string()));
     let f = csv_num;
@@ -454,6 +470,9 @@ pub fn agents_csv(s: &StageAnalysis) -> String {
             lo(g.and_then(|g| g.ci95)),
             hi(g.and_then(|g| g.ci95)),
             g.map_or(String::new(), |g| g.ci95_method.to_string()),
+            f(a.win_standardized.as_ref().and_then(|w| w.rate)),
+            lo(a.win_standardized.as_ref().and_then(|w| w.ci95)),
+            hi(a.win_standardized.as_ref().and_then(|w| w.ci95)),
         ];
         out.push_str(&csv_line(cells.into_iter()));
     }
@@ -480,11 +499,13 @@ pub fn pairwise_csv(s: &StageAnalysis) -> String {
         "p",
         "p_bonferroni",
         "p_holm",
+        "family",
         "stars",
         "effect",
         "effect_name",
         "variance_ratio",
         "pairing_ratio",
+        "sd_units",
         "mde",
         "power_at_delta",
         "primary",
@@ -510,11 +531,13 @@ pub fn pairwise_csv(s: &StageAnalysis) -> String {
             f(r.p),
             f(r.p_bonferroni),
             f(r.p_holm),
+            r.family.to_string(),
             r.stars.to_string(),
             f(r.effect),
             r.effect_name.to_string(),
             f(r.variance_ratio),
             f(r.pairing_ratio),
+            f(r.sd_units),
             f(r.mde),
             f(r.power_at_delta),
             r.primary.to_string(),
@@ -536,14 +559,10 @@ fn csv_line(cells: impl Iterator<Item = String>) -> String {
 
 /// The metrics with pairwise rows, in table order.
 pub fn metrics_of(s: &StageAnalysis) -> Vec<Metric> {
-    compared_metrics(
-        s.info.points,
-        s.agents.iter().any(|a| a.decision_time.is_some()),
-        s.definitions,
-    )
-    .into_iter()
-    .filter(|m| s.pairwise.iter().any(|r| r.metric == m.key()))
-    .collect()
+    compared_metrics(s.info.points, s.definitions)
+        .into_iter()
+        .filter(|m| s.pairwise.iter().any(|r| r.metric == m.key()))
+        .collect()
 }
 
 fn find<'a>(
@@ -568,8 +587,10 @@ fn pairs(s: &StageAnalysis) -> Vec<(String, String)> {
     out
 }
 
-/// One metric's pairs, both tests side by side.
+/// One metric's pairs, both tests side by side, each with its own effect size: Welch's with
+/// Cohen's d, the design's (paired or clustered) with d_z.
 pub fn pairwise_table(s: &StageAnalysis, metric: Metric) -> Table {
+    let design = metric.design_test();
     let header: Vec<String> = [
         "Pair",
         "Difference",
@@ -578,7 +599,11 @@ pub fn pairwise_table(s: &StageAnalysis, metric: Metric) -> Table {
         "p",
         "p Holm",
         "dz",
-        "Paired t (df)",
+        if design == "clustered" {
+            "Clustered t (df)"
+        } else {
+            "Paired t (df)"
+        },
         "p",
         "p Holm",
         "Var. ratio",
@@ -594,7 +619,7 @@ pub fn pairwise_table(s: &StageAnalysis, metric: Metric) -> Table {
         .into_iter()
         .map(|(a, b)| {
             let w = find(s, metric, &a, &b, "welch");
-            let p = find(s, metric, &a, &b, "paired");
+            let p = find(s, metric, &a, &b, design);
             let primary = [w, p].into_iter().flatten().find(|r| r.primary);
             vec![
                 format!("{a} vs {b}"),
@@ -628,13 +653,11 @@ fn diff_decimals(metric: Metric) -> usize {
     }
 }
 
-/// The paper-style summary (its Tables III and V): per pair, per metric, the effect size and
-/// the adjusted p-value of the primary test with stars.
+/// The paper-style summary (its Tables III and V): per pair, per metric, the primary test's
+/// effect size (Cohen's d_z beside the paired and clustered tests, Cohen's d beside Welch's)
+/// and its adjusted p-value with stars, so that each effect sits beside its own test.
 pub fn pairwise_summary_table(s: &StageAnalysis) -> Table {
-    let metrics: Vec<Metric> = metrics_of(s)
-        .into_iter()
-        .filter(|m| *m != Metric::DecisionTime)
-        .collect();
+    let metrics = metrics_of(s);
     let mut header = vec!["Pair".to_string()];
     let paper = s.definitions == Definitions::Paper;
     for m in &metrics {
@@ -642,14 +665,13 @@ pub fn pairwise_summary_table(s: &StageAnalysis) -> Table {
             (true, Some(k)) => k.to_string(),
             _ => m.key().to_string(),
         };
-        // d is Cohen's d (Welch's rows); the p beside it is the adjusted p of the test the
-        // stars use, which is named, since it need not be Welch's.
-        let test = s
-            .pairwise
-            .iter()
-            .find(|r| r.metric == m.key() && r.primary)
-            .map_or("welch", |r| r.test);
-        header.push(format!("{name} d"));
+        let primary = s.pairwise.iter().find(|r| r.metric == m.key() && r.primary);
+        let test = primary.map_or("welch", |r| r.test);
+        let effect = match primary.map_or("cohen_d", |r| r.effect_name) {
+            "cohen_dz" => "d_z",
+            _ => "d",
+        };
+        header.push(format!("{name} {effect}"));
         header.push(if paper {
             format!("{name} p (Bonferroni, {})", test_name(test))
         } else {
@@ -661,12 +683,14 @@ pub fn pairwise_summary_table(s: &StageAnalysis) -> Table {
         .map(|(a, b)| {
             let mut r = vec![format!("{a} vs {b}")];
             for m in &metrics {
-                let w = find(s, *m, &a, &b, "welch");
-                let primary = [w, find(s, *m, &a, &b, "paired")]
-                    .into_iter()
-                    .flatten()
-                    .find(|r| r.primary);
-                r.push(num(w.and_then(|r| r.effect), 3));
+                let primary = [
+                    find(s, *m, &a, &b, "welch"),
+                    find(s, *m, &a, &b, m.design_test()),
+                ]
+                .into_iter()
+                .flatten()
+                .find(|r| r.primary);
+                r.push(num(primary.and_then(|r| r.effect), 3));
                 let p = primary.and_then(|r| if paper { r.p_bonferroni } else { r.p_holm });
                 r.push(format!("{}{}", pval(p), primary.map_or("", |r| r.stars)));
             }

@@ -93,10 +93,20 @@ pub struct StageResult {
     /// The agent in each slot, as played (a `winner_of` resolved).
     pub agents: Vec<AgentDef>,
     pub totals: StageTotals,
+    /// The stage plays point games (until one player is left) rather than coins.
+    pub points: bool,
     pub seconds: f64,
     /// Finished by an earlier run and restored from `progress.json` (`--resume`): nothing was
     /// played or written for it this time.
     pub restored: bool,
+}
+
+impl StageResult {
+    /// The slot `winner_of` seats: the highest game-win rate under point scoring, the highest
+    /// win rate under coin scoring (see [`StageTotals::winner`]).
+    pub fn winner(&self) -> usize {
+        self.totals.winner(self.points)
+    }
 }
 
 /// The whole run.
@@ -267,7 +277,7 @@ fn seat_agents(stage: &Stage, results: &[StageResult]) -> anyhow::Result<Vec<Age
             }
             SeatEntry::WinnerOf(i) => {
                 let result = &results[*i];
-                let mut def = result.agents[result.totals.winner()].clone();
+                let mut def = result.agents[result.winner()].clone();
                 if let Some(recipe) = def.recipe.for_rules(&stage.rules).map_err(|e| {
                     anyhow::anyhow!("recompiling {} for stage `{}`: {e}", def.kind, stage.name)
                 })? {
@@ -307,6 +317,7 @@ fn stage_result(lineup: &Lineup<'_>, dir: &Path, totals: StageTotals, seconds: f
         dir: dir.to_path_buf(),
         agents: lineup.agents.clone(),
         totals,
+        points: lineup.stage.is_points(),
         seconds,
         restored: false,
     }

@@ -28,8 +28,14 @@ pub struct SummaryRow {
     pub pile_picks_per_round: f64,
     pub decisions: u64,
     pub mean_decision_us: Option<f64>,
+    /// Point games (each game and seating arrangement counted once) and games won; 0 under
+    /// coin scoring.
     pub games: u64,
     pub game_wins: u64,
+    pub game_win_rate: f64,
+    /// The Wilson interval over games (as if they were independent; the report's interval
+    /// follows the design), `None` without games.
+    pub game_win_ci: Option<(f64, f64)>,
 }
 
 /// The summary of a stage, one row per agent slot.
@@ -66,6 +72,8 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
                 mean_decision_us: t.mean_decision_us(),
                 games: t.games,
                 game_wins: t.game_wins,
+                game_win_rate: t.game_win_rate(),
+                game_win_ci: wilson(t.game_wins, t.games, Z_95),
             }
         })
         .collect()
@@ -73,6 +81,17 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
 
 /// Writes `summary.csv`.
 pub fn write_summary_csv(path: &Path, result: &StageResult) -> anyhow::Result<()> {
+    let mut df = summary_frame(result)?;
+    let mut file =
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    CsvWriter::new(&mut file).finish(&mut df)?;
+    Ok(())
+}
+
+/// The columns of `summary.csv`. Under point scoring the games come first, right after the
+/// agent (games won is the outcome that matters there); under coin scoring the per-round
+/// columns, then `games, game_wins` (always 0), as they always have.
+fn summary_frame(result: &StageResult) -> anyhow::Result<DataFrame> {
     let rows = rows(result);
     let n = rows.len();
     let col_f = |name: &str, f: &dyn Fn(&SummaryRow) -> f64| {
@@ -84,103 +103,142 @@ pub fn write_summary_csv(path: &Path, result: &StageResult) -> anyhow::Result<()
     let col_u = |name: &str, f: &dyn Fn(&SummaryRow) -> u64| {
         Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>())
     };
-    let mut df = DataFrame::new(
-        n,
-        vec![
-            Column::new("stage".into(), vec![result.name.as_str(); n]),
-            Column::new(
-                "agent".into(),
-                rows.iter().map(|r| r.agent.as_str()).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "kind".into(),
-                rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>(),
-            ),
-            col_u("rounds", &|r| r.rounds),
-            col_u("wins", &|r| r.wins),
-            col_f("win_rate", &|r| r.win_rate),
-            col_f("win_ci95_low", &|r| r.win_ci_low),
-            col_f("win_ci95_high", &|r| r.win_ci_high),
-            col_f("mean_coin_delta", &|r| r.mean_coin_delta),
-            col_f("mean_points_delta", &|r| r.mean_points_delta),
-            col_u("calls", &|r| r.calls),
-            col_f("calls_per_round", &|r| r.calls_per_round),
-            col_o("call_success_rate", &|r| r.call_success_rate),
-            col_f("cards_discarded_per_round", &|r| {
-                r.cards_discarded_per_round
-            }),
-            col_f("pile_picks_per_round", &|r| r.pile_picks_per_round),
-            col_u("decisions", &|r| r.decisions),
-            col_o("mean_decision_us", &|r| r.mean_decision_us),
-            col_u("games", &|r| r.games),
-            col_u("game_wins", &|r| r.game_wins),
-        ],
-    )?;
-    let mut file =
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    CsvWriter::new(&mut file).finish(&mut df)?;
-    Ok(())
+    let names = [
+        Column::new("stage".into(), vec![result.name.as_str(); n]),
+        Column::new(
+            "agent".into(),
+            rows.iter().map(|r| r.agent.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "kind".into(),
+            rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>(),
+        ),
+    ];
+    let games = [
+        col_u("games", &|r| r.games),
+        col_u("game_wins", &|r| r.game_wins),
+    ];
+    let game_ci = |r: &SummaryRow| r.game_win_ci.unwrap_or((0.0, 1.0));
+    let game_rates = [
+        col_f("game_win_rate", &|r| r.game_win_rate),
+        col_f("game_win_ci95_low", &|r| game_ci(r).0),
+        col_f("game_win_ci95_high", &|r| game_ci(r).1),
+    ];
+    let per_round = [
+        col_u("rounds", &|r| r.rounds),
+        col_u("wins", &|r| r.wins),
+        col_f("win_rate", &|r| r.win_rate),
+        col_f("win_ci95_low", &|r| r.win_ci_low),
+        col_f("win_ci95_high", &|r| r.win_ci_high),
+        col_f("mean_coin_delta", &|r| r.mean_coin_delta),
+        col_f("mean_points_delta", &|r| r.mean_points_delta),
+        col_u("calls", &|r| r.calls),
+        col_f("calls_per_round", &|r| r.calls_per_round),
+        col_o("call_success_rate", &|r| r.call_success_rate),
+        col_f("cards_discarded_per_round", &|r| {
+            r.cards_discarded_per_round
+        }),
+        col_f("pile_picks_per_round", &|r| r.pile_picks_per_round),
+        col_u("decisions", &|r| r.decisions),
+        col_o("mean_decision_us", &|r| r.mean_decision_us),
+    ];
+    let columns: Vec<Column> = if result.points {
+        [&names[..], &games, &game_rates, &per_round].concat()
+    } else {
+        [&names[..], &per_round, &games].concat()
+    };
+    Ok(DataFrame::new(n, columns)?)
 }
 
-/// The summary as an aligned text table for the terminal.
+/// Under the terminal table of a point stage.
+pub const POINTS_NOTE: &str = "note: per-round rates are conditional on table size (survivors \
+     play smaller tables); games won is the primary outcome, its 95% CI a Wilson interval over \
+     games (report.md has the design-based one)";
+
+/// One column of the terminal table: heading, least width, a cell per agent.
+struct TableColumn {
+    heading: &'static str,
+    width: usize,
+    cells: Vec<String>,
+}
+
+/// The summary as an aligned text table for the terminal. Under point scoring the games lead
+/// (games, games won, game-win rate and its Wilson interval over games), then the per-round
+/// columns, headed as such, and a note on reading them. `points` must be the stage's scoring
+/// (`result.points`, which the table follows).
 pub fn table(result: &StageResult, points: bool) -> String {
+    debug_assert_eq!(points, result.points, "the stage's scoring");
+    let points = result.points;
     let rows = rows(result);
-    let mut out = String::new();
-    let width = rows.iter().map(|r| r.agent.len()).max().unwrap_or(5).max(5);
-    let econ = if points {
-        "points/round"
-    } else {
-        "coins/round"
+    let pct = |x: f64| format!("{:.2}", 100.0 * x);
+    let interval = |(lo, hi): (f64, f64)| format!("[{:.2}, {:.2}]", 100.0 * lo, 100.0 * hi);
+    let column = |heading, width, cell: &dyn Fn(&SummaryRow) -> String| TableColumn {
+        heading,
+        width,
+        cells: rows.iter().map(cell).collect(),
     };
-    out.push_str(&format!(
-        "{:<width$} {:>9} {:>8} {:>17} {:>12} {:>7} {:>9} {:>10} {:>12}\n",
-        "agent",
-        "rounds",
-        "win %",
-        "95% CI (Wilson)",
-        econ,
-        "calls",
-        "success %",
-        "cards/rd",
-        "decision us"
-    ));
-    let games_header = points.then(|| format!("{:>17}", "games won"));
-    if let Some(h) = &games_header {
-        out.insert_str(out.len() - 1, &format!(" {h}"));
+    let mut columns = Vec::new();
+    if points {
+        columns.extend([
+            column("games", 7, &|r| r.games.to_string()),
+            column("games won", 10, &|r| r.game_wins.to_string()),
+            column("game win %", 11, &|r| pct(r.game_win_rate)),
+            column("95% CI (Wilson)", 17, &|r| {
+                r.game_win_ci.map_or("-".to_string(), interval)
+            }),
+        ]);
     }
-    for r in rows {
-        let econ = if points {
-            r.mean_points_delta
-        } else {
-            r.mean_coin_delta
-        };
-        out.push_str(&format!(
-            "{:<width$} {:>9} {:>8.2} {:>17} {:>12.3} {:>7} {:>9} {:>10.3} {:>12}\n",
-            r.agent,
-            r.rounds,
-            100.0 * r.win_rate,
-            format!(
-                "[{:.2}, {:.2}]",
-                100.0 * r.win_ci_low,
-                100.0 * r.win_ci_high
-            ),
-            econ,
-            r.calls,
-            r.call_success_rate
-                .map_or("-".to_string(), |s| format!("{:.2}", 100.0 * s)),
-            r.cards_discarded_per_round,
-            r.mean_decision_us
-                .map_or("-".to_string(), |d| format!("{d:.3}")),
-        ));
+    let (win, win_width, ci) = if points {
+        ("win %/round", 12, "95% CI/round")
+    } else {
+        ("win %", 8, "95% CI (Wilson)")
+    };
+    columns.extend([
+        column("rounds", 9, &|r| r.rounds.to_string()),
+        column(win, win_width, &|r| pct(r.win_rate)),
+        column(ci, 17, &|r| interval((r.win_ci_low, r.win_ci_high))),
         if points {
-            let won = format!(
-                "{}/{} ({:.1}%)",
-                r.game_wins,
-                r.games,
-                100.0 * r.game_wins as f64 / r.games.max(1) as f64
-            );
-            out.insert_str(out.len() - 1, &format!(" {won:>17}"));
+            column("points/round", 13, &|r| {
+                format!("{:.3}", r.mean_points_delta)
+            })
+        } else {
+            column("coins/round", 12, &|r| format!("{:.3}", r.mean_coin_delta))
+        },
+        column("calls", 7, &|r| r.calls.to_string()),
+        column("success %", 9, &|r| {
+            r.call_success_rate.map_or("-".to_string(), pct)
+        }),
+        column("cards/rd", 10, &|r| {
+            format!("{:.3}", r.cards_discarded_per_round)
+        }),
+        column("decision us", 12, &|r| {
+            r.mean_decision_us
+                .map_or("-".to_string(), |d| format!("{d:.3}"))
+        }),
+    ]);
+    for c in &mut columns {
+        c.width = c
+            .cells
+            .iter()
+            .map(String::len)
+            .fold(c.width.max(c.heading.len()), usize::max);
+    }
+    let width = rows.iter().map(|r| r.agent.len()).max().unwrap_or(5).max(5);
+    let mut out = format!("{:<width$}", "agent");
+    for c in &columns {
+        out.push_str(&format!(" {:>w$}", c.heading, w = c.width));
+    }
+    out.push('\n');
+    for (i, r) in rows.iter().enumerate() {
+        out.push_str(&format!("{:<width$}", r.agent));
+        for c in &columns {
+            out.push_str(&format!(" {:>w$}", c.cells[i], w = c.width));
         }
+        out.push('\n');
+    }
+    if points {
+        out.push_str(POINTS_NOTE);
+        out.push('\n');
     }
     out
 }
@@ -218,4 +276,207 @@ pub fn write_manifest(
     std::fs::write(path, serde_json::to_vec_pretty(&manifest)?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Overrides, SeatEntry, parse};
+    use crate::totals::{AgentTotals, StageTotals};
+
+    /// A finished stage of four agents (one with a long id) and these totals, under point
+    /// scoring (`jhyap`) or coin scoring (`paper`).
+    fn stage(points: bool, agents: Vec<AgentTotals>) -> StageResult {
+        let text = format!(
+            "name: t\nseed: 1\n{}\nagents:\n  - kind: aggressive\n  - {{kind: conservative, id: a-conservative-with-a-long-name}}\n  - kind: balanced\n  - kind: random\n",
+            if points {
+                "games: 10\nrules: {preset: jhyap}"
+            } else {
+                "deals: 10\nrules: {preset: paper}"
+            }
+        );
+        let scenario = parse(Path::new("t.yaml"), &text, &Overrides::default()).unwrap();
+        let stage = &scenario.stages[0];
+        assert_eq!(stage.is_points(), points);
+        StageResult {
+            name: stage.name.clone(),
+            dir: "t".into(),
+            agents: (stage.seats.iter())
+                .map(|s| match s {
+                    SeatEntry::Agent(def) => def.clone(),
+                    SeatEntry::WinnerOf(_) => unreachable!(),
+                })
+                .collect(),
+            totals: StageTotals {
+                rounds: agents.iter().map(|a| a.rounds).sum(),
+                agents,
+            },
+            points,
+            seconds: 1.0,
+            restored: false,
+        }
+    }
+
+    fn agent(rounds: u64, wins: u64, games: u64, game_wins: u64) -> AgentTotals {
+        AgentTotals {
+            rounds,
+            wins,
+            coin_sum: if games == 0 { 3 * wins as i64 - 100 } else { 0 },
+            points_sum: if games == 0 { 0 } else { 9 * rounds as i64 },
+            calls: wins + 2,
+            call_successes: wins,
+            cards_discarded: 11 * rounds,
+            pile_picks: rounds,
+            turns: 5 * rounds,
+            decisions: 15 * rounds,
+            decision_ns: 21_000 * rounds,
+            timed_decisions: rounds,
+            games,
+            game_wins,
+        }
+    }
+
+    fn header(result: &StageResult) -> Vec<String> {
+        let df = summary_frame(result).unwrap();
+        df.get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn point_summaries_lead_with_games() {
+        let result = stage(
+            true,
+            vec![
+                agent(1800, 750, 160, 74),
+                agent(1700, 560, 160, 39),
+                agent(1730, 600, 160, 47),
+                agent(590, 1, 160, 0),
+            ],
+        );
+        assert_eq!(
+            header(&result),
+            [
+                "stage",
+                "agent",
+                "kind",
+                "games",
+                "game_wins",
+                "game_win_rate",
+                "game_win_ci95_low",
+                "game_win_ci95_high",
+                "rounds",
+                "wins",
+                "win_rate",
+                "win_ci95_low",
+                "win_ci95_high",
+                "mean_coin_delta",
+                "mean_points_delta",
+                "calls",
+                "calls_per_round",
+                "call_success_rate",
+                "cards_discarded_per_round",
+                "pile_picks_per_round",
+                "decisions",
+                "mean_decision_us",
+            ]
+        );
+        let df = summary_frame(&result).unwrap();
+        let f = |c: &str| df.column(c).unwrap().f64().unwrap().get(0).unwrap();
+        assert_eq!(f("game_win_rate"), 74.0 / 160.0);
+        let (lo, hi) = wilson(74, 160, Z_95).unwrap();
+        assert_eq!((f("game_win_ci95_low"), f("game_win_ci95_high")), (lo, hi));
+
+        let t = table(&result, true);
+        let lines: Vec<&str> = t.lines().collect();
+        let mut rest = lines[0];
+        for h in [
+            "agent",
+            "games",
+            "games won",
+            "game win %",
+            "95% CI (Wilson)",
+            "rounds",
+            "win %/round",
+            "95% CI/round",
+            "points/round",
+            "calls",
+            "success %",
+            "cards/rd",
+            "decision us",
+        ] {
+            rest = rest.trim_start();
+            assert!(rest.starts_with(h), "{h} in {t}");
+            rest = &rest[h.len()..];
+        }
+        assert!(rest.is_empty());
+        let first: Vec<&str> = lines[1].split_whitespace().take(6).collect();
+        assert_eq!(
+            first,
+            ["aggressive", "160", "74", "46.25", "[38.70,", "53.97]"],
+            "{t}"
+        );
+        assert_eq!(lines[5], POINTS_NOTE);
+        assert_eq!(lines.len(), 6);
+        // Aligned: every line as long as the heading, and every agent's cells ending where
+        // the first agent's do (past the longest name).
+        let ends = |l: &str| -> Vec<usize> {
+            let b = l.as_bytes();
+            (32..b.len())
+                .filter(|&i| b[i] != b' ' && b.get(i + 1).is_none_or(|&c| c == b' '))
+                .collect()
+        };
+        for l in &lines[1..5] {
+            assert_eq!(l.len(), lines[0].len(), "{t}");
+            assert_eq!(ends(l), ends(lines[1]), "{t}");
+        }
+        assert_eq!(ends(lines[1]).len(), 12 + 4, "12 columns, 4 intervals: {t}");
+    }
+
+    #[test]
+    fn coin_summaries_are_as_they_were() {
+        let result = stage(
+            false,
+            vec![
+                agent(1024, 359, 0, 0),
+                agent(1024, 199, 0, 0),
+                agent(1024, 257, 0, 0),
+                agent(1024, 209, 0, 0),
+            ],
+        );
+        assert_eq!(
+            header(&result),
+            [
+                "stage",
+                "agent",
+                "kind",
+                "rounds",
+                "wins",
+                "win_rate",
+                "win_ci95_low",
+                "win_ci95_high",
+                "mean_coin_delta",
+                "mean_points_delta",
+                "calls",
+                "calls_per_round",
+                "call_success_rate",
+                "cards_discarded_per_round",
+                "pile_picks_per_round",
+                "decisions",
+                "mean_decision_us",
+                "games",
+                "game_wins",
+            ]
+        );
+        // The table as it printed before games led point stages, to the character.
+        let want = "\
+agent                              rounds    win %   95% CI (Wilson)  coins/round   calls success %   cards/rd  decision us
+aggressive                           1024    35.06    [32.20, 38.03]        0.954     361     99.45     11.000       21.000
+a-conservative-with-a-long-name      1024    19.43    [17.13, 21.97]        0.485     201     99.00     11.000       21.000
+balanced                             1024    25.10    [22.54, 27.84]        0.655     259     99.23     11.000       21.000
+random                               1024    20.41    [18.05, 22.99]        0.515     211     99.05     11.000       21.000
+";
+        assert_eq!(table(&result, false), want);
+    }
 }

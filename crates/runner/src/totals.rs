@@ -28,8 +28,14 @@ pub struct AgentTotals {
 }
 
 impl AgentTotals {
+    /// Rounds won per round played.
     pub fn win_rate(&self) -> f64 {
         ratio(self.wins, self.rounds)
+    }
+
+    /// Point games won per game played (0 under coin scoring, where no games are counted).
+    pub fn game_win_rate(&self) -> f64 {
+        ratio(self.game_wins, self.games)
     }
 
     pub fn mean_coin_delta(&self) -> f64 {
@@ -109,13 +115,24 @@ impl StageTotals {
         self.rounds += records.rounds();
     }
 
-    /// The best slot: highest win rate, then economic performance, then the first listed.
-    pub fn winner(&self) -> usize {
+    /// The best slot, the one `winner_of` seats. `points`: the stage plays point games (see
+    /// [`crate::run::StageResult::winner`], which knows). Under point scoring the highest
+    /// game-win rate: survivors play smaller tables, where a round is easier to win, so the
+    /// per-round win rate mixes skill with survival. Under coin scoring the highest win rate.
+    /// Ties go to economic performance (minus mean points, or mean coins, per round), then to
+    /// the first listed.
+    pub fn winner(&self, points: bool) -> usize {
+        let rate = |t: &AgentTotals| {
+            if points {
+                t.game_win_rate()
+            } else {
+                t.win_rate()
+            }
+        };
         let mut best = 0;
         for (i, t) in self.agents.iter().enumerate().skip(1) {
             let b = &self.agents[best];
-            let better = t.win_rate() > b.win_rate()
-                || (t.win_rate() == b.win_rate() && t.economic() > b.economic());
+            let better = rate(t) > rate(b) || (rate(t) == rate(b) && t.economic() > b.economic());
             if better {
                 best = i;
             }
@@ -164,5 +181,75 @@ mod tests {
             );
         }
         assert_eq!(wilson(0, 0, Z_95), None);
+    }
+
+    /// An agent of a point stage: rounds won of rounds played, games won of games, points taken.
+    fn agent(wins: u64, rounds: u64, game_wins: u64, games: u64, points_sum: i64) -> AgentTotals {
+        AgentTotals {
+            rounds,
+            wins,
+            points_sum,
+            games,
+            game_wins,
+            ..AgentTotals::default()
+        }
+    }
+
+    fn stage(agents: Vec<AgentTotals>) -> StageTotals {
+        StageTotals {
+            rounds: agents.iter().map(|a| a.rounds).sum(),
+            agents,
+        }
+    }
+
+    #[test]
+    fn a_point_stage_is_won_by_games_a_coin_stage_by_rounds() {
+        // The survivor wins more rounds (it plays the small tables) but fewer games.
+        let s = stage(vec![
+            agent(400, 1000, 30, 100, 9000),
+            agent(300, 1000, 45, 100, 9000),
+            agent(350, 1000, 25, 100, 9000),
+        ]);
+        assert!(s.agents[0].win_rate() > s.agents[1].win_rate());
+        assert_eq!(s.winner(true), 1, "highest game-win rate");
+        assert_eq!(s.winner(false), 0, "highest win rate");
+        // Rates, not counts: 40 of 80 games beats 45 of 100.
+        let s = stage(vec![
+            agent(300, 1000, 45, 100, 9000),
+            agent(300, 1000, 40, 80, 9000),
+        ]);
+        assert_eq!(s.winner(true), 1);
+    }
+
+    #[test]
+    fn ties_go_to_economic_performance_then_to_the_first_listed() {
+        // Equal game-win rates: fewer points taken per round wins, whatever the round wins.
+        let s = stage(vec![
+            agent(500, 1000, 40, 100, 9000),
+            agent(300, 1000, 40, 100, 8000),
+            agent(300, 1000, 40, 100, 8500),
+        ]);
+        assert_eq!(s.winner(true), 1, "fewest points per round");
+        // Per round, not in all: 8000 points over 1000 rounds beats 7000 over 700.
+        let s = stage(vec![
+            agent(300, 700, 40, 100, 7000),
+            agent(300, 1000, 40, 100, 8000),
+        ]);
+        assert_eq!(s.winner(true), 1);
+        // Coin stages: equal win rates, the better mean coin change wins.
+        let coins = |wins, coin_sum| AgentTotals {
+            rounds: 100,
+            wins,
+            coin_sum,
+            ..AgentTotals::default()
+        };
+        let s = stage(vec![coins(30, -50), coins(30, 20), coins(20, 90)]);
+        assert_eq!(s.winner(false), 1);
+        // A full tie: the first listed.
+        let s = stage(vec![
+            agent(300, 1000, 40, 100, 8000),
+            agent(300, 1000, 40, 100, 8000),
+        ]);
+        assert_eq!((s.winner(true), s.winner(false)), (0, 0));
     }
 }
