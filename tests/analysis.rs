@@ -652,16 +652,24 @@ fn a_report_writes_every_output_with_finite_numbers() {
             );
         }
     }
-    for key in [
-        "achieved_power",
-        "achieved_power_bonferroni",
-        "eq5_rounds",
-        "mde_independent",
-    ] {
-        assert!(json["power"][key].is_number(), "power {key}");
+    for key in ["power", "power_bonferroni", "eq5", "mde_bonferroni"] {
+        assert!(
+            json["power"]["independent"][key].is_number(),
+            "power.independent {key}"
+        );
     }
-    assert_eq!(json["power"]["unit"], "rounds");
-    assert_eq!(json["power"]["units_per_agent"], 40);
+    for key in ["sd_units", "power_at_delta", "mde", "units_needed"] {
+        for which in ["median", "worst"] {
+            assert!(
+                json["power"]["design"][key][which].is_number(),
+                "power.design {key} {which}"
+            );
+        }
+    }
+    assert_eq!(json["power"]["independent"]["unit"], "rounds");
+    assert_eq!(json["power"]["independent"]["units_per_agent"], 40);
+    assert_eq!(json["power"]["design"]["unit"], "round");
+    assert_eq!(json["power"]["design"]["units"], 40);
     // Defined where they must be: every win test here has a statistic and a p-value.
     for r in json["pairwise"]
         .as_array()
@@ -706,10 +714,17 @@ fn a_report_writes_every_output_with_finite_numbers() {
     assert_eq!(report.analysis.design.unit, "round");
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(md.contains("## Pairwise comparisons") && md.contains("| a vs b |"));
-    // The summary's p is named for what it is: Holm-adjusted, of the paired test (Welch's
-    // for call success, which does not pair).
-    assert!(md.contains("win p (Holm, paired)"), "{md}");
-    assert!(md.contains("call_success p (Holm, Welch)"), "{md}");
+    // The summary's p is named for what it is: Holm-adjusted, of the paired test (the
+    // clustered one for call success, whose calls do not pair), with that test's own effect,
+    // d_z, beside it.
+    assert!(md.contains("| win d_z | win p (Holm, paired) |"), "{md}");
+    assert!(
+        md.contains("| call_success d_z | call_success p (Holm, clustered) |"),
+        "{md}"
+    );
+    // Timing is described, not tested.
+    assert!(!pairwise.iter().any(|r| r["metric"] == "decision_time_us"));
+    assert!(!md.contains("decision_time_us p"), "{md}");
     let tex = std::fs::read_to_string(dir.path().join("tables/agents.tex")).unwrap();
     assert!(tex.contains("\\toprule") && tex.contains("\\bottomrule"));
     // pairwise.csv: p-values at full precision; small ones in scientific notation.
@@ -1228,16 +1243,45 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         close(r.difference.unwrap(), ya - yb, "difference");
     }
 
-    // Power after the run counts games, as `plan` does: each agent started 4 × 12 games.
+    // Power after the run: the design's, of the paired test of games won over the 12 games
+    // (σ_u from each pair's measured variance), and, for comparison, eq. 5 over games as
+    // `plan` counts them: each agent started 4 × 12 games.
     let p = &s.power;
-    assert_eq!(p.unit, "games");
-    assert_eq!(p.units_per_agent, 4 * games);
-    assert!(p.rounds_per_agent > p.units_per_agent);
-    let es = p.delta / (p.baseline * (1.0 - p.baseline)).sqrt();
+    assert_eq!(p.metric, "game_win");
+    assert_eq!((p.design.unit, p.design.units), ("game", games));
+    let alpha_k = p.alpha / p.pairs as f64;
+    let mut powers = Vec::new();
+    for r in s
+        .pairwise
+        .iter()
+        .filter(|r| r.metric == "game_win" && r.test == "paired")
+    {
+        let Some(t) = r.statistic.filter(|t| *t != 0.0) else {
+            continue;
+        };
+        let v = (r.difference.unwrap() / t).powi(2);
+        let m = power::MeasuredDesign::new(v, games).unwrap();
+        close(r.sd_units.unwrap(), (v * games as f64).sqrt(), "sd_units");
+        let expected = power::ttest_paired_power(p.delta / m.sd_units, games as f64, alpha_k);
+        close(r.power_at_delta.unwrap(), expected, "design power of a pair");
+        powers.push(expected);
+    }
+    assert_eq!(p.design.pairs_measured, powers.len());
+    powers.sort_by(f64::total_cmp);
     close(
-        p.achieved_power,
+        p.design.power_at_delta.worst.unwrap(),
+        powers[0],
+        "least favourable pair's power",
+    );
+    let i = &p.independent;
+    assert_eq!(i.unit, "games");
+    assert_eq!(i.units_per_agent, 4 * games);
+    assert!(i.rounds_per_agent > i.units_per_agent);
+    let es = p.delta / (i.baseline * (1.0 - i.baseline)).sqrt();
+    close(
+        i.power,
         power::normal_ind_power(es, (4 * games) as f64, p.alpha, 1.0),
-        "achieved power over games",
+        "power over games if they were independent",
     );
 }
 
@@ -1290,22 +1334,18 @@ fn clustered_proportions_match_statsmodels() {
         .count();
     assert_eq!(one_agent as u64, c["units_one_agent"].as_u64().unwrap());
     assert!(one_agent > 0, "units with calls of one agent only");
-    close_m(
-        pair.difference().unwrap(),
-        f(&c["difference"]),
-        "difference",
-    );
-    close_m(
-        pair.var_difference().unwrap(),
-        f(&c["var_difference"]),
-        "variance of the difference",
-    );
     let t = pair.test().unwrap();
-    close_m(t.statistic, f(&c["test"]["statistic"]), "t");
     assert_eq!(t.df, f(&c["test"]["df"]));
-    close_m(t.p, f(&c["test"]["p"]), "p (statsmodels t_test)");
-    close_m(t.p, f(&c["p_scipy"]), "p (scipy t.sf)");
-    close_m(pair.cohen_dz().unwrap(), f(&c["cohen_dz"]), "d_z");
+    for (got, want, what) in [
+        (pair.difference(), &c["difference"], "difference"),
+        (pair.var_difference(), &c["var_difference"], "variance"),
+        (Some(t.statistic), &c["test"]["statistic"], "t"),
+        (Some(t.p), &c["test"]["p"], "p (statsmodels t_test)"),
+        (Some(t.p), &c["p_scipy"], "p (scipy t.sf)"),
+        (pair.cohen_dz(), &c["cohen_dz"], "d_z"),
+    ] {
+        close(got.unwrap(), f(want), what);
+    }
 }
 
 #[test]
@@ -1321,23 +1361,23 @@ fn stratified_rate_matches_statsmodels() {
     }
     assert_eq!(st.g, c["units"].as_u64().unwrap());
     for (got, want) in st.rates().iter().zip(vec(&c["rates"])) {
-        close_m(got.unwrap(), want, "stratum rate");
+        close(got.unwrap(), want, "stratum rate");
     }
     for case in c["cases"].as_array().unwrap() {
         let w = vec(&case["weights"]);
-        close_m(
+        close(
             st.rate(&w).unwrap(),
             f(&case["rate"]),
             &format!("rate {w:?}"),
         );
-        close_m(
+        close(
             st.var(&w).unwrap(),
             f(&case["var"]),
             &format!("variance {w:?}"),
         );
         let (lo, hi) = st.interval(&w, 0.95).unwrap();
-        close_m(lo, f(&case["ci95"][0]), &format!("interval {w:?}"));
-        close_m(hi, f(&case["ci95"][1]), &format!("interval {w:?}"));
+        close(lo, f(&case["ci95"][0]), &format!("interval {w:?}"));
+        close(hi, f(&case["ci95"][1]), &format!("interval {w:?}"));
     }
 
     // An agent never at a two-player table: no rate for a mix that weights that stratum, and
@@ -1352,7 +1392,7 @@ fn stratified_rate_matches_statsmodels() {
     assert_eq!(none_at_two.var(&pooled), None);
     assert_eq!(none_at_two.interval(&pooled, 0.95), None);
     let rates = vec(&c["rates"]);
-    close_m(
+    close(
         none_at_two.rate(&[0.6, 0.4, 0.0]).unwrap(),
         0.6 * rates[0] + 0.4 * rates[1],
         "rate without the empty stratum",
@@ -1370,50 +1410,38 @@ fn measured_design_power_matches_statsmodels() {
         // The variance is the one measured in its own case above.
         assert_eq!(var_difference, f(&fx[name]["var_difference"]));
         let design = MeasuredDesign::new(var_difference, d["units"].as_u64().unwrap()).unwrap();
-        close_m(
+        close(
             design.sd_units,
             f(&d["sd_units"]),
             &format!("{name} sd_units"),
         );
-        for c in d["power"].as_array().unwrap() {
-            let (delta, units, alpha) = (f(&c["delta"]), f(&c["units"]), f(&c["alpha"]));
-            close_m(
-                design.power(delta, units, alpha),
-                f(&c["power"]),
-                &format!("{name} power {delta} {units} {alpha}"),
-            );
-        }
-        for c in d["units_needed"].as_array().unwrap() {
-            let (delta, alpha, pw) = (f(&c["delta"]), f(&c["alpha"]), f(&c["power"]));
-            close_m(
-                design.units_needed(delta, alpha, pw).unwrap(),
-                f(&c["units"]),
-                &format!("{name} units needed {delta} {alpha} {pw}"),
-            );
-        }
-        for c in d["mde"].as_array().unwrap() {
-            let (units, alpha, pw) = (f(&c["units"]), f(&c["alpha"]), f(&c["power"]));
-            close_m(
-                design.mde(units, alpha, pw).unwrap(),
-                f(&c["delta"]),
-                &format!("{name} mde {units} {alpha} {pw}"),
-            );
+        // (fixture key, the arguments' keys, the result's key, the Rust call)
+        type Call<'a> = &'a dyn Fn(f64, f64, f64) -> Option<f64>;
+        let calls: [(&str, [&str; 3], &str, Call); 3] = [
+            ("power", ["delta", "units", "alpha"], "power", &|d, n, a| {
+                Some(design.power(d, n, a))
+            }),
+            (
+                "units_needed",
+                ["delta", "alpha", "power"],
+                "units",
+                &|d, a, p| design.units_needed(d, a, p),
+            ),
+            ("mde", ["units", "alpha", "power"], "delta", &|n, a, p| {
+                design.mde(n, a, p)
+            }),
+        ];
+        for (key, args, result, call) in calls {
+            for c in d[key].as_array().unwrap() {
+                let [x, y, z] = args.map(|k| f(&c[k]));
+                close(
+                    call(x, y, z).unwrap(),
+                    f(&c[result]),
+                    &format!("{name} {key} {x} {y} {z}"),
+                );
+            }
         }
     }
     assert_eq!(MeasuredDesign::new(0.0, 40), None);
     assert_eq!(MeasuredDesign::new(0.01, 1), None);
-}
-
-#[track_caller]
-fn close_m(got: f64, want: f64, what: &str) {
-    let rel = if want == 0.0 {
-        (got - want).abs()
-    } else {
-        ((got - want) / want).abs()
-    };
-    eprintln!(
-        "RELERR\t{}\t{rel:e}\t{what}",
-        std::thread::current().name().unwrap_or("")
-    );
-    close(got, want, what);
 }

@@ -102,9 +102,20 @@ fn table_one_through_the_cli() {
         t.contains("35.06") && t.contains("19.43") && t.contains("25.10") && t.contains("20.41"),
         "{t}"
     );
+    assert!(
+        !t.contains("game win %") && !t.contains("primary outcome"),
+        "{t}"
+    );
     let s = summary(&out.path().join("summary.csv"));
     let wins: Vec<u64> = s.iter().map(|r| r.2).collect();
     assert_eq!(wins, [359, 199, 257, 209]);
+    // Coin stages: the columns as they always were.
+    assert_eq!(
+        csv_rows(&out.path().join("summary.csv"))[0].join(","),
+        "stage,agent,kind,rounds,wins,win_rate,win_ci95_low,win_ci95_high,mean_coin_delta,\
+         mean_points_delta,calls,calls_per_round,call_success_rate,cards_discarded_per_round,\
+         pile_picks_per_round,decisions,mean_decision_us,games,game_wins"
+    );
     let econ: Vec<String> = s.iter().map(|r| format!("{:.2}", r.3)).collect();
     assert_eq!(econ, ["6.16", "-2.23", "0.07", "-4.00"]);
     for f in [
@@ -700,6 +711,68 @@ fn point_games_run_until_one_player_is_left() {
     assert!(rows[1..].iter().all(|r| r[col("coin_delta")] == "0"));
 }
 
+/// A point stage is won by games, not rounds: survivors play smaller tables, where rounds are
+/// easier to win. Its summary (file and terminal) leads with the games.
+#[test]
+fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "p.yaml",
+        "name: p\nseed: 6\nrules: {preset: jhyap, players: 3}\nstages:\n  - name: first\n    games: 40\n    seating: rotate\n    agents: [{kind: conservative}, {kind: balanced}, {kind: opportunistic}]\n  - name: second\n    games: 5\n    agents: [{winner_of: first}, {kind: random}, {kind: random, id: r2}]\n",
+    );
+    let out = dir.path().join("o");
+    let o = run(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = csv_rows(&out.join("first/summary.csv"));
+    assert_eq!(
+        rows[0][..9],
+        [
+            "stage",
+            "agent",
+            "kind",
+            "games",
+            "game_wins",
+            "game_win_rate",
+            "game_win_ci95_low",
+            "game_win_ci95_high",
+            "rounds"
+        ]
+    );
+    assert_eq!(rows[0].iter().filter(|c| c.starts_with("game")).count(), 5);
+    let col = |n: &str| rows[0].iter().position(|c| c == n).unwrap();
+    let best = |rate: &str| {
+        let r = &rows[1..];
+        let best = (0..r.len())
+            .max_by(|&a, &b| {
+                let x = |i: usize| r[i][col(rate)].parse::<f64>().unwrap();
+                x(a).total_cmp(&x(b))
+            })
+            .unwrap();
+        r[best][col("agent")].clone()
+    };
+    assert_ne!(
+        best("game_win_rate"),
+        best("win_rate"),
+        "this seed's stage wins by games and by rounds disagree (else pick another seed)"
+    );
+    let second = summary(&out.join("second/summary.csv"));
+    assert_eq!(second[0].0, best("game_win_rate"));
+    let t = text(&o);
+    assert!(
+        t.contains(
+            "agent           games  games won  game win %   95% CI (Wilson)    rounds  win %/round"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("games won is the primary outcome"), "{t}");
+}
+
 const STAGED: &str = "\
 name: staged
 seed: 5
@@ -854,7 +927,9 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
     // Eq. 5 at p = 1/4: 2 (1.95996 + 0.84162)^2 0.1875 / 0.05^2 = 1177.3; at alpha/6: 1816.4.
     assert!(t.contains("1178 rounds per agent"), "{t}");
     assert!(t.contains("1817 rounds per agent"), "{t}");
-    assert!(t.contains("1024 rounds per agent; power 0.743"), "{t}");
+    assert!(t.contains("this scenario: power 0.743 (at alpha/6: 0.490)"), "{t}");
+    assert!(t.contains("if every round were independent"), "{t}");
+    assert!(t.contains("plan with --pilot DIR"), "{t}");
     let o = run(&[
         "plan",
         "scenarios/championship.yaml",
@@ -882,6 +957,59 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
             && help.contains("Sample size before a run"),
         "{help}"
     );
+}
+
+/// `plan --pilot` plans with the pilot's measured variances: the numbers it prints are those
+/// of the pilot's own report (the design's power section), and a pilot of another design is
+/// named and not used.
+#[test]
+fn plan_uses_a_pilot_runs_measured_design() {
+    let dir = tmp();
+    let pilot = dir.path().join("pilot");
+    let o = run(&[
+        "scenarios/paper/table1.yaml",
+        "--out",
+        pilot.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&[
+        "plan",
+        "scenarios/paper/table1.yaml",
+        "--pilot",
+        pilot.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("from the pilot"), "{t}");
+    assert!(t.contains("for comparison, if every round were independent"), "{t}");
+    // The pilot's own report: the same units needed (at alpha/6, power 0.8, delta 0.05).
+    let o = run(&["report", pilot.to_str().unwrap(), "--no-figures"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stats = stats_json(&pilot.join("stats.json"));
+    let need = &stats["power"]["design"]["units_needed"];
+    let line = format!(
+        "needed at alpha/6: {} deals for the median pair, {} for every pair",
+        need["median"].as_f64().unwrap().ceil(),
+        need["worst"].as_f64().unwrap().ceil()
+    );
+    assert!(t.contains(&line), "{line} in {t}");
+    // Another design: matched (one stage each) but not used, and said why.
+    let o = run(&[
+        "plan",
+        "scenarios/variants/jhyap.yaml",
+        "--pilot",
+        pilot.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("pilot not used: pilot stage `paper-table1` has seating `fixed` (here `rotate`)"),
+        "{t}"
+    );
+    assert!(!t.contains("from the pilot"), "{t}");
+    let o = run(&["plan", "scenarios/paper/table1.yaml", "--pilot", "no/such/dir"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
 /// Records that cannot be read or make no sense are bad input: exit 2, the record file named,

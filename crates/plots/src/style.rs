@@ -203,9 +203,10 @@ mod tests {
             );
         }
         // The first four (the paper's four agents) differ from each other as much.
-        for i in 0..4 {
-            for j in i + 1..4 {
-                let gap = (lightness(PALETTE[i]) - lightness(PALETTE[j])).abs();
+        let first = &PALETTE[..4];
+        for (i, a) in first.iter().enumerate() {
+            for (j, b) in first.iter().enumerate().skip(i + 1) {
+                let gap = (lightness(*a) - lightness(*b)).abs();
                 assert!(gap >= 15.0, "colours {i} and {j}: L* gap {gap:.1}");
             }
         }

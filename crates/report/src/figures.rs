@@ -14,6 +14,9 @@ use super::metrics::{Accumulated, RoundMetric};
 use super::tables::ci_label;
 use dhumbal_plots::{self as plots, Band, HeatmapPanel, Interval, Width};
 
+/// Draws a figure with the title it is given ("" for none).
+pub type Draw = Box<dyn Fn(&str) -> anyhow::Result<plots::Figure>>;
+
 /// One figure to draw: its file stem, the title drawn inside it, caption, and how to draw it.
 pub struct FigureSpec {
     pub stem: &'static str,
@@ -21,8 +24,7 @@ pub struct FigureSpec {
     /// says what the figure shows either way), and for figures whose panels carry the titles.
     pub title: Option<String>,
     pub caption: String,
-    /// Draws the figure with the title it is given ("" for none).
-    pub draw: Box<dyn Fn(&str) -> anyhow::Result<plots::Figure>>,
+    pub draw: Draw,
 }
 
 /// A drawn figure (or the reason it was not).

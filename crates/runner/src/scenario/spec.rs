@@ -125,7 +125,7 @@ impl JsonSchema for AgentSpec {
         alternatives.push(serde_json::json!({
             "type": "object",
             "title": "winner_of",
-            "description": "Seat the winner of an earlier stage (highest win rate, then economic performance).",
+            "description": "Seat the winner of an earlier stage: the highest game-win rate under point scoring (ties: fewer points per round), the highest win rate under coin scoring (ties: economic performance).",
             "properties": { "winner_of": { "type": "string" } },
             "required": ["winner_of"],
             "additionalProperties": false,
