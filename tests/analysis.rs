@@ -1263,7 +1263,11 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         let m = power::MeasuredDesign::new(v, games).unwrap();
         close(r.sd_units.unwrap(), (v * games as f64).sqrt(), "sd_units");
         let expected = power::ttest_paired_power(p.delta / m.sd_units, games as f64, alpha_k);
-        close(r.power_at_delta.unwrap(), expected, "design power of a pair");
+        close(
+            r.power_at_delta.unwrap(),
+            expected,
+            "design power of a pair",
+        );
         powers.push(expected);
     }
     assert_eq!(p.design.pairs_measured, powers.len());

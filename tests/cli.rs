@@ -9,7 +9,7 @@ mod common;
 use common::{bin, run, text};
 
 /// Runs `file` into `out` on `threads` threads (and `extra` arguments); it must succeed.
-fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) {
+fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) -> Output {
     let mut args = vec![
         file.to_str().unwrap(),
         "--out",
@@ -20,6 +20,7 @@ fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) {
     args.extend_from_slice(extra);
     let o = run(&args);
     assert!(o.status.success(), "{}", text(&o));
+    o
 }
 
 fn tmp() -> tempfile::TempDir {
@@ -722,27 +723,11 @@ fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
         "name: p\nseed: 6\nrules: {preset: jhyap, players: 3}\nstages:\n  - name: first\n    games: 40\n    seating: rotate\n    agents: [{kind: conservative}, {kind: balanced}, {kind: opportunistic}]\n  - name: second\n    games: 5\n    agents: [{winner_of: first}, {kind: random}, {kind: random, id: r2}]\n",
     );
     let out = dir.path().join("o");
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-report",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = run_ok(&file, &out, "2", &["--no-report"]);
     let rows = csv_rows(&out.join("first/summary.csv"));
     assert_eq!(
-        rows[0][..9],
-        [
-            "stage",
-            "agent",
-            "kind",
-            "games",
-            "game_wins",
-            "game_win_rate",
-            "game_win_ci95_low",
-            "game_win_ci95_high",
-            "rounds"
-        ]
+        rows[0][..9].join(","),
+        "stage,agent,kind,games,game_wins,game_win_rate,game_win_ci95_low,game_win_ci95_high,rounds"
     );
     assert_eq!(rows[0].iter().filter(|c| c.starts_with("game")).count(), 5);
     let col = |n: &str| rows[0].iter().position(|c| c == n).unwrap();
@@ -927,7 +912,10 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
     // Eq. 5 at p = 1/4: 2 (1.95996 + 0.84162)^2 0.1875 / 0.05^2 = 1177.3; at alpha/6: 1816.4.
     assert!(t.contains("1178 rounds per agent"), "{t}");
     assert!(t.contains("1817 rounds per agent"), "{t}");
-    assert!(t.contains("this scenario: power 0.743 (at alpha/6: 0.490)"), "{t}");
+    assert!(
+        t.contains("this scenario: power 0.743 (at alpha/6: 0.490)"),
+        "{t}"
+    );
     assert!(t.contains("if every round were independent"), "{t}");
     assert!(t.contains("plan with --pilot DIR"), "{t}");
     let o = run(&[
@@ -982,7 +970,10 @@ fn plan_uses_a_pilot_runs_measured_design() {
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("from the pilot"), "{t}");
-    assert!(t.contains("for comparison, if every round were independent"), "{t}");
+    assert!(
+        t.contains("for comparison, if every round were independent"),
+        "{t}"
+    );
     // The pilot's own report: the same units needed (at alpha/6, power 0.8, delta 0.05).
     let o = run(&["report", pilot.to_str().unwrap(), "--no-figures"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -1004,11 +995,18 @@ fn plan_uses_a_pilot_runs_measured_design() {
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
     assert!(
-        t.contains("pilot not used: pilot stage `paper-table1` has seating `fixed` (here `rotate`)"),
+        t.contains(
+            "pilot not used: pilot stage `paper-table1` has seating `fixed` (here `rotate`)"
+        ),
         "{t}"
     );
     assert!(!t.contains("from the pilot"), "{t}");
-    let o = run(&["plan", "scenarios/paper/table1.yaml", "--pilot", "no/such/dir"]);
+    let o = run(&[
+        "plan",
+        "scenarios/paper/table1.yaml",
+        "--pilot",
+        "no/such/dir",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 

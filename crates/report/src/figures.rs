@@ -106,11 +106,19 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             title(format!("Games won ({})", ci_label(method))),
             format!(
                 "Games won: share of its games an agent won (was the last player left), with \
-                 {ci}; dashed line: median over agents. {}.",
+                 {ci}; dashed line: median over agents. {}{}.",
                 per_agent(
                     s.agents.iter().map(|a| a.games.as_ref().map_or(0, |g| g.n)),
                     "games"
-                )
+                ),
+                if s.design.arrangements > 1 {
+                    format!(
+                        " (the {} games, each played in its {} seat arrangements)",
+                        s.design.units, s.design.arrangements
+                    )
+                } else {
+                    String::new()
+                }
             ),
             move |title| {
                 plots::interval_bars(title, "Games won (%)", &bars, true, Width::OneColumn)

@@ -336,6 +336,26 @@ mod tests {
         }
     }
 
+    /// The first columns of every summary, and those after them (after the games under point
+    /// scoring).
+    const NAMES: [&str; 3] = ["stage", "agent", "kind"];
+    const PER_ROUND: [&str; 14] = [
+        "rounds",
+        "wins",
+        "win_rate",
+        "win_ci95_low",
+        "win_ci95_high",
+        "mean_coin_delta",
+        "mean_points_delta",
+        "calls",
+        "calls_per_round",
+        "call_success_rate",
+        "cards_discarded_per_round",
+        "pile_picks_per_round",
+        "decisions",
+        "mean_decision_us",
+    ];
+
     fn header(result: &StageResult) -> Vec<String> {
         let df = summary_frame(result).unwrap();
         df.get_column_names()
@@ -355,33 +375,14 @@ mod tests {
                 agent(590, 1, 160, 0),
             ],
         );
-        assert_eq!(
-            header(&result),
-            [
-                "stage",
-                "agent",
-                "kind",
-                "games",
-                "game_wins",
-                "game_win_rate",
-                "game_win_ci95_low",
-                "game_win_ci95_high",
-                "rounds",
-                "wins",
-                "win_rate",
-                "win_ci95_low",
-                "win_ci95_high",
-                "mean_coin_delta",
-                "mean_points_delta",
-                "calls",
-                "calls_per_round",
-                "call_success_rate",
-                "cards_discarded_per_round",
-                "pile_picks_per_round",
-                "decisions",
-                "mean_decision_us",
-            ]
-        );
+        let games = [
+            "games",
+            "game_wins",
+            "game_win_rate",
+            "game_win_ci95_low",
+            "game_win_ci95_high",
+        ];
+        assert_eq!(header(&result), [&NAMES[..], &games, &PER_ROUND].concat());
         let df = summary_frame(&result).unwrap();
         let f = |c: &str| df.column(c).unwrap().f64().unwrap().get(0).unwrap();
         assert_eq!(f("game_win_rate"), 74.0 / 160.0);
@@ -447,27 +448,7 @@ mod tests {
         );
         assert_eq!(
             header(&result),
-            [
-                "stage",
-                "agent",
-                "kind",
-                "rounds",
-                "wins",
-                "win_rate",
-                "win_ci95_low",
-                "win_ci95_high",
-                "mean_coin_delta",
-                "mean_points_delta",
-                "calls",
-                "calls_per_round",
-                "call_success_rate",
-                "cards_discarded_per_round",
-                "pile_picks_per_round",
-                "decisions",
-                "mean_decision_us",
-                "games",
-                "game_wins",
-            ]
+            [&NAMES[..], &PER_ROUND, &["games", "game_wins"]].concat()
         );
         // The table as it printed before games led point stages, to the character.
         let want = "\
