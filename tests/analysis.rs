@@ -1045,6 +1045,7 @@ fn table_one_statistics_match_the_papers_own() {
 /// One row of a point-scoring run, read from its `rounds.csv` by this test.
 struct PointRow {
     deal: u64,
+    rotation: u32,
     round: u32,
     agent: String,
     won: bool,
@@ -1103,6 +1104,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
             let c: Vec<&str> = l.split(',').collect();
             PointRow {
                 deal: c[at("deal")].parse().unwrap(),
+                rotation: c[at("rotation")].parse().unwrap(),
                 round: c[at("round")].parse().unwrap(),
                 agent: c[at("agent")].to_string(),
                 won: c[at("won")] == "true",
@@ -1188,6 +1190,89 @@ fn point_games_are_analysed_with_the_game_as_unit() {
             &format!("{a} economic"),
         );
     }
+    // The per-round win rate at the stage's table mix: the table size of a round is its
+    // number of rows; w_m the share of all rows at m players; per agent Σ_m w_m·p_m with the
+    // linearised variance by game, G/(G−1)·Σ_g e_g², e_g = Σ_m w_m (S_mg − p_m n_mg)/N_m.
+    let mut size = std::collections::HashMap::new();
+    for r in &rows {
+        *size.entry((r.deal, r.rotation, r.round)).or_insert(0usize) += 1;
+    }
+    let table = |r: &PointRow| size[&(r.deal, r.rotation, r.round)];
+    let mut weight = [0.0f64; 5];
+    for r in &rows {
+        weight[table(r)] += 1.0 / rows.len() as f64;
+    }
+    let mix: Vec<(usize, f64)> = s
+        .design
+        .table_mix
+        .iter()
+        .map(|t| (t.players, t.share))
+        .collect();
+    let want_mix: Vec<(usize, f64)> = (1..5)
+        .filter(|m| weight[*m] > 0.0)
+        .map(|m| (m, weight[m]))
+        .collect();
+    assert_eq!(mix.len(), want_mix.len());
+    for ((m, w), (wm, ww)) in mix.iter().zip(&want_mix) {
+        assert_eq!(m, wm);
+        close(*w, *ww, "table-size share");
+    }
+    assert!(mix.len() >= 2, "games reach smaller tables: {mix:?}");
+    let mut standardised = 0;
+    for (i, a) in agents.iter().enumerate() {
+        // Per table size m: (wins, rounds) over the stage and per game.
+        let cell = |m: usize, g: Option<u64>| {
+            rows.iter()
+                .filter(|r| r.agent == *a && table(r) == m && g.is_none_or(|g| r.deal == g))
+                .fold((0.0, 0.0), |(k, n), r| {
+                    (k + f64::from(u8::from(r.won)), n + 1.0)
+                })
+        };
+        let got = s.agents[i].win_standardized.as_ref().unwrap();
+        if mix.iter().any(|(m, _)| cell(*m, None).1 == 0.0) {
+            assert_eq!(got.rate, None, "{a} never played some table size");
+            continue;
+        }
+        let rate: f64 = mix
+            .iter()
+            .map(|(m, w)| {
+                let (k, n) = cell(*m, None);
+                w * k / n
+            })
+            .sum();
+        close(
+            got.rate.unwrap(),
+            rate,
+            &format!("{a} standardised win rate"),
+        );
+        let e2: f64 = (0..games)
+            .map(|g| {
+                mix.iter()
+                    .map(|(m, w)| {
+                        let (k, n) = cell(*m, None);
+                        let (kg, ng) = cell(*m, Some(g));
+                        w * (kg - k / n * ng) / n
+                    })
+                    .sum::<f64>()
+                    .powi(2)
+            })
+            .sum();
+        let gf = games as f64;
+        let half = dist::t_quantile(0.975, gf - 1.0) * (gf / (gf - 1.0) * e2).sqrt();
+        let ci = got.ci95.unwrap();
+        close(
+            ci[0],
+            (rate - half).max(0.0),
+            &format!("{a} standardised low"),
+        );
+        close(
+            ci[1],
+            (rate + half).min(1.0),
+            &format!("{a} standardised high"),
+        );
+        standardised += 1;
+    }
+    assert!(standardised >= 2, "{standardised} agents checked");
     let total_game_wins: u64 = s.agents.iter().map(|a| a.games.as_ref().unwrap().k).sum();
     assert_eq!(
         total_game_wins,

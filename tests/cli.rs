@@ -1134,8 +1134,14 @@ fn rotated_reports_label_the_by_deal_interval_as_primary() {
         assert_eq!(a["win"]["ci95"], a["win"]["ci95_units"]);
         assert_eq!(a["win"]["units"], 30);
     }
-    let svg = std::fs::read_to_string(out.join("figures/win_rate.svg")).unwrap();
-    assert!(svg.contains("by deal"), "the figure says which interval");
+    // The figure's caption says which interval (figures carry no title by default; the
+    // caption is the title in a paper).
+    let caption = md
+        .split("![win_rate](figures/win_rate.svg)")
+        .nth(1)
+        .and_then(|rest| rest.lines().find(|l| !l.is_empty()))
+        .unwrap();
+    assert!(caption.contains("by deal"), "{caption}");
     let csv = std::fs::read_to_string(out.join("tables/agents.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("win_ci95_method"));
     assert!(csv.lines().nth(1).unwrap().contains(",deal,"));

@@ -89,8 +89,9 @@ impl Metric {
     }
 
     /// A short name for heatmap panels, which can be narrow.
-    pub fn short_label(self) -> &'static str {
+    pub fn short_label(self, points: bool) -> &'static str {
         match self {
+            Metric::Win if points => "Win per round",
             Metric::Win => "Win",
             Metric::Economic => "Economic",
             Metric::Calls => "Calls",

@@ -465,7 +465,7 @@ fn effects(s: &StageAnalysis, names: &[String]) -> Option<Effects> {
         let Some(kind) = kind else { continue };
         let title = match (s.definitions, metric.paper_key()) {
             (Definitions::Paper, Some(k)) => paper_title(k).to_string(),
-            _ => metric.short_label().to_string(),
+            _ => metric.short_label(s.info.points).to_string(),
         };
         kinds.push(kind);
         panels.push(HeatmapPanel {
