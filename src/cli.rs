@@ -1069,6 +1069,9 @@ fn plan(
         if let Some(note) = &p.pilot_note {
             println!("  pilot not used: {note}");
         }
+        if let Some(warning) = &p.pilot_warning {
+            println!("  note: {warning}");
+        }
         let i = &p.independent;
         let one = if p.unit == "games" {
             "game (each arrangement)"

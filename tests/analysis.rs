@@ -719,7 +719,7 @@ fn a_report_writes_every_output_with_finite_numbers() {
     // d_z, beside it.
     assert!(md.contains("| win d_z | win p (Holm, paired) |"), "{md}");
     assert!(
-        md.contains("| call_success d_z | call_success p (Holm, clustered) |"),
+        md.contains("| call_success h | call_success p (Holm, clustered) |"),
         "{md}"
     );
     // Timing is described, not tested.

@@ -398,8 +398,9 @@ pub struct Pairwise {
     /// Stars on the adjusted p named in `stars_on`.
     pub stars: &'static str,
     pub effect: Option<f64>,
-    /// `cohen_d` (pooled SD, eq. 11-12, beside Welch's test) or `cohen_dz` (the difference
-    /// over the SD of the unit differences, t/√G, beside the paired and clustered tests).
+    /// `cohen_d` (pooled SD, eq. 11-12, beside Welch's test), `cohen_dz` (the difference
+    /// over the SD of the unit differences, t/√G, beside the paired test) or `cohen_h`
+    /// (2·asin√p_a − 2·asin√p_b, beside the clustered test of call success).
     pub effect_name: &'static str,
     /// Paired tests: variance of the mean difference under this design (paired unit means)
     /// over what independent rounds would give (Welch's s_a²/n_a + s_b²/n_b on rounds). Below
@@ -694,7 +695,20 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
                 &units,
                 &units,
             );
-            r.set_test(pair.test(), pair.cohen_dz(), "cohen_dz");
+            // The effect of the test on units: d_z for the paired test; for call success,
+            // whose units hold one agent's calls or the other's, d_z = t/√G would shrink with
+            // the units in which only one agent called, so Cohen's h of the two rates.
+            match metric {
+                Metric::CallSuccess => r.set_test(
+                    pair.test(),
+                    pair.a
+                        .mean()
+                        .zip(pair.b.mean())
+                        .map(|(x, y)| stats::cohen_h(x, y)),
+                    "cohen_h",
+                ),
+                _ => r.set_test(pair.test(), pair.cohen_dz(), "cohen_dz"),
+            }
             r.n_a = g;
             r.n_b = g;
             r.mean_a = pair.a.mean();
@@ -1071,6 +1085,16 @@ fn agent_metrics(
 }
 
 fn standardized(s: &Stratified, weights: &[f64]) -> Standardized {
+    let rate = s.rate(weights);
+    // A rate of exactly 0 or 1 (an agent that never won) has no cluster variance, and the t
+    // interval would collapse to a point: Wilson's with the G games as the observations, as
+    // for the other rates.
+    let ci95 = match rate {
+        Some(r) if r == 0.0 || r == 1.0 => {
+            wilson(if r == 0.0 { 0 } else { s.g }, s.g, 0.95).map(|(l, h)| [l, h])
+        }
+        _ => s.interval(weights, 0.95).map(|(l, h)| [l, h]),
+    };
     let by_table = s
         .counts()
         .iter()
@@ -1084,8 +1108,8 @@ fn standardized(s: &Stratified, weights: &[f64]) -> Standardized {
         })
         .collect();
     Standardized {
-        rate: s.rate(weights),
-        ci95: s.interval(weights, 0.95).map(|(l, h)| [l, h]),
+        rate,
+        ci95,
         units: s.g,
         by_table,
     }
@@ -1141,7 +1165,8 @@ fn notes(info: &StageInfo, acc: &Accumulated, defs: Definitions) -> Vec<String> 
              points per round) are conditional on the table size: an agent that survives \
              longer plays more 2- and 3-player rounds, where a round is won more often, so \
              they mix skill with survival. The win rate standardised to the stage's \
-             table-size mix removes that part (see the agents table)."
+             table-size mix adjusts for the difference in table-size mix only: within a table \
+             size the rate is still that of the agents who got there (see the agents table)."
                 .into(),
         );
     }

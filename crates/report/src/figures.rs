@@ -423,10 +423,12 @@ struct Effects {
     caption: String,
 }
 
-/// The effect size an `effect_name` names, for labels: "Cohen's d" or "Cohen's d_z".
+/// The effect size an `effect_name` names, for labels: "Cohen's d", "Cohen's d_z" or
+/// "Cohen's h".
 fn effect_label(name: &str) -> &'static str {
     match name {
         "cohen_dz" => "Cohen\u{2019}s d_z",
+        "cohen_h" => "Cohen\u{2019}s h",
         _ => "Cohen\u{2019}s d",
     }
 }
@@ -488,9 +490,12 @@ fn effects(s: &StageAnalysis, names: &[String]) -> Option<Effects> {
         "Effect size (row\u{a0}vs.\u{a0}column)".to_string()
     };
     let what = if !one_kind {
-        "Cohen's d_z of the paired (clustered) tests, Cohen's d of Welch's tests, as each panel \
-         names"
-            .to_string()
+        format!(
+            "as each panel names: Cohen's d_z of the paired tests by {unit}, the mean of the \
+             per-{unit} differences over their SD; Cohen's h of the clustered test of call \
+             success, 2·asin√p of the row agent's rate minus the column agent's; Cohen's d of \
+             Welch's tests"
+        )
     } else if effect == "cohen_dz" {
         let how = if test == "clustered" {
             "clustered"

@@ -19,7 +19,7 @@ use super::analyze::{self, Options, Spread};
 use super::dist::normal_quantile;
 use super::load::{self, Seating};
 use super::power::{self, normal_ind_power, sample_size_eq5};
-use dhumbal_runner::scenario::{Scenario, Stage};
+use dhumbal_runner::scenario::{Scenario, SeatEntry, Stage};
 
 /// The plan for one stage.
 #[derive(Clone, Debug, Serialize)]
@@ -39,6 +39,8 @@ pub struct StagePlan {
     pub pilot: Option<PilotPlan>,
     /// Why a pilot was given but not used for this stage.
     pub pilot_note: Option<String>,
+    /// A pilot used with other agents than the stage's: their variances stand in.
+    pub pilot_warning: Option<String>,
     /// For comparison (and the only plan without a pilot): eq. 5 with independent units.
     pub independent: IndependentPlan,
 }
@@ -152,11 +154,15 @@ pub fn plan(
             let pairs = agents * agents.saturating_sub(1) / 2;
             let alpha_k = alpha / pairs.max(1) as f64;
             let planned = stage.deals();
-            let (pilot_plan, pilot_note) = match pilot {
-                None => (None, None),
+            let (pilot_plan, pilot_note, pilot_warning) = match pilot {
+                None => (None, None, None),
                 Some(stages) => match match_pilot(stage, stages, only_stage) {
-                    Ok(p) => (from_pilot(p, delta, alpha_k, power, planned), None),
-                    Err(note) => (None, Some(note)),
+                    Ok(p) => (
+                        from_pilot(p, delta, alpha_k, power, planned),
+                        None,
+                        other_agents(stage, p),
+                    ),
+                    Err(note) => (None, Some(note), None),
                 },
             };
             StagePlan {
@@ -169,6 +175,7 @@ pub fn plan(
                 planned,
                 pilot: pilot_plan,
                 pilot_note,
+                pilot_warning,
                 independent: independent(stage, delta, alpha, alpha_k, power),
             }
         })
@@ -230,6 +237,23 @@ fn match_pilot<'a>(
         ));
     }
     Ok(p)
+}
+
+/// Says so when the pilot's agents are not the stage's (a `winner_of` seat matches any): the
+/// pairs' σ_u belong to the agents measured.
+fn other_agents(stage: &Stage, p: &PilotStage) -> Option<String> {
+    let same = stage.seats.len() == p.agents.len()
+        && stage.seats.iter().zip(&p.agents).all(|(s, a)| match s {
+            SeatEntry::Agent(def) => def.id == *a,
+            SeatEntry::WinnerOf(_) => true,
+        });
+    (!same).then(|| {
+        format!(
+            "the pilot's agents ({}) are not this stage's: their variances stand in for those \
+             of the agents you will compare",
+            p.agents.join(", ")
+        )
+    })
 }
 
 fn from_pilot(

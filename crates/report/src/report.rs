@@ -99,8 +99,18 @@ pub fn report_stage(
         tables_dir.join("agents.tex"),
         &tables::agents_table(&analysis).to_latex(
             &format!(
-                "Per-agent metrics, stage {stage} ({} rounds per agent).",
-                analysis.power.independent.rounds_per_agent
+                "Per-agent metrics, stage {stage} ({}).",
+                if analysis.info.points {
+                    format!(
+                        "{} games per agent, each arrangement of a game counted once",
+                        analysis.power.independent.units_per_agent
+                    )
+                } else {
+                    format!(
+                        "{} rounds per agent",
+                        analysis.power.independent.rounds_per_agent
+                    )
+                }
             ),
             &format!("tab:{}-agents", label(stage)),
         ),
@@ -119,8 +129,9 @@ pub fn report_stage(
                  its {} p-value ({}).",
                 match analysis.definitions {
                     Definitions::Ours => {
-                        "Holm-adjusted (paired or clustered test by the design's unit; effect \
-                         Cohen's d_z, the difference over the SD of the unit differences)"
+                        "Holm-adjusted (paired test by the design's unit, effect Cohen's d_z, \
+                         the difference over the SD of the unit differences; for call success \
+                         the clustered test, effect Cohen's h)"
                     }
                     Definitions::Paper => "Bonferroni-adjusted Welch (effect Cohen's d)",
                 },
@@ -268,8 +279,11 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
              design removed variance, above 1 it added some: agents at one table are negatively \
              correlated (one winner per round), and the arrangements of one deal repeat much of \
              its information. Welch's test on rounds ignores both, so its p-values are too small \
-             whenever the ratio exceeds 1. *Pairing*: variance of the {unit} differences over \
-             the unpaired variance of the same {unit} means (1 − 2·cov/(varₐ + varᵦ)).\n",
+             whenever the ratio exceeds 1. For call success the design's test is the clustered \
+             comparison and the reference Welch's test on calls; for games won, Welch's test on \
+             games. *Pairing*: variance of the {unit} differences over the unpaired variance of \
+             the same {unit} means (1 − 2·cov/(varₐ + varᵦ)); none for call success, whose \
+             calls do not pair.\n",
             unit = d.unit
         );
         let _ = writeln!(
@@ -333,9 +347,10 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             " Games won, the primary outcome: {} Win % per round is conditional on the table \
              sizes the agent played (an agent that survives longer plays more small tables); \
              the standardised column weights the agent's win rate at each table size by the \
-             stage's table-size mix above (direct standardisation), with a cluster-robust \
-             interval by game (delta method, weights fixed); it is missing for an agent that \
-             never played some table size of the mix.",
+             stage's table-size mix above (direct standardisation; it adjusts for the mix \
+             only), with a cluster-robust interval by game (delta method, weights fixed; \
+             clipped to [0, 100]%); it is missing for an agent that never played some table \
+             size of the mix.",
             if s.info.seating.blocks() {
                 "by game (the arrangements of one game form a cluster)."
             } else {
@@ -366,14 +381,21 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     }
 
     let _ = writeln!(out, "## Pairwise comparisons\n");
+    let welch_role = if paper {
+        "With the paper's definitions Welch's t-test is the primary test (stars on its \
+         Bonferroni-adjusted p, effect Cohen's d), with the design's test beside it"
+    } else {
+        "Beside it, as the paper's reference, Welch's t-test"
+    };
     let _ = writeln!(
         out,
         "Each metric is compared for every pair by the design's test: the paired test on \
          per-{unit} means (cluster-robust where {unit}s differ in size), and for call success \
          the clustered two-sample test over the {unit}s in which either agent called (the \
          calls of one {unit} are not independent; calls of two agents do not pair); effect: \
-         Cohen's d_z, the difference over the SD of the {unit} differences (t/√G). Beside it, \
-         as the paper's reference, Welch's t-test on rounds (calls for call success, games for \
+         Cohen's d_z, the difference over the SD of the {unit} differences (t/√G), and for \
+         call success Cohen's h, 2·asin√pₐ − 2·asin√pᵦ. {welch_role} on rounds (calls for \
+         call success, games for \
          games won; eq. 10, effect Cohen's d, eq. 11-12), which treats every observation as \
          independent. Decision time is described above, not tested (a clock measurement \
          depends on the machine and its load). Adjusted p-values: {}. Stars: {}; * p<0.05, \
@@ -485,8 +507,8 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
     );
     let _ = writeln!(
         out,
-        "**For the design that ran.** The paired test of the {rate_name} on {} {unit}s{}, at the Bonferroni level α/{k} = {alpha_k} \
-         (Holm's step-down, which the stars use, rejects at least as often), with each pair's \
+        "**For the design that ran.** The paired test of the {rate_name} on {} {unit}s{}, at \
+         the Bonferroni level α/{k} = {alpha_k}{}, with each pair's \
          measured variance of the difference: σ_u = sqrt(G·V), the SD of the {unit} \
          differences, which carries the design effect (median over pairs {}: the variance of \
          a difference under this design over that of independent {}). To detect a {rate_name} \
@@ -502,6 +524,12 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
             )
         } else {
             String::new()
+        },
+        if s.definitions == Definitions::Paper {
+            " (a lower bound on Holm's step-down, which rejects at least as often; the \
+             paper's definitions star Welch's test)"
+        } else {
+            " (Holm's step-down, which the stars use, rejects at least as often)"
         },
         num(d.design_effect, 2),
         p.independent.unit,

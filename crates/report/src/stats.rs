@@ -342,6 +342,12 @@ impl Stratified {
     }
 }
 
+/// Cohen's h, the effect size of a difference of two proportions: 2·asin√p_a − 2·asin√p_b
+/// (Cohen 1988, ch. 6; 0.2, 0.5, 0.8 small, medium, large as for d).
+pub fn cohen_h(pa: f64, pb: f64) -> f64 {
+    2.0 * pa.clamp(0.0, 1.0).sqrt().asin() - 2.0 * pb.clamp(0.0, 1.0).sqrt().asin()
+}
+
 /// Running co-moments of pairs (x, y), for Pearson's correlation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoMoments {

@@ -598,7 +598,7 @@ pub fn pairwise_table(s: &StageAnalysis, metric: Metric) -> Table {
         "Welch t (df)",
         "p",
         "p Holm",
-        "dz",
+        if design == "clustered" { "h" } else { "dz" },
         if design == "clustered" {
             "Clustered t (df)"
         } else {
@@ -669,6 +669,7 @@ pub fn pairwise_summary_table(s: &StageAnalysis) -> Table {
         let test = primary.map_or("welch", |r| r.test);
         let effect = match primary.map_or("cohen_d", |r| r.effect_name) {
             "cohen_dz" => "d_z",
+            "cohen_h" => "h",
             _ => "d",
         };
         header.push(format!("{name} {effect}"));
