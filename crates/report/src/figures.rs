@@ -483,11 +483,23 @@ fn effects(s: &StageAnalysis, names: &[String]) -> Option<Effects> {
         // No-break spaces keep "(row vs. column)" on one line.
         format!("{} (row\u{a0}vs.\u{a0}column)", effect_label(effect))
     } else {
-        // Mixed effects (not in the designs we know): each panel names its own.
+        // Mixed effects (call success's Cohen's h among paired d_z): the colour bar names the
+        // most common one, and each panel with another names its own.
+        let count = |e: &str| kinds.iter().filter(|k| k.0 == e).count();
+        let common = kinds
+            .iter()
+            .map(|k| k.0)
+            .max_by_key(|e| count(e))
+            .unwrap_or(effect);
         for (p, k) in panels.iter_mut().zip(&kinds) {
-            p.title = format!("{} ({})", p.title, effect_label(k.0));
+            if k.0 != common {
+                p.title = format!("{} ({})", p.title, effect_label(k.0));
+            }
         }
-        "Effect size (row\u{a0}vs.\u{a0}column)".to_string()
+        format!(
+            "{} (row\u{a0}vs.\u{a0}column)",
+            effect_label(common)
+        )
     };
     let what = if !one_kind {
         format!(
