@@ -496,10 +496,7 @@ fn effects(s: &StageAnalysis, names: &[String]) -> Option<Effects> {
                 p.title = format!("{} ({})", p.title, effect_label(k.0));
             }
         }
-        format!(
-            "{} (row\u{a0}vs.\u{a0}column)",
-            effect_label(common)
-        )
+        format!("{} (row\u{a0}vs.\u{a0}column)", effect_label(common))
     };
     let what = if !one_kind {
         format!(
