@@ -1024,6 +1024,7 @@ fn plan(
     let fixed = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |x| format!("{x:.d$}"));
     for p in &plans {
         let k = p.pairs.max(1);
+        let units = format!("{}s", p.unit);
         let outcome = if p.metric == "game_win" {
             "games won"
         } else {
@@ -1036,26 +1037,26 @@ fn plan(
             p.pairs,
             p.arrangements,
             if p.arrangements == 1 { "" } else { "s" },
-            p.unit.trim_end_matches('s'),
-            p.planned,
             p.unit,
+            p.planned,
+            units,
         );
         if let Some(m) = &p.pilot {
             println!(
                 "  from the pilot ({}, {} {}, {} pairs measured; design effect {}; SD of the {} differences {} median, {} largest):",
                 m.source,
                 m.pilot_units,
-                p.unit,
+                units,
                 m.pairs,
                 fixed(m.design_effect, 2),
-                p.unit.trim_end_matches('s'),
+                p.unit,
                 fixed(m.sd_units.median, 4),
                 fixed(m.sd_units.worst, 4),
             );
             println!(
                 "    needed at alpha/{k}: {} {} for the median pair, {} for every pair",
                 count(m.units_needed.median),
-                p.unit,
+                units,
                 count(m.units_needed.worst),
             );
             println!(
@@ -1073,7 +1074,7 @@ fn plan(
             println!("  note: {warning}");
         }
         let i = &p.independent;
-        let one = if p.unit == "games" {
+        let one = if p.unit == "game" {
             "game (each arrangement)"
         } else {
             "round"
@@ -1083,13 +1084,13 @@ fn plan(
         } else {
             format!("  if every {one} were independent")
         };
-        let rounds_word = if p.unit == "games" { "games" } else { "rounds" };
+        let rounds_word = if p.unit == "game" { "games" } else { "rounds" };
         println!(
             "{label} (eq. 5, n = 2 (z_(1-alpha/2) + z_power)^2 p(1-p) / delta^2, p = 1/players = {:.3}):",
             i.baseline
         );
         let show = |n: Option<u64>, u: Option<u64>| match (n, u) {
-            (Some(n), Some(u)) => format!("{n} {rounds_word} per agent ({u} {})", p.unit),
+            (Some(n), Some(u)) => format!("{n} {rounds_word} per agent ({u} {units})"),
             _ => "-".to_string(),
         };
         println!(
@@ -1105,8 +1106,7 @@ fn plan(
             i.mde_bonferroni_deals_once
                 .map_or(String::new(), |m| format!(
                     " ({m:.4} if the {} arrangements of a {} counted once)",
-                    p.arrangements,
-                    p.unit.trim_end_matches('s')
+                    p.arrangements, p.unit
                 )),
         );
     }

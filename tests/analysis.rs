@@ -666,7 +666,7 @@ fn a_report_writes_every_output_with_finite_numbers() {
             );
         }
     }
-    assert_eq!(json["power"]["independent"]["unit"], "rounds");
+    assert_eq!(json["power"]["independent"]["unit"], "round");
     assert_eq!(json["power"]["independent"]["units_per_agent"], 40);
     assert_eq!(json["power"]["design"]["unit"], "round");
     assert_eq!(json["power"]["design"]["units"], 40);
@@ -1363,7 +1363,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         "least favourable pair's power",
     );
     let i = &p.independent;
-    assert_eq!(i.unit, "games");
+    assert_eq!(i.unit, "game");
     assert_eq!(i.units_per_agent, 4 * games);
     assert!(i.rounds_per_agent > i.units_per_agent);
     let es = p.delta / (i.baseline * (1.0 - i.baseline)).sqrt();

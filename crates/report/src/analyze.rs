@@ -534,7 +534,7 @@ pub struct IndependentPower {
     pub eq5: Option<f64>,
     /// The same at the Bonferroni level alpha/pairs.
     pub eq5_bonferroni: Option<f64>,
-    /// What eq. 5 counts: `rounds` (coin scoring, the win rate) or `games` (point scoring,
+    /// What eq. 5 counts: `round` (coin scoring, the win rate) or `game` (point scoring,
     /// games won; each arrangement of a game counts once).
     pub unit: &'static str,
     /// Rounds (coins) or games (points) each agent played, the fewest over agents.
@@ -889,7 +889,7 @@ fn power_summary(
             baseline,
             eq5: power::sample_size_eq5(opts.delta, sigma2, opts.alpha, opts.power),
             eq5_bonferroni: power::sample_size_eq5(opts.delta, sigma2, alpha_k, opts.power),
-            unit: if info.points { "games" } else { "rounds" },
+            unit: if info.points { "game" } else { "round" },
             units_per_agent,
             rounds_per_agent,
             power: z_power(opts.alpha),

@@ -28,7 +28,7 @@ pub struct StagePlan {
     pub agents: usize,
     pub pairs: usize,
     pub arrangements: u64,
-    /// `deals` (coin scoring) or `games` (point scoring): what the scenario's `deals:` or
+    /// `deal` (coin scoring) or `game` (point scoring): what the scenario's `deals:` or
     /// `games:` counts, each played under every arrangement.
     pub unit: &'static str,
     /// What is compared: `win` (win rate) or `game_win` (games won).
@@ -170,7 +170,7 @@ pub fn plan(
                 agents,
                 pairs,
                 arrangements: stage.arrangements().max(1),
-                unit: if stage.is_points() { "games" } else { "deals" },
+                unit: if stage.is_points() { "game" } else { "deal" },
                 metric: analyze::headline(stage.is_points()).key(),
                 planned,
                 pilot: pilot_plan,

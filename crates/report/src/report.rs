@@ -532,7 +532,7 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
             " (Holm's step-down, which the stars use, rejects at least as often)"
         },
         num(d.design_effect, 2),
-        p.independent.unit,
+        format!("{}s", p.independent.unit),
         p.delta,
         num(d.power_at_delta.median, 3),
         num(d.power_at_delta.worst, 3),
@@ -597,6 +597,6 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
         num(Some(i.power), 3),
         num(Some(i.power_bonferroni), 3),
         num(i.mde_bonferroni, 4),
-        iu = i.unit,
+        iu = format!("{}s", i.unit),
     );
 }
