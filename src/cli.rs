@@ -722,10 +722,7 @@ impl Reporter for Terminal {
             "\nstage `{}`: {} rounds in {:.2} s",
             result.name, result.totals.rounds, result.seconds
         );
-        print!(
-            "{}",
-            dhumbal_runner::summary::table(result, stage.is_points())
-        );
+        print!("{}", dhumbal_runner::summary::table(result));
         println!();
         if self.report && !result.restored {
             let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);

@@ -225,6 +225,23 @@ pub struct Rate {
     pub units: Option<u64>,
 }
 
+/// The 95% interval of a rate over `g` units (deals, games) from its cluster-robust t
+/// interval, clipped to [0, 1]. A rate of exactly 0 or 1 has no cluster variance, and the t
+/// interval would collapse to a point: Wilson's with the G units as the observations
+/// instead, the largest design effect clustering can have.
+fn units_interval(
+    rate: f64,
+    g: u64,
+    t_interval: impl FnOnce() -> Option<(f64, f64)>,
+) -> Option<[f64; 2]> {
+    if rate == 0.0 || rate == 1.0 {
+        wilson(if rate == 0.0 { 0 } else { g }, g, 0.95)
+    } else {
+        t_interval()
+    }
+    .map(|(l, h)| [l.max(0.0), h.min(1.0)])
+}
+
 /// How the primary interval of a rate is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Primary {
@@ -240,17 +257,9 @@ enum Primary {
 fn rate(k: u64, n: u64, units: Option<&Cluster>, primary: Primary) -> Rate {
     let ci95_wilson = wilson(k, n, 0.95).map(|(l, h)| [l, h]);
     let ci95_normal = normal_interval(k, n, 1.96).map(|(l, h)| [l, h]);
-    let ci95_units = units.filter(|_| n > 0).and_then(|c| {
-        if k == 0 || k == n {
-            // Every observation 0 (or 1): the cluster variance is 0 and the t interval would
-            // collapse to a point. Wilson's with the G units as the observations instead: the
-            // largest design effect clustering can have.
-            wilson(if k == 0 { 0 } else { c.g }, c.g, 0.95)
-        } else {
-            c.interval(0.95)
-        }
-        .map(|(l, h)| [l.max(0.0), h.min(1.0)])
-    });
+    let ci95_units = units
+        .filter(|_| n > 0)
+        .and_then(|c| units_interval(k as f64 / n as f64, c.g, || c.interval(0.95)));
     let (ci95, ci95_method) = match primary {
         Primary::Wilson => (ci95_wilson, "wilson"),
         Primary::Normal => (ci95_normal, "normal"),
@@ -607,14 +616,16 @@ pub fn headline(points: bool) -> Metric {
 /// Computes the statistics of a stage from its accumulated records.
 pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnalysis {
     let defs = opts.definitions;
-    let table_mix = table_mix(info, acc);
-    let weights: Vec<f64> = {
-        let mut w = vec![0.0; acc.table_rows.len()];
-        for t in &table_mix {
-            w[t.players - 1] = t.share;
-        }
-        w
-    };
+    let weights = table_weights(info, acc);
+    let table_mix = weights
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w > 0.0)
+        .map(|(m, w)| TableShare {
+            players: m + 1,
+            share: *w,
+        })
+        .collect();
     let agents: Vec<AgentMetrics> = acc
         .agents
         .iter()
@@ -799,18 +810,19 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
 
 /// Point games: each table size's share of the stage's records; empty under coin scoring,
 /// where every round seats everyone.
-fn table_mix(info: &StageInfo, acc: &Accumulated) -> Vec<TableShare> {
+/// Point games: each table size's share of the stage's records (index m - 1 for m players),
+/// the weights of the standardised win rate; all 0 under coin scoring, where every round
+/// seats everyone.
+fn table_weights(info: &StageInfo, acc: &Accumulated) -> Vec<f64> {
     let total: u64 = acc.table_rows.iter().sum();
-    if !info.points || total == 0 {
-        return Vec::new();
-    }
     acc.table_rows
         .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(m, n)| TableShare {
-            players: m + 1,
-            share: *n as f64 / total as f64,
+        .map(|n| {
+            if info.points && total > 0 {
+                *n as f64 / total as f64
+            } else {
+                0.0
+            }
         })
         .collect()
 }
@@ -826,28 +838,25 @@ fn power_summary(
     let k = acc.pairs.len();
     let alpha_k = opts.alpha / k.max(1) as f64;
     let metric = headline(info.points);
-    let mut ratio: Vec<f64> = pairwise
+    // The design's rows of the headline metric already hold each pair's σ_u, MDE and power.
+    let rows: Vec<&Pairwise> = pairwise
         .iter()
-        .filter(|r| r.metric == metric.key())
-        .filter_map(|r| r.variance_ratio)
+        .filter(|r| r.metric == metric.key() && r.test == metric.design_test())
         .collect();
-    let (mut sd, mut pw, mut mde, mut need) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut units = 0;
-    for p in &acc.pairs {
-        let pair = &p.diff[metric.block_index()];
-        let g = pair.units();
-        units = units.max(g);
-        let Some(m) = pair
-            .var_difference()
-            .and_then(|v| power::MeasuredDesign::new(v, g))
-        else {
-            continue;
+    let units = rows.iter().map(|r| r.n_a).max().unwrap_or(0);
+    let collect = |f: &dyn Fn(&Pairwise) -> Option<f64>| -> Vec<f64> {
+        rows.iter().filter_map(|r| f(r)).collect()
+    };
+    let mut ratio = collect(&|r| r.variance_ratio);
+    let mut sd = collect(&|r| r.sd_units);
+    let mut pw = collect(&|r| r.power_at_delta);
+    let mut mde = collect(&|r| r.mde);
+    let mut need = collect(&|r| {
+        let m = power::MeasuredDesign {
+            sd_units: r.sd_units?,
         };
-        sd.push(m.sd_units);
-        pw.push(m.power(opts.delta, g as f64, alpha_k));
-        mde.extend(m.mde(g as f64, alpha_k, opts.power));
-        need.extend(m.units_needed(opts.delta, alpha_k, opts.power));
-    }
+        m.units_needed(opts.delta, alpha_k, opts.power)
+    });
     let rounds_per_agent = acc.agents.iter().map(|t| t.rounds).min().unwrap_or(0);
     // Eq. 5 compares win rates over the unit the stage's headline counts: rounds under coin
     // scoring, games under point scoring (as `plan`).
@@ -1086,15 +1095,7 @@ fn agent_metrics(
 
 fn standardized(s: &Stratified, weights: &[f64]) -> Standardized {
     let rate = s.rate(weights);
-    // A rate of exactly 0 or 1 (an agent that never won) has no cluster variance, and the t
-    // interval would collapse to a point: Wilson's with the G games as the observations, as
-    // for the other rates.
-    let ci95 = match rate {
-        Some(r) if r == 0.0 || r == 1.0 => {
-            wilson(if r == 0.0 { 0 } else { s.g }, s.g, 0.95).map(|(l, h)| [l, h])
-        }
-        _ => s.interval(weights, 0.95).map(|(l, h)| [l, h]),
-    };
+    let ci95 = rate.and_then(|r| units_interval(r, s.g, || s.interval(weights, 0.95)));
     let by_table = s
         .counts()
         .iter()

@@ -371,8 +371,10 @@ impl Accumulator {
             let at = (a * 2) * seats + seat;
             block.pos_wins[at] += won;
             block.pos_rounds[at] += 1;
-            block.size_wins[a * seats + m - 1] += won;
-            block.size_rounds[a * seats + m - 1] += 1.0;
+            if self.points {
+                block.size_wins[a * seats + m - 1] += won;
+                block.size_rounds[a * seats + m - 1] += 1.0;
+            }
             if let Some(k) = starter {
                 let pos = (i + m - k) % m;
                 if t.by_start.len() <= pos {
@@ -429,6 +431,7 @@ impl Accumulator {
         }
         let size = self.info_agents * BLOCK_METRICS;
         let positions = self.info_agents * 2 * self.seats;
+        let size_by_table = self.info_agents * self.seats;
         match self.spare.pop() {
             Some(mut b) => {
                 b.groups = 0;
@@ -446,8 +449,9 @@ impl Accumulator {
                 count: vec![0; size],
                 pos_wins: vec![0.0; positions],
                 pos_rounds: vec![0; positions],
-                size_wins: vec![0.0; self.info_agents * self.seats],
-                size_rounds: vec![0.0; self.info_agents * self.seats],
+                // Table sizes vary only in point games.
+                size_wins: vec![0.0; if self.points { size_by_table } else { 0 }],
+                size_rounds: vec![0.0; if self.points { size_by_table } else { 0 }],
             },
         }
     }

@@ -266,7 +266,7 @@ fn from_pilot(
     let designs: Vec<power::MeasuredDesign> = p
         .sd_units
         .iter()
-        .filter_map(|sd| power::MeasuredDesign::new(sd * sd / p.units as f64, p.units))
+        .map(|&sd_units| power::MeasuredDesign { sd_units })
         .collect();
     if designs.is_empty() {
         return None;

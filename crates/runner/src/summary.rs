@@ -118,11 +118,11 @@ fn summary_frame(result: &StageResult) -> anyhow::Result<DataFrame> {
         col_u("games", &|r| r.games),
         col_u("game_wins", &|r| r.game_wins),
     ];
-    let game_ci = |r: &SummaryRow| r.game_win_ci.unwrap_or((0.0, 1.0));
+    // No games (no rounds): no interval, rather than a made-up [0, 1].
     let game_rates = [
         col_f("game_win_rate", &|r| r.game_win_rate),
-        col_f("game_win_ci95_low", &|r| game_ci(r).0),
-        col_f("game_win_ci95_high", &|r| game_ci(r).1),
+        col_o("game_win_ci95_low", &|r| r.game_win_ci.map(|c| c.0)),
+        col_o("game_win_ci95_high", &|r| r.game_win_ci.map(|c| c.1)),
     ];
     let per_round = [
         col_u("rounds", &|r| r.rounds),
@@ -164,10 +164,8 @@ struct TableColumn {
 
 /// The summary as an aligned text table for the terminal. Under point scoring the games lead
 /// (games, games won, game-win rate and its Wilson interval over games), then the per-round
-/// columns, headed as such, and a note on reading them. `points` must be the stage's scoring
-/// (`result.points`, which the table follows).
-pub fn table(result: &StageResult, points: bool) -> String {
-    debug_assert_eq!(points, result.points, "the stage's scoring");
+/// columns, headed as such, and a note on reading them.
+pub fn table(result: &StageResult) -> String {
     let points = result.points;
     let rows = rows(result);
     let pct = |x: f64| format!("{:.2}", 100.0 * x);
@@ -389,7 +387,7 @@ mod tests {
         let (lo, hi) = wilson(74, 160, Z_95).unwrap();
         assert_eq!((f("game_win_ci95_low"), f("game_win_ci95_high")), (lo, hi));
 
-        let t = table(&result, true);
+        let t = table(&result);
         let lines: Vec<&str> = t.lines().collect();
         let mut rest = lines[0];
         for h in [
@@ -458,6 +456,6 @@ a-conservative-with-a-long-name      1024    19.43    [17.13, 21.97]        0.48
 balanced                             1024    25.10    [22.54, 27.84]        0.655     259     99.23     11.000       21.000
 random                               1024    20.41    [18.05, 22.99]        0.515     211     99.05     11.000       21.000
 ";
-        assert_eq!(table(&result, false), want);
+        assert_eq!(table(&result), want);
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use dhumbal_agents::registry::join;
 use serde_saphyr::granit_parser::{Event, Parser, Span};
 
 /// A position in the file: 1-based line and column.
@@ -215,14 +216,6 @@ fn pos(span: &Span) -> Pos {
     Pos {
         line: span.start.line(),
         column: span.start.col() + 1,
-    }
-}
-
-fn join(path: &str, segment: &str) -> String {
-    if path.is_empty() {
-        segment.to_string()
-    } else {
-        format!("{path}.{segment}")
     }
 }
 

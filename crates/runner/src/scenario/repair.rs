@@ -4,6 +4,7 @@
 //! problems found later still point into the file as written.
 
 use super::locate::Locations;
+use dhumbal_agents::registry::join;
 
 /// Reads of one file, at most (each bad value takes one to a few).
 pub(super) const MAX_PASSES: usize = 200;
@@ -120,14 +121,6 @@ pub(super) fn within(path: &str, outer: &str) -> bool {
 
 fn parent(path: &str) -> &str {
     path.rfind('.').map_or("", |i| &path[..i])
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 #[cfg(test)]
