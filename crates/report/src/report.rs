@@ -511,7 +511,7 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
          the Bonferroni level α/{k} = {alpha_k}{}, with each pair's \
          measured variance of the difference: σ_u = sqrt(G·V), the SD of the {unit} \
          differences, which carries the design effect (median over pairs {}: the variance of \
-         a difference under this design over that of independent {}). To detect a {rate_name} \
+         a difference under this design over that of independent {}s). To detect a {rate_name} \
          difference δ = {} the design has power **{}** for the median pair ({} for the least \
          favourable); it detects **{}** with power {} ({} for the least favourable pair), and \
          **{}** {unit}s would reach power {} at δ for the median pair ({} for every pair). \
@@ -532,7 +532,7 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
             " (Holm's step-down, which the stars use, rejects at least as often)"
         },
         num(d.design_effect, 2),
-        format!("{}s", p.independent.unit),
+        p.independent.unit,
         p.delta,
         num(d.power_at_delta.median, 3),
         num(d.power_at_delta.worst, 3),
@@ -586,7 +586,7 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
         out,
         "\n*For comparison only, if every {one} were independent* (the paper's eq. 5, n = \
          2(z₁₋α/₂ + z₁₋β)²σ²/δ², σ² = p(1−p) at the equal-strength {rate_name} p = {}): {} \
-         {iu} per agent at α = {}, {} at α/{k}; with the {} {iu} each agent played, power {} \
+         {iu}s per agent at α = {}, {} at α/{k}; with the {} {iu}s each agent played, power {} \
          at α, {} at α/{k}, minimum detectable difference {} at α/{k}. {why}, so these \
          figures are not the design's; the design's are above.\n",
         num(Some(i.baseline), 3),
@@ -597,6 +597,6 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
         num(Some(i.power), 3),
         num(Some(i.power_bonferroni), 3),
         num(i.mde_bonferroni, 4),
-        iu = format!("{}s", i.unit),
+        iu = i.unit,
     );
 }
