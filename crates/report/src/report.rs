@@ -242,10 +242,11 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     };
     let _ = writeln!(
         out,
-        "| | |\n|---|---|\n| seating | `{}` ({} arrangement{} per deal) |\n| players | {} |\n| scoring | {} |\n| rounds | {} ({} records) |\n| units of analysis | {} {}s |\n| mean turns per round | {} |\n| seed | {} |\n",
+        "| | |\n|---|---|\n| seating | `{}` ({} arrangement{} per {}) |\n| players | {} |\n| scoring | {} |\n| rounds | {} ({} records) |\n| units of analysis | {} {}s |\n| mean turns per round | {} |\n| seed | {} |\n",
         d.seating,
         d.arrangements,
         if d.arrangements == 1 { "" } else { "s" },
+        if s.info.points { "game" } else { "deal" },
         d.players,
         d.scoring,
         d.rounds,

@@ -255,7 +255,6 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
             "Win %/round, own table sizes [{}]",
             ci_label(win_method)
         ));
-        header.push("Win %/round, stage's table mix [95% CI by game]".into());
     } else {
         header.push(format!("Win % [{}]", ci_label(win_method)));
     }
@@ -267,6 +266,10 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
     }
     if win_normal {
         header.push("Normal CI (paper eq. 6, clipped to [0, 100])".into());
+    }
+    // After the per-round rate's other intervals, so that those stay beside it.
+    if points {
+        header.push("Win %/round, stage's table mix [95% CI by game]".into());
     }
     let by = unit.map_or(String::new(), |u| format!(" by {u}"));
     header.extend([
@@ -296,9 +299,6 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
                 r.push(pct_ci(g.rate, g.ci95));
             }
             r.push(pct_ci(a.win.rate, a.win.ci95));
-            if let Some(w) = &a.win_standardized {
-                r.push(pct_ci(w.rate, w.ci95));
-            }
             if win_units {
                 r.push(pct_interval(a.win.ci95_units));
             }
@@ -307,6 +307,9 @@ pub fn agents_table(s: &StageAnalysis) -> Table {
             }
             if win_normal {
                 r.push(pct_interval(a.win.ci95_normal));
+            }
+            if let Some(w) = &a.win_standardized {
+                r.push(pct_ci(w.rate, w.ci95));
             }
             r.extend([
                 mean_ci(a.economic.mean, a.economic.ci95, 2),
