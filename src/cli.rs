@@ -74,6 +74,22 @@ pub struct RunArgs {
     /// each stage; `dhumbal-run report DIR` can write it later.
     #[arg(long)]
     pub no_report: bool,
+    /// Also write each stage's records as rounds.csv (as `output: {csv: true}` does); the
+    /// Parquet dataset rounds/ is always written.
+    #[arg(long)]
+    pub csv: bool,
+    /// Play one shard of a study split over machines: I/N plays the I-th (from 0) of N
+    /// contiguous shares of every stage. Without a value, the share is the Slurm array task's
+    /// (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT). Shards share the output folder and
+    /// play only units no part holds yet (a failed shard is run again as it was); `dhumbal-run
+    /// merge DIR` then checks and finishes the study. See docs/cluster.md.
+    #[arg(long, value_name = "I/N", num_args = 0..=1, default_missing_value = "slurm",
+          conflicts_with_all = ["resume", "force"])]
+    pub shard: Option<String>,
+    /// With --shard: play only this stage (repeatable). The stages it seats winners of must
+    /// be complete on disk first (on Slurm, a job dependency waits for them).
+    #[arg(long = "stage", value_name = "NAME", requires = "shard")]
+    pub stages: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -96,6 +112,28 @@ pub enum Command {
         #[arg(long)]
         force: bool,
         /// Do not write statistics reports for the new run.
+        #[arg(long)]
+        no_report: bool,
+    },
+    /// Finish a study played as shards (`--shard`): check that every stage's parts hold each
+    /// unit exactly once (one scenario, one program version, no gap, no overlap), then write
+    /// the summaries, the manifest and the statistics reports, as a single run would. DIR is
+    /// the folder the shards shared (finished in place); several DIRs (shards run with their
+    /// own --out) are gathered into --out. The merged records equal a single run's.
+    Merge {
+        /// The shards' folder(s).
+        #[arg(required = true, num_args = 1..)]
+        dirs: Vec<PathBuf>,
+        /// Where the merged study goes (needed with several DIRs; default: DIR itself).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace another run's results in the --out folder.
+        #[arg(long)]
+        force: bool,
+        /// Also write each stage's records as rounds.csv.
+        #[arg(long)]
+        csv: bool,
+        /// Do not write the statistics reports.
         #[arg(long)]
         no_report: bool,
     },
@@ -255,6 +293,13 @@ pub fn main() -> ExitCode {
             force,
             no_report,
         }) => rerun(dir, out, threads, force, no_report),
+        Some(Command::Merge {
+            dirs,
+            out,
+            force,
+            csv,
+            no_report,
+        }) => merge(dirs, out, force, csv, no_report),
         Some(Command::Validate {
             scenario,
             seed,
@@ -385,30 +430,97 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         rounds: args.rounds,
         out: args.out.clone(),
     };
+    let shard = match args.shard.as_deref().map(shard_of) {
+        None => None,
+        Some(Ok(shard)) => Some(shard),
+        Some(Err(message)) => {
+            eprintln!("error: --shard {message}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let scenario = match load(&path, &overrides) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    // How to finish this run if it is interrupted: the same file and settings, --resume.
+    let base = command(&path, args.out.as_deref(), args.seed, args.rounds);
+    // How to finish this run if it is interrupted: the same file and settings, --resume (a
+    // shard: the same command again).
+    let resume_command = match shard {
+        None => format!("{base} --resume"),
+        Some(s) => {
+            let stages: String = args
+                .stages
+                .iter()
+                .map(|n| format!(" --stage {}", shell_word(n)))
+                .collect();
+            format!("{base} --shard {s}{stages}")
+        }
+    };
     play(
         &scenario,
         RunSettings {
             threads: args.threads,
             resume: args.resume,
             force: args.force,
-            report: !args.no_report,
+            report: !args.no_report && shard.is_none(),
+            csv: args.csv,
+            shard,
+            stages: args.stages.clone(),
             command_line: CommandLine {
                 seed: args.seed,
                 rounds: args.rounds,
             },
-            resume_command: format!(
-                "{} --resume",
-                command(&path, args.out.as_deref(), args.seed, args.rounds)
-            ),
+            resume_command,
         },
     )
     .map(|_| ExitCode::SUCCESS)
     .or_else(interrupted)
+}
+
+/// The shard `--shard` names: `I/N`, or (`slurm`, the flag without a value) the Slurm array
+/// task's: its index from the array's first (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) of
+/// SLURM_ARRAY_TASK_COUNT tasks (or MAX - MIN + 1 where the count is not set).
+fn shard_of(value: &str) -> Result<runner::Shard, String> {
+    if value != "slurm" {
+        return runner::Shard::parse(value);
+    }
+    let var = |name: &str| -> Result<Option<u64>, String> {
+        match std::env::var(name) {
+            Ok(v) => v
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("(from Slurm): {name}={v} is not a number")),
+            Err(_) => Ok(None),
+        }
+    };
+    let Some(id) = var("SLURM_ARRAY_TASK_ID")? else {
+        return Err("without I/N reads the shard from a Slurm array job, and \
+                    SLURM_ARRAY_TASK_ID is not set: give the shard as I/N (say 0/4), or run \
+                    it as a task of `sbatch --array` (scripts/slurm/)"
+            .into());
+    };
+    if var("SLURM_ARRAY_TASK_STEP")?.is_some_and(|step| step != 1) {
+        return Err(
+            "(from Slurm): the array has a step other than 1; submit it as \
+                    --array=0-N (scripts/slurm/submit.sh does)"
+                .into(),
+        );
+    }
+    let min = var("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+    let count = match var("SLURM_ARRAY_TASK_COUNT")? {
+        Some(n) => n,
+        None => match var("SLURM_ARRAY_TASK_MAX")? {
+            Some(max) => max.saturating_sub(min) + 1,
+            None => {
+                return Err("(from Slurm): neither SLURM_ARRAY_TASK_COUNT nor \
+                               SLURM_ARRAY_TASK_MAX is set"
+                    .into());
+            }
+        },
+    };
+    runner::Shard::parse(&format!("{}/{count}", id.saturating_sub(min)))
+        .map_err(|e| format!("(from Slurm): {e}"))
 }
 
 /// How a scenario is to be played.
@@ -417,6 +529,9 @@ struct RunSettings {
     resume: bool,
     force: bool,
     report: bool,
+    csv: bool,
+    shard: Option<runner::Shard>,
+    stages: Vec<String>,
     command_line: CommandLine,
     /// The command that finishes the run after an interruption.
     resume_command: String,
@@ -431,7 +546,11 @@ fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::Ru
     describe(scenario);
     println!(
         "  {threads} threads{}",
-        if settings.resume { ", resuming" } else { "" }
+        match (&settings.shard, settings.resume) {
+            (Some(s), _) => format!(", shard {s}"),
+            (None, true) => ", resuming".to_string(),
+            (None, false) => String::new(),
+        }
     );
     let stop = Arc::new(AtomicBool::new(false));
     // The second Ctrl-C (the flag already set) exits at once with 130; the first sets it.
@@ -453,6 +572,9 @@ fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::Ru
             threads,
             resume: settings.resume,
             force: settings.force,
+            shard: settings.shard,
+            stages: settings.stages.clone(),
+            csv: settings.csv,
             command_line: settings.command_line,
             stop,
         },
@@ -466,7 +588,31 @@ fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::Ru
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
     }
-    let earlier = report.rounds - report.rounds_now;
+    if let Some(shard) = settings.shard {
+        println!(
+            "shard {shard}: {} rounds in {:.2} s ({:.0} rounds/s), in {}",
+            report.rounds_now,
+            report.seconds,
+            report.rounds_now as f64 / report.seconds.max(1e-9),
+            scenario.output.dir.display()
+        );
+        for (stage, complete) in &report.shard_stages {
+            println!(
+                "  stage `{stage}`: {}",
+                if *complete {
+                    "every unit is on disk"
+                } else {
+                    "this shard's share is on disk; other shards' are not all there yet"
+                }
+            );
+        }
+        println!(
+            "when every shard is done: dhumbal-run merge {}",
+            shell_word(&scenario.output.dir.display().to_string())
+        );
+        return Ok(report);
+    }
+    let earlier = report.rounds.saturating_sub(report.rounds_now);
     println!(
         "{} rounds in {:.2} s ({:.0} rounds/s){}; records, summary and manifest in {}",
         report.rounds_now,
@@ -540,6 +686,52 @@ fn shell_word(word: &str) -> String {
     }
 }
 
+/// `dhumbal-run merge`.
+fn merge(
+    dirs: Vec<PathBuf>,
+    out: Option<PathBuf>,
+    force: bool,
+    csv: bool,
+    no_report: bool,
+) -> anyhow::Result<ExitCode> {
+    let target = match (&out, dirs.as_slice()) {
+        (Some(out), _) => out.clone(),
+        (None, [one]) => one.clone(),
+        (None, _) => {
+            eprintln!("error: merging several folders needs --out (where the merged study goes)");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let saved = folder::saved_run(&dirs[0])?;
+    let overrides = Overrides {
+        seed: saved.command_line.seed,
+        rounds: saved.command_line.rounds,
+        out: Some(target.clone()),
+    };
+    let scenario = match load(&saved.scenario, &overrides) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let reporter = Terminal {
+        report: !no_report,
+        stage: Mutex::new(None),
+        stop: Arc::new(AtomicBool::new(false)),
+        resume_command: String::new(),
+    };
+    let report = runner::merge(
+        &scenario,
+        &runner::MergeOptions { dirs, force, csv },
+        &reporter,
+    )?;
+    println!(
+        "merged {} rounds of {} stage(s) into {}",
+        report.rounds,
+        report.stages.len(),
+        target.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn rerun(
     dir: PathBuf,
     out: Option<PathBuf>,
@@ -575,6 +767,9 @@ fn rerun(
             resume: false,
             force,
             report: !no_report,
+            csv: false,
+            shard: None,
+            stages: Vec::new(),
             command_line: saved.command_line.clone(),
             // A rerun is a check from scratch: interrupted, it starts again.
             resume_command: format!(

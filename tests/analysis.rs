@@ -1078,6 +1078,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
         &sc,
         &RunOptions {
             threads: 1,
+            csv: true,
             ..RunOptions::default()
         },
         &Quiet,
@@ -1094,7 +1095,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
     assert_eq!(s.design.unit, "game");
     assert_eq!(s.design.units, games);
 
-    // The records, read here (the analysis read rounds.parquet).
+    // The records, read here from the CSV (the analysis read the Parquet dataset).
     let text = std::fs::read_to_string(reports[0].dir.join("rounds.csv")).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();

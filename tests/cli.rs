@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{bin, run, text};
 
-/// Runs `file` into `out` on `threads` threads (and `extra` arguments); it must succeed.
+/// Runs `file` into `out` on `threads` threads (and `extra` arguments), with `rounds.csv`
+/// beside the dataset for the tests to read; it must succeed.
 fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) -> Output {
     let mut args = vec![
         file.to_str().unwrap(),
@@ -16,6 +17,7 @@ fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) -> Output {
         out.to_str().unwrap(),
         "--threads",
         threads,
+        "--csv",
     ];
     args.extend_from_slice(extra);
     let o = run(&args);
@@ -92,6 +94,7 @@ fn table_one_through_the_cli() {
         out.path().to_str().unwrap(),
         "--threads",
         "2",
+        "--csv",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
@@ -119,14 +122,10 @@ fn table_one_through_the_cli() {
     );
     let econ: Vec<String> = s.iter().map(|r| format!("{:.2}", r.3)).collect();
     assert_eq!(econ, ["6.16", "-2.23", "0.07", "-4.00"]);
-    for f in [
-        "rounds.csv",
-        "rounds.parquet",
-        "summary.csv",
-        "manifest.json",
-    ] {
+    for f in ["rounds.csv", "summary.csv", "manifest.json"] {
         assert!(out.path().join(f).is_file(), "{f} missing");
     }
+    assert!(out.path().join("rounds").is_dir(), "the dataset is missing");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("manifest.json")).unwrap())
             .unwrap();
@@ -175,7 +174,27 @@ fn records_are_identical_for_any_thread_count_and_rerun() {
         })
         .collect();
     let first = std::fs::read(outs[0].join("rounds.csv")).unwrap();
-    let first_parquet = std::fs::read(outs[0].join("rounds.parquet")).unwrap();
+    // Every part, byte for byte.
+    let parts = |out: &Path| -> Vec<(std::ffi::OsString, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(out.join("rounds"))
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (
+                    p.file_name().unwrap().to_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let first_parts = parts(&outs[0]);
+    assert_eq!(
+        first_parts.len(),
+        24,
+        "3000 deals x 4 rotations in parts of 500 rounds"
+    );
     assert_eq!(
         csv_rows(&outs[0].join("rounds.csv")).len(),
         1 + 3000 * 4 * 4
@@ -187,8 +206,9 @@ fn records_are_identical_for_any_thread_count_and_rerun() {
             out.display()
         );
         assert!(
-            std::fs::read(out.join("rounds.parquet")).unwrap() == first_parquet,
-            "rounds.parquet differs"
+            parts(out) == first_parts,
+            "the parts differ in {}",
+            out.display()
         );
         assert_eq!(
             std::fs::read(out.join("summary.csv")).unwrap(),
@@ -275,7 +295,8 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
     let o = run(&[file.to_str().unwrap(), "--out", whole.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
 
-    // Kill a slowed-down run once a few chunks are on disk.
+    // Kill a slowed-down run once a few parts are on disk (tests/scale.rs kills at many
+    // moments; this one checks the messages).
     let cut = dir.path().join("cut");
     let mut child = bin()
         .args([file.to_str().unwrap(), "--out", cut.to_str().unwrap()])
@@ -302,54 +323,14 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let partial = std::fs::read(cut.join("rounds.csv")).unwrap();
-    let full = std::fs::read(whole.join("rounds.csv")).unwrap();
+    let on_disk = dhumbal::runner::dataset::Dataset::open(&cut).unwrap();
     assert!(
-        partial.len() < full.len(),
+        !on_disk.is_complete(on_disk.parts[0].meta.stage_units),
         "the run finished before it was killed; slow it down more"
     );
+    assert!(!cut.join("summary.csv").exists());
 
-    // A journal cut shorter than progress.json says is refused, not padded.
-    let shortened = dir.path().join("shortened");
-    std::fs::create_dir(&shortened).unwrap();
-    for entry in std::fs::read_dir(&cut).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            std::fs::copy(&path, shortened.join(path.file_name().unwrap())).unwrap();
-        }
-    }
-    std::fs::write(shortened.join("rounds.csv"), &partial[..100]).unwrap();
-    let o = resume(&file, &shortened);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(
-        text(&o).contains("fewer than") && text(&o).contains("rerun without --resume"),
-        "{}",
-        text(&o)
-    );
-
-    let o = resume(&file, &cut);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(
-        std::fs::read(cut.join("rounds.csv")).unwrap() == full,
-        "resumed rounds.csv differs"
-    );
-    assert_eq!(
-        std::fs::read(cut.join("summary.csv")).unwrap(),
-        std::fs::read(whole.join("summary.csv")).unwrap()
-    );
-    // Parquet row groups may be cut differently; the rows must be the same.
-    let read = |p: &Path| {
-        use polars::prelude::*;
-        ParquetReader::new(std::fs::File::open(p).unwrap())
-            .finish()
-            .unwrap()
-    };
-    assert!(read(&cut.join("rounds.parquet")).equals_missing(&read(&whole.join("rounds.parquet"))));
-
-    // Resuming a finished run changes nothing; resuming with another scenario is refused.
-    let o = resume(&file, &cut);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(std::fs::read(cut.join("rounds.csv")).unwrap() == full);
+    // Resuming with another scenario is refused, saying what differs.
     let other = scenario(
         dir.path(),
         "other.yaml",
@@ -358,10 +339,50 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
     let o = resume(&other, &cut);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("different scenario"), "{}", text(&o));
-    assert!(text(&o).contains("seed: 17 there, 18 here"), "{}", text(&o));
-    let o = resume(&file, &dir.path().join("nothing"));
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("does not exist"), "{}", text(&o));
+
+    let o = resume(&file, &cut);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("after"),
+        "says what was on disk: {}",
+        text(&o)
+    );
+    let rows = dhumbal::runner::folder::same_records(&whole, &cut)
+        .unwrap()
+        .unwrap();
+    assert_eq!(rows, 2000 * 4 * 4);
+    assert_eq!(
+        std::fs::read(cut.join("summary.csv")).unwrap(),
+        std::fs::read(whole.join("summary.csv")).unwrap()
+    );
+    // Resuming a finished run changes nothing.
+    let o = resume(&file, &cut);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        dhumbal::runner::folder::same_records(&whole, &cut)
+            .unwrap()
+            .is_ok()
+    );
+    // A part that is not this run's is named.
+    let stranger = dhumbal::runner::dataset::Dataset::open(&whole).unwrap();
+    let foreign = dir.path().join("foreign");
+    let o = run(&[
+        other.to_str().unwrap(),
+        "--out",
+        foreign.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let theirs = dhumbal::runner::dataset::Dataset::open(&foreign).unwrap();
+    std::fs::copy(&theirs.parts[0].path, &stranger.parts[0].path).unwrap();
+    let o = resume(&file, &whole);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains(stranger.parts[0].path.to_str().unwrap())
+            && text(&o).contains("another scenario"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// Runs a bad scenario and returns its message; checks exit code 2.
@@ -566,6 +587,7 @@ fn the_rhai_port_of_aggressive_gives_the_native_records() {
         "200",
         "--out",
         out_script.to_str().unwrap(),
+        "--csv",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let native = std::fs::read_to_string("scenarios/rhai-aggressive.yaml")
@@ -582,6 +604,7 @@ fn the_rhai_port_of_aggressive_gives_the_native_records() {
         "200",
         "--out",
         out_native.to_str().unwrap(),
+        "--csv",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     // Equal except for decision times.
@@ -634,8 +657,9 @@ fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records(
     assert!(t.contains("line 4"), "{t}");
     assert!(t.contains("stage `x`, deal "), "{t}");
     assert!(!t.contains("panicked"), "{t}");
-    // The chunks before the failure are on disk.
-    assert!(csv_rows(&out.join("rounds.csv")).len() > 1, "{t}");
+    // The parts before the failure are on disk.
+    let dataset = dhumbal::runner::dataset::Dataset::open(&out).unwrap();
+    assert!(dataset.units_done() > 0, "{t}");
 }
 
 #[test]
@@ -681,7 +705,7 @@ fn stages_seat_the_winner_of_an_earlier_stage() {
         "Aggressive wins the first stage and is seated in the second"
     );
     assert_eq!(s[0].1, 600, "300 deals x 2 seat permutations");
-    assert!(out.join("first/rounds.parquet").is_file());
+    assert!(out.join("first/rounds").is_dir());
     // A winner meeting an agent of its own name is told apart by its stage.
     let third: Vec<String> = summary(&out.join("third/summary.csv"))
         .into_iter()
@@ -699,6 +723,7 @@ fn point_games_run_until_one_player_is_left() {
         "40",
         "--out",
         out.path().to_str().unwrap(),
+        "--csv",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let rows = csv_rows(&out.path().join("rounds.csv"));
@@ -787,6 +812,7 @@ fn report_regenerates_statistics_tables_and_figures_from_the_records() {
         "--out",
         out.to_str().unwrap(),
         "--no-report",
+        "--csv",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -1026,6 +1052,7 @@ fn report_refuses_bad_records_with_exit_2_and_writes_nothing() {
         "--out",
         out.to_str().unwrap(),
         "--no-report",
+        "--csv",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let good = std::fs::read_to_string(out.join("rounds.csv")).unwrap();
@@ -1093,7 +1120,7 @@ fn report_refuses_bad_records_with_exit_2_and_writes_nothing() {
     // An agent the stage does not have: the run's manifest lists the stage's agents.
     let renamed = good.replace(",random,", ",stranger,");
     std::fs::write(out.join("rounds.csv"), renamed).unwrap();
-    std::fs::remove_file(out.join("rounds.parquet")).unwrap();
+    std::fs::remove_dir_all(out.join("rounds")).unwrap();
     let o = run(&["report", out.to_str().unwrap(), "--no-figures"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");

@@ -88,6 +88,10 @@ fn run(bin: &Path, scenario: &str, full: bool) -> BTreeMap<String, String> {
         .arg("--out")
         .arg(out.path())
         .args(["--no-report", "--threads", "2"]);
+    if std::env::var_os("DHUMBAL_RECORDS_BIN").is_none() {
+        // Older builds wrote rounds.csv by default; this one writes it when asked.
+        cmd.arg("--csv");
+    }
     if !full {
         // `--rounds` must be whole sessions in every stage.
         let parsed = dhumbal::scenario::load(

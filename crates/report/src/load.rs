@@ -1,5 +1,6 @@
-//! Reading a stage's records for analysis: `rounds.parquet` (else `rounds.csv`) in slices of
-//! rows, only the columns the analysis needs, each read by its name and cast to the type it
+//! Reading a stage's records for analysis: the Parquet dataset `rounds/` a part at a time
+//! (checked complete first: every unit exactly once), else an older `rounds.parquet` in slices
+//! of rows, else `rounds.csv`; only the columns the analysis needs, each read by its name and cast to the type it
 //! expects, and what the stage was (agents in slot order, seating, scoring) from the run's
 //! `manifest.json`, `summary.csv` or, failing both, the records themselves.
 //!
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::{DataFrame, DataType, ParquetReader, SerReader};
 use serde::Serialize;
 
+use dhumbal_runner::dataset::Dataset;
 use dhumbal_runner::scenario::AgentDef;
 pub use dhumbal_runner::scenario::Seating;
 use dhumbal_runner::scenario::Stage;
@@ -135,41 +137,73 @@ const READ: [&str; 17] = [
 /// keeping Polars' parallel decoding busy.
 const SLICE_ROWS: usize = 2_000_000;
 
-/// The record file of a stage folder: Parquet if present, else CSV.
+/// Where a stage folder's records are: the dataset folder `rounds/` if present, else
+/// `rounds.parquet` (written by earlier versions), else `rounds.csv`.
 pub fn record_file(dir: &Path) -> Option<PathBuf> {
+    if Dataset::exists(dir) {
+        return Some(dir.join(dhumbal_runner::dataset::DATASET_DIR));
+    }
     ["rounds.parquet", "rounds.csv"]
         .iter()
         .map(|f| dir.join(f))
         .find(|p| p.is_file())
 }
 
-/// Calls `each` on every row of the stage's records, in file order. `agents` maps agent ids
-/// to slots; an id not in it is an error (the records do not belong to this stage).
-pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -> Result<u64> {
-    let path = record_file(dir)
-        .ok_or_else(|| InputError::new(dir, "no rounds.parquet or rounds.csv here"))?;
-    let slots: HashMap<&str, u8> = agents
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.as_str(), i as u8))
-        .collect();
-    let wanted: Vec<&str> = READ.to_vec();
-    let mut rows = 0u64;
-    if is_parquet(&path) {
+/// What a folder without records is told.
+const NO_RECORDS: &str = "no records here (a rounds/ dataset, rounds.parquet or rounds.csv)";
+
+/// Calls `each` on the stage's records, `columns` only, in unit order: a part of the dataset
+/// at a time (so memory does not grow with the records), or slices of a single file. A
+/// dataset must be complete: every unit of the stage exactly once, all written by this
+/// program for one scenario.
+fn for_each_frame(
+    dir: &Path,
+    columns: &[&str],
+    mut each: impl FnMut(&DataFrame, &Path) -> Result<()>,
+) -> Result<()> {
+    let path = record_file(dir).ok_or_else(|| InputError::new(dir, NO_RECORDS))?;
+    if path.is_dir() {
+        let dataset = Dataset::open(dir).map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+        dataset
+            .check_complete()
+            .map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+        for (i, part) in dataset.parts.iter().enumerate() {
+            if i == 0 {
+                // Every part of one program has the same columns: the first is checked.
+                let _ = parquet_reader(&part.path)?;
+            }
+            let df = read_parquet(&part.path, columns, None)?;
+            each(&df, &part.path)?;
+        }
+    } else if is_parquet(&path) {
         let total = parquet_reader(&path)?
             .num_rows()
             .map_err(|e| InputError::new(&path, format!("cannot read: {}", polars_message(&e))))?;
         let mut offset = 0;
         while offset < total {
             let len = SLICE_ROWS.min(total - offset);
-            let df = read_parquet(&path, &wanted, Some((offset, len)))?;
-            rows += visit(&df, &slots, &path, &mut each)?;
+            each(&read_parquet(&path, columns, Some((offset, len)))?, &path)?;
             offset += len;
         }
     } else {
-        let df = read_csv(&path, Some(&wanted))?;
-        rows += visit(&df, &slots, &path, &mut each)?;
+        each(&read_csv(&path, Some(columns))?, &path)?;
     }
+    Ok(())
+}
+
+/// Calls `each` on every row of the stage's records, in unit order. `agents` maps agent ids
+/// to slots; an id not in it is an error (the records do not belong to this stage).
+pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -> Result<u64> {
+    let slots: HashMap<&str, u8> = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.as_str(), i as u8))
+        .collect();
+    let mut rows = 0u64;
+    for_each_frame(dir, &READ, |df, path| {
+        rows += visit(df, &slots, path, &mut each)?;
+        Ok(())
+    })?;
     Ok(rows)
 }
 
@@ -484,7 +518,8 @@ pub fn stage_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     if dirs.is_empty() {
         return Err(InputError::new(
             root,
-            "holds no records (rounds.parquet or rounds.csv), neither itself nor in a subfolder",
+            "holds no records (a rounds/ dataset, rounds.parquet or rounds.csv), neither itself \
+             nor in a subfolder",
         ));
     }
     Ok(dirs)
@@ -598,8 +633,7 @@ fn infer(dir: &Path) -> Result<StageInfo> {
             source = "summary.csv";
         }
     }
-    let path = record_file(dir)
-        .ok_or_else(|| InputError::new(dir, "no rounds.parquet or rounds.csv here"))?;
+    let path = record_file(dir).ok_or_else(|| InputError::new(dir, NO_RECORDS))?;
     let wanted = [
         "stage",
         "agent",
@@ -608,43 +642,68 @@ fn infer(dir: &Path) -> Result<StageInfo> {
         "points_delta",
         "coin_delta",
     ];
-    let df = if is_parquet(&path) {
-        read_parquet(&path, &wanted, None)?
-    } else {
-        read_csv(&path, Some(&wanted))?
-    };
-    if df.height() == 0 {
-        return Err(no_rounds(&path));
-    }
-    let bad = |e: polars::prelude::PolarsError| InputError::new(&path, polars_message(&e));
-    if agents.is_empty() {
-        for id in df
-            .column("agent")
-            .and_then(|c| c.str())
-            .map_err(bad)?
-            .iter()
-            .flatten()
-        {
-            if !agents.iter().any(|a| a == id) {
-                agents.push(id.to_string());
+    let infer_agents = agents.is_empty();
+    let (mut rows, mut max_rotation, mut max_seat) = (0usize, 0u64, 0u64);
+    let mut points = false;
+    let mut name: Option<String> = None;
+    for_each_frame(dir, &wanted, |df, path| {
+        let bad = |e: polars::prelude::PolarsError| InputError::new(path, polars_message(&e));
+        // Enum columns (parts) and strings (CSV) alike.
+        let text = |column: &str| {
+            df.column(column)
+                .and_then(|c| c.cast(&DataType::String))
+                .map_err(bad)
+        };
+        rows += df.height();
+        if infer_agents {
+            let ids = text("agent")?;
+            for id in ids.str().map_err(bad)?.iter().flatten() {
+                if !agents.iter().any(|a| a == id) {
+                    agents.push(id.to_string());
+                }
             }
         }
-        kinds = vec![String::new(); agents.len()];
-    }
-    let max_of = |name: &str| -> Result<u64> {
-        Ok(df
-            .column(name)
-            .and_then(|c| c.cast(&DataType::UInt64))
+        let max_of = |column: &str| -> Result<u64> {
+            Ok(df
+                .column(column)
+                .and_then(|c| c.cast(&DataType::UInt64))
+                .map_err(bad)?
+                .u64()
+                .map_err(bad)?
+                .iter()
+                .flatten()
+                .max()
+                .unwrap_or(0))
+        };
+        max_rotation = max_rotation.max(max_of("rotation")?);
+        max_seat = max_seat.max(max_of("seat")?);
+        points |= df
+            .column("points_delta")
+            .and_then(|c| c.cast(&DataType::Int64))
             .map_err(bad)?
-            .u64()
+            .i64()
             .map_err(bad)?
             .iter()
-            .flatten()
-            .max()
-            .unwrap_or(0))
-    };
-    let arrangements = max_of("rotation")? + 1;
-    let players = (max_of("seat")? + 1) as usize;
+            .any(|v| v.is_some_and(|v| v != 0));
+        if name.is_none() {
+            name = text("stage")?
+                .str()
+                .map_err(bad)?
+                .iter()
+                .flatten()
+                .next()
+                .map(str::to_string);
+        }
+        Ok(())
+    })?;
+    if rows == 0 {
+        return Err(no_rounds(&path));
+    }
+    if infer_agents {
+        kinds = vec![String::new(); agents.len()];
+    }
+    let arrangements = max_rotation + 1;
+    let players = (max_seat + 1) as usize;
     let seating = if arrangements == 1 {
         Seating::Fixed
     } else if arrangements == players as u64 && players > 2 {
@@ -652,23 +711,7 @@ fn infer(dir: &Path) -> Result<StageInfo> {
     } else {
         Seating::Permute
     };
-    let points = df
-        .column("points_delta")
-        .and_then(|c| c.cast(&DataType::Int64))
-        .map_err(bad)?
-        .i64()
-        .map_err(bad)?
-        .iter()
-        .any(|v| v.is_some_and(|v| v != 0));
-    let name = df
-        .column("stage")
-        .and_then(|c| c.str())
-        .map_err(bad)?
-        .iter()
-        .flatten()
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let name = name.unwrap_or_default();
     Ok(StageInfo {
         name,
         agents,

@@ -4,13 +4,15 @@
 //!
 //! ```text
 //! DIR/manifest.json        what ran, how fast (written when the run ends)
-//! DIR/progress.json        what is finished, after every chunk (`--resume`)
+//! DIR/progress.json        how far the run is, after every part
+//! DIR/shards/I-of-N.json   the same for each shard of a study played by several machines
 //! DIR/source/run.json      program version, command-line overrides, inputs and their hashes,
 //!                          the resolved scenario (written before the first round)
 //! DIR/source/<file>.yaml   the scenario as written, byte for byte
 //! DIR/source/...           every file it names (Rhai scripts), at the same relative paths
 //! DIR/scripts.log          what scripts printed
-//! DIR/<stage>/             records, summary and report of each stage (DIR itself without stages)
+//! DIR/<stage>/             records (`rounds/`, a Parquet dataset), summary and report of each
+//!                          stage (DIR itself without stages)
 //! ```
 
 use std::path::{Component, Path, PathBuf};
@@ -26,10 +28,14 @@ const RUN_FILES: &[&str] = &[
     "progress.json",
     "progress.json.tmp",
     "scripts.log",
+    "shards",
 ];
 /// Files and folders a run writes in a stage's folder (the top folder when unstaged).
 const STAGE_FILES: &[&str] = &[
+    crate::dataset::DATASET_DIR,
+    crate::dataset::INCOMING_DIR,
     "rounds.csv",
+    "rounds.csv.tmp",
     "rounds.parquet",
     "summary.csv",
     "report.md",
@@ -73,7 +79,11 @@ pub fn earlier_run(dir: &Path) -> Option<String> {
             .sum();
         return Some(format!("an unfinished run ({rounds} rounds on disk)"));
     }
-    let has_records = |d: &Path| d.join("rounds.csv").exists() || d.join("rounds.parquet").exists();
+    let has_records = |d: &Path| {
+        ["rounds", "rounds.csv", "rounds.parquet"]
+            .iter()
+            .any(|f| d.join(f).exists())
+    };
     if has_records(dir) || stage_dirs(dir).iter().any(|d| has_records(d)) {
         return Some("records of an earlier run".into());
     }
@@ -89,9 +99,15 @@ fn stage_dirs(dir: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.is_dir()
-                && ["rounds.csv", "rounds.parquet", "summary.csv"]
-                    .iter()
-                    .any(|f| p.join(f).exists())
+                && [
+                    "rounds",
+                    ".incoming",
+                    "rounds.csv",
+                    "rounds.parquet",
+                    "summary.csv",
+                ]
+                .iter()
+                .any(|f| p.join(f).exists())
         })
         .collect()
 }
@@ -132,6 +148,48 @@ pub fn claim(dir: &Path, resume: bool, force: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
+/// Makes `dir` ready for a shard of a study: the shards of one study share the folder, so it
+/// must be empty or hold a run of the same scenario (same hash in `source/run.json`). The
+/// first shard to get there writes `source/` (whole, through a temporary folder: shards
+/// starting together write the same copy, and one of them lands).
+pub fn join(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+    let hash = scenario.hash();
+    let check = |saved: &SavedRun| -> anyhow::Result<()> {
+        if saved.hash.as_deref() == Some(hash.as_str()) {
+            return Ok(());
+        }
+        let diff = differences(&saved.resolved, &scenario.resolved_json(), 8);
+        Err(Refusal(format!(
+            "--shard: {} holds a run of another scenario; nothing was changed. The shards of \
+             a study share one folder and one scenario. What differs:{}\nUse another --out \
+             for this study",
+            dir.display(),
+            diff.iter().map(|d| format!("\n  {d}")).collect::<String>()
+        ))
+        .into())
+    };
+    if let Ok(saved) = saved_run(dir) {
+        return check(&saved);
+    }
+    if let Some(what) = earlier_run(dir) {
+        return Err(Refusal(format!(
+            "--shard: {} holds {what} without its source/run.json; nothing was changed. Use \
+             another --out for this study",
+            dir.display()
+        ))
+        .into());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = dir.join(format!(".source-{}.tmp", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    write_sources_into(&tmp, scenario, cli)?;
+    if std::fs::rename(&tmp, dir.join(SOURCE_DIR)).is_err() {
+        // Another shard's copy landed first.
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    check(&saved_run(dir)?)
+}
+
 /// Removes what a run writes in `dir`, and nothing else.
 fn clear(dir: &Path) -> anyhow::Result<()> {
     let remove = |p: &Path| -> anyhow::Result<()> {
@@ -169,6 +227,11 @@ pub struct CommandLine {
 /// `source/run.json`. The scenario keeps its place relative to its inputs, so
 /// `dhumbal-run DIR/source/<file>.yaml` finds them as the original did.
 pub fn write_sources(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+    write_sources_into(&dir.join(SOURCE_DIR), scenario, cli)
+}
+
+/// [`write_sources`] into the folder `source`.
+fn write_sources_into(source: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
     let text = std::fs::read(&scenario.path)
         .with_context(|| format!("cannot read {}", scenario.path.display()))?;
     // Every input once, as the scenario wrote it (the same script may serve several stages).
@@ -214,7 +277,6 @@ pub fn write_sources(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyh
     let scenario_folder = scenario_rel.clone();
     scenario_rel.push(&file_name);
 
-    let source = dir.join(SOURCE_DIR);
     let write = |rel: &Path, bytes: &[u8]| -> anyhow::Result<()> {
         let path = source.join(rel);
         if let Some(parent) = path.parent() {
@@ -268,6 +330,8 @@ pub struct SavedRun {
     pub command_line: CommandLine,
     /// The resolved scenario the run started with.
     pub resolved: Value,
+    /// Its hash (`Scenario::hash`).
+    pub hash: Option<String>,
 }
 
 /// Reads `dir/source/run.json`.
@@ -292,6 +356,7 @@ pub fn saved_run(dir: &Path) -> anyhow::Result<SavedRun> {
             rounds: v["command_line"]["rounds"].as_u64(),
         },
         resolved: v["resolved"].clone(),
+        hash: v["scenario_hash"].as_str().map(str::to_string),
     })
 }
 
@@ -401,46 +466,120 @@ fn slash(p: &Path) -> String {
 }
 
 /// Compares the records of two runs' stage folders, ignoring the measured `decision_ns`:
-/// `Ok(rows)` when equal, else a description of the first difference.
+/// `Ok(rows)` when equal, else a description of the first difference. Parts are read one at
+/// a time (their boundaries may differ, say after a resume), so memory does not grow with the
+/// records.
 pub fn same_records(a: &Path, b: &Path) -> anyhow::Result<Result<usize, String>> {
-    use polars::prelude::*;
-    let read = |dir: &Path| -> anyhow::Result<DataFrame> {
-        let parquet = dir.join("rounds.parquet");
-        let df = if parquet.is_file() {
-            let file = std::fs::File::open(&parquet)
-                .with_context(|| format!("cannot read {}", parquet.display()))?;
-            ParquetReader::new(file).finish()?
+    let (mut x, mut y) = (RowCursor::new(a)?, RowCursor::new(b)?);
+    let mut row = 0usize;
+    loop {
+        let (left, right) = (x.ready()?, y.ready()?);
+        if left == 0 || right == 0 {
+            return Ok(if left == right {
+                Ok(row)
+            } else {
+                Err(format!(
+                    "{} rows there, {} here",
+                    row + left + x.rest(),
+                    row + right + y.rest()
+                ))
+            });
+        }
+        let n = left.min(right);
+        let (fx, fy) = (x.take(n)?, y.take(n)?);
+        if fx.get_column_names() != fy.get_column_names() {
+            return Ok(Err("the columns differ".into()));
+        }
+        for (cx, cy) in fx.columns().iter().zip(fy.columns()) {
+            let (sx, sy) = (cx.as_materialized_series(), cy.as_materialized_series());
+            if !sx.equals_missing(sy) {
+                let first = (0..n)
+                    .find(|&i| sx.get(i).ok() != sy.get(i).ok())
+                    .unwrap_or(0);
+                return Ok(Err(format!(
+                    "column `{}` differs first at row {}",
+                    cx.name(),
+                    row + first
+                )));
+            }
+        }
+        row += n;
+    }
+}
+
+/// The records of a stage folder, a part at a time (a `rounds.csv` without parts is one part),
+/// `decision_ns` left out and names as text.
+struct RowCursor {
+    parts: std::vec::IntoIter<crate::dataset::Part>,
+    csv: Option<PathBuf>,
+    frame: Option<polars::prelude::DataFrame>,
+    at: usize,
+}
+
+impl RowCursor {
+    fn new(dir: &Path) -> anyhow::Result<RowCursor> {
+        let has_parts = crate::dataset::Dataset::exists(dir);
+        let parts = if has_parts {
+            crate::dataset::Dataset::open(dir)?.parts
         } else {
-            let csv = dir.join("rounds.csv");
-            crate::records::read_csv(&csv, None)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", csv.display()))?
+            Vec::new()
         };
-        Ok(df.drop("decision_ns").unwrap_or(df))
-    };
-    let (x, y) = (read(a)?, read(b)?);
-    if x.height() != y.height() {
-        return Ok(Err(format!(
-            "{} rows there, {} here",
-            x.height(),
-            y.height()
-        )));
+        Ok(RowCursor {
+            parts: parts.into_iter(),
+            csv: (!has_parts).then(|| dir.join("rounds.csv")),
+            frame: None,
+            at: 0,
+        })
     }
-    if x.get_column_names() != y.get_column_names() {
-        return Ok(Err("the columns differ".into()));
-    }
-    for (cx, cy) in x.columns().iter().zip(y.columns()) {
-        let (sx, sy) = (cx.as_materialized_series(), cy.as_materialized_series());
-        if !sx.equals_missing(sy) {
-            let first = (0..x.height())
-                .find(|&i| sx.get(i).ok() != sy.get(i).ok())
-                .unwrap_or(0);
-            return Ok(Err(format!(
-                "column `{}` differs first at row {first}",
-                cx.name()
-            )));
+
+    /// Rows left in the current frame, loading the next when it is used up (0: the end).
+    fn ready(&mut self) -> anyhow::Result<usize> {
+        use polars::prelude::DataType;
+        loop {
+            if let Some(f) = &self.frame
+                && self.at < f.height()
+            {
+                return Ok(f.height() - self.at);
+            }
+            let df = if let Some(part) = self.parts.next() {
+                crate::dataset::read_part(&part.path, None)?
+            } else if let Some(csv) = self.csv.take() {
+                crate::records::read_csv(&csv, None)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", csv.display()))?
+            } else {
+                self.frame = None;
+                return Ok(0);
+            };
+            let mut df = df.drop("decision_ns").unwrap_or(df);
+            for name in ["stage", "agent", "end_reason"] {
+                if let Ok(c) = df.column(name)
+                    && c.dtype() != &DataType::String
+                {
+                    let text = c.cast(&DataType::String)?;
+                    df.with_column(text)?;
+                }
+            }
+            self.frame = Some(df);
+            self.at = 0;
         }
     }
-    Ok(Ok(x.height()))
+
+    /// The next `n` rows (after [`RowCursor::ready`] said there are as many).
+    fn take(&mut self, n: usize) -> anyhow::Result<polars::prelude::DataFrame> {
+        let f = self.frame.as_ref().expect("ready first");
+        let out = f.slice(self.at as i64, n);
+        self.at += n;
+        Ok(out)
+    }
+
+    /// Rows in the parts not loaded yet.
+    fn rest(&self) -> usize {
+        self.parts
+            .as_slice()
+            .iter()
+            .map(|p| p.meta.rows as usize)
+            .sum()
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! `progress.json`: what a run has finished, saved after every chunk, so that `--resume` can
-//! continue an interrupted run where its journal (`rounds.csv`) stops.
+//! `progress.json`: how far a run is, saved after every part, for people and tools watching a
+//! run (and a shard's, `shards/I-of-N.json`). What is finished is read from the parts
+//! themselves (`dataset.rs`); `--resume` only checks here that the scenario is the same.
 
 use std::path::Path;
 
@@ -22,7 +23,6 @@ pub(crate) struct StageProgress {
     pub(crate) name: String,
     pub(crate) units_total: u64,
     pub(crate) units_done: u64,
-    pub(crate) csv_len: u64,
     pub(crate) complete: bool,
     pub(crate) seconds: f64,
     pub(crate) totals: StageTotals,
@@ -33,10 +33,11 @@ impl Progress {
     /// scenario (same hash) left in `root`. A different scenario is refused with what differs
     /// (a changed script by name), read from the run's `source/run.json`.
     pub(crate) fn start(
-        root: &Path,
+        path: &Path,
         scenario: &Scenario,
         resume: bool,
     ) -> anyhow::Result<Progress> {
+        let root = path.parent().unwrap_or(Path::new("."));
         let hash = scenario.hash();
         if !resume {
             return Ok(Progress {
@@ -44,8 +45,7 @@ impl Progress {
                 stages: Vec::new(),
             });
         }
-        let path = root.join("progress.json");
-        let text = std::fs::read_to_string(&path).with_context(|| {
+        let text = std::fs::read_to_string(path).with_context(|| {
             format!(
                 "--resume: there is no interrupted run in {} (no progress.json)",
                 root.display()
@@ -72,12 +72,25 @@ impl Progress {
         Ok(p)
     }
 
-    /// Writes `progress.json` in `dir` (through a temporary file: never half written).
-    pub(crate) fn save(&self, dir: &Path) -> anyhow::Result<()> {
-        let tmp = dir.join("progress.json.tmp");
+    /// Reads a progress file.
+    pub(crate) fn read(path: &Path) -> anyhow::Result<Progress> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("cannot read {}", path.display()))
+    }
+
+    /// Writes the progress file `path` (through a temporary file: never half written).
+    pub(crate) fn save(&self, path: &Path) -> anyhow::Result<()> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = std::path::PathBuf::from(tmp);
         std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, dir.join("progress.json")).context("cannot save progress.json")?;
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot save {}", path.display()))?;
         Ok(())
     }
 }

@@ -1,27 +1,81 @@
-//! Running a whole scenario: stages in order, chunks of units in parallel, records appended in
-//! unit order, progress saved after every chunk so that `--resume` can finish the run.
+//! Running a whole scenario: stages in order, chunks of units in parallel, each written as a
+//! part of the stage's dataset; what is finished is read from the parts, so that `--resume`
+//! finishes a run and shards on many machines play a study between them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
-use crate::folder::{self, CommandLine};
+use crate::dataset::{Dataset, PartWriter, StageKey};
+use crate::folder::{self, CommandLine, Refusal};
 use crate::progress::{Progress, StageProgress};
-use crate::records::RecordWriter;
 use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
 use crate::tournament::{Halt, Lineup, Pulse, StageTotals, UnitError};
+
+/// A slice of a study: shard `index` of `count` plays a contiguous, fixed share of the parts
+/// of every stage (see [`Shard::units`]), so that `count` machines together play each unit
+/// once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// From 0.
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// The units of a stage of `units` units cut into parts of `part_units` that this shard
+    /// plays: parts `index*P/count .. (index+1)*P/count` of the stage's `P` parts, so that
+    /// shards split at part boundaries and a part is never shared.
+    pub fn units(&self, units: u64, part_units: u64) -> std::ops::Range<u64> {
+        let step = part_units.max(1);
+        let parts = units.div_ceil(step);
+        let bound = |i: u64| {
+            let part = (u128::from(parts) * u128::from(i) / u128::from(self.count)) as u64;
+            (part * step).min(units)
+        };
+        bound(self.index)..bound(self.index + 1)
+    }
+
+    /// `I/N` with I from 0.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("`{text}`: expected I/N with 0 <= I < N, say 0/4");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
 
 /// How to run.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub threads: usize,
-    /// Finish the unfinished run in the output folder.
+    /// Finish the unfinished run in the output folder, to exactly the records an uninterrupted
+    /// run gives.
     pub resume: bool,
     /// Replace another run's results in the output folder (otherwise refused).
     pub force: bool,
+    /// Play one shard of the study: its share of every stage, into a folder the shards share
+    /// (`merge` completes it). A shard plays only units no part holds yet, so a failed shard
+    /// is simply run again.
+    pub shard: Option<Shard>,
+    /// Play only these stages (by name; all if empty). Earlier stages they seat winners of must
+    /// be complete on disk.
+    pub stages: Vec<String>,
+    /// Also write each finished stage's records as `rounds.csv` (as `output.csv: true`).
+    pub csv: bool,
     /// The command line's `--seed` and `--rounds`, kept in `source/run.json` for a rerun.
     pub command_line: CommandLine,
     /// Set (by a Ctrl-C handler, say) to stop: finished units are written, progress saved,
@@ -64,9 +118,9 @@ impl std::error::Error for Interrupted {}
 /// Time spent in [`Reporter::stage_done`] is not the run's: rounds per second measure play
 /// and records only.
 pub trait Reporter: Sync {
-    /// A stage is about to run `units` units, `done` of them already finished (resume).
-    /// `pulse` counts play as it happens (records follow a chunk at a time), until
-    /// [`Reporter::stage_done`].
+    /// A stage is about to run `units` units, `done` of them already finished (resume, or
+    /// other shards). `pulse` counts play as it happens (records follow a part at a time),
+    /// until [`Reporter::stage_done`] (or the next stage).
     fn stage_start(
         &self,
         _stage: &Stage,
@@ -96,8 +150,8 @@ pub struct StageResult {
     /// The stage plays point games (until one player is left) rather than coins.
     pub points: bool,
     pub seconds: f64,
-    /// Finished by an earlier run and restored from `progress.json` (`--resume`): nothing was
-    /// played or written for it this time.
+    /// Finished before this invocation (`--resume`, other shards): nothing was played or
+    /// written for it this time.
     pub restored: bool,
 }
 
@@ -112,113 +166,163 @@ impl StageResult {
 /// The whole run.
 #[derive(Clone)]
 pub struct RunReport {
+    /// The stages finished (complete on disk), in order.
     pub stages: Vec<StageResult>,
     /// What went wrong without costing results (agents' output that could not be logged).
     pub warnings: Vec<String>,
     /// Wall time of this invocation, reports excluded.
     pub seconds: f64,
-    /// Rounds of every stage, including those an interrupted run had finished.
+    /// Rounds of the finished stages, including those found on disk.
     pub rounds: u64,
-    /// Rounds played by this invocation (`rounds` less those found on disk by `--resume`).
+    /// Rounds played by this invocation.
     pub rounds_now: u64,
+    /// A shard's run: the stages it played a share of, and whether each is now complete.
+    pub shard_stages: Vec<(String, bool)>,
 }
 
-/// Plays every stage of `scenario`, writing records, summaries and the manifest.
+/// Plays every stage of `scenario` (or a shard's share of them), writing records, summaries
+/// and the manifest.
 pub fn run(
     scenario: &Scenario,
     opts: &RunOptions,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<RunReport> {
     let root = &scenario.output.dir;
-    folder::claim(root, opts.resume, opts.force)?;
-    let mut progress = Progress::start(root, scenario, opts.resume)?;
-    if !opts.resume {
-        folder::write_sources(root, scenario, &opts.command_line)?;
+    for name in &opts.stages {
+        if !scenario.stages.iter().any(|s| &s.name == name) {
+            let names: Vec<&str> = scenario.stages.iter().map(|s| s.name.as_str()).collect();
+            return Err(Refusal(format!(
+                "--stage {name}: the scenario has no such stage; its stages: {}",
+                names.join(", ")
+            ))
+            .into());
+        }
     }
-    // Rounds already on disk (resume): not this invocation's.
-    let rounds_before: u64 = progress.stages.iter().map(|s| s.totals.rounds).sum();
+    let progress_file = match opts.shard {
+        None => {
+            folder::claim(root, opts.resume, opts.force)?;
+            if !opts.resume {
+                folder::write_sources(root, scenario, &opts.command_line)?;
+            }
+            root.join(PROGRESS_FILE)
+        }
+        Some(shard) => {
+            folder::join(root, scenario, &opts.command_line)?;
+            root.join(SHARDS_DIR)
+                .join(format!("{}-of-{}.json", shard.index, shard.count))
+        }
+    };
+    let mut progress = Progress::start(&progress_file, scenario, opts.resume)?;
+    // From here on (the sources are copied), `--resume` finishes whatever happens.
+    progress.save(&progress_file)?;
     // Opened only if an agent writes to it (a script's `print`).
-    scenario.agent_log.attach(&root.join("scripts.log"));
+    scenario.agent_log.attach(&root.join(match opts.shard {
+        None => "scripts.log".to_string(),
+        Some(s) => format!("{SHARDS_DIR}/scripts-{}-of-{}.log", s.index, s.count),
+    }));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()?;
     let start = Instant::now();
-    let mut results: Vec<StageResult> = Vec::new();
+    let hash = scenario.hash();
+    // Each stage's result once it is complete on disk; `None` for a stage that is not.
+    let mut results: Vec<Option<StageResult>> = Vec::new();
+    let mut rounds_now = 0u64;
+    let mut shard_stages = Vec::new();
     // Time spent in the reporter's `stage_done` (reports): not the run's.
     let mut reporter_seconds = 0.0;
     for (index, stage) in scenario.stages.iter().enumerate() {
+        let selected = opts.stages.is_empty() || opts.stages.contains(&stage.name);
+        let agents = match seat_agents(stage, &results, &scenario.stages) {
+            Ok(agents) => agents,
+            // A stage this run does not play may wait for its winners.
+            Err(_) if !selected => {
+                results.push(None);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let lineup = Lineup {
             stage,
-            agents: seat_agents(stage, &results)?,
+            agents,
             decision_sample: scenario.output.decision_sample,
         };
         let dir = scenario.stage_dir(index);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
         let units = lineup.units();
-        let saved = progress.stages.get(index).cloned();
-        if let Some(sp) = &saved
-            && sp.complete
-        {
-            let mut result = stage_result(&lineup, &dir, sp.totals.clone(), sp.seconds);
-            result.restored = true;
-            let heard = Instant::now();
-            reporter.stage_done(stage, &result);
-            reporter_seconds += heard.elapsed().as_secs_f64();
+        let key = key_of(&hash, &lineup);
+        let dataset = Dataset::open(&dir)?;
+        dataset.check(&key)?;
+        let on_disk = dataset.totals(key.agents.len());
+        let saved_seconds = progress
+            .stages
+            .iter()
+            .find(|s| s.name == stage.name)
+            .map_or(0.0, |s| s.seconds);
+        if !selected || (opts.shard.is_none() && dataset.is_complete(units)) {
+            let complete = dataset.is_complete(units);
+            let result = complete.then(|| {
+                let mut r = stage_result(&lineup, &dir, on_disk, saved_seconds);
+                r.restored = true;
+                r
+            });
+            if let Some(result) = &result
+                && selected
+            {
+                // Finished earlier but perhaps not finalised (a kill after the last part).
+                finish_stage(result, &dataset, scenario, opts)?;
+                set_stage(&mut progress, stage, units, &dataset, result.seconds, true);
+                progress.save(&progress_file)?;
+                let heard = Instant::now();
+                reporter.stage_done(stage, result);
+                reporter_seconds += heard.elapsed().as_secs_f64();
+            }
             results.push(result);
             continue;
         }
-        if saved.as_ref().is_some_and(|sp| sp.units_done > 0) && !scenario.output.csv {
-            bail!(
-                "--resume needs the rounds.csv journal, and this scenario sets `output.csv: false`; \
-                 rerun without --resume"
-            );
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        if opts.shard.is_none() {
+            // One process owns the folder: what a killed run left half written goes.
+            let _ = std::fs::remove_dir_all(dir.join(crate::dataset::INCOMING_DIR));
         }
-        let (done, totals, csv_len, seconds) = match saved {
-            Some(sp) => (sp.units_done, sp.totals, Some(sp.csv_len), sp.seconds),
-            None => (0, StageTotals::new(lineup.agents.len()), None, 0.0),
-        };
-        progress.stages.truncate(index);
-        progress.stages.push(StageProgress {
-            name: stage.name.clone(),
-            units_total: units,
-            units_done: done,
-            csv_len: csv_len.unwrap_or(0),
-            complete: false,
-            seconds,
-            totals: totals.clone(),
-        });
-        let ids: Vec<String> = lineup.agents.iter().map(|a| a.id.clone()).collect();
-        let (writer, encoder) = RecordWriter::open(
-            &dir,
-            &stage.name,
-            ids,
-            scenario.output.csv,
-            scenario.output.parquet,
-            csv_len,
-        )?;
-        let pulse = Arc::new(Pulse::new(opts.stop.clone()));
-        reporter.stage_start(stage, &lineup.agents, units, done, &pulse);
         let per_unit = u64::from(stage.session.unwrap_or(8)).max(1);
+        let part_units = (scenario.output.chunk_rounds / per_unit).max(1);
+        let slice = opts.shard.map_or(0..units, |s| s.units(units, part_units));
+        let work = crate::pipeline::cut(&dataset.missing(slice.clone()), part_units);
+        let done_before = dataset.units_done();
+        set_stage(&mut progress, stage, units, &dataset, saved_seconds, false);
+        progress.save(&progress_file)?;
+        let writer = PartWriter::new(&dir, key.clone(), stage.is_points())?;
+        let pulse = Arc::new(Pulse::new(opts.stop.clone()));
+        reporter.stage_start(stage, &lineup.agents, units, done_before, &pulse);
+        let stage_start = Instant::now();
+        let mut totals = on_disk;
+        let mut done = done_before;
+        let mut landed = |meta: &crate::dataset::PartMeta| -> anyhow::Result<()> {
+            totals.absorb(&meta.totals);
+            done += meta.end - meta.start;
+            rounds_now += meta.rounds;
+            let sp = progress.stages.last_mut().expect("set above");
+            sp.units_done = done;
+            sp.totals = totals.clone();
+            sp.seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
+            progress.save(&progress_file)
+        };
         let (written, failure) = crate::pipeline::play_stage(crate::pipeline::StageJob {
             lineup: &lineup,
             pool: &pool,
             threads: opts.threads,
-            chunk_units: (scenario.output.chunk_rounds / per_unit).max(1),
-            writer,
-            encoder: &encoder,
-            progress: &mut progress,
-            root,
-            done,
-            totals,
-            seconds,
+            work,
+            writer: &writer,
+            landed: &mut landed,
             pulse: &pulse,
         });
-        let (totals, seconds) = written?;
+        written?;
+        let seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
         match failure {
             Some(Halt::Failed(e)) => return Err(describe_failure(stage, &e, &dir)),
             Some(Halt::Stopped) => {
-                let done = progress.stages.last().map_or(0, |s| s.units_done);
+                let done = Dataset::open(&dir)?.units_done();
                 // Coins: a unit is a session of rounds; points: a game.
                 let per_unit = u64::from(stage.session.unwrap_or(1));
                 return Err(Interrupted {
@@ -236,18 +340,30 @@ pub fn run(
             }
             None => {}
         }
-        let result = stage_result(&lineup, &dir, totals.clone(), seconds);
-        crate::summary::write_summary_csv(&dir.join("summary.csv"), &result)?;
-        let sp = progress.stages.last_mut().expect("pushed above");
-        sp.complete = true;
-        progress.save(root)?;
+        let dataset = Dataset::open(&dir)?;
+        if opts.shard.is_some() {
+            // Other shards may still be playing: `merge` finishes the stage.
+            let complete = dataset.is_complete(units);
+            shard_stages.push((stage.name.clone(), complete));
+            results.push(
+                complete.then(|| {
+                    stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds)
+                }),
+            );
+            continue;
+        }
+        let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        finish_stage(&result, &dataset, scenario, opts)?;
+        set_stage(&mut progress, stage, units, &dataset, seconds, true);
+        progress.save(&progress_file)?;
         let heard = Instant::now();
         reporter.stage_done(stage, &result);
         reporter_seconds += heard.elapsed().as_secs_f64();
-        results.push(result);
+        results.push(Some(result));
     }
     let seconds = start.elapsed().as_secs_f64() - reporter_seconds;
-    let rounds = results.iter().map(|r| r.totals.rounds).sum();
+    let stages: Vec<StageResult> = results.into_iter().flatten().collect();
+    let rounds = stages.iter().map(|r| r.totals.rounds).sum();
     let report = RunReport {
         warnings: scenario
             .agent_log
@@ -255,18 +371,264 @@ pub fn run(
             .map(|why| format!("agents' output was not logged: {why}"))
             .into_iter()
             .collect(),
-        stages: results,
+        stages,
         seconds,
         rounds,
-        rounds_now: rounds.saturating_sub(rounds_before),
+        rounds_now,
+        shard_stages,
     };
-    crate::summary::write_manifest(&root.join("manifest.json"), scenario, opts, &report)?;
+    if opts.shard.is_none() && opts.stages.is_empty() {
+        crate::summary::write_manifest(&root.join("manifest.json"), scenario, opts, &report)?;
+    }
     Ok(report)
+}
+
+/// How to merge.
+#[derive(Clone, Debug, Default)]
+pub struct MergeOptions {
+    /// The folders the shards wrote: one folder they shared (merged in place when it is the
+    /// scenario's output folder), or several, whose parts are gathered into the output folder.
+    pub dirs: Vec<PathBuf>,
+    /// Replace another run's results in the output folder (several folders only).
+    pub force: bool,
+    /// Also write each stage's records as `rounds.csv`.
+    pub csv: bool,
+}
+
+/// Finishes a study played as shards: gathers the parts (from several folders, if so),
+/// checks that every stage holds each of its units exactly once, written by this program for
+/// this scenario (`scenario`: the study's, loaded from its `source/`, with the output folder
+/// where the merged run goes), then writes what a single run writes at the end of each stage
+/// (summary, `rounds.csv` if asked, the reporter's report) and the manifest.
+pub fn merge(
+    scenario: &Scenario,
+    opts: &MergeOptions,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<RunReport> {
+    let root = &scenario.output.dir;
+    let hash = scenario.hash();
+    for dir in &opts.dirs {
+        let saved = folder::saved_run(dir)?;
+        if saved.hash.as_deref() != Some(hash.as_str()) {
+            return Err(Refusal(format!(
+                "{} holds a run of another scenario than {} (hash {}, not {hash}); only the \
+                 shards of one study merge",
+                dir.display(),
+                opts.dirs[0].display(),
+                saved.hash.as_deref().unwrap_or("none")
+            ))
+            .into());
+        }
+    }
+    let in_place = opts.dirs.len() == 1 && same_folder(&opts.dirs[0], root);
+    if !in_place {
+        folder::claim(root, false, opts.force)?;
+        folder::write_sources(root, scenario, &saved_command_line(&opts.dirs[0])?)?;
+        for index in 0..scenario.stages.len() {
+            gather(scenario, index, &opts.dirs)?;
+        }
+    }
+    let start = Instant::now();
+    let mut progress = Progress::start(&root.join(PROGRESS_FILE), scenario, false)?;
+    let shard_seconds = shard_seconds(&opts.dirs);
+    let mut results: Vec<Option<StageResult>> = Vec::new();
+    let mut reporter_seconds = 0.0;
+    for (index, stage) in scenario.stages.iter().enumerate() {
+        let lineup = Lineup {
+            stage,
+            agents: seat_agents(stage, &results, &scenario.stages)?,
+            decision_sample: scenario.output.decision_sample,
+        };
+        let dir = scenario.stage_dir(index);
+        let units = lineup.units();
+        let key = key_of(&hash, &lineup);
+        let dataset = Dataset::open(&dir)?;
+        let checked = dataset.check(&key).and_then(|()| {
+            dataset.check_complete()?;
+            Ok(())
+        });
+        if let Err(e) = checked {
+            return Err(Refusal(format!(
+                "cannot merge stage `{}`: {e:#}; nothing was merged from here on",
+                stage.name
+            ))
+            .into());
+        }
+        let _ = std::fs::remove_dir_all(dir.join(crate::dataset::INCOMING_DIR));
+        let seconds = shard_seconds.get(&stage.name).copied().unwrap_or(0.0);
+        let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        finish_stage(
+            &result,
+            &dataset,
+            scenario,
+            &RunOptions {
+                csv: opts.csv,
+                ..RunOptions::default()
+            },
+        )?;
+        set_stage(&mut progress, stage, units, &dataset, seconds, true);
+        progress.save(&root.join(PROGRESS_FILE))?;
+        let heard = Instant::now();
+        reporter.stage_done(stage, &result);
+        reporter_seconds += heard.elapsed().as_secs_f64();
+        results.push(Some(result));
+    }
+    let stages: Vec<StageResult> = results.into_iter().flatten().collect();
+    let rounds = stages.iter().map(|r| r.totals.rounds).sum();
+    let report = RunReport {
+        warnings: Vec::new(),
+        stages,
+        seconds: start.elapsed().as_secs_f64() - reporter_seconds,
+        rounds,
+        rounds_now: 0,
+        shard_stages: Vec::new(),
+    };
+    crate::summary::write_manifest(
+        &root.join("manifest.json"),
+        scenario,
+        &RunOptions::default(),
+        &report,
+    )?;
+    Ok(report)
+}
+
+/// Whether two paths name the same folder.
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The command-line settings a folder's run was started with.
+fn saved_command_line(dir: &Path) -> anyhow::Result<CommandLine> {
+    Ok(folder::saved_run(dir)?.command_line)
+}
+
+/// Links (or copies) the parts of stage `index` from every folder of `dirs` into the output
+/// folder. A part found in two folders is refused: each unit must come from one shard.
+fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> anyhow::Result<()> {
+    let target = scenario.stage_dir(index).join(crate::dataset::DATASET_DIR);
+    std::fs::create_dir_all(&target)
+        .with_context(|| format!("cannot create {}", target.display()))?;
+    let stage = &scenario.stages[index];
+    let mut from: std::collections::HashMap<String, PathBuf> = Default::default();
+    for dir in dirs {
+        let stage_dir = if scenario.staged {
+            dir.join(&stage.name)
+        } else {
+            dir.clone()
+        };
+        for part in Dataset::open(&stage_dir)?.parts {
+            let name = part
+                .path
+                .file_name()
+                .expect("a part has a name")
+                .to_string_lossy()
+                .into_owned();
+            if let Some(first) = from.get(&name) {
+                return Err(Refusal(format!(
+                    "stage `{}`: units {}..{} are in {} and in {}; each unit must come from \
+                     one shard (remove one copy)",
+                    stage.name,
+                    part.meta.start,
+                    part.meta.end,
+                    first.display(),
+                    part.path.display()
+                ))
+                .into());
+            }
+            let to = target.join(&name);
+            if std::fs::hard_link(&part.path, &to).is_err() {
+                std::fs::copy(&part.path, &to).with_context(|| {
+                    format!("cannot copy {} to {}", part.path.display(), to.display())
+                })?;
+            }
+            from.insert(name, part.path);
+        }
+    }
+    Ok(())
+}
+
+/// Seconds each stage took, summed over the shards' progress files in `dirs` (machine time,
+/// not wall time: shards run side by side).
+fn shard_seconds(dirs: &[PathBuf]) -> std::collections::HashMap<String, f64> {
+    let mut seconds = std::collections::HashMap::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir.join(SHARDS_DIR)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let Ok(p) = Progress::read(&path) else {
+                continue;
+            };
+            for s in p.stages {
+                *seconds.entry(s.name).or_insert(0.0) += s.seconds;
+            }
+        }
+    }
+    seconds
+}
+
+/// What every part of the stage `lineup` plays must say of itself.
+fn key_of(scenario_hash: &str, lineup: &Lineup<'_>) -> StageKey {
+    StageKey {
+        scenario: scenario_hash.to_string(),
+        stage: lineup.stage.name.clone(),
+        agents: lineup.agents.iter().map(|a| a.id.clone()).collect(),
+        stage_units: lineup.units(),
+    }
+}
+
+/// Where a run keeps its progress, and where shards keep theirs.
+pub const PROGRESS_FILE: &str = "progress.json";
+pub const SHARDS_DIR: &str = "shards";
+
+/// Records `stage`'s state in `progress` (replacing an earlier entry of the same stage).
+fn set_stage(
+    progress: &mut Progress,
+    stage: &Stage,
+    units: u64,
+    dataset: &Dataset,
+    seconds: f64,
+    complete: bool,
+) {
+    progress.stages.retain(|s| s.name != stage.name);
+    progress.stages.push(StageProgress {
+        name: stage.name.clone(),
+        units_total: units,
+        units_done: dataset.units_done(),
+        complete,
+        seconds,
+        totals: dataset.totals(stage.seats.len()),
+    });
+}
+
+/// What follows a stage's last part: `summary.csv`, and `rounds.csv` if asked for.
+fn finish_stage(
+    result: &StageResult,
+    dataset: &Dataset,
+    scenario: &Scenario,
+    opts: &RunOptions,
+) -> anyhow::Result<()> {
+    crate::summary::write_summary_csv(&result.dir.join("summary.csv"), result)?;
+    if (scenario.output.csv || opts.csv) && !result.dir.join("rounds.csv").is_file() {
+        crate::dataset::write_csv(&result.dir, dataset)?;
+    }
+    Ok(())
 }
 
 /// The agents of a stage, `winner_of` resolved: a winner keeps its definition (a script is
 /// recompiled for this stage's rules) and, if its id is taken, gets its stage's name appended.
-fn seat_agents(stage: &Stage, results: &[StageResult]) -> anyhow::Result<Vec<AgentDef>> {
+fn seat_agents(
+    stage: &Stage,
+    results: &[Option<StageResult>],
+    stages: &[Stage],
+) -> anyhow::Result<Vec<AgentDef>> {
     let mut agents = Vec::with_capacity(stage.seats.len());
     let mut winner_from = Vec::with_capacity(stage.seats.len());
     for seat in &stage.seats {
@@ -276,7 +638,17 @@ fn seat_agents(stage: &Stage, results: &[StageResult]) -> anyhow::Result<Vec<Age
                 winner_from.push(None);
             }
             SeatEntry::WinnerOf(i) => {
-                let result = &results[*i];
+                let Some(result) = &results[*i] else {
+                    return Err(Refusal(format!(
+                        "stage `{}` seats the winner of stage `{}`, whose records are not \
+                         complete yet; play that stage to the end first (shards: `dhumbal-run \
+                         merge` says what is missing; on Slurm, submit the shards of a stage \
+                         as a job that depends on those of the stage before, as \
+                         scripts/slurm/submit.sh does)",
+                        stage.name, stages[*i].name
+                    ))
+                    .into());
+                };
                 let mut def = result.agents[result.winner()].clone();
                 if let Some(recipe) = def.recipe.for_rules(&stage.rules).map_err(|e| {
                     anyhow::anyhow!("recompiling {} for stage `{}`: {e}", def.kind, stage.name)

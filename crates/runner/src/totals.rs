@@ -115,6 +115,48 @@ impl StageTotals {
         self.rounds += records.rounds();
     }
 
+    /// Adds another set of totals of the same stage (a part's, say).
+    pub fn absorb(&mut self, other: &StageTotals) {
+        if self.agents.len() < other.agents.len() {
+            self.agents
+                .resize(other.agents.len(), AgentTotals::default());
+        }
+        for (t, o) in self.agents.iter_mut().zip(&other.agents) {
+            // Every field named: a new total cannot be forgotten here.
+            let AgentTotals {
+                rounds,
+                wins,
+                coin_sum,
+                points_sum,
+                calls,
+                call_successes,
+                cards_discarded,
+                pile_picks,
+                turns,
+                decisions,
+                decision_ns,
+                timed_decisions,
+                games,
+                game_wins,
+            } = o;
+            t.rounds += rounds;
+            t.wins += wins;
+            t.coin_sum += coin_sum;
+            t.points_sum += points_sum;
+            t.calls += calls;
+            t.call_successes += call_successes;
+            t.cards_discarded += cards_discarded;
+            t.pile_picks += pile_picks;
+            t.turns += turns;
+            t.decisions += decisions;
+            t.decision_ns += decision_ns;
+            t.timed_decisions += timed_decisions;
+            t.games += games;
+            t.game_wins += game_wins;
+        }
+        self.rounds += other.rounds;
+    }
+
     /// The best slot, the one `winner_of` seats. `points`: the stage plays point games (see
     /// [`crate::run::StageResult::winner`], which knows). Under point scoring the highest
     /// game-win rate: survivors play smaller tables, where a round is easier to win, so the

@@ -165,8 +165,8 @@ pub const DEFAULT_DECISION_SAMPLE: u32 = 16;
 #[derive(Clone, Debug, Serialize)]
 pub struct Output {
     pub dir: PathBuf,
+    /// Also write `rounds.csv` for each finished stage.
     pub csv: bool,
-    pub parquet: bool,
     pub chunk_rounds: u64,
     /// Decisions are timed in one deal in this many (`None`: never).
     pub decision_sample: Option<u32>,
@@ -195,8 +195,8 @@ impl Scenario {
             "description": self.description,
             "seed": self.seed,
             "stages": self.stages.iter().map(|s| s.spec.clone()).collect::<Vec<_>>(),
-            // What the records contain depends on these too (`--resume` compares the hash).
-            "records": { "csv": self.output.csv, "decision_sample": self.output.decision_sample },
+            // What the records contain depends on this too (`--resume` compares the hash).
+            "records": { "decision_sample": self.output.decision_sample },
         })
     }
 

@@ -149,6 +149,14 @@ impl Resolver<'_> {
         if chunk_rounds == 0 {
             self.problem("output.chunk_rounds", "must be at least 1");
         }
+        if out.parquet == Some(false) {
+            self.problem(
+                "output.parquet",
+                "records are always written as the Parquet dataset rounds/ (it is also the \
+                 journal that --resume continues); remove this line, and set `csv: true` for a \
+                 rounds.csv beside it",
+            );
+        }
         let dir = overrides
             .out
             .clone()
@@ -156,8 +164,7 @@ impl Resolver<'_> {
             .unwrap_or_else(|| PathBuf::from("reports").join(&spec.name));
         let output = Output {
             dir,
-            csv: out.csv.unwrap_or(true),
-            parquet: out.parquet.unwrap_or(true),
+            csv: out.csv.unwrap_or(false),
             chunk_rounds,
             decision_sample: out
                 .decision_timing

@@ -144,13 +144,14 @@ pub struct OutputSpec {
     /// Output folder (default `reports/<name>`); `--out` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dir: Option<String>,
-    /// Write `rounds.csv` (default true; it is also the journal that `--resume` continues).
+    /// Also write each finished stage's records as `rounds.csv` (default false). The records
+    /// are always the Parquet dataset `rounds/`, which is also what `--resume` continues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub csv: Option<bool>,
-    /// Write `rounds.parquet` (default true).
+    /// The Parquet dataset `rounds/` is always written (it is the journal); `false` is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parquet: Option<bool>,
-    /// Roughly how many rounds make one chunk of records written at once (default 16384).
+    /// Roughly how many rounds make one part of the records, written at once (default 16384).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk_rounds: Option<u64>,
     /// Time agents' decisions (default true); `decision_ns` is empty when off.

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# End-to-end test of the Slurm scripts on a real (one-node, throwaway) Slurm cluster.
+#
+#   sudo scripts/slurm/test-local.sh
+#
+# Needs root and a Debian-like system: local-cluster.sh installs Slurm + munge (apt)
+# and starts the daemons. The temp dir under /tmp stands in for the shared filesystem.
+#
+#  1. submit.sh on study.yaml (two stages, the second seating the first's winner)
+#     with 4 tasks; every job must end COMPLETED; the merge job must say it merged;
+#     the reports, the shards' part files and progress files must be there; and
+#     `dhumbal-run rerun` on one machine must reproduce the records exactly.
+#  2. Resubmission is idempotent: a shard run again plays 0 rounds and leaves the
+#     part files as they were.
+#  3. A failing shard cancels what depends on it: submitted into a folder that holds
+#     another study, the first stage's tasks fail, and the second stage's array and
+#     the merge are cancelled (DependencyNeverSatisfied) instead of pending forever.
+#
+# Environment:
+#   DHUMBAL_RUN      the program (default: dhumbal-run on PATH, else target/release/dhumbal-run)
+#   KEEP_CLUSTER=1   leave the cluster running afterwards (default: stop it, also on failure)
+#   KEEP_TMP=1       keep the temp dir after success (it is always kept after a failure)
+#   SLURM_TEST_TIMEOUT  seconds to wait for each batch of jobs (default 180)
+#
+# Output goes to stdout/stderr only; the last line is `slurm test: ok` on success,
+# and the exit code is non-zero (with a `slurm test: FAILED: ...` line) otherwise.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+REPO="$(cd "$SCRIPT_DIR/../.." && pwd -P)"
+LC="$SCRIPT_DIR/local-cluster.sh"
+SUBMIT="$SCRIPT_DIR/submit.sh"
+STUDY="$SCRIPT_DIR/study.yaml"
+TASKS=4
+TIMEOUT="${SLURM_TEST_TIMEOUT:-180}"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "test-local.sh: must run as root (it installs and starts a local Slurm cluster); try: sudo $0" >&2
+    exit 2
+fi
+
+if [ -n "${DHUMBAL_RUN:-}" ]; then
+    BIN="$DHUMBAL_RUN"
+elif command -v dhumbal-run >/dev/null 2>&1; then
+    BIN="$(command -v dhumbal-run)"
+else
+    BIN="$REPO/target/release/dhumbal-run"
+fi
+case "$BIN" in /*) ;; */*) BIN="$PWD/$BIN" ;; *) BIN="$(command -v "$BIN" || echo "$BIN")" ;; esac
+if [ ! -x "$BIN" ]; then
+    echo "test-local.sh: no dhumbal-run program at '$BIN' (cargo build --release, or set DHUMBAL_RUN)" >&2
+    exit 2
+fi
+export DHUMBAL_RUN="$BIN"
+
+# ---------------------------------------------------------------- helpers
+now_ms() { date +%s%3N; }
+T0="$(now_ms)"
+TIMINGS=()
+STEP=""
+STEP_T0=""
+step() { # NAME: ends the previous step (recording its time) and starts this one
+    local t; t="$(now_ms)"
+    if [ -n "$STEP" ]; then
+        TIMINGS+=("$(printf '%8.2f s  %s' "$(awk -v d=$((t - STEP_T0)) 'BEGIN{print d/1000}')" "$STEP")")
+    fi
+    STEP="$1"; STEP_T0="$t"
+    [ -z "$STEP" ] || echo "=== [$(awk -v d=$((t - T0)) 'BEGIN{printf "%.1f", d/1000}')s] $STEP"
+}
+print_timings() {
+    step ""
+    echo "timings:"
+    local l
+    for l in ${TIMINGS[@]+"${TIMINGS[@]}"}; do echo "$l"; done
+    printf '%8.2f s  total\n' "$(awk -v d=$(($(now_ms) - T0)) 'BEGIN{print d/1000}')"
+}
+
+WORK=""
+OK=0
+STOPPED=0
+stop_cluster() {
+    STOPPED=1
+    if [ "${KEEP_CLUSTER:-0}" = 1 ]; then
+        echo "test-local.sh: KEEP_CLUSTER=1: leaving the cluster running ($LC stop stops it)"
+    else
+        "$LC" stop || echo "test-local.sh: warning: local-cluster.sh stop failed" >&2
+    fi
+}
+cleanup() {
+    local rc=$?
+    set +e
+    if [ "$STOPPED" = 0 ]; then
+        echo "=== stopping the cluster"
+        stop_cluster
+    fi
+    if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+        if [ "$OK" = 1 ]; then
+            [ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$WORK"
+        else
+            echo "test-local.sh: files kept in $WORK"
+        fi
+    fi
+    [ "$OK" = 1 ] || [ "$rc" -ne 0 ] || rc=1
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+fail() {
+    echo "slurm test: FAILED: $*" >&2
+    exit 1
+}
+
+show_logs() { # print the jobs' log files in $WORK
+    local f
+    for f in "$WORK"/*.out; do
+        [ -e "$f" ] || continue
+        echo "----- $f -----"
+        cat "$f"
+    done
+}
+
+wait_jobs() { # IDS... -> local-cluster.sh wait's output in $WAIT_OUT, its rc in $WAIT_RC
+    WAIT_RC=0
+    WAIT_OUT="$(SLURM_LOCAL_WAIT_TIMEOUT="$TIMEOUT" "$LC" wait "$@" 2>&1)" || WAIT_RC=$?
+    echo "$WAIT_OUT"
+}
+
+submit() { # args for submit.sh -> sets SUB_OUT, JOBS, MERGE_ID
+    SUB_OUT="$("$SUBMIT" "$@")" || { echo "$SUB_OUT"; fail "submit.sh $* failed"; }
+    echo "$SUB_OUT"
+    JOBS="$(sed -n 's/^jobs: //p' <<<"$SUB_OUT")"
+    MERGE_ID="$(sed -n 's/^merge: //p' <<<"$SUB_OUT")"
+    [ -n "$JOBS" ] && [ -n "$MERGE_ID" ] || fail "submit.sh printed no 'jobs:' / 'merge:' line"
+}
+
+parts_listing() { # DIR -> "path size mtime" of every part file, sorted
+    find "$1" -path '*/rounds/part-*.parquet' -printf '%P %s %T@\n' | sort
+}
+
+# ---------------------------------------------------------------- cluster
+echo "test-local.sh: program $BIN ($("$BIN" --version 2>/dev/null || echo '?'))"
+step "install Slurm (local-cluster.sh install)"
+"$LC" install
+step "start the cluster (local-cluster.sh start)"
+"$LC" start
+
+WORK="$(mktemp -d /tmp/dhumbal-slurm-test.XXXXXX)"
+OUT="$WORK/study"
+cd "$WORK"   # submit.sh uses it as the jobs' --chdir: their logs land here
+echo "test-local.sh: working in $WORK"
+
+# ---------------------------------------------------------------- 1. study
+step "1. submit $STUDY ($TASKS tasks per stage)"
+submit "$STUDY" "$OUT" "$TASKS"
+step "1. wait for jobs $JOBS"
+# shellcheck disable=SC2086
+wait_jobs $JOBS
+if [ "$WAIT_RC" -ne 0 ]; then
+    show_logs
+    fail "not every job COMPLETED (local-cluster.sh wait exit $WAIT_RC)"
+fi
+
+step "1. check the outputs"
+MERGE_LOG="$WORK/dhumbal-merge-$MERGE_ID.out"
+[ -f "$MERGE_LOG" ] || { show_logs; fail "no merge log $MERGE_LOG"; }
+grep -E '^merged [0-9]+ rounds of 2 stage' "$MERGE_LOG" \
+    || { show_logs; fail "the merge job's log does not say it merged (no 'merged N rounds of 2 stage(s)')"; }
+for stage in league final; do
+    [ -s "$OUT/$stage/report.md" ] || fail "missing $OUT/$stage/report.md"
+    [ -s "$OUT/$stage/summary.csv" ] || fail "missing $OUT/$stage/summary.csv"
+    n="$(find "$OUT/$stage/rounds" -name 'part-*.parquet' | wc -l)"
+    [ "$n" -ge "$TASKS" ] || fail "stage $stage: $n part files, expected at least $TASKS (one or more per shard)"
+    echo "stage $stage: $n part files"
+done
+[ -s "$OUT/manifest.json" ] || fail "missing $OUT/manifest.json"
+for i in $(seq 0 $((TASKS - 1))); do
+    [ -s "$OUT/shards/$i-of-$TASKS.json" ] || fail "missing shard progress file $OUT/shards/$i-of-$TASKS.json"
+done
+n="$(find "$OUT/shards" -name "*-of-$TASKS.json" | wc -l)"
+[ "$n" -eq "$TASKS" ] || fail "$n shard progress files, expected $TASKS"
+n="$(find "$WORK" -maxdepth 1 -name 'dhumbal-shard-*.out' | wc -l)"
+[ "$n" -eq $((2 * TASKS)) ] || fail "$n shard logs, expected $((2 * TASKS))"
+echo "reports, manifest, parts, $TASKS shard progress files and $n shard logs are there"
+
+step "1. rerun on one machine, compare records"
+RERUN_OUT="$("$BIN" rerun "$OUT" --out "$OUT-single" --no-report --threads 2 2>&1)" \
+    || { echo "$RERUN_OUT"; fail "dhumbal-run rerun failed"; }
+grep -E '^(stage .*identical|rerun reproduces)' <<<"$RERUN_OUT" || true
+grep -q 'rerun reproduces' <<<"$RERUN_OUT" || { echo "$RERUN_OUT"; fail "rerun did not print 'rerun reproduces'"; }
+
+# ---------------------------------------------------------------- 2. idempotence
+step "2. run shard 2/$TASKS of each stage again by hand"
+before="$(parts_listing "$OUT")"
+for stage in league final; do
+    out="$("$BIN" "$STUDY" --out "$OUT" --shard "2/$TASKS" --stage "$stage" --threads 1 2>&1)" \
+        || { echo "$out"; fail "shard 2/$TASKS --stage $stage run again failed"; }
+    grep -E "^shard 2/$TASKS: " <<<"$out" || true
+    grep -qE "^shard 2/$TASKS: 0 rounds" <<<"$out" \
+        || { echo "$out"; fail "shard 2/$TASKS --stage $stage run again did not say '0 rounds'"; }
+done
+after="$(parts_listing "$OUT")"
+if [ "$before" != "$after" ]; then
+    diff <(echo "$before") <(echo "$after") || true
+    fail "part files changed when a finished shard ran again"
+fi
+echo "part files unchanged ($(wc -l <<<"$after") files, sizes and mtimes)"
+
+# ---------------------------------------------------------------- 3. failure
+step "3. submit into a folder that holds another study (the shards must fail)"
+OUT2="$WORK/foreign"
+"$BIN" "$STUDY" --seed 12 --out "$OUT2" --shard "0/$TASKS" --stage league --threads 1 >/dev/null 2>&1 \
+    || fail "could not plant another study in $OUT2"
+submit "$STUDY" "$OUT2" "$TASKS"
+read -r L_ID F_ID M_ID <<<"$JOBS"
+step "3. wait for jobs $JOBS (they must not all complete)"
+# shellcheck disable=SC2086
+wait_jobs $JOBS
+[ "$WAIT_RC" -eq 1 ] || { show_logs; fail "local-cluster.sh wait exit $WAIT_RC, expected 1 (some job not COMPLETED)"; }
+n="$(grep -cE "^${L_ID}_[0-9]+ FAILED" <<<"$WAIT_OUT" || true)"
+[ "$n" -eq "$TASKS" ] || fail "expected $TASKS FAILED league tasks, saw $n"
+grep -qE "^${F_ID}(_[^ ]*)? CANCELLED DependencyNeverSatisfied" <<<"$WAIT_OUT" \
+    || fail "the final stage's array $F_ID was not cancelled with DependencyNeverSatisfied"
+grep -qE "^${M_ID} CANCELLED DependencyNeverSatisfied" <<<"$WAIT_OUT" \
+    || fail "the merge job $M_ID was not cancelled with DependencyNeverSatisfied"
+grep -h 'Use another --out' "$WORK/dhumbal-shard-${L_ID}_0.out" \
+    || { show_logs; fail "the failing shard's log does not say why"; }
+echo "league tasks FAILED; final array and merge CANCELLED (DependencyNeverSatisfied)"
+[ ! -e "$WORK/dhumbal-merge-$M_ID.out" ] || fail "the cancelled merge job left a log (it ran?)"
+
+step "stop the cluster"
+stop_cluster
+print_timings
+OK=1
+if [ "${KEEP_TMP:-0}" = 1 ]; then echo "test-local.sh: files kept in $WORK"; fi
+echo "slurm test: ok"

@@ -1,0 +1,499 @@
+//! Records at scale: the Parquet dataset is the journal (a run killed at any moment resumes to
+//! exactly the records of an uninterrupted run, and readers only ever see complete parts),
+//! CSV only when asked, and studies split into shards that merge to a single run's records.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use dhumbal::runner::dataset::Dataset;
+use dhumbal::runner::folder::same_records;
+
+mod common;
+use common::{bin, run, text};
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn scenario(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn go(args: &[&str]) -> Output {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+    o
+}
+
+/// Asserts that two stage folders hold the same records (decision times aside), and
+/// returns their rows.
+fn same(a: &Path, b: &Path) -> usize {
+    match same_records(a, b).unwrap() {
+        Ok(rows) => rows,
+        Err(why) => panic!("{} and {} differ: {why}", a.display(), b.display()),
+    }
+}
+
+const SMALL: &str = "\
+name: small
+seed: 17
+deals: 1200
+seating: rotate
+rules: {preset: paper}
+agents:
+  - kind: aggressive
+  - kind: balanced
+  - kind: random
+  - kind: opportunistic
+output: {chunk_rounds: 48, decision_timing: false}
+";
+
+/// The default output is the dataset alone; `csv: true` (or `--csv`) adds `rounds.csv`
+/// with the same rows; `parquet: false` is refused with what to do instead.
+#[test]
+fn the_dataset_is_the_output_and_csv_is_asked_for() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "s.yaml",
+        &SMALL.replace("deals: 1200", "deals: 100"),
+    );
+    let plain = dir.path().join("plain");
+    go(&[
+        file.to_str().unwrap(),
+        "--out",
+        plain.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert!(!plain.join("rounds.csv").exists());
+    let dataset = Dataset::open(&plain).unwrap();
+    dataset.check_complete().unwrap();
+    assert_eq!(dataset.rows(), 100 * 4 * 4);
+    assert!(!plain.join(".incoming").read_dir().unwrap().any(|_| true));
+    // Every part is a Parquet file with the string columns as dictionaries.
+    let df =
+        polars::prelude::ParquetReader::new(std::fs::File::open(&dataset.parts[0].path).unwrap());
+    use polars::prelude::SerReader;
+    let df = df.finish().unwrap();
+    assert!(matches!(
+        df.column("agent").unwrap().dtype(),
+        polars::prelude::DataType::Enum(..)
+    ));
+
+    let asked = scenario(
+        dir.path(),
+        "c.yaml",
+        &SMALL
+            .replace("deals: 1200", "deals: 100")
+            .replace("chunk_rounds: 48", "chunk_rounds: 48, csv: true"),
+    );
+    let with_csv = dir.path().join("csv");
+    go(&[
+        asked.to_str().unwrap(),
+        "--out",
+        with_csv.to_str().unwrap(),
+        "--no-report",
+    ]);
+    let lines = std::fs::read_to_string(with_csv.join("rounds.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(lines, 1 + 100 * 4 * 4);
+    // The CSV alone (the dataset moved away) reads as the same records.
+    let lone = dir.path().join("lone");
+    std::fs::create_dir(&lone).unwrap();
+    std::fs::copy(with_csv.join("rounds.csv"), lone.join("rounds.csv")).unwrap();
+    assert_eq!(same(&plain, &lone), 100 * 4 * 4);
+
+    let refused = scenario(
+        dir.path(),
+        "p.yaml",
+        &SMALL.replace("chunk_rounds: 48", "chunk_rounds: 48, parquet: false"),
+    );
+    let o = run(&[
+        refused.to_str().unwrap(),
+        "--out",
+        dir.path().join("p").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("`output.parquet`") && text(&o).contains("csv: true"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A small deterministic generator for the kill times.
+fn lcg(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    *state >> 33
+}
+
+/// kill -9 at moments spread over a run (before the first part, between parts, while parts
+/// are written, after the last), each time followed by `--resume` (or a fresh start when
+/// nothing was begun): the folder only ever holds complete parts, and the finished run has
+/// exactly the records and summary of an uninterrupted one.
+#[test]
+fn a_run_killed_at_any_moment_resumes_to_the_same_records() {
+    let dir = tmp();
+    let file = scenario(dir.path(), "small.yaml", SMALL);
+    let whole = dir.path().join("whole");
+    go(&[
+        file.to_str().unwrap(),
+        "--out",
+        whole.to_str().unwrap(),
+        "--no-report",
+    ]);
+
+    let cut = dir.path().join("cut");
+    let args = |resume: bool| {
+        let mut a = vec![
+            file.to_str().unwrap().to_string(),
+            "--out".into(),
+            cut.to_str().unwrap().into(),
+            "--no-report".into(),
+        ];
+        if resume {
+            a.push("--resume".into());
+        }
+        a
+    };
+    let mut state = 0x5eed_u64;
+    let mut kills = 0;
+    let mut begun = false;
+    for attempt in 0..40 {
+        // Slowed down so that the run spans a second or so: 25 parts, 40 ms apart.
+        let mut child = bin()
+            .args(args(begun))
+            .env("DHUMBAL_RUN_CHUNK_DELAY_MS", "40")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let wait = Duration::from_millis(lcg(&mut state) % 700);
+        let start = Instant::now();
+        let mut finished = None;
+        while start.elapsed() < wait {
+            if let Some(status) = child.try_wait().unwrap() {
+                finished = Some(status);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        match finished {
+            Some(status) => {
+                // It ended before the kill: done, or refused to resume (killed before it had
+                // begun: nothing to resume, so start afresh).
+                if status.success() {
+                    break;
+                }
+                assert!(
+                    !begun || cut.join("progress.json").is_file(),
+                    "attempt {attempt}"
+                );
+                begun = false;
+                continue;
+            }
+            None => {
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                kills += 1;
+            }
+        }
+        begun = cut.join("progress.json").is_file();
+        if cut.join("rounds").is_dir() {
+            // Only complete parts are visible, and none overlaps.
+            let d = Dataset::open(&cut).unwrap_or_else(|e| panic!("after kill {kills}: {e:#}"));
+            for p in &d.parts {
+                dhumbal::runner::dataset::read_part(&p.path, None).unwrap();
+            }
+            if let Some(first) = d.parts.first() {
+                let key = dhumbal::runner::dataset::StageKey {
+                    scenario: first.meta.scenario.clone(),
+                    stage: first.meta.stage.clone(),
+                    agents: first.meta.agents.clone(),
+                    stage_units: first.meta.stage_units,
+                };
+                d.check(&key).unwrap();
+            }
+        }
+    }
+    assert!(
+        kills >= 3,
+        "only {kills} kills landed; slow the run down more"
+    );
+    // Finish it.
+    let o = run(&args(begun).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(same(&whole, &cut), 1200 * 4 * 4);
+    assert_eq!(
+        std::fs::read(cut.join("summary.csv")).unwrap(),
+        std::fs::read(whole.join("summary.csv")).unwrap()
+    );
+    // Resuming a finished run changes nothing.
+    go(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(same(&whole, &cut), 1200 * 4 * 4);
+}
+
+const STAGED: &str = "\
+name: staged
+seed: 5
+rules: {preset: paper}
+stages:
+  - name: league
+    deals: 300
+    seating: rotate
+    agents:
+      - kind: aggressive
+      - kind: conservative
+      - kind: balanced
+      - kind: opportunistic
+  - name: final
+    deals: 200
+    seating: permute
+    agents:
+      - winner_of: league
+      - kind: random
+      - kind: conservative
+      - kind: balanced
+output: {chunk_rounds: 64, decision_timing: false}
+";
+
+/// Shards of a two-stage study, each a separate process: the later stage's shards refuse to
+/// start until the earlier stage is complete, a shard run twice changes nothing, `merge`
+/// refuses a study with a shard missing and names the units, and the merged study equals a
+/// single run, records and summaries, with the report written.
+#[test]
+fn shards_merge_to_the_single_run() {
+    let dir = tmp();
+    let file = scenario(dir.path(), "staged.yaml", STAGED);
+    let f = file.to_str().unwrap();
+    let single = dir.path().join("single");
+    go(&[f, "--out", single.to_str().unwrap(), "--no-report"]);
+
+    let study = dir.path().join("study");
+    let s = study.to_str().unwrap();
+    let shard = |i: u32, stage: &str| {
+        run(&[
+            f,
+            "--out",
+            s,
+            "--shard",
+            &format!("{i}/3"),
+            "--stage",
+            stage,
+            "--threads",
+            "1",
+        ])
+    };
+    // The final seats the league's winner: it waits for the league.
+    let o = shard(0, "league");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("dhumbal-run merge"), "{}", text(&o));
+    let o = shard(0, "final");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("seats the winner of stage `league`")
+            && text(&o).contains("not complete"),
+        "{}",
+        text(&o)
+    );
+    // A merge now names what is missing.
+    let o = run(&["merge", s]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("stage `league` is not complete") && text(&o).contains("units"),
+        "{}",
+        text(&o)
+    );
+    for i in 1..3 {
+        let o = shard(i, "league");
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    // Run again (a resubmitted task), a shard plays nothing and changes nothing.
+    let parts = Dataset::open(&study.join("league")).unwrap().parts.len();
+    let o = shard(1, "league");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("shard 1/3: 0 rounds"), "{}", text(&o));
+    assert_eq!(
+        Dataset::open(&study.join("league")).unwrap().parts.len(),
+        parts
+    );
+    for i in 0..3 {
+        let o = shard(i, "final");
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = go(&["merge", s]);
+    assert!(
+        text(&o).contains("statistics and figures in"),
+        "{}",
+        text(&o)
+    );
+    for stage in ["league", "final"] {
+        same(&single.join(stage), &study.join(stage));
+        assert_eq!(
+            std::fs::read(single.join(stage).join("summary.csv")).unwrap(),
+            std::fs::read(study.join(stage).join("summary.csv")).unwrap(),
+            "{stage}"
+        );
+        assert!(study.join(stage).join("report.md").is_file());
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(study.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["rounds"], 300 * 4 + 200 * 24);
+}
+
+/// Shards written to folders of their own merge into one with `--out`; a part found in two
+/// folders, a folder of another scenario, and a shard spec out of range are refused.
+#[test]
+fn shards_in_separate_folders_merge_into_one() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "small.yaml",
+        &SMALL.replace("deals: 1200", "deals: 400"),
+    );
+    let f = file.to_str().unwrap();
+    let single = dir.path().join("single");
+    go(&[f, "--out", single.to_str().unwrap(), "--no-report"]);
+    let shards: Vec<PathBuf> = (0..4)
+        .map(|i| dir.path().join(format!("shard{i}")))
+        .collect();
+    for (i, out) in shards.iter().enumerate() {
+        go(&[
+            f,
+            "--out",
+            out.to_str().unwrap(),
+            "--shard",
+            &format!("{i}/4"),
+        ]);
+    }
+    let merged = dir.path().join("merged");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(shards.iter().map(|p| p.to_str().unwrap()));
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "needs --out: {}", text(&o));
+    args.extend(["--out", merged.to_str().unwrap(), "--no-report", "--csv"]);
+    go(&args);
+    assert_eq!(same(&single, &merged), 400 * 4 * 4);
+    assert!(merged.join("rounds.csv").is_file());
+    assert_eq!(
+        std::fs::read(single.join("summary.csv")).unwrap(),
+        std::fs::read(merged.join("summary.csv")).unwrap()
+    );
+    // The same shard twice: units would be there twice.
+    let twice = dir.path().join("twice");
+    let o = run(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        twice.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("each unit must come from one shard"),
+        "{}",
+        text(&o)
+    );
+    // Another scenario's shard.
+    let other = scenario(
+        dir.path(),
+        "other.yaml",
+        &SMALL.replace("seed: 17", "seed: 18"),
+    );
+    let stranger = dir.path().join("stranger");
+    go(&[
+        other.to_str().unwrap(),
+        "--out",
+        stranger.to_str().unwrap(),
+        "--shard",
+        "0/4",
+    ]);
+    let o = run(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        stranger.to_str().unwrap(),
+        "--out",
+        dir.path().join("mixed").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("another scenario"), "{}", text(&o));
+    // A shard of another scenario cannot join this study's folder either.
+    let o = run(&[
+        other.to_str().unwrap(),
+        "--out",
+        shards[1].to_str().unwrap(),
+        "--shard",
+        "1/4",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("holds a run of another scenario"),
+        "{}",
+        text(&o)
+    );
+    for bad in ["4/4", "x", "1/0"] {
+        let o = run(&[
+            f,
+            "--out",
+            dir.path().join("b").to_str().unwrap(),
+            "--shard",
+            bad,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("expected I/N"), "{}", text(&o));
+    }
+}
+
+/// `--shard` without a value takes the Slurm array task's place, from its index within the
+/// array; outside an array job it says how to give one.
+#[test]
+fn shard_from_slurm_variables() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "small.yaml",
+        &SMALL.replace("deals: 1200", "deals: 200"),
+    );
+    let out = dir.path().join("o");
+    let o = bin()
+        .args([
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--shard",
+        ])
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("SLURM_ARRAY_TASK_ID is not set"),
+        "{}",
+        text(&o)
+    );
+    let o = bin()
+        .args([
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--shard",
+        ])
+        .env("SLURM_ARRAY_TASK_ID", "5")
+        .env("SLURM_ARRAY_TASK_MIN", "4")
+        .env("SLURM_ARRAY_TASK_MAX", "5")
+        .env_remove("SLURM_ARRAY_TASK_COUNT")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("shard 1/2"), "{}", text(&o));
+    assert!(out.join("shards/1-of-2.json").is_file());
+}
