@@ -1,6 +1,7 @@
 //! The `dhumbal-run` command line: argument parsing, progress and terminal output, over the
 //! library. Exit codes: 0 success, 1 a failure while running, 2 bad input (arguments, a
-//! scenario file, or records given to `report` that cannot be read or make no sense).
+//! scenario file, or records given to `report` that cannot be read or make no sense), 3 not
+//! yet (a shard's stage waits for an earlier stage), 130 interrupted.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -26,17 +27,24 @@ use dhumbal_runner::tournament::Pulse;
     about = "Seeded, parallel experiments on the card game Dhumbal (Jhyap, Yaniv)",
     long_about = "Seeded, parallel experiments on the card game Dhumbal (Jhyap, Yaniv).\n\n\
         `dhumbal-run SCENARIO.yaml` plays the tournaments a scenario file describes and writes, \
-        per stage, rounds.csv and rounds.parquet (one row per round and seat), summary.csv (one \
-        row per agent), manifest.json (what ran, how fast) and a statistics report (report.md, \
+        per stage, rounds/ (the records, one row per round and seat, as a Parquet dataset; \
+        rounds.csv too with --csv), summary.csv (one row per agent), manifest.json (what ran, how fast) and a statistics report (report.md, \
         stats.json, tables/, figures/; see `dhumbal-run report`) to reports/<name>/, with a copy \
         of the scenario and its scripts in source/ (`dhumbal-run rerun DIR` plays them again). \
         The same scenario gives the same records whatever the thread count.\n\n\
         A folder holding another run's results is never overwritten unless --force is given. \
-        Ctrl-C stops a run with the finished records saved; --resume finishes it.",
+        Ctrl-C stops a run with the finished records saved; --resume finishes it. A study too \
+        big for one machine runs as shards (--shard I/N, or a Slurm array job) that `dhumbal-run \
+        merge` puts together; see docs/cluster.md.\n\n\
+        Exit codes: 0 success, 1 a failure while running, 2 bad input (arguments, scenario \
+        file, a folder holding something else), 3 not yet (a shard's stage waits for an \
+        earlier stage that other shards are still playing), 130 interrupted (Ctrl-C).",
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  dhumbal-run scenarios/paper/table1.yaml\n  dhumbal-run validate scenarios/championship.yaml\n  \
         dhumbal-run scenarios/championship.yaml --threads 8 --out /tmp/champ\n  dhumbal-run scenarios/big.yaml --resume\n  \
         dhumbal-run rerun /tmp/champ --out /tmp/champ-again\n  \
+        dhumbal-run scenarios/big.yaml --out /shared/big --shard 0/4   (then 1/4, 2/4, 3/4)\n  \
+        dhumbal-run merge /shared/big\n  \
         dhumbal-run report /tmp/champ --definitions paper --out /tmp/champ-paper\n  dhumbal-run plan scenarios/championship.yaml --delta 0.05"
 )]
 pub struct Cli {
@@ -340,6 +348,10 @@ pub fn main() -> ExitCode {
                 eprintln!("error: {r}");
                 return ExitCode::from(2);
             }
+            if let Some(w) = e.downcast_ref::<runner::Waiting>() {
+                eprintln!("not yet: {w}");
+                return ExitCode::from(3);
+            }
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
@@ -606,10 +618,14 @@ fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::Ru
                 }
             );
         }
-        println!(
-            "when every shard is done: dhumbal-run merge {}",
-            shell_word(&scenario.output.dir.display().to_string())
-        );
+        let dir = shell_word(&scenario.output.dir.display().to_string());
+        if report.shard_stages.iter().all(|(_, complete)| *complete) {
+            println!(
+                "every unit of these stages is on disk: `dhumbal-run merge {dir}` finishes the study"
+            );
+        } else {
+            println!("when every shard is done: dhumbal-run merge {dir}");
+        }
         return Ok(report);
     }
     let earlier = report.rounds.saturating_sub(report.rounds_now);

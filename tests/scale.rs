@@ -296,7 +296,7 @@ fn shards_merge_to_the_single_run() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("dhumbal-run merge"), "{}", text(&o));
     let o = shard(0, "final");
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
         text(&o).contains("seats the winner of stage `league`")
             && text(&o).contains("not complete"),
@@ -495,5 +495,14 @@ fn shard_from_slurm_variables() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("shard 1/2"), "{}", text(&o));
-    assert!(out.join("shards/1-of-2.json").is_file());
+    // The shard's progress counts its own share.
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("shards/1-of-2.json")).unwrap())
+            .unwrap();
+    let stage = &p["stages"][0];
+    assert_eq!(stage["complete"], true);
+    assert_eq!(stage["units_done"], stage["units_total"]);
+    // About half the stage's 800 rounds: shards split at part boundaries.
+    let rounds = stage["totals"]["rounds"].as_u64().unwrap();
+    assert!((300..=500).contains(&rounds), "{rounds}");
 }

@@ -264,6 +264,17 @@ impl Dataset {
         totals
     }
 
+    /// The totals of the parts within `units` (a shard's share, say).
+    pub fn totals_within(&self, units: Range<u64>, slots: usize) -> StageTotals {
+        let mut totals = StageTotals::new(slots);
+        for p in &self.parts {
+            if p.meta.start >= units.start && p.meta.end <= units.end {
+                totals.absorb(&p.meta.totals);
+            }
+        }
+        totals
+    }
+
     /// Checks that every part belongs to `key` (same scenario, stage, agents and size, and
     /// the same program) and that no two parts overlap.
     pub fn check(&self, key: &StageKey) -> anyhow::Result<()> {

@@ -15,6 +15,20 @@ use crate::progress::{Progress, StageProgress};
 use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
 use crate::tournament::{Halt, Lineup, Pulse, StageTotals, UnitError};
 
+/// A stage cannot start yet: it seats the winner of an earlier stage whose records are not
+/// complete (other shards are still playing it). Not bad input: the same command succeeds once
+/// they are (the CLI exits with 3).
+#[derive(Debug)]
+pub struct Waiting(pub String);
+
+impl std::fmt::Display for Waiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Waiting {}
+
 /// A slice of a study: shard `index` of `count` plays a contiguous, fixed share of the parts
 /// of every stage (see [`Shard::units`]), so that `count` machines together play each unit
 /// once.
@@ -178,6 +192,8 @@ pub struct RunReport {
     pub rounds_now: u64,
     /// A shard's run: the stages it played a share of, and whether each is now complete.
     pub shard_stages: Vec<(String, bool)>,
+    /// A merge: the shards' folders (stage seconds are then summed over the shards).
+    pub merged_from: Vec<PathBuf>,
 }
 
 /// Plays every stage of `scenario` (or a shard's share of them), writing records, summaries
@@ -212,7 +228,14 @@ pub fn run(
                 .join(format!("{}-of-{}.json", shard.index, shard.count))
         }
     };
-    let mut progress = Progress::start(&progress_file, scenario, opts.resume)?;
+    let mut progress = match opts.shard {
+        // A shard run again (resubmitted) keeps its earlier stages and seconds.
+        Some(_) => Progress::read(&progress_file)
+            .ok()
+            .filter(|p| p.scenario_hash == scenario.hash())
+            .map_or_else(|| Progress::start(&progress_file, scenario, false), Ok)?,
+        None => Progress::start(&progress_file, scenario, opts.resume)?,
+    };
     // From here on (the sources are copied), `--resume` finishes whatever happens.
     progress.save(&progress_file)?;
     // Opened only if an agent writes to it (a script's `print`).
@@ -270,7 +293,7 @@ pub fn run(
             {
                 // Finished earlier but perhaps not finalised (a kill after the last part).
                 finish_stage(result, &dataset, scenario, opts)?;
-                set_stage(&mut progress, stage, units, &dataset, result.seconds, true);
+                set_stage(&mut progress, stage, 0..units, &dataset, result.seconds);
                 progress.save(&progress_file)?;
                 let heard = Instant::now();
                 reporter.stage_done(stage, result);
@@ -289,21 +312,23 @@ pub fn run(
         let part_units = (scenario.output.chunk_rounds / per_unit).max(1);
         let slice = opts.shard.map_or(0..units, |s| s.units(units, part_units));
         let work = crate::pipeline::cut(&dataset.missing(slice.clone()), part_units);
-        let done_before = dataset.units_done();
-        set_stage(&mut progress, stage, units, &dataset, saved_seconds, false);
+        set_stage(&mut progress, stage, slice.clone(), &dataset, saved_seconds);
         progress.save(&progress_file)?;
         let writer = PartWriter::new(&dir, key.clone(), stage.is_points())?;
         let pulse = Arc::new(Pulse::new(opts.stop.clone()));
-        reporter.stage_start(stage, &lineup.agents, units, done_before, &pulse);
+        let (mut done, mut totals) = {
+            let sp = progress.stages.last().expect("set above");
+            (sp.units_done, sp.totals.clone())
+        };
+        reporter.stage_start(stage, &lineup.agents, slice.end - slice.start, done, &pulse);
         let stage_start = Instant::now();
-        let mut totals = on_disk;
-        let mut done = done_before;
         let mut landed = |meta: &crate::dataset::PartMeta| -> anyhow::Result<()> {
             totals.absorb(&meta.totals);
             done += meta.end - meta.start;
             rounds_now += meta.rounds;
             let sp = progress.stages.last_mut().expect("set above");
             sp.units_done = done;
+            sp.complete = done == sp.units_total;
             sp.totals = totals.clone();
             sp.seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
             progress.save(&progress_file)
@@ -341,6 +366,8 @@ pub fn run(
             None => {}
         }
         let dataset = Dataset::open(&dir)?;
+        set_stage(&mut progress, stage, slice, &dataset, seconds);
+        progress.save(&progress_file)?;
         if opts.shard.is_some() {
             // Other shards may still be playing: `merge` finishes the stage.
             let complete = dataset.is_complete(units);
@@ -354,8 +381,6 @@ pub fn run(
         }
         let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
         finish_stage(&result, &dataset, scenario, opts)?;
-        set_stage(&mut progress, stage, units, &dataset, seconds, true);
-        progress.save(&progress_file)?;
         let heard = Instant::now();
         reporter.stage_done(stage, &result);
         reporter_seconds += heard.elapsed().as_secs_f64();
@@ -376,6 +401,7 @@ pub fn run(
         rounds,
         rounds_now,
         shard_stages,
+        merged_from: Vec::new(),
     };
     if opts.shard.is_none() && opts.stages.is_empty() {
         crate::summary::write_manifest(&root.join("manifest.json"), scenario, opts, &report)?;
@@ -466,7 +492,7 @@ pub fn merge(
                 ..RunOptions::default()
             },
         )?;
-        set_stage(&mut progress, stage, units, &dataset, seconds, true);
+        set_stage(&mut progress, stage, 0..units, &dataset, seconds);
         progress.save(&root.join(PROGRESS_FILE))?;
         let heard = Instant::now();
         reporter.stage_done(stage, &result);
@@ -482,6 +508,7 @@ pub fn merge(
         rounds,
         rounds_now: 0,
         shard_stages: Vec::new(),
+        merged_from: opts.dirs.clone(),
     };
     crate::summary::write_manifest(
         &root.join("manifest.json"),
@@ -588,23 +615,29 @@ fn key_of(scenario_hash: &str, lineup: &Lineup<'_>) -> StageKey {
 pub const PROGRESS_FILE: &str = "progress.json";
 pub const SHARDS_DIR: &str = "shards";
 
-/// Records `stage`'s state in `progress` (replacing an earlier entry of the same stage).
+/// Records `stage`'s state in `progress` (replacing an earlier entry of the same stage): the
+/// units of `slice` (the whole stage, or a shard's share) on disk, and their totals.
 fn set_stage(
     progress: &mut Progress,
     stage: &Stage,
-    units: u64,
+    slice: std::ops::Range<u64>,
     dataset: &Dataset,
     seconds: f64,
-    complete: bool,
 ) {
+    let missing: u64 = dataset
+        .missing(slice.clone())
+        .iter()
+        .map(|r| r.end - r.start)
+        .sum();
+    let total = slice.end - slice.start;
     progress.stages.retain(|s| s.name != stage.name);
     progress.stages.push(StageProgress {
         name: stage.name.clone(),
-        units_total: units,
-        units_done: dataset.units_done(),
-        complete,
+        units_total: total,
+        units_done: total - missing,
+        complete: missing == 0,
         seconds,
-        totals: dataset.totals(stage.seats.len()),
+        totals: dataset.totals_within(slice, stage.seats.len()),
     });
 }
 
@@ -639,7 +672,7 @@ fn seat_agents(
             }
             SeatEntry::WinnerOf(i) => {
                 let Some(result) = &results[*i] else {
-                    return Err(Refusal(format!(
+                    return Err(Waiting(format!(
                         "stage `{}` seats the winner of stage `{}`, whose records are not \
                          complete yet; play that stage to the end first (shards: `dhumbal-run \
                          merge` says what is missing; on Slurm, submit the shards of a stage \

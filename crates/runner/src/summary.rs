@@ -260,7 +260,13 @@ pub fn write_manifest(
         "wall_seconds": report.seconds,
         "rounds": report.rounds,
         "rounds_this_run": report.rounds_now,
-        "rounds_per_second": if report.seconds > 0.0 { report.rounds_now as f64 / report.seconds } else { 0.0 },
+        "rounds_per_second": (report.seconds > 0.0 && report.rounds_now > 0)
+            .then(|| report.rounds_now as f64 / report.seconds),
+        // A study played as shards and merged: the shards' folders; stage seconds are then
+        // the shards' summed (machine time, not wall time).
+        "merged_from": (!report.merged_from.is_empty()).then(|| {
+            report.merged_from.iter().map(|d| d.display().to_string()).collect::<Vec<_>>()
+        }),
         "output": scenario.output,
         "stages": report.stages.iter().map(|s| serde_json::json!({
             "name": s.name,
