@@ -512,24 +512,38 @@ fn shard_of(value: &str) -> Result<runner::Shard, String> {
                     it as a task of `sbatch --array` (scripts/slurm/)"
             .into());
     };
+    // The study's number of shards, when given (scripts/slurm/ sets it): the task id is then
+    // the shard itself, so that failed tasks can be resubmitted alone (`--array=5,9`).
+    if let Some(count) = var("DHUMBAL_SHARDS")? {
+        return runner::Shard::parse(&format!("{id}/{count}"))
+            .map_err(|e| format!("(from SLURM_ARRAY_TASK_ID and DHUMBAL_SHARDS): {e}"));
+    }
     if var("SLURM_ARRAY_TASK_STEP")?.is_some_and(|step| step != 1) {
         return Err(
             "(from Slurm): the array has a step other than 1; submit it as \
-                    --array=0-N (scripts/slurm/submit.sh does)"
+                    --array=0-N (scripts/slurm/submit.sh does), or set DHUMBAL_SHARDS to the \
+                    study's number of shards"
                 .into(),
         );
     }
     let min = var("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-    let count = match var("SLURM_ARRAY_TASK_COUNT")? {
-        Some(n) => n,
-        None => match var("SLURM_ARRAY_TASK_MAX")? {
-            Some(max) => max.saturating_sub(min) + 1,
-            None => {
-                return Err("(from Slurm): neither SLURM_ARRAY_TASK_COUNT nor \
-                               SLURM_ARRAY_TASK_MAX is set"
-                    .into());
-            }
-        },
+    let max = var("SLURM_ARRAY_TASK_MAX")?;
+    let count = match (var("SLURM_ARRAY_TASK_COUNT")?, max) {
+        (Some(n), Some(max)) if n != max.saturating_sub(min) + 1 => {
+            return Err(format!(
+                "(from Slurm): the array's {n} tasks are not a range ({min}-{max}), so the \
+                 shards cannot be told from it: set DHUMBAL_SHARDS to the study's number of \
+                 shards (say, resubmitting tasks 5 and 9 of 16: DHUMBAL_SHARDS=16 sbatch \
+                 --array=5,9 ...)"
+            ));
+        }
+        (Some(n), _) => n,
+        (None, Some(max)) => max.saturating_sub(min) + 1,
+        (None, None) => {
+            return Err("(from Slurm): neither SLURM_ARRAY_TASK_COUNT nor \
+                        SLURM_ARRAY_TASK_MAX is set"
+                .into());
+        }
     };
     runner::Shard::parse(&format!("{}/{count}", id.saturating_sub(min)))
         .map_err(|e| format!("(from Slurm): {e}"))

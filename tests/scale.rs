@@ -311,6 +311,11 @@ fn shards_merge_to_the_single_run() {
         "{}",
         text(&o)
     );
+    // A refused merge writes nothing, and the shared folder is no run to --resume.
+    assert!(!study.join("progress.json").exists());
+    let o = run(&[f, "--out", s, "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("played as shards"), "{}", text(&o));
     for i in 1..3 {
         let o = shard(i, "league");
         assert!(o.status.success(), "{}", text(&o));
@@ -387,6 +392,22 @@ fn shards_in_separate_folders_merge_into_one() {
         std::fs::read(single.join("summary.csv")).unwrap(),
         std::fs::read(merged.join("summary.csv")).unwrap()
     );
+    // Merging into one of the folders being merged would remove its parts first.
+    let o = run(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        shards[0].to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("is one of the folders being merged"),
+        "{}",
+        text(&o)
+    );
+    assert!(!Dataset::open(&shards[0]).unwrap().parts.is_empty());
     // The same shard twice: units would be there twice.
     let twice = dir.path().join("twice");
     let o = run(&[
@@ -491,6 +512,7 @@ fn shard_from_slurm_variables() {
         .env("SLURM_ARRAY_TASK_MIN", "4")
         .env("SLURM_ARRAY_TASK_MAX", "5")
         .env_remove("SLURM_ARRAY_TASK_COUNT")
+        .env_remove("DHUMBAL_SHARDS")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));

@@ -103,6 +103,8 @@ fi
 [ -n "$BIN" ] && [ -x "$BIN" ] || die "no dhumbal-run program at '${BIN:-$DHUMBAL_RUN}' (build it: cargo build --release, or set DHUMBAL_RUN)"
 BIN="$(abspath "$BIN")"
 export DHUMBAL_RUN="$BIN"
+# The study's number of shards: tasks resubmitted alone (--array=5,9) still play theirs.
+export DHUMBAL_SHARDS="$TASKS"
 export DHUMBAL_REPO="$REPO"
 
 # ---- validate, and read the stage names

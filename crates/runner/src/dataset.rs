@@ -278,6 +278,11 @@ impl Dataset {
     /// Checks that every part belongs to `key` (same scenario, stage, agents and size, and
     /// the same program) and that no two parts overlap.
     pub fn check(&self, key: &StageKey) -> anyhow::Result<()> {
+        self.check_written_by(key, PROGRAM)
+    }
+
+    /// [`Dataset::check`] with the parts' program given.
+    fn check_written_by(&self, key: &StageKey, program: &str) -> anyhow::Result<()> {
         for p in &self.parts {
             let m = &p.meta;
             let differs = if m.scenario != key.scenario {
@@ -285,9 +290,9 @@ impl Dataset {
                     "another scenario (hash {}, this one {})",
                     m.scenario, key.scenario
                 ))
-            } else if m.program != PROGRAM {
+            } else if m.program != program {
                 Some(format!(
-                    "another program ({}, this is {PROGRAM})",
+                    "another program ({}, not {program})",
                     m.program
                 ))
             } else if m.stage != key.stage || m.agents != key.agents {
@@ -352,12 +357,17 @@ impl Dataset {
         self.missing(0..units).is_empty()
     }
 
-    /// Checks that the parts hold every unit of the stage exactly once, whatever wrote them:
-    /// one program, one scenario, one stage and its agents, no overlap, no gap. Returns the
-    /// stage's description from the parts.
+    /// Checks that the parts hold every unit of the stage exactly once: one program (any
+    /// version: results stay readable after an upgrade; [`Dataset::check`] asks for this
+    /// one), one scenario, one stage and its agents, no overlap, no gap. Returns the stage's
+    /// description from the parts.
     pub fn check_complete(&self) -> anyhow::Result<StageKey> {
         let Some(first) = self.parts.first() else {
-            bail!("{} holds no parts", self.dir.display());
+            bail!(
+                "{} holds no parts yet: no unit of this stage is finished (run its shards, or \
+                 --resume the run, first)",
+                self.dir.display()
+            );
         };
         let key = StageKey {
             scenario: first.meta.scenario.clone(),
@@ -365,15 +375,8 @@ impl Dataset {
             agents: first.meta.agents.clone(),
             stage_units: first.meta.stage_units,
         };
-        if first.meta.program != PROGRAM {
-            bail!(
-                "{} was written by {}, and this is {PROGRAM}: parts are read by the program \
-                 that wrote them",
-                first.path.display(),
-                first.meta.program
-            );
-        }
-        self.check(&key)?;
+        // One program wrote them all (readers take any; `merge` also asks for this one).
+        self.check_written_by(&key, &first.meta.program)?;
         let gaps = self.missing(0..key.stage_units);
         if !gaps.is_empty() {
             let missing: u64 = gaps.iter().map(|g| g.end - g.start).sum();
@@ -414,7 +417,7 @@ pub fn read_part(path: &Path, columns: Option<&[&str]>) -> anyhow::Result<DataFr
 /// into place: never half written). Enum columns are written as their names.
 pub fn write_csv(stage_dir: &Path, dataset: &Dataset) -> anyhow::Result<()> {
     let path = stage_dir.join("rounds.csv");
-    let tmp = stage_dir.join("rounds.csv.tmp");
+    let tmp = stage_dir.join(format!("rounds.csv.{}.tmp", std::process::id()));
     let write = || -> anyhow::Result<()> {
         let mut out = std::io::BufWriter::new(File::create(&tmp)?);
         for (i, part) in dataset.parts.iter().enumerate() {

@@ -117,6 +117,15 @@ fn stage_dirs(dir: &Path) -> Vec<PathBuf> {
 /// With `resume`, the folder must hold the unfinished run.
 pub fn claim(dir: &Path, resume: bool, force: bool) -> anyhow::Result<()> {
     if resume {
+        if dir.join("shards").is_dir() {
+            return Err(Refusal(format!(
+                "--resume: {} holds a study played as shards; nothing was changed. Run its \
+                 shards again (each plays only what is missing), then `dhumbal-run merge {}`",
+                dir.display(),
+                dir.display()
+            ))
+            .into());
+        }
         if !dir.join("progress.json").is_file() {
             let what = if dir.is_dir() {
                 format!(

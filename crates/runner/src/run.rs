@@ -447,6 +447,14 @@ pub fn merge(
         }
     }
     let in_place = opts.dirs.len() == 1 && same_folder(&opts.dirs[0], root);
+    if !in_place && let Some(d) = opts.dirs.iter().find(|d| same_folder(d, root)) {
+        return Err(Refusal(format!(
+            "merge: --out {} is one of the folders being merged; nothing was changed. Merge \
+             several folders into a new one",
+            d.display()
+        ))
+        .into());
+    }
     if !in_place {
         folder::claim(root, false, opts.force)?;
         folder::write_sources(root, scenario, &saved_command_line(&opts.dirs[0])?)?;
@@ -455,10 +463,11 @@ pub fn merge(
         }
     }
     let start = Instant::now();
-    let mut progress = Progress::start(&root.join(PROGRESS_FILE), scenario, false)?;
     let shard_seconds = shard_seconds(&opts.dirs);
+    // Every stage is checked before anything is written: a merge that refuses leaves the
+    // shards' folder as it was.
+    let mut checked: Vec<(StageResult, Dataset)> = Vec::new();
     let mut results: Vec<Option<StageResult>> = Vec::new();
-    let mut reporter_seconds = 0.0;
     for (index, stage) in scenario.stages.iter().enumerate() {
         let lineup = Lineup {
             stage,
@@ -466,38 +475,43 @@ pub fn merge(
             decision_sample: scenario.output.decision_sample,
         };
         let dir = scenario.stage_dir(index);
-        let units = lineup.units();
         let key = key_of(&hash, &lineup);
         let dataset = Dataset::open(&dir)?;
-        let checked = dataset.check(&key).and_then(|()| {
+        let complete = dataset.check(&key).and_then(|()| {
             dataset.check_complete()?;
             Ok(())
         });
-        if let Err(e) = checked {
+        if let Err(e) = complete {
             return Err(Refusal(format!(
-                "cannot merge stage `{}`: {e:#}; nothing was merged from here on",
+                "cannot merge stage `{}`: {e:#}; nothing was changed",
                 stage.name
             ))
             .into());
         }
-        let _ = std::fs::remove_dir_all(dir.join(crate::dataset::INCOMING_DIR));
         let seconds = shard_seconds.get(&stage.name).copied().unwrap_or(0.0);
         let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        results.push(Some(result.clone()));
+        checked.push((result, dataset));
+    }
+    let mut progress = Progress::start(&root.join(PROGRESS_FILE), scenario, false)?;
+    let mut reporter_seconds = 0.0;
+    for ((result, dataset), stage) in checked.iter().zip(&scenario.stages) {
+        let _ = std::fs::remove_dir_all(result.dir.join(crate::dataset::INCOMING_DIR));
         finish_stage(
-            &result,
-            &dataset,
+            result,
+            dataset,
             scenario,
             &RunOptions {
                 csv: opts.csv,
                 ..RunOptions::default()
             },
         )?;
-        set_stage(&mut progress, stage, 0..units, &dataset, seconds);
+        let units = dataset.parts.last().map_or(0, |p| p.meta.stage_units);
+        set_stage(&mut progress, stage, 0..units, dataset, result.seconds);
         progress.save(&root.join(PROGRESS_FILE))?;
         let heard = Instant::now();
-        reporter.stage_done(stage, &result);
+        reporter.stage_done(stage, result);
         reporter_seconds += heard.elapsed().as_secs_f64();
-        results.push(Some(result));
     }
     let stages: Vec<StageResult> = results.into_iter().flatten().collect();
     let rounds = stages.iter().map(|r| r.totals.rounds).sum();
@@ -567,9 +581,18 @@ fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> anyhow::Result
             }
             let to = target.join(&name);
             if std::fs::hard_link(&part.path, &to).is_err() {
-                std::fs::copy(&part.path, &to).with_context(|| {
-                    format!("cannot copy {} to {}", part.path.display(), to.display())
-                })?;
+                // Another filesystem: copied under a temporary name and renamed, so that
+                // `rounds/` never holds half a part.
+                let incoming = target.with_file_name(crate::dataset::INCOMING_DIR);
+                std::fs::create_dir_all(&incoming)
+                    .with_context(|| format!("cannot create {}", incoming.display()))?;
+                let tmp = incoming.join(format!("{name}.{}.tmp", std::process::id()));
+                std::fs::copy(&part.path, &tmp)
+                    .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
+                    .and_then(|()| std::fs::rename(&tmp, &to))
+                    .with_context(|| {
+                        format!("cannot copy {} to {}", part.path.display(), to.display())
+                    })?;
             }
             from.insert(name, part.path);
         }

@@ -195,8 +195,13 @@ impl Scenario {
             "description": self.description,
             "seed": self.seed,
             "stages": self.stages.iter().map(|s| s.spec.clone()).collect::<Vec<_>>(),
-            // What the records contain depends on this too (`--resume` compares the hash).
-            "records": { "decision_sample": self.output.decision_sample },
+            // What the records contain depends on the sample too, and where parts are cut on
+            // the grid (which shards, resume and merge rely on): `--resume`, shards and
+            // `merge` compare the hash.
+            "records": {
+                "decision_sample": self.output.decision_sample,
+                "chunk_rounds": self.output.chunk_rounds,
+            },
         })
     }
 
