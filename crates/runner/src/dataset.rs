@@ -291,10 +291,7 @@ impl Dataset {
                     m.scenario, key.scenario
                 ))
             } else if m.program != program {
-                Some(format!(
-                    "another program ({}, not {program})",
-                    m.program
-                ))
+                Some(format!("another program ({}, not {program})", m.program))
             } else if m.stage != key.stage || m.agents != key.agents {
                 Some(format!(
                     "stage `{}` with agents {:?}, not `{}` with {:?}",
