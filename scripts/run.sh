@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+source scripts/setup-torch.sh
 
-cargo build --locked --release
+cargo build --locked --release --features torch
 exec ./target/release/dhumbal-run scenarios/championship.yaml "$@"

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+source scripts/setup-torch.sh
 
 if cargo fmt --version >/dev/null 2>&1; then
     cargo fmt --all -- --check
@@ -12,7 +13,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test --locked --release --workspace --all-targets 2>&1 | tee "$log"
+cargo test --locked --release --workspace --all-targets --features torch 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # The study on a real Slurm cluster (docs/cluster.md): a one-node cluster from Debian's
 # packages, started and stopped by the script; it needs root to install and run the daemons.

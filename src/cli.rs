@@ -145,6 +145,31 @@ pub enum Command {
         #[arg(long)]
         no_report: bool,
     },
+    /// Train the learning agents a scenario declares (`train:`, docs/learning.md): DQN, Double
+    /// DQN or PPO, against the opponents listed, with evaluation on fixed deals. Writes the
+    /// checkpoint each entry names and <output>/train/<id>/ (episodes.parquet,
+    /// evaluations.parquet, manifest.json, figures/). An existing checkpoint is continued only
+    /// with --resume and replaced only with --force. Same seed, same threads: the same
+    /// checkpoint, bit for bit. Needs a build with the `torch` feature (scripts/run.sh).
+    #[command(after_help = train_help())]
+    Train {
+        scenario: PathBuf,
+        /// Only these entries (by id; repeat the flag for several). Default: all.
+        #[arg(long = "id", value_name = "ID")]
+        ids: Vec<String>,
+        /// Worker threads playing episodes (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Continue from the checkpoints (after Ctrl-C, a kill, or to train further).
+        #[arg(long)]
+        resume: bool,
+        /// Train afresh, replacing existing checkpoints.
+        #[arg(long)]
+        force: bool,
+        /// Where the training records go (default: the scenario's output folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Check a scenario file and print what it would run, without running it: every problem
     /// with its line, and one short deal played by each script agent to catch runtime errors.
     Validate {
@@ -313,6 +338,14 @@ pub fn main() -> ExitCode {
             seed,
             rounds,
         }) => validate(scenario, seed, rounds),
+        Some(Command::Train {
+            scenario,
+            ids,
+            threads,
+            resume,
+            force,
+            out,
+        }) => train_command(scenario, ids, threads, resume, force, out),
         Some(Command::Agents) => {
             print_agents();
             Ok(ExitCode::SUCCESS)
@@ -450,10 +483,30 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let scenario = match load(&path, &overrides) {
+    let mut scenario = match load(&path, &overrides) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
+    if scenario.stages.is_empty() && !scenario.trainings.is_empty() {
+        // A file that only trains.
+        let all: Vec<usize> = (0..scenario.trainings.len()).collect();
+        return run_trainings(&scenario, &all, args.threads, args.resume, args.force);
+    }
+    // Checkpoints the tournament seats that a `train:` entry writes and that are not there
+    // yet: trained first, then the scenario is read again with them.
+    let missing: Vec<usize> = (0..scenario.trainings.len())
+        .filter(|&i| !scenario.trainings[i].plan.checkpoint.exists())
+        .collect();
+    if !missing.is_empty() && shard.is_none() {
+        let code = run_trainings(&scenario, &missing, args.threads, false, false)?;
+        if code != ExitCode::SUCCESS {
+            return Ok(code);
+        }
+        scenario = match load(&path, &overrides) {
+            Ok(s) => s,
+            Err(code) => return Ok(code),
+        };
+    }
     let base = command(&path, args.out.as_deref(), args.seed, args.rounds);
     // How to finish this run if it is interrupted: the same file and settings, --resume (a
     // shard: the same command again).
@@ -1342,4 +1395,199 @@ fn plan(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The hyperparameters, for `train --help`.
+fn train_help() -> String {
+    let mut text = String::from(
+        "Hyperparameters (`hyper:` of a train entry; presets `default` and `paper`):\n",
+    );
+    for (name, who, doc) in dhumbal_learn::hyper::PARAMS {
+        text.push_str(&format!("  {name:<24} [{who}] {doc}\n"));
+    }
+    text
+}
+
+fn train_command(
+    path: PathBuf,
+    ids: Vec<String>,
+    threads: Option<usize>,
+    resume: bool,
+    force: bool,
+    out: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    if threads == Some(0) {
+        eprintln!("error: --threads must be at least 1");
+        return Ok(ExitCode::from(2));
+    }
+    let overrides = Overrides {
+        out,
+        ..Overrides::default()
+    };
+    let scenario = match load(&path, &overrides) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    if scenario.trainings.is_empty() {
+        eprintln!(
+            "error: {} has no `train:` section: nothing to train (docs/learning.md)",
+            path.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let mut which = Vec::new();
+    for id in &ids {
+        match scenario.trainings.iter().position(|t| &t.plan.id == id) {
+            Some(i) => which.push(i),
+            None => {
+                let names: Vec<&str> = scenario
+                    .trainings
+                    .iter()
+                    .map(|t| t.plan.id.as_str())
+                    .collect();
+                eprintln!(
+                    "error: --id {id}: no such training in {}; its trainings: {}",
+                    path.display(),
+                    names.join(", ")
+                );
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    if which.is_empty() {
+        which = (0..scenario.trainings.len()).collect();
+    }
+    let code = run_trainings(&scenario, &which, threads, resume, force)?;
+    Ok(code)
+}
+
+/// Trains `which`, with a progress bar and the figures; Ctrl-C stops with the checkpoint saved.
+fn run_trainings(
+    scenario: &Scenario,
+    which: &[usize],
+    threads: Option<usize>,
+    resume: bool,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    let threads =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register_conditional_shutdown(
+        signal_hook::consts::SIGINT,
+        130,
+        Arc::clone(&stop),
+    )?;
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop))?;
+    let reporter = TrainTerminal {
+        bar: Mutex::new(None),
+    };
+    let results = dhumbal_runner::train::train(
+        scenario,
+        which,
+        &dhumbal_runner::train::TrainOptions {
+            threads,
+            resume,
+            force,
+            stop,
+        },
+        &reporter,
+    )?;
+    for r in &results {
+        if let Err(e) = dhumbal_report::training::figures(&r.dir) {
+            eprintln!("warning: training `{}`: figures not written: {e:#}", r.id);
+        }
+    }
+    if results.iter().any(|r| r.stopped) {
+        eprintln!(
+            "stopped: the checkpoint holds every finished episode; run the same command with --resume to finish"
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+struct TrainTerminal {
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl dhumbal_runner::train::TrainReporter for TrainTerminal {
+    fn start(&self, t: &scenario::Training, done: u64) {
+        let mut bar = self.bar.lock().expect("bar");
+        if let Some(b) = bar.take() {
+            b.finish_and_clear();
+        }
+        let p = &t.plan;
+        if done == 0 {
+            println!(
+                "training `{}`: {} on the `{}` encoding, {} episodes at {} players, opponents {}, checkpoint {}",
+                p.id,
+                p.algorithm.name(),
+                p.encoding.name(),
+                p.episodes,
+                p.rules.players(),
+                p.opponents
+                    .iter()
+                    .map(|o| o.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                p.checkpoint.display()
+            );
+        } else {
+            println!("training `{}`: resuming after {done} episodes", p.id);
+        }
+        if std::io::stderr().is_terminal() {
+            let b = ProgressBar::new(p.episodes);
+            b.set_style(
+                ProgressStyle::with_template("{prefix} [{bar:40}] {human_pos}/{human_len} episodes{msg}, {per_sec}, ETA {eta}")
+                    .expect("template")
+                    .progress_chars("=> "),
+            );
+            b.set_prefix(p.id.clone());
+            b.set_position(done);
+            b.reset_eta();
+            *bar = Some(b);
+        }
+    }
+
+    fn episodes(&self, _t: &scenario::Training, done: u64, _last: &[dhumbal_learn::EpisodeRecord]) {
+        if let Some(b) = self.bar.lock().expect("bar").as_ref() {
+            b.set_position(done);
+        }
+    }
+
+    fn evaluation(&self, _t: &scenario::Training, e: &dhumbal_learn::EvalRecord) {
+        let line = format!(
+            "  after {:>7} episodes: wins {:.1}% [{:.1}, {:.1}] against {} ({} deals, learner in every seat)",
+            e.episode,
+            100.0 * e.win_rate,
+            100.0 * e.low,
+            100.0 * e.high,
+            e.opponent,
+            e.deals
+        );
+        match self.bar.lock().expect("bar").as_ref() {
+            Some(b) => b.println(line),
+            None => println!("{line}"),
+        }
+    }
+
+    fn finished(&self, t: &scenario::Training, r: &dhumbal_runner::train::TrainResult) {
+        if let Some(b) = self.bar.lock().expect("bar").take() {
+            b.finish_and_clear();
+        }
+        println!(
+            "training `{}`: {} episodes in {:.1} s ({:.0} episodes/s{}), checkpoint {}, records {}",
+            t.plan.id,
+            r.episodes,
+            r.seconds,
+            r.episodes as f64 / r.seconds.max(1e-9),
+            if r.device.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", r.device)
+            },
+            r.checkpoint.display(),
+            r.dir.display()
+        );
+    }
 }

@@ -10,6 +10,7 @@
 pub use dhumbal_agents as agents;
 pub use dhumbal_game as game;
 pub use dhumbal_game::rng;
+pub use dhumbal_learn as learn;
 pub use dhumbal_plots as plots;
 pub use dhumbal_report as report;
 pub use dhumbal_runner as runner;

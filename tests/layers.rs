@@ -6,10 +6,14 @@
 use std::collections::BTreeMap;
 
 /// Each workspace crate and the workspace crates it may depend on.
-const GRAPH: [(&str, &[&str]); 6] = [
+const GRAPH: [(&str, &[&str]); 7] = [
     ("game", &[]),
     ("agents", &["dhumbal-game"]),
-    ("runner", &["dhumbal-agents", "dhumbal-game"]),
+    ("learn", &["dhumbal-agents", "dhumbal-game"]),
+    (
+        "runner",
+        &["dhumbal-agents", "dhumbal-game", "dhumbal-learn"],
+    ),
     ("plots", &[]),
     ("report", &["dhumbal-plots", "dhumbal-runner"]),
     (
@@ -17,6 +21,7 @@ const GRAPH: [(&str, &[&str]); 6] = [
         &[
             "dhumbal-agents",
             "dhumbal-game",
+            "dhumbal-learn",
             "dhumbal-plots",
             "dhumbal-report",
             "dhumbal-runner",

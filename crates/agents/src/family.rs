@@ -248,6 +248,12 @@ pub trait Resolve {
 
     /// Where agents' text output goes (a script's `print`).
     fn log(&self) -> Arc<AgentLog>;
+
+    /// Whether `path` (as [`Resolve::path`] made it) is a checkpoint that a training section
+    /// of this scenario writes: it may not exist yet, and the run trains it before play.
+    fn planned(&self, _path: &std::path::Path) -> bool {
+        false
+    }
 }
 
 /// What whoever resolves agent entries provides (the scenario resolver, or
@@ -265,6 +271,12 @@ pub trait Context {
 
     /// Where agents' text output goes.
     fn log(&self) -> Arc<AgentLog>;
+
+    /// Whether `path` is a checkpoint that a training section of the scenario writes (see
+    /// [`Resolve::planned`]). None by default.
+    fn planned(&self, _path: &std::path::Path) -> bool {
+        false
+    }
 }
 
 /// A checked agent entry, as a family resolves it.

@@ -8,6 +8,7 @@
 
 pub mod family;
 pub mod log;
+pub mod neural;
 pub mod registry;
 
 /// Declares each family's module and lists its families in [`FAMILIES`]: one line per file.
@@ -30,11 +31,14 @@ families! {
     search: search::SearchFamily::ISMCTS, search::SearchFamily::MCTS;
     script: script::ScriptFamily;
     epsilon: epsilon::EpsilonFamily;
+    learned: learned::LearnedFamily(Algorithm::Dqn), learned::LearnedFamily(Algorithm::Ddqn),
+        learned::LearnedFamily(Algorithm::Ppo);
 }
 
 pub use family::{Context, Entry, Family, Param, ParamType, Recipe, Resolve};
 pub use heuristic::{Heuristic, HeuristicParams, Style};
 pub use log::AgentLog;
+use neural::Algorithm;
 pub use random::RandomAgent;
 pub use search::{Rollout, SearchAgent, SearchParams};
 /// The closest of `candidates` to `name` (Levenshtein distance, ties to the first in

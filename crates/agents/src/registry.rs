@@ -58,6 +58,10 @@ impl Resolve for Scope<'_> {
         self.cx.path(written)
     }
 
+    fn planned(&self, path: &std::path::Path) -> bool {
+        self.cx.planned(path)
+    }
+
     fn problem(&mut self, field: &str, message: String) {
         let at = join(&self.prefix, field);
         self.cx.problem(&at, message);
@@ -251,6 +255,10 @@ impl Resolve for Quiet<'_, '_> {
 
     fn path(&self, written: &str) -> PathBuf {
         self.inner.path(written)
+    }
+
+    fn planned(&self, path: &std::path::Path) -> bool {
+        self.inner.planned(path)
     }
 
     fn problem(&mut self, field: &str, message: String) {

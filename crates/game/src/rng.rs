@@ -125,6 +125,8 @@ pub enum Purpose {
     /// A search agent's simulations for one decision, keyed by words drawn from the agent's
     /// own stream (so the search stays a function of that stream).
     Search,
+    /// A training run's own draws (minibatches, replay samples), keyed by update number.
+    Learn,
 }
 
 /// The ChaCha8 stream for (seed, purpose, deal id).
@@ -137,6 +139,7 @@ pub fn chacha_stream(seed: u64, purpose: Purpose, deal: u64) -> ChaChaSource {
         Purpose::Agent(slot) => 0x6167_6E74_0000_0000u64 | u64::from(slot), // "agnt"
         Purpose::Seating => 0x7365_6174_0000_0000u64, // "seat"
         Purpose::Search => 0x7372_6368_0000_0000u64, // "srch"
+        Purpose::Learn => 0x6c65_726e_0000_0000u64, // "lern"
     };
     let mut state = seed ^ domain;
     let mut key = [0u8; 32];

@@ -22,6 +22,7 @@ pub mod power;
 pub mod report;
 pub mod stats;
 pub mod tables;
+pub mod training;
 
 use std::path::Path;
 

@@ -19,3 +19,4 @@ pub mod scenario;
 pub mod summary;
 pub mod totals;
 pub mod tournament;
+pub mod train;

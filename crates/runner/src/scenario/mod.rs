@@ -179,6 +179,7 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
         reported: 0,
         repaired,
         log: Arc::new(AgentLog::default()),
+        planned: Vec::new(),
     };
     let scenario = ctx.scenario(&spec, overrides);
     if ctx.problems.is_empty() {

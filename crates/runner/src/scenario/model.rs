@@ -185,6 +185,23 @@ pub struct Scenario {
     pub output: Output,
     /// Where agents' text output goes (scripts' `print`); the runner attaches `scripts.log`.
     pub agent_log: Arc<AgentLog>,
+    /// The `train:` entries, in file order.
+    pub trainings: Vec<Training>,
+}
+
+/// A resolved `train:` entry.
+#[derive(Clone)]
+pub struct Training {
+    pub plan: dhumbal_learn::TrainPlan,
+    /// The entry as resolved, for the manifest (its hash is `plan.scenario_hash`).
+    pub spec: Value,
+}
+
+impl Training {
+    /// Where its records go.
+    pub fn dir(&self, scenario: &Scenario) -> PathBuf {
+        scenario.output.dir.join("train").join(&self.plan.id)
+    }
 }
 
 impl Scenario {

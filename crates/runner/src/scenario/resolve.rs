@@ -14,10 +14,10 @@ use dhumbal_agents::{AgentLog, Context};
 use dhumbal_game::rules::{Rules, Scoring};
 
 use super::locate::Locations;
-use super::spec::{AgentSpec, ScenarioSpec, TableSpec};
+use super::spec::{AgentSpec, ScenarioSpec, TableSpec, TrainSpec};
 use super::{
     AgentDef, DEFAULT_DECISION_SAMPLE, Generator, Output, Overrides, Problem, RulesSpec, Scenario,
-    SeatEntry, Seating, Stage,
+    SeatEntry, Seating, Stage, Training,
 };
 
 /// Rounds of one session or game: a deal id holds the round in 20 bits.
@@ -33,6 +33,8 @@ pub(super) struct Resolver<'a> {
     /// Values that did not read and were replaced by placeholders (see `repair.rs`).
     pub(super) repaired: Vec<String>,
     pub(super) log: Arc<AgentLog>,
+    /// Checkpoints that `train:` entries write (agents may name them before they exist).
+    pub(super) planned: Vec<PathBuf>,
 }
 
 impl Resolver<'_> {
@@ -81,8 +83,11 @@ impl Resolver<'_> {
             );
         }
         let staged = spec.stages.is_some();
+        let trainings = self.trainings(spec, seed);
         let mut stages = Vec::new();
+        let train_only = spec.train.is_some() && spec.stages.is_none() && spec.agents.is_none();
         match &spec.stages {
+            None if train_only => {}
             None => {
                 if let Some(s) = self.stage(
                     &spec.name,
@@ -183,6 +188,7 @@ impl Resolver<'_> {
             staged,
             output,
             agent_log: self.log.clone(),
+            trainings,
         })
     }
 
@@ -593,6 +599,10 @@ impl Context for EntryCx<'_, '_> {
     fn log(&self) -> Arc<AgentLog> {
         self.resolver.log.clone()
     }
+
+    fn planned(&self, path: &Path) -> bool {
+        self.resolver.planned.iter().any(|p| p == path)
+    }
 }
 /// Field names of [`dhumbal_game::rules::Variant`] errors, as spelled in `rules:`.
 fn rules_field(engine_field: &str) -> &str {
@@ -675,4 +685,271 @@ fn rules_path(prefix: &str, own: &TableSpec, defaults: &TableSpec, field: &str) 
         sets(defaults.rules.as_ref()) || (own.rules.is_none() && defaults.rules.is_some())
     };
     at(if top { "" } else { prefix }, &format!("rules.{field}"))
+}
+
+impl Resolver<'_> {
+    /// The `train:` entries. Their checkpoints are noted first, so that agents resolved after
+    /// (the stages' seats, and opponents that are other trainings' checkpoints) may name them
+    /// before they exist.
+    fn trainings(&mut self, spec: &ScenarioSpec, seed: u64) -> Vec<Training> {
+        let Some(list) = &spec.train else {
+            return Vec::new();
+        };
+        let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        self.planned = list.iter().map(|t| folder.join(&t.checkpoint)).collect();
+        let mut out = Vec::new();
+        let mut ids: Vec<&str> = Vec::new();
+        for (i, t) in list.iter().enumerate() {
+            let p = format!("train.{i}");
+            if ids.contains(&t.id.as_str()) {
+                self.problem(
+                    &format!("{p}.id"),
+                    format!("two trainings are named `{}`", t.id),
+                );
+            }
+            ids.push(&t.id);
+            if let Some(training) = self.training(spec, t, &p, seed, &folder) {
+                out.push(training);
+            }
+        }
+        out
+    }
+
+    /// An agent given as a kind's name or as an entry (a mapping as in `agents:`).
+    fn short_agent(
+        &mut self,
+        value: &Value,
+        p: &str,
+        rules: Option<&Arc<Rules>>,
+    ) -> Option<(String, Arc<dyn dhumbal_agents::Recipe>)> {
+        let entry = match value {
+            Value::String(kind) => AgentSpec(
+                [("kind".to_string(), Value::from(kind.clone()))]
+                    .into_iter()
+                    .collect(),
+            ),
+            Value::Object(m) => AgentSpec(m.clone()),
+            other => {
+                self.problem(p, format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"));
+                return None;
+            }
+        };
+        match self.agent(&entry, p, rules, &[])? {
+            SeatEntry::Agent(d) => Some((d.id, d.recipe)),
+            SeatEntry::WinnerOf(_) => None,
+        }
+    }
+
+    fn training(
+        &mut self,
+        spec: &ScenarioSpec,
+        t: &TrainSpec,
+        p: &str,
+        seed: u64,
+        folder: &Path,
+    ) -> Option<Training> {
+        use dhumbal_agents::neural::{Algorithm, Encoding};
+        use dhumbal_learn::{DeviceChoice, Evaluation, Hyper, Opponent, TrainPlan, TrainSeating};
+        let before = self.reported;
+        if t.id.trim().is_empty() || t.id.contains(['/', '\\']) {
+            self.problem(
+                &at(p, "id"),
+                "needs a non-empty name without slashes (it names the records folder)",
+            );
+        }
+        let algorithm = Algorithm::from_name(&t.algorithm);
+        if algorithm.is_none() {
+            self.problem(
+                &at(p, "algorithm"),
+                format!("expected one of dqn, ddqn, ppo, got `{}`", t.algorithm),
+            );
+        }
+        let encoding_name = t.encoding.clone().unwrap_or_else(|| "cards".into());
+        let encoding = Encoding::from_name(&encoding_name);
+        if encoding.is_none() {
+            self.problem(
+                &at(p, "encoding"),
+                format!("expected one of cards, paper, got `{encoding_name}`"),
+            );
+        }
+        let hidden: Vec<usize> = t
+            .hidden
+            .clone()
+            .unwrap_or_else(|| vec![128, 64])
+            .into_iter()
+            .map(|h| h as usize)
+            .collect();
+        if hidden.is_empty() || hidden.iter().any(|&h| h == 0 || h > 4096) {
+            self.problem(
+                &at(p, "hidden"),
+                "list one width per hidden layer, each 1 to 4096 (default [128, 64])",
+            );
+        }
+        let preset = t.preset.clone().unwrap_or_else(|| "default".into());
+        let mut hyper = algorithm.and_then(|a| Hyper::preset(&preset, a));
+        if algorithm.is_some() && hyper.is_none() {
+            self.problem(
+                &at(p, "preset"),
+                format!(
+                    "expected one of {}, got `{preset}`",
+                    dhumbal_learn::hyper::PRESETS.join(", ")
+                ),
+            );
+        }
+        if let (Some(h), Some(given)) = (hyper.as_mut(), &t.hyper) {
+            for (name, value) in given {
+                if let Err(e) = h.set(name, value) {
+                    self.problem(&format!("{p}.hyper.{name}"), e);
+                }
+            }
+        }
+        if t.episodes == 0 {
+            self.problem(&at(p, "episodes"), "must be at least 1");
+        }
+        let table = TableSpec {
+            rules: t.rules.clone(),
+            ..TableSpec::default()
+        };
+        let rules = self.stage_rules(p, &table, &spec.table());
+        let players = rules.as_ref().map_or(2, |r| r.players());
+        let seating = match &t.seating {
+            None => TrainSeating::Random,
+            Some(Value::String(s)) if s == "random" => TrainSeating::Random,
+            Some(v) => match v.as_u64() {
+                Some(s) if (s as usize) < players => TrainSeating::Fixed(s as usize),
+                _ => {
+                    self.problem(
+                        &at(p, "seating"),
+                        format!(
+                            "expected `random` or a seat number 0 to {}, got {v}",
+                            players - 1
+                        ),
+                    );
+                    TrainSeating::Random
+                }
+            },
+        };
+        let mut opponents = Vec::new();
+        let given = t
+            .opponents
+            .clone()
+            .unwrap_or_else(|| vec![Value::from("random")]);
+        if given.is_empty() {
+            self.problem(
+                &at(p, "opponents"),
+                "lists no opponents: give agent entries, or `self` for self-play",
+            );
+        }
+        for (j, o) in given.iter().enumerate() {
+            let op = format!("{p}.opponents.{j}");
+            if o.as_str() == Some("self") {
+                opponents.push(Opponent::SelfPlay);
+            } else if let Some((id, recipe)) = self.short_agent(o, &op, rules.as_ref()) {
+                opponents.push(Opponent::Agent(id, recipe));
+            }
+        }
+        let train_seed = t.seed.unwrap_or(seed);
+        let ev = t.evaluate.clone().unwrap_or_default();
+        let mut against = Vec::new();
+        let against_spec = ev
+            .against
+            .clone()
+            .unwrap_or_else(|| vec![Value::from("random")]);
+        for (j, a) in against_spec.iter().enumerate() {
+            if let Some(x) =
+                self.short_agent(a, &format!("{p}.evaluate.against.{j}"), rules.as_ref())
+            {
+                against.push(x);
+            }
+        }
+        if ev.every == Some(0) {
+            self.problem(&format!("{p}.evaluate.every"), "must be at least 1");
+        }
+        if ev.deals == Some(0) {
+            self.problem(&format!("{p}.evaluate.deals"), "must be at least 1");
+        }
+        let evaluation = Evaluation {
+            every: ev.every.unwrap_or((t.episodes / 20).max(1)),
+            deals: ev.deals.unwrap_or(200),
+            against,
+            seed: ev.seed.unwrap_or(train_seed.wrapping_add(1)),
+        };
+        let device_name = t.device.clone().unwrap_or_else(|| "auto".into());
+        let device = DeviceChoice::from_name(&device_name);
+        if device.is_none() {
+            self.problem(
+                &at(p, "device"),
+                format!("expected one of auto, cpu, cuda, got `{device_name}`"),
+            );
+        }
+        if t.checkpoint.trim().is_empty() {
+            self.problem(
+                &at(p, "checkpoint"),
+                "needs a file path (.safetensors), relative to the scenario file",
+            );
+        }
+        if self.reported > before {
+            return None;
+        }
+        let (algorithm, encoding, hyper, rules, device) =
+            (algorithm?, encoding?, hyper?, rules?, device?);
+        let resolved = serde_json::json!({
+            "id": t.id,
+            "algorithm": algorithm.name(),
+            "encoding": encoding.name(),
+            "hidden": hidden,
+            "preset": preset,
+            "hyper": hyper.to_json(),
+            "rules": RulesSpec::from_variant(rules.variant()),
+            "episodes": t.episodes,
+            "opponents": given,
+            "seating": match seating { TrainSeating::Random => Value::from("random"), TrainSeating::Fixed(s) => Value::from(s) },
+            "seed": train_seed,
+            "evaluate": {
+                "every": evaluation.every,
+                "deals": evaluation.deals,
+                "against": evaluation.against.iter().map(|(id, r)| {
+                    let mut m = serde_json::Map::new();
+                    m.insert("id".into(), Value::from(id.clone()));
+                    m.extend(r.describe());
+                    Value::Object(m)
+                }).collect::<Vec<_>>(),
+                "seed": evaluation.seed,
+            },
+            "checkpoint": t.checkpoint,
+        });
+        // The hash covers what the network learns from: not the episode count (training
+        // further resumes the same run) nor the evaluation (it never touches training).
+        let mut learned = resolved.clone();
+        if let Some(m) = learned.as_object_mut() {
+            m.remove("episodes");
+            m.remove("evaluate");
+        }
+        let hash = format!(
+            "{:016x}",
+            dhumbal_game::hash::fnv1a(serde_json::to_string(&learned).expect("JSON").as_bytes())
+        );
+        let mut spec_out = resolved;
+        spec_out["device"] = Value::from(device_name);
+        Some(Training {
+            plan: TrainPlan {
+                id: t.id.clone(),
+                algorithm,
+                encoding,
+                hidden,
+                rules,
+                episodes: t.episodes,
+                opponents,
+                seating,
+                seed: train_seed,
+                hyper,
+                evaluation: Some(evaluation),
+                checkpoint: folder.join(&t.checkpoint),
+                device,
+                scenario_hash: hash,
+                program: crate::dataset::PROGRAM.to_string(),
+            },
+            spec: spec_out,
+        })
+    }
 }

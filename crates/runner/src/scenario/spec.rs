@@ -78,6 +78,11 @@ with_table_fields! {
         pub stages: Option<Vec<StageSpec>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub output: Option<OutputSpec>,
+        /// Learning agents this scenario trains (docs/learning.md): `dhumbal-run train FILE`
+        /// runs them; a tournament seating one of their checkpoints trains it first when it is
+        /// missing. A file with `train:` and no `agents:` or `stages:` only trains.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub train: Option<Vec<TrainSpec>>,
     }
 }
 
@@ -135,6 +140,71 @@ impl JsonSchema for AgentSpec {
             "anyOf": alternatives,
         })
     }
+}
+
+/// One training run (an entry of `train:`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TrainSpec {
+    /// Names the run (its records go to `<output>/train/<id>/`).
+    pub id: String,
+    /// `dqn`, `ddqn` (Double DQN) or `ppo`.
+    pub algorithm: String,
+    /// `cards` (default: every legal action scored from its cards) or `paper` (the paper's
+    /// 117 features and 128 outputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// Hidden layer widths of every network (default [128, 64], the paper's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<Vec<u64>>,
+    /// Hyperparameter preset: `default` or `paper` (section III-B/C as its code ran them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Hyperparameters over the preset's (`dhumbal-run train --help` lists them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hyper: Option<serde_json::Map<String, Value>>,
+    /// The training table's rules, over the scenario's `rules:` (players included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<RulesSpec>,
+    /// Episodes to train: one round each.
+    pub episodes: u64,
+    /// Opponents, drawn per episode and seat: agent entries as in `agents:`, or `self`
+    /// (snapshots of the learner). Default [random].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opponents: Option<Vec<Value>>,
+    /// `random` (default: a seat drawn per episode) or a seat number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating: Option<Value>,
+    /// Seed of the training (default: the scenario's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Evaluation during training; default every episodes/20 against `random` on 200 deals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluate: Option<EvaluateSpec>,
+    /// Where the checkpoint goes (.safetensors), relative to the scenario file.
+    pub checkpoint: String,
+    /// `auto` (default: CUDA when present), `cpu` or `cuda`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+/// Evaluation during training.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct EvaluateSpec {
+    /// Every this many episodes (and at the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u64>,
+    /// Deals per evaluation, each played with the learner in every seat (default 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deals: Option<u64>,
+    /// Opponents it is measured against, each filling every other seat: kinds or agent
+    /// entries (default [random]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Vec<Value>>,
+    /// Seed of the evaluation deals (default: the training seed + 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// Output options.

@@ -1,0 +1,205 @@
+//! What learning agents need to play, without libtorch: observation encodings, the plain-Rust
+//! forward pass over trained weights, checkpoints, and [`Policy`] (a network and how it
+//! chooses). Training (`dhumbal-learn`) uses the same encoding and policy code, so a network
+//! is encoded and chosen from identically in training and in play.
+
+pub mod checkpoint;
+pub mod encoding;
+pub mod net;
+
+use std::sync::Arc;
+
+use dhumbal_game::rng::RandomSource;
+use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick};
+
+pub use checkpoint::Checkpoint;
+pub use encoding::{Action, Encoded, Encoding};
+pub use net::{Mlp, Scratch};
+
+/// The learning algorithms, as scenario kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    Dqn,
+    Ddqn,
+    Ppo,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 3] = [Algorithm::Dqn, Algorithm::Ddqn, Algorithm::Ppo];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Dqn => "dqn",
+            Algorithm::Ddqn => "ddqn",
+            Algorithm::Ppo => "ppo",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// The network that acts: Q-values, or the policy's logits.
+    pub fn acting_net(self) -> &'static str {
+        match self {
+            Algorithm::Dqn | Algorithm::Ddqn => "q",
+            Algorithm::Ppo => "policy",
+        }
+    }
+}
+
+/// A network that plays: the encoding it reads and the scores it gives each legal action.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    pub algorithm: Algorithm,
+    pub encoding: Encoding,
+    pub net: Mlp,
+}
+
+/// A policy's per-seat buffers: reused from decision to decision, so play allocates nothing
+/// once they have grown.
+#[derive(Clone, Debug, Default)]
+pub struct Workspace {
+    pub encoded: Encoded,
+    pub scores: Vec<f32>,
+    pub scratch: Scratch,
+}
+
+/// How a policy picks among the scores.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Choice {
+    /// The best score (the first of equals).
+    Greedy,
+    /// Drawn from the softmax of the scores (PPO's policy; for Q-values, a Boltzmann policy).
+    Sample,
+    /// Uniformly random with probability ε, otherwise the best (DQN's exploration).
+    EpsilonGreedy(f64),
+}
+
+impl Policy {
+    /// Encodes the decision into `ws` and scores its legal actions (`ws.scores`).
+    pub fn evaluate(&self, obs: &Observation<'_>, ws: &mut Workspace) {
+        self.encoding.encode(obs, &mut ws.encoded);
+        self.net.score(&ws.encoded, &mut ws.scratch, &mut ws.scores);
+    }
+
+    /// Chooses among the scored actions in `ws`; draws from `rng` only when the choice is
+    /// random (never for `Greedy`). Leaves the probabilities in `ws.scores` for `Sample`.
+    pub fn choose(&self, ws: &mut Workspace, choice: Choice, rng: &mut dyn RandomSource) -> usize {
+        let n = ws.scores.len();
+        match choice {
+            Choice::Greedy => net::argmax(&ws.scores),
+            Choice::Sample => {
+                net::softmax(&mut ws.scores);
+                net::sample(&ws.scores, rng.random())
+            }
+            Choice::EpsilonGreedy(eps) => {
+                if eps > 0.0 && rng.random() < eps {
+                    rng.below(n as u32) as usize
+                } else {
+                    net::argmax(&ws.scores)
+                }
+            }
+        }
+    }
+
+    /// Reads the acting network of a checkpoint.
+    pub fn from_checkpoint(c: &Checkpoint) -> Result<Policy, String> {
+        let algorithm = Algorithm::from_name(c.text("algorithm")).ok_or_else(|| {
+            format!(
+                "unknown algorithm `{}` in the checkpoint",
+                c.text("algorithm")
+            )
+        })?;
+        let encoding = c.encoding()?;
+        let net = c.mlp(algorithm.acting_net())?;
+        if net.inputs() != encoding.input_dim() || net.outputs() != encoding.outputs() {
+            return Err(format!(
+                "network `{}` is {:?} wide, the `{}` encoding needs {} inputs and {} outputs",
+                algorithm.acting_net(),
+                net.sizes(),
+                encoding.name(),
+                encoding.input_dim(),
+                encoding.outputs()
+            ));
+        }
+        Ok(Policy {
+            algorithm,
+            encoding,
+            net,
+        })
+    }
+}
+
+/// A policy in a seat: encodes each decision, scores the legal actions and chooses. The seat
+/// keeps only its buffers; the network is shared.
+pub struct PolicyAgent {
+    name: String,
+    policy: Arc<Policy>,
+    choice: Choice,
+    ws: Workspace,
+}
+
+impl PolicyAgent {
+    pub fn new(name: impl Into<String>, policy: Arc<Policy>, choice: Choice) -> PolicyAgent {
+        PolicyAgent {
+            name: name.into(),
+            policy,
+            choice,
+            ws: Workspace::default(),
+        }
+    }
+
+    fn decide(&mut self, obs: &Observation<'_>, rng: &mut dyn RandomSource) -> Action {
+        self.policy.evaluate(obs, &mut self.ws);
+        let i = self.policy.choose(&mut self.ws, self.choice, rng);
+        self.ws.encoded.actions[i]
+    }
+}
+
+/// An action of the wrong phase: the encoding lists only the phase's own actions, so this
+/// never happens; it is an error rather than a panic all the same.
+fn unexpected(action: Action, asked: &str) -> AgentError {
+    AgentError(format!(
+        "the encoding offered {action:?} when asked to {asked}"
+    ))
+}
+
+impl Agent for PolicyAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        match self.decide(obs, rng) {
+            Action::Call(c) => Ok(c),
+            other => Err(unexpected(other, "call")),
+        }
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        match self.decide(obs, rng) {
+            Action::Discard(d) => Ok(d),
+            other => Err(unexpected(other, "discard")),
+        }
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        match self.decide(obs, rng) {
+            Action::Pick(p) => Ok(p),
+            other => Err(unexpected(other, "pick")),
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! Training runs of a scenario (`train:`): each played by `dhumbal_learn::train` on a rayon
+//! pool of the asked size, its records kept as Parquet in `<output>/train/<id>/`:
+//! `episodes.parquet` (one row per episode), `evaluations.parquet` (one row per evaluation and
+//! opponent) and `manifest.json`. Records are rewritten whole at each checkpoint (temporary
+//! file, renamed), so that they always match the checkpoint a resumed training starts from.
+//!
+//! A checkpoint is never replaced unasked: training into an existing one needs `--resume`
+//! (continue it) or `--force` (train afresh).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use polars::prelude::{Column, DataFrame, ParquetReader, ParquetWriter, SerReader};
+use serde_json::json;
+
+use dhumbal_learn::{Ended, EpisodeRecord, EvalRecord, Event};
+
+use crate::folder::Refusal;
+use crate::scenario::{Scenario, Training};
+
+/// How to train.
+pub struct TrainOptions {
+    pub threads: usize,
+    /// Continue from the checkpoint when there is one.
+    pub resume: bool,
+    /// Train afresh over an existing checkpoint.
+    pub force: bool,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// What a training reports while it runs (the CLI draws a progress bar).
+pub trait TrainReporter: Sync {
+    fn start(&self, training: &Training, done: u64);
+    fn episodes(&self, training: &Training, done: u64, last: &[EpisodeRecord]);
+    fn evaluation(&self, training: &Training, eval: &EvalRecord);
+    fn finished(&self, training: &Training, result: &TrainResult);
+}
+
+/// One finished (or stopped) training.
+#[derive(Clone, Debug)]
+pub struct TrainResult {
+    pub id: String,
+    pub dir: PathBuf,
+    pub checkpoint: PathBuf,
+    pub episodes: u64,
+    pub stopped: bool,
+    pub seconds: f64,
+    pub device: String,
+    /// The last evaluation against each opponent.
+    pub last_evaluations: Vec<EvalRecord>,
+}
+
+/// Whether a training's checkpoint holds all its planned episodes.
+pub fn trained(training: &Training) -> bool {
+    dhumbal_agents::neural::Checkpoint::read(&training.plan.checkpoint)
+        .ok()
+        .and_then(|c| c.meta.get("progress")?.get("episodes")?.as_u64())
+        .is_some_and(|e| e >= training.plan.episodes)
+}
+
+/// Runs trainings `which` of the scenario, in order.
+pub fn train(
+    scenario: &Scenario,
+    which: &[usize],
+    options: &TrainOptions,
+    reporter: &dyn TrainReporter,
+) -> anyhow::Result<Vec<TrainResult>> {
+    if !dhumbal_learn::can_train() {
+        return Err(Refusal(dhumbal_learn::TrainError::NoTorch.to_string()).into());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .context("cannot start the worker threads")?;
+    // Refuse before anything runs.
+    for &i in which {
+        let t = &scenario.trainings[i];
+        if t.plan.checkpoint.exists() && !options.resume && !options.force {
+            return Err(Refusal(format!(
+                "training `{}`: {} exists; --resume continues it, --force trains afresh and replaces it",
+                t.plan.id,
+                t.plan.checkpoint.display()
+            ))
+            .into());
+        }
+    }
+    let mut results = Vec::new();
+    for &i in which {
+        let t = &scenario.trainings[i];
+        let r = pool.install(|| one(scenario, t, options, reporter))?;
+        let stopped = r.stopped;
+        reporter.finished(t, &r);
+        results.push(r);
+        if stopped {
+            break;
+        }
+    }
+    Ok(results)
+}
+
+fn one(
+    scenario: &Scenario,
+    t: &Training,
+    options: &TrainOptions,
+    reporter: &dyn TrainReporter,
+) -> anyhow::Result<TrainResult> {
+    let dir = t.dir(scenario);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let resume = options.resume && t.plan.checkpoint.is_file() && !options.force;
+    let mut episodes: Vec<EpisodeRecord> = Vec::new();
+    let mut evaluations: Vec<EvalRecord> = Vec::new();
+    let started = Instant::now();
+    let mut failed: Option<anyhow::Error> = None;
+    let mut done = 0;
+    reporter.start(t, 0);
+    let ended = dhumbal_learn::train(&t.plan, resume, &options.stop, &mut |event| match event {
+        Event::Resumed(e) => {
+            done = e;
+            match read_records(&dir, e) {
+                Ok((ep, ev)) => {
+                    episodes = ep;
+                    evaluations = ev;
+                }
+                Err(err) => failed = Some(err),
+            }
+            reporter.start(t, e);
+        }
+        Event::Episodes(records) => {
+            done += records.len() as u64;
+            episodes.extend_from_slice(records);
+            reporter.episodes(t, done, records);
+        }
+        Event::Evaluation(r) => {
+            evaluations.push(r.clone());
+            reporter.evaluation(t, r);
+        }
+        Event::Checkpoint(e) => {
+            let upto: Vec<EpisodeRecord> =
+                episodes.iter().filter(|r| r.episode < e).cloned().collect();
+            if let Err(err) = write_records(&dir, &upto, &evaluations) {
+                failed = Some(err);
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let ended = ended.map_err(|e| match e {
+        dhumbal_learn::TrainError::NoTorch
+        | dhumbal_learn::TrainError::Device(_)
+        | dhumbal_learn::TrainError::Checkpoint(_) => {
+            anyhow::Error::new(Refusal(format!("training `{}`: {e}", t.plan.id)))
+        }
+        other => anyhow::anyhow!("training `{}`: {other}", t.plan.id),
+    })?;
+    let (episodes_done, stopped, device) = match ended {
+        Ended::Finished { episodes, device } => (episodes, false, device),
+        Ended::Stopped { episodes } => (episodes, true, String::new()),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let mut last: Vec<EvalRecord> = Vec::new();
+    for e in evaluations.iter().rev() {
+        if !last.iter().any(|l| l.opponent == e.opponent) {
+            last.insert(0, e.clone());
+        }
+    }
+    let manifest = json!({
+        "program": crate::dataset::PROGRAM,
+        "scenario": scenario.path.display().to_string(),
+        "training": t.spec,
+        "hash": t.plan.scenario_hash,
+        "checkpoint": t.plan.checkpoint.display().to_string(),
+        "episodes": episodes_done,
+        "finished": !stopped,
+        "device": device,
+        "threads": options.threads,
+        "seconds_this_run": seconds,
+        "last_evaluations": last.iter().map(|e| json!({
+            "opponent": e.opponent, "win_rate": e.win_rate, "low": e.low, "high": e.high,
+            "deals": e.deals, "rounds": e.rounds, "mean_reward": e.mean_reward,
+        })).collect::<Vec<_>>(),
+    });
+    write_atomic(
+        &dir.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)?.as_bytes(),
+    )?;
+    Ok(TrainResult {
+        id: t.plan.id.clone(),
+        dir,
+        checkpoint: t.plan.checkpoint.clone(),
+        episodes: episodes_done,
+        stopped,
+        seconds,
+        device,
+        last_evaluations: last,
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn write_frame(path: &Path, df: &mut DataFrame) -> anyhow::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut file = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    ParquetWriter::new(&mut file).finish(df)?;
+    file.sync_data()?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// The episode records' columns, in order (docs/learning.md describes each).
+pub const EPISODE_COLUMNS: &[&str] = &[
+    "episode",
+    "seat",
+    "opponents",
+    "reward",
+    "win",
+    "called",
+    "call_success",
+    "steps",
+    "turns",
+    "loss",
+    "epsilon",
+    "entropy",
+];
+
+fn write_records(
+    dir: &Path,
+    episodes: &[EpisodeRecord],
+    evals: &[EvalRecord],
+) -> anyhow::Result<()> {
+    let n = episodes.len();
+    let col_u = |name: &str, f: &dyn Fn(&EpisodeRecord) -> u64| {
+        Column::new(name.into(), episodes.iter().map(f).collect::<Vec<u64>>())
+    };
+    let col_f = |name: &str, f: &dyn Fn(&EpisodeRecord) -> f64| {
+        Column::new(name.into(), episodes.iter().map(f).collect::<Vec<f64>>())
+    };
+    let col_b = |name: &str, f: &dyn Fn(&EpisodeRecord) -> bool| {
+        Column::new(name.into(), episodes.iter().map(f).collect::<Vec<bool>>())
+    };
+    let mut df = DataFrame::new(
+        n,
+        vec![
+            col_u("episode", &|r| r.episode),
+            col_u("seat", &|r| r.seat as u64),
+            Column::new(
+                "opponents".into(),
+                episodes
+                    .iter()
+                    .map(|r| r.opponents.as_str())
+                    .collect::<Vec<_>>(),
+            ),
+            col_f("reward", &|r| r.reward),
+            col_b("win", &|r| r.win),
+            col_b("called", &|r| r.called),
+            col_b("call_success", &|r| r.call_success),
+            col_u("steps", &|r| u64::from(r.steps)),
+            col_u("turns", &|r| u64::from(r.turns)),
+            col_f("loss", &|r| r.loss),
+            col_f("epsilon", &|r| r.epsilon),
+            col_f("entropy", &|r| r.entropy),
+        ],
+    )?;
+    write_frame(&dir.join("episodes.parquet"), &mut df)?;
+    let m = evals.len();
+    let mut ev = DataFrame::new(
+        m,
+        vec![
+            Column::new(
+                "episode".into(),
+                evals.iter().map(|e| e.episode).collect::<Vec<u64>>(),
+            ),
+            Column::new(
+                "opponent".into(),
+                evals
+                    .iter()
+                    .map(|e| e.opponent.as_str())
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "deals".into(),
+                evals.iter().map(|e| e.deals).collect::<Vec<u64>>(),
+            ),
+            Column::new(
+                "rounds".into(),
+                evals.iter().map(|e| e.rounds).collect::<Vec<u64>>(),
+            ),
+            Column::new(
+                "win_rate".into(),
+                evals.iter().map(|e| e.win_rate).collect::<Vec<f64>>(),
+            ),
+            Column::new(
+                "low".into(),
+                evals.iter().map(|e| e.low).collect::<Vec<f64>>(),
+            ),
+            Column::new(
+                "high".into(),
+                evals.iter().map(|e| e.high).collect::<Vec<f64>>(),
+            ),
+            Column::new(
+                "mean_reward".into(),
+                evals.iter().map(|e| e.mean_reward).collect::<Vec<f64>>(),
+            ),
+        ],
+    )?;
+    write_frame(&dir.join("evaluations.parquet"), &mut ev)?;
+    Ok(())
+}
+
+fn read_frame(path: &Path) -> anyhow::Result<DataFrame> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    ParquetReader::new(file)
+        .finish()
+        .with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The records of a training folder, episodes before `upto` (what a checkpoint holds).
+pub fn read_records(
+    dir: &Path,
+    upto: u64,
+) -> anyhow::Result<(Vec<EpisodeRecord>, Vec<EvalRecord>)> {
+    let path = dir.join("episodes.parquet");
+    if !path.is_file() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let df = read_frame(&path)?;
+    let u = |name: &str| -> anyhow::Result<Vec<u64>> {
+        Ok(df
+            .column(name)?
+            .u64()?
+            .iter()
+            .map(|v| v.unwrap_or(0))
+            .collect())
+    };
+    let f = |name: &str| -> anyhow::Result<Vec<f64>> {
+        Ok(df
+            .column(name)?
+            .f64()?
+            .iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect())
+    };
+    let b = |name: &str| -> anyhow::Result<Vec<bool>> {
+        Ok(df
+            .column(name)?
+            .bool()?
+            .iter()
+            .map(|v| v.unwrap_or(false))
+            .collect())
+    };
+    let (episode, seat, steps, turns) = (u("episode")?, u("seat")?, u("steps")?, u("turns")?);
+    let (reward, loss, epsilon, entropy) = (f("reward")?, f("loss")?, f("epsilon")?, f("entropy")?);
+    let (win, called, success) = (b("win")?, b("called")?, b("call_success")?);
+    let opponents: Vec<String> = df
+        .column("opponents")?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or("").to_string())
+        .collect();
+    let mut episodes = Vec::new();
+    for i in 0..df.height() {
+        if episode[i] >= upto {
+            continue;
+        }
+        episodes.push(EpisodeRecord {
+            episode: episode[i],
+            seat: seat[i] as usize,
+            opponents: opponents[i].clone(),
+            reward: reward[i],
+            win: win[i],
+            called: called[i],
+            call_success: success[i],
+            steps: steps[i] as u32,
+            turns: turns[i] as u32,
+            loss: loss[i],
+            epsilon: epsilon[i],
+            entropy: entropy[i],
+        });
+    }
+    let mut evals = Vec::new();
+    let path = dir.join("evaluations.parquet");
+    if path.is_file() {
+        let df = read_frame(&path)?;
+        let u = |name: &str| -> anyhow::Result<Vec<u64>> {
+            Ok(df
+                .column(name)?
+                .u64()?
+                .iter()
+                .map(|v| v.unwrap_or(0))
+                .collect())
+        };
+        let f = |name: &str| -> anyhow::Result<Vec<f64>> {
+            Ok(df
+                .column(name)?
+                .f64()?
+                .iter()
+                .map(|v| v.unwrap_or(f64::NAN))
+                .collect())
+        };
+        let (episode, deals, rounds) = (u("episode")?, u("deals")?, u("rounds")?);
+        let (rate, low, high, reward) = (f("win_rate")?, f("low")?, f("high")?, f("mean_reward")?);
+        let opponent: Vec<String> = df
+            .column("opponent")?
+            .str()?
+            .iter()
+            .map(|v| v.unwrap_or("").to_string())
+            .collect();
+        for i in 0..df.height() {
+            if episode[i] > upto {
+                continue;
+            }
+            evals.push(EvalRecord {
+                episode: episode[i],
+                opponent: opponent[i].clone(),
+                rounds: rounds[i],
+                deals: deals[i],
+                win_rate: rate[i],
+                low: low[i],
+                high: high[i],
+                mean_reward: reward[i],
+            });
+        }
+    }
+    Ok((episodes, evals))
+}
