@@ -69,6 +69,7 @@ impl Family for LearnedFamily {
                     greedy,
                     policy: None,
                     rules: String::new(),
+                    rules_name: String::new(),
                 }));
             }
             cx.problem(
@@ -121,7 +122,8 @@ impl Family for LearnedFamily {
             written,
             greedy,
             rules: checkpoint.text("rules").to_string(),
-            policy: Some(Arc::new((Arc::new(policy), checkpoint.text("rules_name").to_string()))),
+            rules_name: checkpoint.text("rules_name").to_string(),
+            policy: Some(Arc::new(policy)),
         };
         if let Some(rules) = cx.rules()
             && let Err(e) = recipe.check_rules(rules)
@@ -137,25 +139,22 @@ struct LearnedRecipe {
     algorithm: Algorithm,
     written: String,
     greedy: bool,
-    /// The trained network and how the checkpoint names its rules; `None` while a planned
-    /// checkpoint is not trained yet.
-    policy: Option<Arc<(Arc<Policy>, String)>>,
-    /// The checkpoint's rules fingerprint.
+    /// The trained network; `None` while a planned checkpoint is not trained yet.
+    policy: Option<Arc<Policy>>,
+    /// The checkpoint's rules fingerprint, and how it names them.
     rules: String,
+    rules_name: String,
 }
 
 impl LearnedRecipe {
     fn check_rules(&self, rules: &Rules) -> Result<(), String> {
-        let Some(policy) = &self.policy else {
-            return Ok(());
-        };
-        if rules_fingerprint(rules) == self.rules {
+        if self.policy.is_none() || rules_fingerprint(rules) == self.rules {
             return Ok(());
         }
         Err(format!(
             "{} was trained under {}, and this table plays {}: a network learns the rules it was trained under; train one for these rules (a `train:` section with the same `rules:`)",
             self.written,
-            policy.1,
+            self.rules_name,
             rules_name(rules)
         ))
     }
@@ -173,7 +172,7 @@ impl Recipe for LearnedRecipe {
         p.insert("checkpoint".into(), Value::from(self.written.clone()));
         p.insert("greedy".into(), Value::from(self.greedy));
         if let Some(policy) = &self.policy {
-            p.insert("encoding".into(), Value::from(policy.0.encoding.name()));
+            p.insert("encoding".into(), Value::from(policy.encoding.name()));
         }
         m.insert("params".into(), Value::Object(p));
         m
@@ -183,7 +182,7 @@ impl Recipe for LearnedRecipe {
         match &self.policy {
             Some(p) => {
                 let choice = if self.greedy { Choice::Greedy } else { Choice::Sample };
-                Box::new(PolicyAgent::new(id, p.0.clone(), choice))
+                Box::new(PolicyAgent::new(id, p.clone(), choice))
             }
             None => Box::new(PendingAgent {
                 name: id.to_string(),

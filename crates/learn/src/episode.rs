@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use dhumbal_agents::neural::{Choice, Mlp, Policy, PolicyAgent, Scratch, Workspace};
+use dhumbal_agents::neural::{Action, Choice, Mlp, Policy, PolicyAgent, Scratch, Workspace};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::Scoring;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, RoundOutcome, Rules, Table};
@@ -54,11 +54,7 @@ struct Learner<'a> {
 }
 
 impl Learner<'_> {
-    fn decide(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> dhumbal_agents::neural::Action {
+    fn decide(&mut self, obs: &Observation<'_>, rng: &mut dyn RandomSource) -> Action {
         self.policy.evaluate(obs, &mut self.ws);
         let n = self.ws.encoded.actions.len();
         let choice = match self.acting {
@@ -93,10 +89,7 @@ impl Agent for Learner<'_> {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        match self.decide(obs, rng) {
-            dhumbal_agents::neural::Action::Call(c) => Ok(c),
-            a => Err(AgentError(format!("{a:?} offered for a call"))),
-        }
+        self.decide(obs, rng).call()
     }
 
     fn discard(
@@ -104,10 +97,7 @@ impl Agent for Learner<'_> {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
-        match self.decide(obs, rng) {
-            dhumbal_agents::neural::Action::Discard(d) => Ok(d),
-            a => Err(AgentError(format!("{a:?} offered for a discard"))),
-        }
+        self.decide(obs, rng).discard()
     }
 
     fn pick(
@@ -115,10 +105,7 @@ impl Agent for Learner<'_> {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        match self.decide(obs, rng) {
-            dhumbal_agents::neural::Action::Pick(p) => Ok(p),
-            a => Err(AgentError(format!("{a:?} offered for a pick"))),
-        }
+        self.decide(obs, rng).pick()
     }
 }
 

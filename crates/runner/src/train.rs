@@ -54,14 +54,6 @@ pub struct TrainResult {
     pub last_evaluations: Vec<EvalRecord>,
 }
 
-/// Whether a training's checkpoint holds all its planned episodes.
-pub fn trained(training: &Training) -> bool {
-    dhumbal_agents::neural::Checkpoint::read(&training.plan.checkpoint)
-        .ok()
-        .and_then(|c| c.meta.get("progress")?.get("episodes")?.as_u64())
-        .is_some_and(|e| e >= training.plan.episodes)
-}
-
 /// Runs trainings `which` of the scenario, in order.
 pub fn train(
     scenario: &Scenario,
@@ -323,6 +315,33 @@ fn read_frame(path: &Path) -> anyhow::Result<DataFrame> {
         .with_context(|| format!("cannot read {}", path.display()))
 }
 
+fn col_u64(df: &DataFrame, name: &str) -> anyhow::Result<Vec<u64>> {
+    Ok(df
+        .column(name)?
+        .u64()?
+        .iter()
+        .map(|v| v.unwrap_or(0))
+        .collect())
+}
+
+fn col_f64(df: &DataFrame, name: &str) -> anyhow::Result<Vec<f64>> {
+    Ok(df
+        .column(name)?
+        .f64()?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
+fn col_str(df: &DataFrame, name: &str) -> anyhow::Result<Vec<String>> {
+    Ok(df
+        .column(name)?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or("").to_string())
+        .collect())
+}
+
 /// The records of a training folder, episodes before `upto` (what a checkpoint holds).
 pub fn read_records(
     dir: &Path,
@@ -333,22 +352,8 @@ pub fn read_records(
         return Ok((Vec::new(), Vec::new()));
     }
     let df = read_frame(&path)?;
-    let u = |name: &str| -> anyhow::Result<Vec<u64>> {
-        Ok(df
-            .column(name)?
-            .u64()?
-            .iter()
-            .map(|v| v.unwrap_or(0))
-            .collect())
-    };
-    let f = |name: &str| -> anyhow::Result<Vec<f64>> {
-        Ok(df
-            .column(name)?
-            .f64()?
-            .iter()
-            .map(|v| v.unwrap_or(f64::NAN))
-            .collect())
-    };
+    let u = |n| col_u64(&df, n);
+    let f = |n| col_f64(&df, n);
     let b = |name: &str| -> anyhow::Result<Vec<bool>> {
         Ok(df
             .column(name)?
@@ -360,12 +365,7 @@ pub fn read_records(
     let (episode, seat, steps, turns) = (u("episode")?, u("seat")?, u("steps")?, u("turns")?);
     let (reward, loss, epsilon, entropy) = (f("reward")?, f("loss")?, f("epsilon")?, f("entropy")?);
     let (win, called, success) = (b("win")?, b("called")?, b("call_success")?);
-    let opponents: Vec<String> = df
-        .column("opponents")?
-        .str()?
-        .iter()
-        .map(|v| v.unwrap_or("").to_string())
-        .collect();
+    let opponents = col_str(&df, "opponents")?;
     let mut episodes = Vec::new();
     for i in 0..df.height() {
         if episode[i] >= upto {
@@ -390,30 +390,11 @@ pub fn read_records(
     let path = dir.join("evaluations.parquet");
     if path.is_file() {
         let df = read_frame(&path)?;
-        let u = |name: &str| -> anyhow::Result<Vec<u64>> {
-            Ok(df
-                .column(name)?
-                .u64()?
-                .iter()
-                .map(|v| v.unwrap_or(0))
-                .collect())
-        };
-        let f = |name: &str| -> anyhow::Result<Vec<f64>> {
-            Ok(df
-                .column(name)?
-                .f64()?
-                .iter()
-                .map(|v| v.unwrap_or(f64::NAN))
-                .collect())
-        };
+        let u = |n| col_u64(&df, n);
+        let f = |n| col_f64(&df, n);
         let (episode, deals, rounds) = (u("episode")?, u("deals")?, u("rounds")?);
         let (rate, low, high, reward) = (f("win_rate")?, f("low")?, f("high")?, f("mean_reward")?);
-        let opponent: Vec<String> = df
-            .column("opponent")?
-            .str()?
-            .iter()
-            .map(|v| v.unwrap_or("").to_string())
-            .collect();
+        let opponent = col_str(&df, "opponent")?;
         for i in 0..df.height() {
             if episode[i] > upto {
                 continue;

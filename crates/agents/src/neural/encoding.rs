@@ -18,7 +18,7 @@
 //! sets and runs); pick phase `[draw from the stock, each card on offer in pickable order]`.
 
 use dhumbal_game::cards::{CARD_IDS, Card, CardSet, Discard, MAX_HAND};
-use dhumbal_game::{Observation, Phase, Pick};
+use dhumbal_game::{AgentError, Observation, Phase, Pick};
 
 /// One legal action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,40 @@ pub enum Action {
     Call(bool),
     Discard(Discard),
     Pick(Pick),
+}
+
+impl Action {
+    // The encoding lists only the phase's own actions, so a mismatch never happens; it is an
+    // agent error rather than a panic all the same.
+    fn mismatch(self, asked: &str) -> AgentError {
+        AgentError(format!(
+            "the encoding offered {self:?} when asked to {asked}"
+        ))
+    }
+
+    /// The answer to a call decision.
+    pub fn call(self) -> Result<bool, AgentError> {
+        match self {
+            Action::Call(c) => Ok(c),
+            other => Err(other.mismatch("call")),
+        }
+    }
+
+    /// The answer to a discard decision.
+    pub fn discard(self) -> Result<Discard, AgentError> {
+        match self {
+            Action::Discard(d) => Ok(d),
+            other => Err(other.mismatch("discard")),
+        }
+    }
+
+    /// The answer to a pick decision.
+    pub fn pick(self) -> Result<Pick, AgentError> {
+        match self {
+            Action::Pick(p) => Ok(p),
+            other => Err(other.mismatch("pick")),
+        }
+    }
 }
 
 /// Which encoding a network reads.
@@ -193,25 +227,17 @@ fn paper_state(obs: &Observation<'_>, x: &mut [f32]) {
     if obs.seat < 2 {
         x[104 + obs.seat] = 1.0;
     }
-    let opponents: Vec<usize> = (0..obs.players())
-        .filter(|&s| s != obs.seat && obs.active[s])
-        .collect();
-    let n = opponents.len().max(1) as f32;
+    let opponents = || (0..obs.players()).filter(|&s| s != obs.seat && obs.active[s]);
+    let n = opponents().count().max(1) as f32;
     x[106] = obs.hand_value as f32 / 65.0;
     x[107] = obs.turn as f32 / 100.0;
-    x[108] = opponents
-        .iter()
-        .map(|&s| f32::from(obs.hand_sizes[s]))
+    x[108] = opponents()
+        .map(|s| f32::from(obs.hand_sizes[s]))
         .sum::<f32>()
         / n
         / 5.0;
     x[109] = obs.standing(obs.seat) as f32 / 1e4;
-    x[110] = opponents
-        .iter()
-        .map(|&s| obs.standing(s) as f32)
-        .sum::<f32>()
-        / n
-        / 1e4;
+    x[110] = opponents().map(|s| obs.standing(s) as f32).sum::<f32>() / n / 1e4;
     x[111] = obs.pile.len() as f32 / 52.0;
     x[112] = obs.round as f32 / 1024.0;
     x[113 + phase_index(obs.phase)] = 1.0;
@@ -258,11 +284,9 @@ fn cards_state(obs: &Observation<'_>, x: &mut [f32]) {
     let tail = opp + 3 * OPPONENTS; // 247
     let scale = |v: i64| (v as f32 / 100.0).clamp(-3.0, 3.0);
     x[tail] = scale(obs.standing(obs.seat));
-    let others: Vec<i64> = (0..players)
-        .filter(|&s| s != obs.seat && obs.active[s])
-        .map(|s| obs.standing(s))
-        .collect();
-    x[tail + 1] = scale(others.iter().sum::<i64>() / (others.len().max(1) as i64));
+    let others = || (0..players).filter(|&s| s != obs.seat && obs.active[s]);
+    let count = others().count().max(1) as i64;
+    x[tail + 1] = scale(others().map(|s| obs.standing(s)).sum::<i64>() / count);
     x[tail + 2] = f32::from(u8::from(obs.restocked.is_some()));
     debug_assert_eq!(tail + 3, CARDS_STATE);
 }

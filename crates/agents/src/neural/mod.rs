@@ -157,14 +157,6 @@ impl PolicyAgent {
     }
 }
 
-/// An action of the wrong phase: the encoding lists only the phase's own actions, so this
-/// never happens; it is an error rather than a panic all the same.
-fn unexpected(action: Action, asked: &str) -> AgentError {
-    AgentError(format!(
-        "the encoding offered {action:?} when asked to {asked}"
-    ))
-}
-
 impl Agent for PolicyAgent {
     fn name(&self) -> &str {
         &self.name
@@ -175,10 +167,7 @@ impl Agent for PolicyAgent {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        match self.decide(obs, rng) {
-            Action::Call(c) => Ok(c),
-            other => Err(unexpected(other, "call")),
-        }
+        self.decide(obs, rng).call()
     }
 
     fn discard(
@@ -186,10 +175,7 @@ impl Agent for PolicyAgent {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
-        match self.decide(obs, rng) {
-            Action::Discard(d) => Ok(d),
-            other => Err(unexpected(other, "discard")),
-        }
+        self.decide(obs, rng).discard()
     }
 
     fn pick(
@@ -197,9 +183,6 @@ impl Agent for PolicyAgent {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        match self.decide(obs, rng) {
-            Action::Pick(p) => Ok(p),
-            other => Err(unexpected(other, "pick")),
-        }
+        self.decide(obs, rng).pick()
     }
 }

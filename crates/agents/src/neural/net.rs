@@ -35,6 +35,18 @@ impl Layer {
         }
     }
 
+    /// The weights in torch's layout, `[outputs][inputs]` row-major (the inverse of
+    /// [`Layer::from_torch`]).
+    pub fn torch_weight(&self) -> Vec<f32> {
+        let mut w = vec![0.0; self.inputs * self.outputs];
+        for i in 0..self.inputs {
+            for o in 0..self.outputs {
+                w[o * self.inputs + i] = self.w[i * self.outputs + o];
+            }
+        }
+        w
+    }
+
     /// `y += W x` over the nonzero entries of `x` (y already holds the bias or a partial sum).
     #[inline]
     fn accumulate(&self, x: &[f32], offset: usize, y: &mut [f32]) {

@@ -215,16 +215,8 @@ fn save(
     progress.insert("pool".into(), json!(pool.len()));
     for (i, p) in pool.iter().enumerate() {
         for (j, l) in p.net.layers.iter().enumerate() {
-            let mut w = vec![0.0; l.inputs * l.outputs];
-            for o in 0..l.outputs {
-                for k in 0..l.inputs {
-                    w[o * l.inputs + k] = l.w[k * l.outputs + o];
-                }
-            }
-            tensors.insert(
-                format!("pool{i}.{j}.weight"),
-                (vec![l.outputs, l.inputs], w),
-            );
+            let weight = (vec![l.outputs, l.inputs], l.torch_weight());
+            tensors.insert(format!("pool{i}.{j}.weight"), weight);
             tensors.insert(format!("pool{i}.{j}.bias"), (vec![l.outputs], l.b.clone()));
         }
     }
