@@ -134,6 +134,10 @@ pub fn train(
         .iter()
         .any(|o| matches!(o, Opponent::SelfPlay));
     let iteration = plan.hyper.episodes_per_iteration.max(1);
+    if done == 0 {
+        // Where training starts from: the baseline every later evaluation is read against.
+        measure(plan, algo.as_ref(), 0, event)?;
+    }
     let save_every = plan
         .evaluation
         .as_ref()
@@ -172,22 +176,8 @@ pub fn train(
                 pool.remove(0);
             }
         }
-        if let Some(eval) = &plan.evaluation
-            && (crossed(eval.every) || done == plan.episodes)
-        {
-            let policy = algo.acting().0;
-            for (id, recipe) in &eval.against {
-                let r = evaluate(
-                    &plan.rules,
-                    &policy,
-                    (id, recipe),
-                    eval.deals,
-                    eval.seed,
-                    done,
-                )
-                .map_err(TrainError::Play)?;
-                event(Event::Evaluation(&r));
-            }
+        if plan.evaluation.as_ref().is_some_and(|e| crossed(e.every)) || done == plan.episodes {
+            measure(plan, algo.as_ref(), done, event)?;
         }
         if crossed(save_every) || done == plan.episodes {
             save(plan, algo.as_ref(), done, &pool)?;
@@ -198,6 +188,32 @@ pub fn train(
         episodes: done,
         device: device_name(device),
     })
+}
+
+/// Evaluates the acting network against each of the plan's evaluation opponents.
+fn measure(
+    plan: &TrainPlan,
+    algo: &dyn Algo,
+    done: u64,
+    event: &mut dyn FnMut(Event<'_>),
+) -> Result<(), TrainError> {
+    let Some(eval) = &plan.evaluation else {
+        return Ok(());
+    };
+    let policy = algo.acting().0;
+    for (id, recipe) in &eval.against {
+        let r = evaluate(
+            &plan.rules,
+            &policy,
+            (id, recipe),
+            eval.deals,
+            eval.seed,
+            done,
+        )
+        .map_err(TrainError::Play)?;
+        event(Event::Evaluation(&r));
+    }
+    Ok(())
 }
 
 /// Writes the checkpoint (and the sidecar, when the algorithm has one).
