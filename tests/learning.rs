@@ -227,7 +227,54 @@ fn paper_encoding_is_117_features_and_128_actions() {
     assert!(seats.iter().map(|c| c.0).sum::<u32>() > 4);
 }
 
-#[allow(dead_code)]
+/// The learner is rewarded for what the entry asks: the round's score (coins here) scaled by
+/// `reward_scale`, or 1 for a won round and 0 otherwise; the records keep the score either way.
+#[test]
+fn rewards_follow_the_training_entry() {
+    use dhumbal::learn::episode::{Acting, play};
+    let dir = tempfile::tempdir().unwrap();
+    for (reward, scale) in [("score", 100.0), ("score", 7.0), ("win", 100.0)] {
+        let s = scenario(
+            dir.path(),
+            &format!(
+                "name: t\nseed: 4\nrules: {{preset: paper, players: 3}}\ntrain:\n  - id: a\n    algorithm: dqn\n    reward: {reward}\n    hyper: {{reward_scale: {scale}}}\n    episodes: 10\n    opponents: [random, aggressive]\n    checkpoint: model.safetensors\n"
+            ),
+        );
+        let plan = &s.trainings[0].plan;
+        let policy = random_policy(Encoding::Cards, 5);
+        let (mut wins, mut losses) = (0, 0);
+        for episode in 0..200 {
+            let p = play(plan, episode, &policy, Acting::Epsilon(0.2), &[]).unwrap();
+            let want = if reward == "win" {
+                f32::from(u8::from(p.record.win))
+            } else {
+                (p.record.reward / scale) as f32
+            };
+            assert_eq!(p.trajectory.reward, want, "{reward}: episode {episode}");
+            if p.record.win { wins += 1 } else { losses += 1 }
+        }
+        assert!(
+            wins > 0 && losses > 0,
+            "{reward}: {wins} wins, {losses} losses"
+        );
+    }
+    // A name that is not a reward is refused with the valid ones.
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(
+        &path,
+        "name: t\nrules: {preset: paper}\ntrain:\n  - id: a\n    algorithm: ppo\n    reward: wins\n    episodes: 10\n    checkpoint: m.safetensors\n",
+    )
+    .unwrap();
+    let err = dhumbal::scenario::load(&path, &Default::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("train.0.reward") && err.contains("score, win"),
+        "{err}"
+    );
+}
+
 fn scenario(dir: &Path, body: &str) -> dhumbal::scenario::Scenario {
     let path = dir.join("train.yaml");
     std::fs::write(&path, body).unwrap();

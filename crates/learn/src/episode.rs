@@ -10,7 +10,7 @@ use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::Scoring;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, RoundOutcome, Rules, Table};
 
-use crate::{EpisodeRecord, Opponent, TrainPlan, TrainSeating};
+use crate::{EpisodeRecord, Opponent, Reward, TrainPlan, TrainSeating};
 
 /// The learner's side of one episode, flat: step `i`'s state is `states[i*S..(i+1)*S]`, its
 /// actions' rows follow each other in `features` (`n_actions[i]` rows of the encoding's action
@@ -25,7 +25,8 @@ pub struct Trajectory {
     pub logp: Vec<f32>,
     /// The value network's estimate of each state (PPO).
     pub values: Vec<f32>,
-    /// The episode's reward, scaled (it comes at the end: every other step's reward is 0).
+    /// The episode's reward as learned from (scaled score, or the win), at its end: every
+    /// other step's reward is 0.
     pub reward: f32,
 }
 
@@ -190,7 +191,10 @@ pub fn play(
             .map_err(|e| e.to_string())?
     };
     let r = reward(rules, &outcome, seat);
-    learner.traj.reward = (r / plan.hyper.reward_scale) as f32;
+    learner.traj.reward = match plan.reward {
+        Reward::Score => (r / plan.hyper.reward_scale) as f32,
+        Reward::Win => f32::from(u8::from(outcome.winner == Some(seat))),
+    };
     let called = outcome.caller == Some(seat);
     let record = EpisodeRecord {
         episode,

@@ -47,6 +47,8 @@ pub struct TrainPlan {
     /// Opponents drawn uniformly, per episode and per seat, from this list.
     pub opponents: Vec<Opponent>,
     pub seating: TrainSeating,
+    /// What the learner is rewarded for at the end of each round.
+    pub reward: Reward,
     pub seed: u64,
     pub hyper: Hyper,
     pub evaluation: Option<Evaluation>,
@@ -73,6 +75,35 @@ impl Opponent {
         match self {
             Opponent::Agent(id, _) => id,
             Opponent::SelfPlay => "self",
+        }
+    }
+}
+
+/// What a training rewards, at the end of each round (every other step has reward 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reward {
+    /// The round's result in the rules' own currency: coins won or lost (coin scoring), minus
+    /// the points taken (point scoring), divided by `reward_scale`.
+    Score,
+    /// 1 for winning the round, 0 otherwise: what a win rate measures (`reward_scale` unused).
+    Win,
+}
+
+impl Reward {
+    pub const NAMES: &'static [&'static str] = &["score", "win"];
+
+    pub fn from_name(name: &str) -> Option<Reward> {
+        match name {
+            "score" => Some(Reward::Score),
+            "win" => Some(Reward::Win),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reward::Score => "score",
+            Reward::Win => "win",
         }
     }
 }

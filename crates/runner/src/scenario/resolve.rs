@@ -749,7 +749,9 @@ impl Resolver<'_> {
         folder: &Path,
     ) -> Option<Training> {
         use dhumbal_agents::neural::{Algorithm, Encoding};
-        use dhumbal_learn::{DeviceChoice, Evaluation, Hyper, Opponent, TrainPlan, TrainSeating};
+        use dhumbal_learn::{
+            DeviceChoice, Evaluation, Hyper, Opponent, Reward, TrainPlan, TrainSeating,
+        };
         let before = self.reported;
         if t.id.trim().is_empty() || t.id.contains(['/', '\\']) {
             self.problem(
@@ -829,6 +831,17 @@ impl Resolver<'_> {
                 }
             },
         };
+        let reward_name = t.reward.clone().unwrap_or_else(|| "score".into());
+        let reward = Reward::from_name(&reward_name);
+        if reward.is_none() {
+            self.problem(
+                &at(p, "reward"),
+                format!(
+                    "expected one of {}, got `{reward_name}`",
+                    Reward::NAMES.join(", ")
+                ),
+            );
+        }
         let mut opponents = Vec::new();
         let given = t
             .opponents
@@ -891,8 +904,8 @@ impl Resolver<'_> {
         if self.reported > before {
             return None;
         }
-        let (algorithm, encoding, hyper, rules, device) =
-            (algorithm?, encoding?, hyper?, rules?, device?);
+        let (algorithm, encoding, hyper, rules, device, reward) =
+            (algorithm?, encoding?, hyper?, rules?, device?, reward?);
         let resolved = serde_json::json!({
             "id": t.id,
             "algorithm": algorithm.name(),
@@ -904,6 +917,7 @@ impl Resolver<'_> {
             "episodes": t.episodes,
             "opponents": given,
             "seating": match seating { TrainSeating::Random => Value::from("random"), TrainSeating::Fixed(s) => Value::from(s) },
+            "reward": reward.name(),
             "seed": train_seed,
             "evaluate": {
                 "every": evaluation.every,
@@ -941,6 +955,7 @@ impl Resolver<'_> {
                 episodes: t.episodes,
                 opponents,
                 seating,
+                reward,
                 seed: train_seed,
                 hyper,
                 evaluation: Some(evaluation),

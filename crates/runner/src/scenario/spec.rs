@@ -175,6 +175,10 @@ pub struct TrainSpec {
     /// `random` (default: a seat drawn per episode) or a seat number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seating: Option<Value>,
+    /// What the learner is rewarded for at the end of a round: `score` (default: coins won or
+    /// lost, or minus the points taken) or `win` (1 for winning the round, 0 otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<String>,
     /// Seed of the training (default: the scenario's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
