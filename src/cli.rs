@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -186,6 +187,7 @@ pub enum Command {
     /// Write the statistics of a finished run from its records alone: per stage report.md,
     /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records or
     /// under --out; an existing report is replaced only with --force. See docs/analysis.md.
+    /// Given a training's folder (`train/<id>/`), draws its four figures again (docs/learning.md).
     Report(ReportArgs),
     /// Sample size before a run: per stage, the deals (games under point scoring) needed to
     /// detect a difference DELTA in the headline outcome (win rate; games won under point
@@ -239,7 +241,8 @@ pub enum Command {
 /// `dhumbal-run report`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// A run's output folder (with manifest.json) or one stage's folder.
+    /// A run's output folder (with manifest.json), one stage's folder, or a training's
+    /// folder (`train/<id>/`: its four figures are drawn again from its records).
     pub dir: PathBuf,
     /// Write the report here (one subfolder per stage for a staged run) instead of beside
     /// the records.
@@ -269,6 +272,42 @@ pub struct ReportArgs {
     /// the caption, and report.md's captions carry it.
     #[arg(long)]
     pub titles: bool,
+}
+
+/// `report` of a training's folder (`<output>/train/<id>/`): its figures drawn again from its
+/// records, into `figures/` beside them or under `--out`.
+fn training_report(
+    dir: &Path,
+    out: Option<&Path>,
+    force: bool,
+    titles: bool,
+) -> anyhow::Result<ExitCode> {
+    let target = out.map_or_else(|| dir.join("figures"), Path::to_path_buf);
+    let existing = std::fs::read_dir(&target).is_ok_and(|mut d| d.next().is_some());
+    if existing && !force {
+        eprintln!(
+            "error: {} already holds figures; --force replaces them, --out writes elsewhere",
+            target.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    std::fs::create_dir_all(&target)
+        .with_context(|| format!("cannot create {}", target.display()))?;
+    match dhumbal_report::training::figures(dir, &target, titles) {
+        Ok(files) => {
+            println!(
+                "training figures of {}: {} files in {}",
+                dir.display(),
+                files.len(),
+                target.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
 }
 
 /// `--definitions` of `report`.
@@ -1202,6 +1241,9 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         figures: !no_figures,
         titles,
     };
+    if dhumbal_report::training::is_training(&dir) {
+        return training_report(&dir, out.as_deref(), force, titles);
+    }
     let start = std::time::Instant::now();
     // Records that cannot be read or make no sense (a missing, empty, header-only or
     // malformed file, columns not those of the records, an unknown agent) are bad input:
@@ -1493,7 +1535,7 @@ fn run_trainings(
         &reporter,
     )?;
     for r in &results {
-        if let Err(e) = dhumbal_report::training::figures(&r.dir) {
+        if let Err(e) = dhumbal_report::training::figures(&r.dir, &r.dir.join("figures"), false) {
             eprintln!("warning: training `{}`: figures not written: {e:#}", r.id);
         }
     }
