@@ -365,6 +365,64 @@ mod torch {
         Checkpoint::read(path).unwrap().tensors
     }
 
+    /// The command line as a researcher uses it: a tournament that seats a checkpoint its own
+    /// `train:` section writes trains it first, then plays; `train` refuses to overwrite the
+    /// checkpoint unasked; `report` draws a training's figures again.
+    #[test]
+    fn train_then_play_then_redraw_from_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("study.yaml");
+        std::fs::write(
+            &file,
+            "name: study\nseed: 8\nrules: {preset: paper, players: 2}\ndeals: 50\nseating: rotate\ntrain:\n  - id: tiny\n    algorithm: ppo\n    hidden: [16]\n    episodes: 256\n    opponents: [random, self]\n    evaluate: {every: 128, deals: 20, against: [random]}\n    checkpoint: nets/tiny.safetensors\nagents:\n  - {kind: ppo, params: {checkpoint: nets/tiny.safetensors}}\n  - kind: random\n",
+        )
+        .unwrap();
+        let bin = env!("CARGO_BIN_EXE_dhumbal-run");
+        let run = |args: &[&str]| {
+            let o = std::process::Command::new(bin)
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            (o.status.code(), text)
+        };
+        let (code, text) = run(&["study.yaml", "--out", "out", "--threads", "2"]);
+        assert_eq!(code, Some(0), "{text}");
+        assert!(dir.path().join("nets/tiny.safetensors").is_file(), "{text}");
+        let train = dir.path().join("out/train/tiny");
+        for f in ["episodes.parquet", "evaluations.parquet", "manifest.json"] {
+            assert!(train.join(f).is_file(), "{f} missing: {text}");
+        }
+        let figures = |d: &Path| std::fs::read_dir(d).map_or(0, |d| d.count());
+        assert_eq!(
+            figures(&train.join("figures")),
+            12,
+            "four figures in three formats"
+        );
+        assert!(
+            dir.path().join("out/rounds").is_dir(),
+            "the tournament played: {text}"
+        );
+        // The checkpoint exists now: training again is refused unless asked.
+        let (code, text) = run(&["train", "study.yaml", "--out", "out"]);
+        assert_eq!(code, Some(2), "{text}");
+        assert!(
+            text.contains("--resume") && text.contains("--force"),
+            "{text}"
+        );
+        // Figures drawn again: refused over the existing ones, written elsewhere on request.
+        let (code, text) = run(&["report", "out/train/tiny"]);
+        assert_eq!(code, Some(2), "{text}");
+        let (code, text) = run(&["report", "out/train/tiny", "--out", "again", "--titles"]);
+        assert_eq!(code, Some(0), "{text}");
+        assert_eq!(figures(&dir.path().join("again")), 12, "{text}");
+    }
+
     #[test]
     fn same_checkpoint_with_one_thread_or_two_and_after_resuming() {
         for algorithm in ["ppo", "ddqn"] {
@@ -399,4 +457,54 @@ mod torch {
             );
         }
     }
+}
+
+/// Trained agents play like every other agent: the shipped checkpoints (greedy, and sampling
+/// from their own streams) give the same records on 1 thread and on 3.
+#[test]
+fn trained_agents_records_do_not_depend_on_the_thread_count() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = |name: &str| {
+        root.join("scenarios/learning/checkpoints/paper")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let file = dir.path().join("play.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: play\nseed: 3\ndeals: 600\nseating: rotate\nrules: {{preset: paper, players: 4}}\nagents:\n  - {{id: ppo-greedy, kind: ppo, params: {{checkpoint: {ppo}}}}}\n  - {{id: ppo-sampled, kind: ppo, params: {{checkpoint: {ppo}, greedy: false}}}}\n  - {{id: dqn, kind: dqn, params: {{checkpoint: {dqn}}}}}\n  - kind: aggressive\noutput: {{chunk_rounds: 100}}\n",
+            ppo = checkpoint("ppo-cards-2p.safetensors"),
+            dqn = checkpoint("dqn-paper-2p.safetensors"),
+        ),
+    )
+    .unwrap();
+    let records = |threads: &str| {
+        let out = dir.path().join(format!("out{threads}"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+            .arg(&file)
+            .args(["--out", out.to_str().unwrap(), "--threads", threads])
+            .args(["--csv", "--no-report"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // Every field but the decision time (a measurement).
+        std::fs::read_to_string(out.join("rounds.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                let n = f.len();
+                [&f[..n - 3], &f[n - 2..]].concat().join(",")
+            })
+            .collect::<Vec<_>>()
+    };
+    let one = records("1");
+    assert_eq!(one.len(), 1 + 600 * 4 * 4);
+    assert!(
+        one == records("3"),
+        "records differ between 1 and 3 threads"
+    );
 }
