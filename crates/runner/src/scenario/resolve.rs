@@ -900,6 +900,16 @@ impl Resolver<'_> {
                 &at(p, "checkpoint"),
                 "needs a file path (.safetensors), relative to the scenario file",
             );
+        } else if !dhumbal_learn::can_train() && !folder.join(&t.checkpoint).exists() {
+            // Running this file would have to train first, which this build cannot.
+            self.problem(
+                &at(p, "checkpoint"),
+                format!(
+                    "{} is not trained yet; {}",
+                    t.checkpoint,
+                    dhumbal_learn::TrainError::NoTorch
+                ),
+            );
         }
         if self.reported > before {
             return None;
