@@ -151,7 +151,10 @@ pub enum Command {
     /// checkpoint each entry names and <output>/train/<id>/ (episodes.parquet,
     /// evaluations.parquet, manifest.json, figures/). An existing checkpoint is continued only
     /// with --resume and replaced only with --force. Same seed, same threads: the same
-    /// checkpoint, bit for bit. Needs a build with the `torch` feature (scripts/run.sh).
+    /// checkpoint, bit for bit. Networks need a build with the `torch` feature
+    /// (scripts/run.sh); seed 001's tabular policies (`algorithm: q-learning` or
+    /// `value-iteration`, docs/tabular.md) learn in any build, into a .csv table, afresh each
+    /// time.
     #[command(after_help = train_help())]
     Train {
         scenario: PathBuf,
@@ -534,7 +537,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Checkpoints the tournament seats that a `train:` entry writes and that are not there
     // yet: trained first, then the scenario is read again with them.
     let missing: Vec<usize> = (0..scenario.trainings.len())
-        .filter(|&i| !scenario.trainings[i].plan.checkpoint.exists())
+        .filter(|&i| !scenario.trainings[i].output().exists())
         .collect();
     if !missing.is_empty() && shard.is_none() {
         let code = run_trainings(&scenario, &missing, args.threads, false, false)?;
@@ -1479,14 +1482,10 @@ fn train_command(
     }
     let mut which = Vec::new();
     for id in &ids {
-        match scenario.trainings.iter().position(|t| &t.plan.id == id) {
+        match scenario.trainings.iter().position(|t| t.id() == id) {
             Some(i) => which.push(i),
             None => {
-                let names: Vec<&str> = scenario
-                    .trainings
-                    .iter()
-                    .map(|t| t.plan.id.as_str())
-                    .collect();
+                let names: Vec<&str> = scenario.trainings.iter().map(|t| t.id()).collect();
                 eprintln!(
                     "error: --id {id}: no such training in {}; its trainings: {}",
                     path.display(),
@@ -1558,33 +1557,46 @@ impl dhumbal_runner::train::TrainReporter for TrainTerminal {
         if let Some(b) = bar.take() {
             b.finish_and_clear();
         }
-        let p = &t.plan;
         if done == 0 {
-            println!(
-                "training `{}`: {} on the `{}` encoding, {} episodes at {} players, opponents {}, checkpoint {}",
-                p.id,
-                p.algorithm.name(),
-                p.encoding.name(),
-                p.episodes,
-                p.rules.players(),
-                p.opponents
-                    .iter()
-                    .map(|o| o.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                p.checkpoint.display()
-            );
+            match &t.plan {
+                scenario::Plan::Neural(p) => println!(
+                    "training `{}`: {} on the `{}` encoding, {} episodes at {} players, opponents {}, checkpoint {}",
+                    p.id,
+                    p.algorithm.name(),
+                    p.encoding.name(),
+                    p.episodes,
+                    p.rules.players(),
+                    p.opponents
+                        .iter()
+                        .map(|o| o.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.checkpoint.display()
+                ),
+                scenario::Plan::Tabular(p) => println!(
+                    "training `{}`: {} over seed 001's 1,600 states, {} games to elimination, opponents {}, policy {}",
+                    p.id,
+                    p.method.name(),
+                    p.episodes,
+                    p.opponents
+                        .iter()
+                        .map(|o| o.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.policy.display()
+                ),
+            }
         } else {
-            println!("training `{}`: resuming after {done} episodes", p.id);
+            println!("training `{}`: resuming after {done} episodes", t.id());
         }
         if std::io::stderr().is_terminal() {
-            let b = ProgressBar::new(p.episodes);
+            let b = ProgressBar::new(t.episodes());
             b.set_style(
                 ProgressStyle::with_template("{prefix} [{bar:40}] {human_pos}/{human_len} episodes{msg}, {per_sec}, ETA {eta}")
                     .expect("template")
                     .progress_chars("=> "),
             );
-            b.set_prefix(p.id.clone());
+            b.set_prefix(t.id().to_string());
             b.set_position(done);
             b.reset_eta();
             *bar = Some(b);
@@ -1597,15 +1609,19 @@ impl dhumbal_runner::train::TrainReporter for TrainTerminal {
         }
     }
 
-    fn evaluation(&self, _t: &scenario::Training, e: &dhumbal_learn::EvalRecord) {
+    fn evaluation(&self, t: &scenario::Training, e: &dhumbal_learn::EvalRecord) {
         let line = format!(
-            "  after {:>7} episodes: wins {:.1}% [{:.1}, {:.1}] against {} ({} deals, learner in every seat)",
+            "  after {:>7} episodes: wins {:.1}% [{:.1}, {:.1}] against {} ({} {}, learner in every seat)",
             e.episode,
             100.0 * e.win_rate,
             100.0 * e.low,
             100.0 * e.high,
             e.opponent,
-            e.deals
+            e.deals,
+            match t.plan {
+                scenario::Plan::Neural(_) => "deals",
+                scenario::Plan::Tabular(_) => "games",
+            }
         );
         match self.bar.lock().expect("bar").as_ref() {
             Some(b) => b.println(line),
@@ -1619,7 +1635,7 @@ impl dhumbal_runner::train::TrainReporter for TrainTerminal {
         }
         println!(
             "training `{}`: {} episodes in {:.1} s ({:.0} episodes/s{}), checkpoint {}, records {}",
-            t.plan.id,
+            t.id(),
             r.episodes,
             r.seconds,
             r.episodes as f64 / r.seconds.max(1e-9),

@@ -240,7 +240,7 @@ fn rewards_follow_the_training_entry() {
                 "name: t\nseed: 4\nrules: {{preset: paper, players: 3}}\ntrain:\n  - id: a\n    algorithm: dqn\n    reward: {reward}\n    hyper: {{reward_scale: {scale}}}\n    episodes: 10\n    opponents: [random, aggressive]\n    checkpoint: model.safetensors\n"
             ),
         );
-        let plan = &s.trainings[0].plan;
+        let plan = s.trainings[0].neural().unwrap();
         let policy = random_policy(Encoding::Cards, 5);
         let (mut wins, mut losses) = (0, 0);
         for episode in 0..200 {
@@ -332,7 +332,7 @@ mod torch {
     fn improves(algorithm: &str, episodes: u64, extra: &str) {
         let dir = tempfile::tempdir().unwrap();
         let s = scenario(dir.path(), &yaml(algorithm, episodes, extra));
-        let plan = &s.trainings[0].plan;
+        let plan = s.trainings[0].neural().unwrap();
         let before = win_rate(plan, &dhumbal::learn::initial_policy(plan).unwrap());
         run(plan, 2, false, None);
         let c = Checkpoint::read(&plan.checkpoint).unwrap();
@@ -429,12 +429,12 @@ mod torch {
             let extra = "    hyper: {episodes_per_iteration: 16, warmup: 64, batch_size: 32, minibatch: 64}\n";
             let one = tempfile::tempdir().unwrap();
             let s1 = scenario(one.path(), &yaml(algorithm, 256, extra));
-            run(&s1.trainings[0].plan, 1, false, None);
+            run(s1.trainings[0].neural().unwrap(), 1, false, None);
             let two = tempfile::tempdir().unwrap();
             let s2 = scenario(two.path(), &yaml(algorithm, 256, extra));
-            run(&s2.trainings[0].plan, 2, false, None);
-            let a = std::fs::read(&s1.trainings[0].plan.checkpoint).unwrap();
-            let b = std::fs::read(&s2.trainings[0].plan.checkpoint).unwrap();
+            run(s2.trainings[0].neural().unwrap(), 2, false, None);
+            let a = std::fs::read(&s1.trainings[0].output()).unwrap();
+            let b = std::fs::read(&s2.trainings[0].output()).unwrap();
             assert!(
                 a == b,
                 "{algorithm}: checkpoints differ between 1 and 2 threads"
@@ -442,7 +442,7 @@ mod torch {
             // Stopped after 96 episodes, then resumed: the same networks and optimizer.
             let three = tempfile::tempdir().unwrap();
             let s3 = scenario(three.path(), &yaml(algorithm, 256, extra));
-            let plan = &s3.trainings[0].plan;
+            let plan = s3.trainings[0].neural().unwrap();
             assert_eq!(
                 run(plan, 2, false, Some(96)),
                 Ended::Stopped { episodes: 96 }
@@ -452,7 +452,7 @@ mod torch {
                 Ended::Finished { episodes: 256, .. }
             ));
             assert!(
-                tensors(&plan.checkpoint) == tensors(&s1.trainings[0].plan.checkpoint),
+                tensors(&plan.checkpoint) == tensors(&s1.trainings[0].output()),
                 "{algorithm}: resumed training differs"
             );
         }

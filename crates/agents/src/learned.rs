@@ -186,7 +186,10 @@ impl Recipe for LearnedRecipe {
             }
             None => Box::new(PendingAgent {
                 name: id.to_string(),
-                written: self.written.clone(),
+                message: format!(
+                    "checkpoint {} is not trained yet (run the scenario, which trains it first, or `dhumbal-run train`)",
+                    self.written
+                ),
             }),
         }
     }
@@ -196,18 +199,16 @@ impl Recipe for LearnedRecipe {
     }
 }
 
-/// A seat whose checkpoint is not trained yet: it refuses to play.
-struct PendingAgent {
-    name: String,
-    written: String,
+/// A seat whose checkpoint (or tabular policy) is not learned yet: it refuses to play, saying
+/// `message`.
+pub(crate) struct PendingAgent {
+    pub(crate) name: String,
+    pub(crate) message: String,
 }
 
 impl PendingAgent {
     fn refuse<T>(&self) -> Result<T, AgentError> {
-        Err(AgentError(format!(
-            "checkpoint {} is not trained yet (run the scenario, which trains it first, or `dhumbal-run train`)",
-            self.written
-        )))
+        Err(AgentError(self.message.clone()))
     }
 }
 

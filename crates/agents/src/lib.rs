@@ -1,5 +1,6 @@
 //! Agent families: the paper's heuristics, uniform random, information-set and determinized
-//! MCTS, Rhai scripts, and wrappers such as `epsilon`. Each implements
+//! MCTS, Rhai scripts, trained networks, seed 001's tabular policies and macro actions, and
+//! wrappers such as `epsilon`. Each implements
 //! [`dhumbal_game::Agent`] and sees only its [`dhumbal_game::Observation`].
 //!
 //! A family ([`family::Family`]) says its name and parameters and turns a scenario entry into
@@ -33,6 +34,7 @@ families! {
     epsilon: epsilon::EpsilonFamily;
     learned: learned::LearnedFamily(Algorithm::Dqn), learned::LearnedFamily(Algorithm::Ddqn),
         learned::LearnedFamily(Algorithm::Ppo);
+    tabular: tabular::TabularFamily, tabular::MacroFamily;
 }
 
 pub use family::{Context, Entry, Family, Param, ParamType, Recipe, Resolve};

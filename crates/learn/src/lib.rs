@@ -19,6 +19,7 @@
 pub mod episode;
 pub mod evaluate;
 pub mod hyper;
+pub mod tabular;
 #[cfg(feature = "torch")]
 mod torch;
 

@@ -79,13 +79,20 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(&out)?;
     let w = window(episodes.len());
     // The reward's unit, from the rules the manifest records (older manifests: both named).
-    let scoring = std::fs::read_to_string(dir.join("manifest.json"))
+    let manifest = std::fs::read_to_string(dir.join("manifest.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|m| m["training"]["rules"]["scoring"].as_str().map(String::from));
-    let reward_label = match scoring.as_deref() {
-        Some("coins") => "coins per round",
-        Some("points") => "minus points per round",
+        .unwrap_or_default();
+    let scoring = manifest["training"]["rules"]["scoring"].as_str();
+    // A tabular learner's episode is a whole game; a network's, one round.
+    let tabular = matches!(
+        manifest["training"]["algorithm"].as_str(),
+        Some("q-learning" | "value-iteration")
+    );
+    let reward_label = match (scoring, tabular) {
+        (Some("points"), true) => "minus points per game",
+        (Some("coins"), _) => "coins per round",
+        (Some("points"), false) => "minus points per round",
         _ => "reward (coins, or minus points)",
     };
     let x = |i: usize| episodes[i].episode as f64 + 1.0;
@@ -146,7 +153,11 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
     let fig = lines(
         title("(b) Win rate"),
         "episode",
-        "rounds won (%)",
+        if tabular {
+            "games won (%)"
+        } else {
+            "rounds won (%)"
+        },
         &series,
         Width::OneColumn,
     )?;
@@ -162,10 +173,17 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
         title("(c) Episode length"),
         "episode",
         &format!("{w}-episode mean"),
-        &[
-            band("turns of the round", moving(&turns, w)),
-            band("learner's decisions", moving(&steps, w)),
-        ],
+        &if tabular {
+            [
+                band("turns of the game", moving(&turns, w)),
+                band("rounds of the game", moving(&steps, w)),
+            ]
+        } else {
+            [
+                band("turns of the round", moving(&turns, w)),
+                band("learner's decisions", moving(&steps, w)),
+            ]
+        },
         Width::OneColumn,
     )?;
     files.extend(fig.write(&out, "training_length")?);
@@ -178,5 +196,143 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
         Width::OneColumn,
     )?;
     files.extend(fig.write(&out, "training_reward_sd")?);
+    if tabular && dir.join("policy.csv").is_file() {
+        files.extend(policy_figures(&dir.join("policy.csv"), &out, titles)?);
+    }
+    Ok(files)
+}
+
+/// One row of a tabular policy (`policy.csv`, written by the learner).
+struct PolicyRow {
+    own: usize,
+    opponent: usize,
+    value: usize,
+    q: [f64; 3],
+    visits: u64,
+}
+
+fn read_policy(path: &Path) -> Result<Vec<PolicyRow>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        anyhow::ensure!(
+            f.len() == 8,
+            "{}: a row without 8 fields: {line}",
+            path.display()
+        );
+        rows.push(PolicyRow {
+            own: f[0].parse()?,
+            opponent: f[1].parse()?,
+            value: f[2].parse()?,
+            q: [f[3].parse()?, f[4].parse()?, f[5].parse()?],
+            visits: f[7].parse()?,
+        });
+    }
+    Ok(rows)
+}
+
+/// States met fewer times than this while learning are left out of the policy figures: their
+/// estimates are noise (a handful of samples).
+const MIN_VISITS: u64 = 100;
+
+/// The learned policy and its value function, from `policy.csv`, over the states met at least
+/// [`MIN_VISITS`] times while learning: (e) for each number of cards held and each number the
+/// opponent holds, the calling threshold (the highest hand value up to which the policy calls
+/// in every such state); (f) the share of those states where it plays delay-collect; (g) the
+/// value of the best action against the hand value, one line per number of cards held
+/// (opponent's cards weighted by how often each state was met).
+pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
+    let rows = read_policy(path)?;
+    let title = |t: &'static str| if titles { t } else { "" };
+    let best = |q: &[f64; 3]| {
+        let mut b = 0;
+        for a in 1..3 {
+            if q[a] > q[b] {
+                b = a;
+            }
+        }
+        b
+    };
+    let mut files = Vec::new();
+    let mut call_at = Vec::new();
+    let mut delay = Vec::new();
+    for own in 1..=5 {
+        let mut calls = Vec::new();
+        let mut delays = Vec::new();
+        for opp in 1..=5 {
+            let met: Vec<&PolicyRow> = rows
+                .iter()
+                .filter(|r| r.own == own && r.opponent == opp && r.visits >= MIN_VISITS)
+                .collect();
+            if met.is_empty() {
+                continue;
+            }
+            // Rows come in increasing hand value: the threshold ends at the first met state
+            // where it does not call.
+            let highest = met
+                .iter()
+                .take_while(|r| best(&r.q) == 2)
+                .map(|r| r.value)
+                .last()
+                .unwrap_or(0);
+            calls.push((opp as f64, highest as f64));
+            let d = met.iter().filter(|r| best(&r.q) == 1).count();
+            delays.push((opp as f64, 100.0 * d as f64 / met.len() as f64));
+        }
+        let label = format!("{own} card{} held", if own == 1 { "" } else { "s" });
+        call_at.push(band(&label, calls));
+        delay.push(band(&label, delays));
+    }
+    let fig = lines(
+        title("(e) Where the policy calls"),
+        "cards the opponent holds",
+        "calls up to this hand value",
+        &call_at,
+        Width::OneColumn,
+    )?;
+    files.extend(fig.write(out, "policy_calls")?);
+    let fig = lines(
+        title("(f) Delay-collect"),
+        "cards the opponent holds",
+        "states met where it delays (%)",
+        &delay,
+        Width::OneColumn,
+    )?;
+    files.extend(fig.write(out, "policy_delay")?);
+    let mut values = Vec::new();
+    for own in 1..=5 {
+        let mut pts = Vec::new();
+        for v in 1..=64 {
+            let met: Vec<&PolicyRow> = rows
+                .iter()
+                .filter(|r| r.own == own && r.value == v && r.visits >= MIN_VISITS)
+                .collect();
+            let n: u64 = met.iter().map(|r| r.visits).sum();
+            if n == 0 {
+                continue;
+            }
+            let x: f64 = met
+                .iter()
+                .map(|r| r.visits as f64 * r.q[best(&r.q)])
+                .sum::<f64>()
+                / n as f64;
+            if x.is_finite() {
+                pts.push((v as f64, x));
+            }
+        }
+        values.push(band(
+            &format!("{own} card{} held", if own == 1 { "" } else { "s" }),
+            pts,
+        ));
+    }
+    let fig = lines(
+        title("(g) Value function"),
+        "hand value",
+        "value of the best macro action",
+        &values,
+        Width::OneColumn,
+    )?;
+    files.extend(fig.write(out, "policy_value")?);
     Ok(files)
 }

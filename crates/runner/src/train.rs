@@ -20,7 +20,7 @@ use serde_json::json;
 use dhumbal_learn::{Ended, EpisodeRecord, EvalRecord, Event};
 
 use crate::folder::Refusal;
-use crate::scenario::{Scenario, Training};
+use crate::scenario::{Plan, Scenario, Training};
 
 /// How to train.
 pub struct TrainOptions {
@@ -61,7 +61,10 @@ pub fn train(
     options: &TrainOptions,
     reporter: &dyn TrainReporter,
 ) -> anyhow::Result<Vec<TrainResult>> {
-    if !dhumbal_learn::can_train() {
+    let neural = which
+        .iter()
+        .any(|&i| scenario.trainings[i].neural().is_some());
+    if neural && !dhumbal_learn::can_train() {
         return Err(Refusal(dhumbal_learn::TrainError::NoTorch.to_string()).into());
     }
     let pool = rayon::ThreadPoolBuilder::new()
@@ -71,11 +74,11 @@ pub fn train(
     // Refuse before anything runs.
     for &i in which {
         let t = &scenario.trainings[i];
-        if t.plan.checkpoint.exists() && !options.resume && !options.force {
+        if t.output().exists() && !options.resume && !options.force {
             return Err(Refusal(format!(
                 "training `{}`: {} exists; --resume continues it, --force trains afresh and replaces it",
-                t.plan.id,
-                t.plan.checkpoint.display()
+                t.id(),
+                t.output().display()
             ))
             .into());
         }
@@ -102,14 +105,16 @@ fn one(
 ) -> anyhow::Result<TrainResult> {
     let dir = t.dir(scenario);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let resume = options.resume && t.plan.checkpoint.is_file() && !options.force;
+    // A tabular policy learns in seconds and is learned afresh (the same table for the same
+    // entry): only networks resume.
+    let resume = options.resume && t.output().is_file() && !options.force;
     let mut episodes: Vec<EpisodeRecord> = Vec::new();
     let mut evaluations: Vec<EvalRecord> = Vec::new();
     let started = Instant::now();
     let mut failed: Option<anyhow::Error> = None;
     let mut done = 0;
     reporter.start(t, 0);
-    let ended = dhumbal_learn::train(&t.plan, resume, &options.stop, &mut |event| match event {
+    let mut on_event = |event: Event<'_>| match event {
         Event::Resumed(e) => {
             done = e;
             match read_records(&dir, e) {
@@ -137,22 +142,43 @@ fn one(
                 failed = Some(err);
             }
         }
-    });
+    };
+    let ended: anyhow::Result<(u64, bool, String)> = match &t.plan {
+        Plan::Neural(plan) => dhumbal_learn::train(plan, resume, &options.stop, &mut on_event)
+            .map(|ended| match ended {
+                Ended::Finished { episodes, device } => (episodes, false, device),
+                Ended::Stopped { episodes } => (episodes, true, String::new()),
+            })
+            .map_err(|e| match e {
+                dhumbal_learn::TrainError::NoTorch
+                | dhumbal_learn::TrainError::Device(_)
+                | dhumbal_learn::TrainError::Checkpoint(_) => {
+                    anyhow::Error::new(Refusal(format!("training `{}`: {e}", plan.id)))
+                }
+                other => anyhow::anyhow!("training `{}`: {other}", plan.id),
+            }),
+        Plan::Tabular(plan) => {
+            dhumbal_learn::tabular::learn(plan, &options.stop, &mut on_event)
+                .map(|l| (l.episodes, l.stopped, "cpu (tabular)".to_string()))
+                .map_err(|e| anyhow::anyhow!("training `{}`: {e}", plan.id))
+                .and_then(|x| {
+                    // The table beside the records, so that the folder holds everything its
+                    // figures are drawn from.
+                    std::fs::copy(&plan.policy, dir.join("policy.csv")).with_context(|| {
+                        format!(
+                            "cannot copy {} into {}",
+                            plan.policy.display(),
+                            dir.display()
+                        )
+                    })?;
+                    Ok(x)
+                })
+        }
+    };
     if let Some(e) = failed {
         return Err(e);
     }
-    let ended = ended.map_err(|e| match e {
-        dhumbal_learn::TrainError::NoTorch
-        | dhumbal_learn::TrainError::Device(_)
-        | dhumbal_learn::TrainError::Checkpoint(_) => {
-            anyhow::Error::new(Refusal(format!("training `{}`: {e}", t.plan.id)))
-        }
-        other => anyhow::anyhow!("training `{}`: {other}", t.plan.id),
-    })?;
-    let (episodes_done, stopped, device) = match ended {
-        Ended::Finished { episodes, device } => (episodes, false, device),
-        Ended::Stopped { episodes } => (episodes, true, String::new()),
-    };
+    let (episodes_done, stopped, device) = ended?;
     let seconds = started.elapsed().as_secs_f64();
     let mut last: Vec<EvalRecord> = Vec::new();
     for e in evaluations.iter().rev() {
@@ -164,8 +190,8 @@ fn one(
         "program": crate::dataset::PROGRAM,
         "scenario": scenario.path.display().to_string(),
         "training": t.spec,
-        "hash": t.plan.scenario_hash,
-        "checkpoint": t.plan.checkpoint.display().to_string(),
+        "hash": t.hash(),
+        "checkpoint": t.output().display().to_string(),
         "episodes": episodes_done,
         "finished": !stopped,
         "device": device,
@@ -181,9 +207,9 @@ fn one(
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
     Ok(TrainResult {
-        id: t.plan.id.clone(),
+        id: t.id().to_string(),
         dir,
-        checkpoint: t.plan.checkpoint.clone(),
+        checkpoint: t.output().to_path_buf(),
         episodes: episodes_done,
         stopped,
         seconds,

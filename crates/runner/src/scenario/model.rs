@@ -189,18 +189,63 @@ pub struct Scenario {
     pub trainings: Vec<Training>,
 }
 
-/// A resolved `train:` entry.
+/// A resolved `train:` entry: a network (DQN, Double DQN, PPO) or a tabular policy (seed
+/// 001's Q-learning or value iteration).
 #[derive(Clone)]
 pub struct Training {
-    pub plan: dhumbal_learn::TrainPlan,
-    /// The entry as resolved, for the manifest (its hash is `plan.scenario_hash`).
+    pub plan: Plan,
+    /// The entry as resolved, for the manifest (its hash is the plan's `scenario_hash`).
     pub spec: Value,
+}
+
+/// What a training learns.
+#[derive(Clone)]
+pub enum Plan {
+    Neural(dhumbal_learn::TrainPlan),
+    Tabular(dhumbal_learn::tabular::TabularPlan),
 }
 
 impl Training {
     /// Where its records go.
     pub fn dir(&self, scenario: &Scenario) -> PathBuf {
-        scenario.output.dir.join("train").join(&self.plan.id)
+        scenario.output.dir.join("train").join(self.id())
+    }
+
+    pub fn id(&self) -> &str {
+        match &self.plan {
+            Plan::Neural(p) => &p.id,
+            Plan::Tabular(p) => &p.id,
+        }
+    }
+
+    /// The file it writes: the checkpoint, or the policy table.
+    pub fn output(&self) -> &std::path::Path {
+        match &self.plan {
+            Plan::Neural(p) => &p.checkpoint,
+            Plan::Tabular(p) => &p.policy,
+        }
+    }
+
+    pub fn episodes(&self) -> u64 {
+        match &self.plan {
+            Plan::Neural(p) => p.episodes,
+            Plan::Tabular(p) => p.episodes,
+        }
+    }
+
+    pub fn hash(&self) -> &str {
+        match &self.plan {
+            Plan::Neural(p) => &p.scenario_hash,
+            Plan::Tabular(p) => &p.scenario_hash,
+        }
+    }
+
+    /// The network plan, for a neural training.
+    pub fn neural(&self) -> Option<&dhumbal_learn::TrainPlan> {
+        match &self.plan {
+            Plan::Neural(p) => Some(p),
+            Plan::Tabular(_) => None,
+        }
     }
 }
 

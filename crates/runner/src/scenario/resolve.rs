@@ -16,8 +16,8 @@ use dhumbal_game::rules::{Rules, Scoring};
 use super::locate::Locations;
 use super::spec::{AgentSpec, ScenarioSpec, TableSpec, TrainSpec};
 use super::{
-    AgentDef, DEFAULT_DECISION_SAMPLE, Generator, Output, Overrides, Problem, RulesSpec, Scenario,
-    SeatEntry, Seating, Stage, Training,
+    AgentDef, DEFAULT_DECISION_SAMPLE, Generator, Output, Overrides, Plan, Problem, RulesSpec,
+    Scenario, SeatEntry, Seating, Stage, Training,
 };
 
 /// Rounds of one session or game: a deal id holds the round in 20 bits.
@@ -715,6 +715,29 @@ impl Resolver<'_> {
         out
     }
 
+    /// A training's evaluation opponents (default [random]); also checks `every`.
+    fn evaluation_against(
+        &mut self,
+        ev: &super::spec::EvaluateSpec,
+        p: &str,
+        rules: Option<&Arc<Rules>>,
+    ) -> Vec<(String, Arc<dyn dhumbal_agents::Recipe>)> {
+        let mut against = Vec::new();
+        let given = ev
+            .against
+            .clone()
+            .unwrap_or_else(|| vec![Value::from("random")]);
+        for (j, a) in given.iter().enumerate() {
+            if let Some(x) = self.short_agent(a, &format!("{p}.evaluate.against.{j}"), rules) {
+                against.push(x);
+            }
+        }
+        if ev.every == Some(0) {
+            self.problem(&format!("{p}.evaluate.every"), "must be at least 1");
+        }
+        against
+    }
+
     /// An agent given as a kind's name or as an entry (a mapping as in `agents:`).
     fn short_agent(
         &mut self,
@@ -759,11 +782,17 @@ impl Resolver<'_> {
                 "needs a non-empty name without slashes (it names the records folder)",
             );
         }
+        if dhumbal_learn::tabular::Method::NAMES.contains(&t.algorithm.as_str()) {
+            return self.tabular_training(spec, t, p, seed, folder, before);
+        }
         let algorithm = Algorithm::from_name(&t.algorithm);
         if algorithm.is_none() {
             self.problem(
                 &at(p, "algorithm"),
-                format!("expected one of dqn, ddqn, ppo, got `{}`", t.algorithm),
+                format!(
+                    "expected one of dqn, ddqn, ppo (networks), q-learning, value-iteration (tabular), got `{}`",
+                    t.algorithm
+                ),
             );
         }
         let encoding_name = t.encoding.clone().unwrap_or_else(|| "cards".into());
@@ -863,21 +892,7 @@ impl Resolver<'_> {
         }
         let train_seed = t.seed.unwrap_or(seed);
         let ev = t.evaluate.clone().unwrap_or_default();
-        let mut against = Vec::new();
-        let against_spec = ev
-            .against
-            .clone()
-            .unwrap_or_else(|| vec![Value::from("random")]);
-        for (j, a) in against_spec.iter().enumerate() {
-            if let Some(x) =
-                self.short_agent(a, &format!("{p}.evaluate.against.{j}"), rules.as_ref())
-            {
-                against.push(x);
-            }
-        }
-        if ev.every == Some(0) {
-            self.problem(&format!("{p}.evaluate.every"), "must be at least 1");
-        }
+        let against = self.evaluation_against(&ev, p, rules.as_ref());
         if ev.deals == Some(0) {
             self.problem(&format!("{p}.evaluate.deals"), "must be at least 1");
         }
@@ -956,7 +971,7 @@ impl Resolver<'_> {
         let mut spec_out = resolved;
         spec_out["device"] = Value::from(device_name);
         Some(Training {
-            plan: TrainPlan {
+            plan: Plan::Neural(TrainPlan {
                 id: t.id.clone(),
                 algorithm,
                 encoding,
@@ -973,8 +988,170 @@ impl Resolver<'_> {
                 device,
                 scenario_hash: hash,
                 program: crate::dataset::PROGRAM.to_string(),
-            },
+            }),
             spec: spec_out,
+        })
+    }
+
+    /// A tabular `train:` entry (seed 001: `q-learning` or `value-iteration`).
+    fn tabular_training(
+        &mut self,
+        spec: &ScenarioSpec,
+        t: &TrainSpec,
+        p: &str,
+        seed: u64,
+        folder: &Path,
+        before: usize,
+    ) -> Option<Training> {
+        use dhumbal_learn::tabular::{Method, TabularEvaluation, TabularPlan, TabularReward};
+        for (field, given) in [
+            ("encoding", t.encoding.is_some()),
+            ("hidden", t.hidden.is_some()),
+            ("preset", t.preset.is_some()),
+            ("device", t.device.is_some()),
+            ("seating", t.seating.is_some()),
+        ] {
+            if given {
+                self.problem(
+                    &at(p, field),
+                    format!(
+                        "is for networks (dqn, ddqn, ppo); `{}` learns a table over seed 001's 1,600 states, with the learner's seat drawn per game",
+                        t.algorithm
+                    ),
+                );
+            }
+        }
+        if t.episodes == 0 {
+            self.problem(&at(p, "episodes"), "must be at least 1");
+        }
+        let mut method = Method::default_for(&t.algorithm, t.episodes);
+        if let (Some(m), Some(given)) = (method.as_mut(), &t.hyper) {
+            for (name, value) in given {
+                if let Err(e) = m.set(name, value) {
+                    self.problem(&format!("{p}.hyper.{name}"), e);
+                }
+            }
+        }
+        let table = TableSpec {
+            rules: t.rules.clone(),
+            ..TableSpec::default()
+        };
+        let rules = self.stage_rules(p, &table, &spec.table());
+        if let Some(r) = &rules
+            && let Err(e) = dhumbal_agents::tabular::check_rules(r)
+        {
+            self.problem(&at(p, "rules"), e);
+        }
+        let reward_name = t.reward.clone().unwrap_or_else(|| "win".into());
+        let reward = match reward_name.as_str() {
+            "win" => Some(TabularReward::Win),
+            "points" => Some(TabularReward::Points),
+            _ => {
+                self.problem(
+                    &at(p, "reward"),
+                    format!(
+                        "expected win (1 for winning the game) or points (also minus each round's points), got `{reward_name}`"
+                    ),
+                );
+                None
+            }
+        };
+        let given = t
+            .opponents
+            .clone()
+            .unwrap_or_else(|| vec![Value::from("random")]);
+        if given.is_empty() {
+            self.problem(
+                &at(p, "opponents"),
+                "lists no opponents: give agent entries",
+            );
+        }
+        let mut opponents = Vec::new();
+        for (j, o) in given.iter().enumerate() {
+            let op = format!("{p}.opponents.{j}");
+            if o.as_str() == Some("self") {
+                self.problem(
+                    &op,
+                    "self-play is for networks; a tabular learner plays the agents listed",
+                );
+            } else if let Some(x) = self.short_agent(o, &op, rules.as_ref()) {
+                opponents.push(x);
+            }
+        }
+        let train_seed = t.seed.unwrap_or(seed);
+        let ev = t.evaluate.clone().unwrap_or_default();
+        if ev.deals.is_some() {
+            self.problem(
+                &format!("{p}.evaluate.deals"),
+                "a tabular learner is evaluated on whole games: write `games:`",
+            );
+        }
+        let against = self.evaluation_against(&ev, p, rules.as_ref());
+        if ev.games == Some(0) {
+            self.problem(&format!("{p}.evaluate.games"), "must be at least 1");
+        }
+        let evaluation = TabularEvaluation {
+            every: ev.every.unwrap_or((t.episodes / 20).max(1)),
+            games: ev.games.unwrap_or(200),
+            against,
+            seed: ev.seed.unwrap_or(train_seed.wrapping_add(1)),
+        };
+        if !t.checkpoint.ends_with(".csv") {
+            self.problem(
+                &at(p, "checkpoint"),
+                "a tabular policy is a CSV table: give a path ending in .csv, relative to the scenario file",
+            );
+        }
+        if self.reported > before {
+            return None;
+        }
+        let (method, rules, reward) = (method?, rules?, reward?);
+        let resolved = serde_json::json!({
+            "id": t.id,
+            "algorithm": method.name(),
+            "hyper": method.to_json(),
+            "rules": RulesSpec::from_variant(rules.variant()),
+            "episodes": t.episodes,
+            "opponents": given,
+            "reward": reward_name,
+            "seed": train_seed,
+            "evaluate": {
+                "every": evaluation.every,
+                "games": evaluation.games,
+                "against": evaluation.against.iter().map(|(id, r)| {
+                    let mut m = serde_json::Map::new();
+                    m.insert("id".into(), Value::from(id.clone()));
+                    m.extend(r.describe());
+                    Value::Object(m)
+                }).collect::<Vec<_>>(),
+                "seed": evaluation.seed,
+            },
+            "checkpoint": t.checkpoint,
+        });
+        // The evaluation never touches learning: it stays out of the hash.
+        let mut learned = resolved.clone();
+        if let Some(m) = learned.as_object_mut() {
+            m.remove("evaluate");
+        }
+        let hash = format!(
+            "{:016x}",
+            dhumbal_game::hash::fnv1a(serde_json::to_string(&learned).expect("JSON").as_bytes())
+        );
+        Some(Training {
+            plan: Plan::Tabular(TabularPlan {
+                id: t.id.clone(),
+                method,
+                rules,
+                episodes: t.episodes,
+                opponents,
+                reward,
+                seed: train_seed,
+                evaluation: Some(evaluation),
+                policy: folder.join(&t.checkpoint),
+                scenario_hash: hash,
+                program: crate::dataset::PROGRAM.to_string(),
+            }),
+            spec: resolved,
         })
     }
 }

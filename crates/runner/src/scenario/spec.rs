@@ -148,7 +148,8 @@ impl JsonSchema for AgentSpec {
 pub struct TrainSpec {
     /// Names the run (its records go to `<output>/train/<id>/`).
     pub id: String,
-    /// `dqn`, `ddqn` (Double DQN) or `ppo`.
+    /// `dqn`, `ddqn` (Double DQN) or `ppo` (networks), or `q-learning` or `value-iteration`
+    /// (seed 001's tabular policy over 1,600 states, two players; docs/tabular.md).
     pub algorithm: String,
     /// `cards` (default: every legal action scored from its cards) or `paper` (the paper's
     /// 117 features and 128 outputs).
@@ -185,7 +186,8 @@ pub struct TrainSpec {
     /// Evaluation during training; default every episodes/20 against `random` on 200 deals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluate: Option<EvaluateSpec>,
-    /// Where the checkpoint goes (.safetensors), relative to the scenario file.
+    /// Where the checkpoint goes (.safetensors; a tabular policy: .csv), relative to the
+    /// scenario file.
     pub checkpoint: String,
     /// `auto` (default: CUDA when present), `cpu` or `cuda`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,6 +204,10 @@ pub struct EvaluateSpec {
     /// Deals per evaluation, each played with the learner in every seat (default 200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deals: Option<u64>,
+    /// Tabular learners: games to elimination per evaluation, each played with the learner in
+    /// both seats (default 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games: Option<u64>,
     /// Opponents it is measured against, each filling every other seat: kinds or agent
     /// entries (default [random]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
