@@ -77,21 +77,29 @@ pub fn evaluate(
         .iter()
         .map(|r| f64::from(r.wins) / players as f64)
         .collect();
-    let mean = per_deal.iter().sum::<f64>() / n;
-    let var = if deals > 1 {
-        per_deal.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    let half = 1.96 * (var / n).sqrt();
+    let (mean, low, high) = mean_interval(&per_deal);
     Ok(EvalRecord {
         episode,
         opponent: opponent.0.to_string(),
         rounds: deals * players as u64,
         deals,
         win_rate: mean,
-        low: (mean - half).max(0.0),
-        high: (mean + half).min(1.0),
+        low,
+        high,
         mean_reward: results.iter().map(|r| r.reward).sum::<f64>() / (n * players as f64),
     })
+}
+
+/// The mean of per-unit win rates (a deal's or a game's seats averaged first) with its 95%
+/// normal interval by unit, clipped to [0, 1].
+pub(crate) fn mean_interval(per_unit: &[f64]) -> (f64, f64, f64) {
+    let n = per_unit.len().max(1) as f64;
+    let mean = per_unit.iter().sum::<f64>() / n;
+    let var = if per_unit.len() > 1 {
+        per_unit.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let half = 1.96 * (var / n).sqrt();
+    (mean, (mean - half).max(0.0), (mean + half).min(1.0))
 }

@@ -233,6 +233,9 @@ pub struct TabularEvaluation {
     pub seed: u64,
 }
 
+/// One step: (state, macro, reward, the next state or `None` at the end of the game).
+type Step = (u16, u8, f64, Option<u16>);
+
 /// One step's experience, and the Q-learning update when there is a table to update.
 struct Steps {
     /// The last turn's state and macro, and the reward gathered since.
@@ -242,8 +245,8 @@ struct Steps {
     reward: TabularReward,
     point_scale: f64,
     rules: Arc<Rules>,
-    /// (state, action, reward, next state or None at the end) as they happen.
-    log: Vec<(u16, u8, f64, Option<u16>)>,
+    /// The steps as they happen.
+    log: Vec<Step>,
 }
 
 impl Steps {
@@ -348,56 +351,83 @@ impl Chooser for Learner<'_> {
     }
 }
 
-/// One game with the learner in `seat` and `others` elsewhere; returns the record.
+/// What one game gave the learner.
+struct GameResult {
+    /// Its points over the game, as a reward (minus the points taken).
+    reward: f64,
+    won: bool,
+    calls: u32,
+    successful_calls: u32,
+    turns: u32,
+    rounds: u32,
+}
+
+/// One game to elimination of `seed`'s game `game`, `learner` in `seat` and `opponent` in the
+/// other; the learner keeps agent slot 0 whatever its seat, so a game is the same cards and
+/// streams in both seats.
 fn play_game(
     rules: &Arc<Rules>,
     seed: u64,
     game: u64,
     seat: usize,
-    learner: &mut MacroAgent<Learner<'_>>,
+    learner: &mut dyn Agent,
     opponent: &mut dyn Agent,
-    names: String,
-) -> Result<EpisodeRecord, String> {
+) -> Result<GameResult, String> {
     let slots: Vec<u32> = (0..2).map(|s| u32::from(s != seat)).collect();
     let mut streams = ChaChaStreams::new(seed, deal_id(game, 0), &slots);
     let mut table = Table::new((**rules).clone());
-    let mut seats: Vec<&mut dyn Agent> = if seat == 0 {
-        vec![learner, opponent]
+    let mut seats: [&mut dyn Agent; 2] = if seat == 0 {
+        [learner, opponent]
     } else {
-        vec![opponent, learner]
+        [opponent, learner]
     };
     table.start_game(&mut seats);
-    let (mut reward, mut called, mut success, mut turns, mut rounds) =
-        (0.0, 0u32, 0u32, 0u32, 0u32);
+    let mut r = GameResult {
+        reward: 0.0,
+        won: false,
+        calls: 0,
+        successful_calls: 0,
+        turns: 0,
+        rounds: 0,
+    };
     while !table.game_over() {
         streams.set_deal(deal_id(game, table.rounds_played()));
         let o = table
             .play_round(&mut seats, &mut streams, &mut ())
             .map_err(|e| e.to_string())?;
-        reward += round_reward(rules, &o, seat);
+        r.reward += round_reward(rules, &o, seat);
         if o.caller == Some(seat) {
-            called += 1;
-            success += u32::from(o.call_success);
+            r.calls += 1;
+            r.successful_calls += u32::from(o.call_success);
         }
-        turns += o.turns;
-        rounds += 1;
+        r.turns += o.turns;
+        r.rounds += 1;
     }
     table.end_game(&mut seats);
-    let won = table.leader() == seat;
-    Ok(EpisodeRecord {
+    r.won = table.leader() == seat;
+    Ok(r)
+}
+
+/// A training game's record.
+fn record(game: u64, seat: usize, opponent: &str, r: &GameResult, epsilon: f64) -> EpisodeRecord {
+    EpisodeRecord {
         episode: game,
         seat,
-        opponents: names,
-        reward,
-        win: won,
-        called: called > 0,
-        call_success: called > 0 && success == called,
-        steps: turns,
-        turns: rounds,
+        opponents: if seat == 0 {
+            format!("learner {opponent}")
+        } else {
+            format!("{opponent} learner")
+        },
+        reward: r.reward,
+        win: r.won,
+        called: r.calls > 0,
+        call_success: r.calls > 0 && r.successful_calls == r.calls,
+        steps: r.rounds,
+        turns: r.turns,
         loss: f64::NAN,
-        epsilon: f64::NAN,
+        epsilon,
         entropy: f64::NAN,
-    })
+    }
 }
 
 /// The learner's seat and opponent for game `game` (from the seating stream).
@@ -408,8 +438,20 @@ fn draw(plan: &TabularPlan, game: u64) -> (usize, usize) {
     (seat, k)
 }
 
-fn steps_for(plan: &TabularPlan, seat: usize, point_scale: f64) -> Steps {
-    Steps {
+/// Plays training game `game`: the learner acting by `acting`, seat and opponent drawn from
+/// the seating stream. Returns its record and the learner's steps (empty for Q-learning,
+/// which uses each step as it happens).
+fn train_game(
+    plan: &TabularPlan,
+    game: u64,
+    point_scale: f64,
+    acting: Acting<'_>,
+    epsilon: f64,
+) -> Result<(EpisodeRecord, Vec<Step>), String> {
+    let (seat, k) = draw(plan, game);
+    let (name, recipe) = &plan.opponents[k];
+    let mut other = recipe.build(name);
+    let steps = Steps {
         prev: None,
         acc: 0.0,
         seat,
@@ -417,7 +459,20 @@ fn steps_for(plan: &TabularPlan, seat: usize, point_scale: f64) -> Steps {
         point_scale,
         rules: plan.rules.clone(),
         log: Vec::new(),
-    }
+    };
+    let mut learner = MacroAgent::new("learner", Learner { acting, steps });
+    let r = play_game(
+        &plan.rules,
+        plan.seed,
+        game,
+        seat,
+        &mut learner,
+        other.as_mut(),
+    )?;
+    Ok((
+        record(game, seat, name, &r, epsilon),
+        std::mem::take(&mut learner.chooser.steps.log),
+    ))
 }
 
 /// Evaluates a policy table: against each opponent, `games` games, the learner once in each
@@ -434,50 +489,28 @@ pub fn evaluate(
         let results: Vec<(u32, f64)> = (0..ev.games)
             .into_par_iter()
             .map(|g| {
-                let mut wins = 0;
-                let mut total = 0.0;
+                let (mut wins, mut total) = (0, 0.0);
                 for seat in 0..2 {
                     let mut me = MacroAgent::new("learner", TableChooser(table.clone()));
                     let mut other = recipe.build(name);
-                    let slots: Vec<u32> = (0..2).map(|s| u32::from(s != seat)).collect();
-                    let mut streams = ChaChaStreams::new(ev.seed, deal_id(g, 0), &slots);
-                    let mut t = Table::new((**rules).clone());
-                    let mut seats: Vec<&mut dyn Agent> = if seat == 0 {
-                        vec![&mut me, other.as_mut()]
-                    } else {
-                        vec![other.as_mut(), &mut me]
-                    };
-                    t.start_game(&mut seats);
-                    while !t.game_over() {
-                        streams.set_deal(deal_id(g, t.rounds_played()));
-                        let o = t
-                            .play_round(&mut seats, &mut streams, &mut ())
-                            .map_err(|e| e.to_string())?;
-                        total += round_reward(rules, &o, seat);
-                    }
-                    t.end_game(&mut seats);
-                    wins += u32::from(t.leader() == seat);
+                    let r = play_game(rules, ev.seed, g, seat, &mut me, other.as_mut())?;
+                    wins += u32::from(r.won);
+                    total += r.reward;
                 }
                 Ok((wins, total))
             })
             .collect::<Result<_, String>>()?;
-        let n = ev.games.max(1) as f64;
         let per: Vec<f64> = results.iter().map(|r| f64::from(r.0) / 2.0).collect();
-        let mean = per.iter().sum::<f64>() / n;
-        let var = if ev.games > 1 {
-            per.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-        } else {
-            0.0
-        };
-        let half = 1.96 * (var / n).sqrt();
+        let (mean, low, high) = crate::evaluate::mean_interval(&per);
+        let n = ev.games.max(1) as f64;
         out.push(EvalRecord {
             episode,
             opponent: name.clone(),
             rounds: ev.games * 2,
             deals: ev.games,
             win_rate: mean,
-            low: (mean - half).max(0.0),
-            high: (mean + half).min(1.0),
+            low,
+            high,
             mean_reward: results.iter().map(|r| r.1).sum::<f64>() / (n * 2.0),
         });
     }
@@ -568,40 +601,15 @@ fn q_learning(
         let game = done;
         let frac = (game as f64 / p.epsilon_episodes as f64).min(1.0);
         let epsilon = p.epsilon_start + (p.epsilon_end - p.epsilon_start) * frac;
-        let (seat, k) = draw(plan, game);
-        let (name, recipe) = &plan.opponents[k];
-        let mut other = recipe.build(name);
-        let names = if seat == 0 {
-            format!("learner {name}")
-        } else {
-            format!("{name} learner")
+        let PolicyTable { values, visits, .. } = &mut table;
+        let acting = Acting::Q {
+            q: values,
+            visits,
+            alpha: p.alpha,
+            gamma: p.gamma,
+            epsilon,
         };
-        let mut record = {
-            let PolicyTable { values, visits, .. } = &mut table;
-            let mut learner = MacroAgent::new(
-                "learner",
-                Learner {
-                    acting: Acting::Q {
-                        q: values,
-                        visits,
-                        alpha: p.alpha,
-                        gamma: p.gamma,
-                        epsilon,
-                    },
-                    steps: steps_for(plan, seat, p.point_scale),
-                },
-            );
-            play_game(
-                &plan.rules,
-                plan.seed,
-                game,
-                seat,
-                &mut learner,
-                other.as_mut(),
-                names,
-            )?
-        };
-        record.epsilon = epsilon;
+        let (record, _) = train_game(plan, game, p.point_scale, acting, epsilon)?;
         batch.push(record);
         done += 1;
         if batch.len() == 1000 || done == plan.episodes {
@@ -682,38 +690,14 @@ fn value_iteration(
             break;
         }
         let n = p.samples.min(plan.episodes - done);
-        let games: Vec<(EpisodeRecord, Vec<(u16, u8, f64, Option<u16>)>)> = (done..done + n)
+        let games: Vec<(EpisodeRecord, Vec<Step>)> = (done..done + n)
             .into_par_iter()
             .map(|game| {
-                let (seat, k) = draw(plan, game);
-                let (name, recipe) = &plan.opponents[k];
-                let mut other = recipe.build(name);
-                let mut learner = MacroAgent::new(
-                    "learner",
-                    Learner {
-                        acting: Acting::Explore {
-                            policy: &policy,
-                            explore: p.explore,
-                        },
-                        steps: steps_for(plan, seat, p.point_scale),
-                    },
-                );
-                let names = if seat == 0 {
-                    format!("learner {name}")
-                } else {
-                    format!("{name} learner")
+                let acting = Acting::Explore {
+                    policy: &policy,
+                    explore: p.explore,
                 };
-                let mut r = play_game(
-                    &plan.rules,
-                    plan.seed,
-                    game,
-                    seat,
-                    &mut learner,
-                    other.as_mut(),
-                    names,
-                )?;
-                r.epsilon = p.explore;
-                Ok((r, std::mem::take(&mut learner.chooser.steps.log)))
+                train_game(plan, game, p.point_scale, acting, p.explore)
             })
             .collect::<Result<_, String>>()?;
         let mut records = Vec::with_capacity(games.len());

@@ -687,6 +687,33 @@ fn rules_path(prefix: &str, own: &TableSpec, defaults: &TableSpec, field: &str) 
     at(if top { "" } else { prefix }, &format!("rules.{field}"))
 }
 
+/// Agents as the manifest describes them: each one's id, then its resolved entry.
+fn described(agents: &[(String, Arc<dyn dhumbal_agents::Recipe>)]) -> Vec<Value> {
+    agents
+        .iter()
+        .map(|(id, r)| {
+            let mut m = serde_json::Map::new();
+            m.insert("id".into(), Value::from(id.clone()));
+            m.extend(r.describe());
+            Value::Object(m)
+        })
+        .collect()
+}
+
+/// The hash of a resolved training entry without the keys that do not change what it learns.
+fn learned_hash(resolved: &Value, leave_out: &[&str]) -> String {
+    let mut learned = resolved.clone();
+    if let Some(m) = learned.as_object_mut() {
+        for k in leave_out {
+            m.remove(*k);
+        }
+    }
+    format!(
+        "{:016x}",
+        dhumbal_game::hash::fnv1a(serde_json::to_string(&learned).expect("JSON").as_bytes())
+    )
+}
+
 impl Resolver<'_> {
     /// The `train:` entries. Their checkpoints are noted first, so that agents resolved after
     /// (the stages' seats, and opponents that are other trainings' checkpoints) may name them
@@ -947,27 +974,14 @@ impl Resolver<'_> {
             "evaluate": {
                 "every": evaluation.every,
                 "deals": evaluation.deals,
-                "against": evaluation.against.iter().map(|(id, r)| {
-                    let mut m = serde_json::Map::new();
-                    m.insert("id".into(), Value::from(id.clone()));
-                    m.extend(r.describe());
-                    Value::Object(m)
-                }).collect::<Vec<_>>(),
+                "against": described(&evaluation.against),
                 "seed": evaluation.seed,
             },
             "checkpoint": t.checkpoint,
         });
         // The hash covers what the network learns from: not the episode count (training
         // further resumes the same run) nor the evaluation (it never touches training).
-        let mut learned = resolved.clone();
-        if let Some(m) = learned.as_object_mut() {
-            m.remove("episodes");
-            m.remove("evaluate");
-        }
-        let hash = format!(
-            "{:016x}",
-            dhumbal_game::hash::fnv1a(serde_json::to_string(&learned).expect("JSON").as_bytes())
-        );
+        let hash = learned_hash(&resolved, &["episodes", "evaluate"]);
         let mut spec_out = resolved;
         spec_out["device"] = Value::from(device_name);
         Some(Training {
@@ -1118,25 +1132,14 @@ impl Resolver<'_> {
             "evaluate": {
                 "every": evaluation.every,
                 "games": evaluation.games,
-                "against": evaluation.against.iter().map(|(id, r)| {
-                    let mut m = serde_json::Map::new();
-                    m.insert("id".into(), Value::from(id.clone()));
-                    m.extend(r.describe());
-                    Value::Object(m)
-                }).collect::<Vec<_>>(),
+                "against": described(&evaluation.against),
                 "seed": evaluation.seed,
             },
             "checkpoint": t.checkpoint,
         });
-        // The evaluation never touches learning: it stays out of the hash.
-        let mut learned = resolved.clone();
-        if let Some(m) = learned.as_object_mut() {
-            m.remove("evaluate");
-        }
-        let hash = format!(
-            "{:016x}",
-            dhumbal_game::hash::fnv1a(serde_json::to_string(&learned).expect("JSON").as_bytes())
-        );
+        // The evaluation never touches learning: it stays out of the hash. (A table is
+        // learned afresh, never resumed: the episode count is in.)
+        let hash = learned_hash(&resolved, &["evaluate"]);
         Some(Training {
             plan: Plan::Tabular(TabularPlan {
                 id: t.id.clone(),
