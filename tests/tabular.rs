@@ -118,6 +118,7 @@ fn a_policy_table_reads_back_bit_for_bit() {
     for i in 0..1600 {
         t.values[i] = [i as f64 / 7.0, -(i as f64).sqrt(), f64::NEG_INFINITY];
         t.visits[i] = i as u64 * 3;
+        t.actions[i] = Macro::ALL[i % 3];
     }
     t.set_meta("rules", "abc");
     let back = PolicyTable::parse(&t.to_csv()).unwrap();
@@ -125,6 +126,12 @@ fn a_policy_table_reads_back_bit_for_bit() {
     let broken = t.to_csv().replace("1,1,1,", "1,1,99,");
     let e = PolicyTable::parse(&broken).unwrap_err();
     assert!(e.contains("field 3 must be 1 to 64"), "{e}");
+    let broken = t.to_csv().replacen(",call,", ",fold,", 1);
+    let e = PolicyTable::parse(&broken).unwrap_err();
+    assert!(
+        e.contains("field 7 must be one of greedy-decrease, delay-collect, call, got `fold`"),
+        "{e}"
+    );
 }
 
 /// Learning from a scenario: both methods, in seconds; the tables are the same bytes on 1 and

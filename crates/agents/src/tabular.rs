@@ -369,6 +369,11 @@ impl<C: Chooser> Agent for MacroAgent<C> {
 pub struct PolicyTable {
     /// Per state (by [`State::index`]): the value of each macro, in [`Macro::ALL`] order.
     pub values: Vec<[f64; 3]>,
+    /// Per state: the macro played when a call is offered (when it is not and this is
+    /// `Call`, the better of the other two by `values`). Q-learning plays the best value
+    /// ([`PolicyTable::play_greedy`]); value iteration keeps a macro until another is clearly
+    /// better, so the two can differ in near-ties.
+    pub actions: Vec<Macro>,
     /// Per state: how often it was met while learning (visits, or Monte-Carlo samples).
     pub visits: Vec<u64>,
     /// `key: value` lines: method, rules, scenario hash, ...
@@ -381,15 +386,28 @@ impl PolicyTable {
     pub fn new() -> PolicyTable {
         PolicyTable {
             values: vec![[0.0; 3]; STATES],
+            actions: vec![Macro::GreedyDecrease; STATES],
             visits: vec![0; STATES],
             meta: Vec::new(),
         }
     }
 
-    /// The macro played in a state when a call is offered (ties: greedy-decrease, then
-    /// delay-collect, then call).
-    pub fn action(&self, i: usize) -> Macro {
-        Macro::best(&self.values[i], true)
+    /// The macro played in state `i` (by [`State::index`]), `Call` left out when a call is
+    /// not offered.
+    #[inline]
+    pub fn action(&self, i: usize, may_call: bool) -> Macro {
+        match self.actions[i] {
+            Macro::Call if !may_call => Macro::best(&self.values[i], false),
+            a => a,
+        }
+    }
+
+    /// Plays the best value in every state (ties: greedy-decrease, then delay-collect, then
+    /// call).
+    pub fn play_greedy(&mut self) {
+        for (a, v) in self.actions.iter_mut().zip(&self.values) {
+            *a = Macro::best(v, true);
+        }
     }
 
     pub fn meta(&self, key: &str) -> &str {
@@ -427,7 +445,7 @@ impl PolicyTable {
                 v[0],
                 v[1],
                 v[2],
-                self.action(i).name(),
+                self.actions[i].name(),
                 self.visits[i]
             );
         }
@@ -501,6 +519,13 @@ impl PolicyTable {
                     format!("line {line_no}: field {} is not a number: `{}`", 4 + k, f[3 + k])
                 })?;
             }
+            table.actions[i] = Macro::from_name(f[6]).ok_or_else(|| {
+                format!(
+                    "line {line_no}: field 7 must be one of {}, got `{}`",
+                    Macro::NAMES.join(", "),
+                    f[6]
+                )
+            })?;
             table.visits[i] = int(7, 0, u64::MAX)?;
         }
         let missing = seen.iter().filter(|s| !**s).count();
@@ -524,7 +549,7 @@ pub struct TableChooser(pub Arc<PolicyTable>);
 
 impl Chooser for TableChooser {
     fn choose(&mut self, state: State, may_call: bool, _rng: &mut dyn RandomSource) -> Macro {
-        Macro::best(&self.0.values[state.index()], may_call)
+        self.0.action(state.index(), may_call)
     }
 }
 

@@ -621,12 +621,14 @@ fn q_learning(
                 event(Event::Episodes(&batch));
                 batch.clear();
             }
+            table.play_greedy();
             evaluate_now(plan, &table, done, event)?;
         }
     }
     if !batch.is_empty() {
         event(Event::Episodes(&batch));
     }
+    table.play_greedy();
     if plan.evaluation.is_some() && !stopped && !due(plan, done - 1, done) {
         evaluate_now(plan, &table, done, event)?;
     }
@@ -673,16 +675,15 @@ fn value_iteration(
             }
         })
         .collect();
-    for (i, m) in policy.iter().enumerate() {
-        // A table that plays the starting policy, for the first evaluation.
-        table.values[i][m.index()] = 1e-9;
-    }
+    table.actions.clone_from(&policy);
     evaluate_now(plan, &table, 0, event)?;
     let mut counts: Vec<Counts> = vec![Counts::default(); STATES * 3];
     let mut done = 0u64;
     let mut iterations = 0u32;
     let mut converged = false;
     let mut stopped = false;
+    // States whose macro changed, per estimation (how far from converged it is).
+    let mut changes: Vec<String> = Vec::new();
     let mut v = vec![0.0f64; STATES];
     while done < plan.episodes {
         if stop.load(Ordering::Relaxed) {
@@ -732,6 +733,8 @@ fn value_iteration(
                 policy[i] = m;
             }
         }
+        table.actions.clone_from(&policy);
+        changes.push(changed.to_string());
         if due(plan, before, done) || done >= plan.episodes || changed == 0 {
             evaluate_now(plan, &table, done, event)?;
         }
@@ -747,6 +750,7 @@ fn value_iteration(
         &[
             ("iterations", iterations.to_string()),
             ("converged", converged.to_string()),
+            ("changes", changes.join(" ")),
         ],
     );
     table

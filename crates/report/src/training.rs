@@ -208,6 +208,8 @@ struct PolicyRow {
     opponent: usize,
     value: usize,
     q: [f64; 3],
+    /// The macro played (0 greedy-decrease, 1 delay-collect, 2 call).
+    action: usize,
     visits: u64,
 }
 
@@ -226,6 +228,10 @@ fn read_policy(path: &Path) -> Result<Vec<PolicyRow>> {
             opponent: f[1].parse()?,
             value: f[2].parse()?,
             q: [f[3].parse()?, f[4].parse()?, f[5].parse()?],
+            action: ["greedy-decrease", "delay-collect", "call"]
+                .iter()
+                .position(|&a| a == f[6])
+                .ok_or_else(|| anyhow::anyhow!("{}: unknown action `{}`", path.display(), f[6]))?,
             visits: f[7].parse()?,
         });
     }
@@ -240,20 +246,11 @@ const MIN_VISITS: u64 = 100;
 /// [`MIN_VISITS`] times while learning: (e) for each number of cards held and each number the
 /// opponent holds, the calling threshold (the highest hand value up to which the policy calls
 /// in every such state); (f) the share of those states where it plays delay-collect; (g) the
-/// value of the best action against the hand value, one line per number of cards held
+/// value of the macro played against the hand value, one line per number of cards held
 /// (opponent's cards weighted by how often each state was met).
 pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
     let rows = read_policy(path)?;
     let title = |t: &'static str| if titles { t } else { "" };
-    let best = |q: &[f64; 3]| {
-        let mut b = 0;
-        for a in 1..3 {
-            if q[a] > q[b] {
-                b = a;
-            }
-        }
-        b
-    };
     let mut files = Vec::new();
     let mut call_at = Vec::new();
     let mut delay = Vec::new();
@@ -272,12 +269,12 @@ pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathB
             // where it does not call.
             let highest = met
                 .iter()
-                .take_while(|r| best(&r.q) == 2)
+                .take_while(|r| r.action == 2)
                 .map(|r| r.value)
                 .last()
                 .unwrap_or(0);
             calls.push((opp as f64, highest as f64));
-            let d = met.iter().filter(|r| best(&r.q) == 1).count();
+            let d = met.iter().filter(|r| r.action == 1).count();
             delays.push((opp as f64, 100.0 * d as f64 / met.len() as f64));
         }
         let label = format!("{own} card{} held", if own == 1 { "" } else { "s" });
@@ -314,7 +311,7 @@ pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathB
             }
             let x: f64 = met
                 .iter()
-                .map(|r| r.visits as f64 * r.q[best(&r.q)])
+                .map(|r| r.visits as f64 * r.q[r.action])
                 .sum::<f64>()
                 / n as f64;
             if x.is_finite() {
@@ -329,7 +326,7 @@ pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathB
     let fig = lines(
         title("(g) Value function"),
         "hand value",
-        "value of the best macro action",
+        "value of the macro played",
         &values,
         Width::OneColumn,
     )?;
