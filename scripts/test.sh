@@ -13,8 +13,20 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test --locked --release --workspace --all-targets --features torch 2>&1 | tee "$log"
+# The Python package's crate is an extension module (no libpython to link a test binary
+# against): it is tested through Python below.
+cargo test --locked --release --workspace --exclude dhumbal-python --all-targets --features torch 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+# The Python package (docs/python.md): built and installed into .venv, then its tests.
+python="skipped (the Rust tests failed)"
+if [ "$status" -eq 0 ]; then
+    if bash scripts/setup-python.sh && "$VIRTUAL_ENV/bin/python" -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee -a "$log"; then
+        python="ok"
+    else
+        python="FAILED"
+        status=1
+    fi
+fi
 # The study on a real Slurm cluster (docs/cluster.md): a one-node cluster from Debian's
 # packages, started and stopped by the script; it needs root to install and run the daemons.
 slurm="skipped (needs root and apt-get: scripts/slurm/test-local.sh)"
@@ -27,9 +39,18 @@ if [ "$status" -eq 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 
     fi
 fi
 set -e
-awk -v status="$status" -v slurm="$slurm" '
+awk -v status="$status" -v slurm="$slurm" -v python="$python" '
     /^test result:/ { passed += $4; failed += $6; ignored += $8; binaries++ }
+    # pytest: "12 passed, 1 failed in 30.1s"
+    /^[0-9]+ (passed|failed).* in [0-9.]+s/ {
+        for (i = 1; i < NF; i++) {
+            if ($(i + 1) ~ /^passed/) { passed += $i }
+            if ($(i + 1) ~ /^failed/) { failed += $i }
+        }
+        binaries++
+    }
     END {
+        printf "python tests: %s\n", python
         printf "slurm test: %s\n", slurm
         printf "%s: %d tests passed, %d failed, %d ignored (%d test binaries)\n",
             (status == 0 ? "ok" : "FAILED"), passed, failed, ignored, binaries

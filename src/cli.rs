@@ -333,7 +333,17 @@ fn parse_generator(s: &str) -> Result<Generator, String> {
 
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    main_from(std::env::args_os())
+}
+
+/// Runs the CLI on these arguments (the first is the program's name), as `dhumbal-run` would:
+/// how the Python package's `dhumbal.run` runs a scenario in its own process.
+pub fn main_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

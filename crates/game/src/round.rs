@@ -385,6 +385,21 @@ impl Table {
         Ok(outcome)
     }
 
+    /// Plays one round with `seats` deciding for every seat, as [`Table::play_round`] does but
+    /// without the agents' `round_start` and `round_end` notices, which are the caller's: how a
+    /// driver that is not a set of [`Agent`]s (a Python environment waiting for its player's
+    /// action) plays the engine's own rounds.
+    pub fn play_round_with<S: Seats + ?Sized>(
+        &mut self,
+        seats: &mut S,
+        streams: &mut dyn Streams,
+        observer: &mut impl Observer,
+    ) -> Result<RoundOutcome, PlayError> {
+        let outcome = RoundPlay::new(self, streams).run(seats, streams, observer)?;
+        self.apply(&outcome);
+        Ok(outcome)
+    }
+
     /// Plays the rest of a round from `state`, with `seat` to move at `at`, and returns how it
     /// ended without applying it to the table. This is how a search agent simulates a
     /// determinized world with the engine's own rules.
@@ -580,9 +595,9 @@ impl<'t> RoundPlay<'t> {
         }
     }
 
-    fn run<A: Agent>(
+    fn run<S: Seats + ?Sized>(
         mut self,
-        agents: &mut [A],
+        agents: &mut S,
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<RoundOutcome, PlayError> {

@@ -1,0 +1,35 @@
+"""Dhumbal (Jhyap in Nepal, Yaniv in Israel) for reinforcement learning and experiments.
+
+- `dhumbal.env(...)`: a PettingZoo AEC environment, one agent per seat.
+- `dhumbal.DhumbalEnv(...)`: a Gymnasium environment, one learner seat against opponents
+  given as scenario agent entries (built-in kinds, Rhai scripts, trained checkpoints).
+- `dhumbal.DhumbalVectorEnv(num_envs, ...)`: many such tables stepped together in Rust.
+- `dhumbal.run("scenario.yaml")` / `dhumbal.read(folder)`: scenario runs and their records
+  as DataFrames.
+
+Observations use exactly the encodings of the Rust learning agents (`cards`, the default, and
+`paper`), so a policy trained here can be saved as a checkpoint and seated in a tournament.
+The engine, agents and encodings are the `dhumbal-run` Rust code (docs/python.md).
+"""
+
+from ._native import ACTION_SLOTS, agent_kinds, validate
+from .aec import DhumbalAEC, env, raw_env
+from .checkpoint import save_checkpoint, load_checkpoint
+from .gym import DhumbalEnv, DhumbalVectorEnv
+from .runs import RunError, read, run
+
+__all__ = [
+    "ACTION_SLOTS",
+    "DhumbalAEC",
+    "DhumbalEnv",
+    "DhumbalVectorEnv",
+    "RunError",
+    "agent_kinds",
+    "env",
+    "load_checkpoint",
+    "raw_env",
+    "read",
+    "run",
+    "save_checkpoint",
+    "validate",
+]

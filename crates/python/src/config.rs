@@ -1,0 +1,281 @@
+//! An environment's configuration, as the Python side sends it (JSON), checked once: the
+//! rules through the scenario's own `rules:` section, opponents through the agent registry,
+//! with the messages `dhumbal-run validate` gives (the field's path, what would be valid).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use dhumbal_agents::family::Context;
+use dhumbal_agents::neural::Encoding;
+use dhumbal_agents::{AgentLog, Recipe, registry};
+use dhumbal_game::Rules;
+use dhumbal_game::rules::Scoring;
+use dhumbal_runner::scenario::RulesSpec;
+
+/// Where the one Python player sits in each game (when Python does not play every seat).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeatChoice {
+    /// Game `g` in seat `g mod players`.
+    Rotate,
+    /// Drawn per game from the seating stream of (seed, game).
+    Random,
+    Fixed(usize),
+}
+
+/// What a seat is rewarded for at the end of each round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RewardKind {
+    /// Coins won or lost, or minus the points taken (as the records count them).
+    Score,
+    /// 1 to the round's winner.
+    Win,
+}
+
+/// A checked configuration.
+pub struct Setup {
+    pub rules: Arc<Rules>,
+    /// The rules as a scenario would write them in full (JSON), for Python's repr and metadata.
+    pub rules_json: String,
+    pub encoding: Encoding,
+    /// Agents for the seats Python does not play, in seat order after the Python player's
+    /// (empty: Python plays every seat).
+    pub opponents: Vec<(String, Arc<dyn Recipe>)>,
+    pub seat: SeatChoice,
+    pub reward: RewardKind,
+    /// Round rewards are divided by this.
+    pub reward_scale: f64,
+    /// Points games: the game's winner gets this at its end, every other seat minus this
+    /// divided by the others' number (zero-sum).
+    pub game_reward: f64,
+    /// Coin scoring: rounds per episode.
+    pub rounds: u32,
+}
+
+const KEYS: &[&str] = &[
+    "rules",
+    "opponents",
+    "seat",
+    "encoding",
+    "reward",
+    "reward_scale",
+    "game_reward",
+    "rounds",
+];
+
+impl Setup {
+    pub fn all_seats(&self) -> bool {
+        self.opponents.is_empty()
+    }
+
+    pub fn points(&self) -> bool {
+        matches!(self.rules.variant().scoring, Scoring::Points(_))
+    }
+
+    pub fn parse(config: &str, base: &Path) -> Result<Setup, String> {
+        let v: Value = serde_json::from_str(config).map_err(|e| format!("configuration: {e}"))?;
+        let o = v.as_object().ok_or("configuration: expected an object")?;
+        for k in o.keys() {
+            if !KEYS.contains(&k.as_str()) {
+                return Err(format!(
+                    "unknown setting `{k}`; the settings are: {}",
+                    KEYS.join(", ")
+                ));
+            }
+        }
+        let rules = rules(o.get("rules").unwrap_or(&Value::Null))?;
+        let name = o.get("encoding").and_then(Value::as_str).unwrap_or("cards");
+        let encoding = Encoding::from_name(name).ok_or_else(|| {
+            format!(
+                "encoding: unknown encoding `{name}`; valid: {}",
+                Encoding::NAMES.join(", ")
+            )
+        })?;
+        let players = rules.players();
+        let entries = match o.get("opponents") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a.clone(),
+            Some(other) => {
+                return Err(format!(
+                    "opponents: expected a list of agent entries, got {other}"
+                ));
+            }
+        };
+        if !entries.is_empty() && entries.len() != players - 1 {
+            return Err(format!(
+                "opponents: {} given for a table of {players} players: list one per seat the learner does not take ({}), or none to play every seat from Python",
+                entries.len(),
+                players - 1
+            ));
+        }
+        let rules = Arc::new(rules);
+        let mut cx = Cx {
+            rules: Some(rules.clone()),
+            base: base.to_path_buf(),
+            problems: Vec::new(),
+            log: Arc::new(AgentLog::default()),
+        };
+        let mut opponents = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            // A bare kind name is an entry too, as in a scenario's lists of opponents.
+            let entry = match e {
+                Value::String(s) => Value::Object(Map::from_iter([(
+                    "kind".to_string(),
+                    Value::String(s.clone()),
+                )])),
+                other => other.clone(),
+            };
+            let at = format!("opponents.{i}");
+            if let Some(recipe) = registry::resolve(&entry, &mut cx, &at) {
+                let id = entry
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| recipe.default_id(), str::to_string);
+                opponents.push((id, recipe));
+            }
+        }
+        if !cx.problems.is_empty() {
+            let lines: Vec<String> = cx
+                .problems
+                .iter()
+                .map(|(field, m)| format!("  {field}: {m}"))
+                .collect();
+            return Err(format!(
+                "{} problem{} with the opponents:\n{}",
+                lines.len(),
+                if lines.len() == 1 { "" } else { "s" },
+                lines.join("\n")
+            ));
+        }
+        let seat = match o.get("seat") {
+            None | Some(Value::Null) => SeatChoice::Rotate,
+            Some(Value::String(s)) if s == "rotate" => SeatChoice::Rotate,
+            Some(Value::String(s)) if s == "random" => SeatChoice::Random,
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|s| (s as usize) < players) => {
+                SeatChoice::Fixed(n.as_u64().unwrap_or(0) as usize)
+            }
+            Some(other) => {
+                return Err(format!(
+                    "seat: expected `rotate`, `random` or a seat from 0 to {}, got {other}",
+                    players - 1
+                ));
+            }
+        };
+        let reward = match o.get("reward").and_then(Value::as_str).unwrap_or("score") {
+            "score" => RewardKind::Score,
+            "win" => RewardKind::Win,
+            other => {
+                return Err(format!(
+                    "reward: unknown reward `{other}`; valid: score (coins won or lost, minus the points taken), win (1 for the round's winner)"
+                ));
+            }
+        };
+        let num = |key: &str, default: f64| -> Result<f64, String> {
+            match o.get(key) {
+                None | Some(Value::Null) => Ok(default),
+                Some(v) => v
+                    .as_f64()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| format!("{key}: expected a number, got {v}")),
+            }
+        };
+        let reward_scale = num("reward_scale", 1.0)?;
+        if reward_scale <= 0.0 {
+            return Err(format!("reward_scale: must be above 0, got {reward_scale}"));
+        }
+        let game_reward = num("game_reward", 1.0)?;
+        let rounds = match o.get("rounds") {
+            None | Some(Value::Null) => 1,
+            Some(v) => v
+                .as_u64()
+                .filter(|&r| (1..=1 << 20).contains(&r))
+                .ok_or_else(|| format!("rounds: expected a whole number from 1, got {v}"))?
+                as u32,
+        };
+        let rules_json =
+            serde_json::to_string(&RulesSpec::from_variant(rules.variant())).unwrap_or_default();
+        Ok(Setup {
+            rules,
+            rules_json,
+            encoding,
+            opponents,
+            seat,
+            reward,
+            reward_scale,
+            game_reward,
+            rounds,
+        })
+    }
+}
+
+/// The `rules:` section: a preset name, or a mapping as in a scenario.
+fn rules(v: &Value) -> Result<Rules, String> {
+    let spec: RulesSpec = match v {
+        Value::Null => RulesSpec::default(),
+        Value::String(preset) => serde_json::from_value(serde_json::json!({ "preset": preset }))
+            .map_err(|e| format!("rules: {e}"))?,
+        Value::Object(o) => {
+            // Unknown fields are named, as `validate` does.
+            let known = serde_json::to_value(RulesSpec::from_variant(
+                Rules::new(dhumbal_game::Preset::Paper.variant())
+                    .expect("the paper preset is valid")
+                    .variant(),
+            ))
+            .unwrap_or_default();
+            let mut names: Vec<&str> = known
+                .as_object()
+                .map(|k| k.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            names.push("preset");
+            for k in o.keys() {
+                if !names.contains(&k.as_str()) {
+                    return Err(format!(
+                        "rules: unknown field `{k}`; docs/rules.md lists the fields (e.g. {})",
+                        names[..names.len().min(8)].join(", ")
+                    ));
+                }
+            }
+            serde_json::from_value(v.clone()).map_err(|e| format!("rules: {e}"))?
+        }
+        other => {
+            return Err(format!(
+                "rules: expected a preset name or a mapping, got {other}"
+            ));
+        }
+    };
+    let variant = spec.to_variant().map_err(|problems| {
+        problems
+            .iter()
+            .map(|(f, m)| format!("rules.{f}: {m}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    Rules::new(variant).map_err(|e| format!("rules: {e}"))
+}
+
+/// Resolves agent entries with paths relative to `base`, collecting problems.
+struct Cx {
+    rules: Option<Arc<Rules>>,
+    base: PathBuf,
+    problems: Vec<(String, String)>,
+    log: Arc<AgentLog>,
+}
+
+impl Context for Cx {
+    fn rules(&self) -> Option<&Arc<Rules>> {
+        self.rules.as_ref()
+    }
+
+    fn path(&self, written: &str) -> PathBuf {
+        self.base.join(written)
+    }
+
+    fn problem(&mut self, field: &str, message: String) {
+        self.problems.push((field.to_string(), message));
+    }
+
+    fn log(&self) -> Arc<AgentLog> {
+        self.log.clone()
+    }
+}

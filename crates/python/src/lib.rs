@@ -1,0 +1,514 @@
+//! The native part of the Python package `dhumbal` (`dhumbal._native`): tables of the engine
+//! that stop at the decisions of the players Python controls.
+//!
+//! The engine calls its players ([`Seats`]); an environment must instead hand each decision
+//! to Python and wait for the action. Every table therefore runs the engine's own game loop
+//! (the one tournaments and training use: [`Table::play_round_with`]) inside a stackful
+//! coroutine ([`corosensei`]) that suspends at a Python player's decision, after encoding its
+//! observation, and resumes with the chosen action. Opponents built from scenario agent
+//! entries play inside the coroutine at native speed.
+//!
+//! Python sees one class, [`Tables`]: `n` tables stepped together, writing into NumPy arrays
+//! that Python allocated (no copy on the way out). The Python modules build the PettingZoo AEC
+//! environment (one table, every seat a Python player), the Gymnasium environment (one table,
+//! one learner seat) and the vector environment (`n` tables) on it.
+//!
+//! Reproducible: game `g` of a seed is dealt from the streams of (seed, g) exactly as the
+//! runner deals game `g` of a stage; table `i` of `n` plays games `i`, `i + n`, `i + 2n`, ...,
+//! so a vector of tables plays the same games whatever the Python side does between steps.
+
+mod config;
+mod play;
+
+use numpy::{
+    PyReadonlyArray1, PyReadwriteArray1, PyReadwriteArray2, PyReadwriteArray3,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use dhumbal_agents::neural::{Encoding, encoding::CARDS_ACTION};
+
+pub use config::Setup;
+use play::{Status, TableRun};
+
+/// Fixed width of the action space in Python: the legal actions of a decision fill the first
+/// slots, in the order of the Rust learners' encodings. The `paper` encoding has 128 outputs;
+/// the `cards` encoding scores any number of actions, but no decision of any variant offers
+/// more than this (a hand holds at most 10 cards).
+pub const ACTION_SLOTS: usize = 128;
+
+/// `n` tables of one configuration, stepped together.
+#[pyclass(unsendable, module = "dhumbal._native")]
+struct Tables {
+    setup: std::sync::Arc<Setup>,
+    runs: Vec<TableRun>,
+}
+
+#[pymethods]
+impl Tables {
+    /// `config`: JSON with `rules` (a scenario's rules section), `opponents` (agent entries,
+    /// one per seat Python does not play; empty: Python plays every seat), `seat` (`rotate`,
+    /// `random` or a seat number: where the one Python player sits), `encoding` (`cards` or
+    /// `paper`), `reward` (`score` or `win`), `reward_scale`, `game_reward`, `rounds` (coins:
+    /// rounds per episode). `base`: the folder relative paths in agent entries start from.
+    #[new]
+    fn new(config: &str, base: &str, n: usize) -> PyResult<Tables> {
+        if n == 0 {
+            return Err(PyValueError::new_err(
+                "the number of tables must be at least 1",
+            ));
+        }
+        let setup =
+            Setup::parse(config, std::path::Path::new(base)).map_err(PyValueError::new_err)?;
+        Ok(Tables {
+            setup: std::sync::Arc::new(setup),
+            runs: Vec::new(),
+        }
+        .with_tables(n))
+    }
+
+    /// Players at a table.
+    #[getter]
+    fn players(&self) -> usize {
+        self.setup.rules.players()
+    }
+
+    /// Width of the observation vector.
+    #[getter]
+    fn state_dim(&self) -> usize {
+        self.setup.encoding.state_dim()
+    }
+
+    /// Width of an action's feature row (`cards`; 0 for `paper`).
+    #[getter]
+    fn action_dim(&self) -> usize {
+        match self.setup.encoding {
+            Encoding::Cards => CARDS_ACTION,
+            Encoding::Paper => 0,
+        }
+    }
+
+    #[getter]
+    fn action_slots(&self) -> usize {
+        ACTION_SLOTS
+    }
+
+    #[getter]
+    fn encoding(&self) -> &'static str {
+        self.setup.encoding.name()
+    }
+
+    /// Whether Python plays every seat (the AEC environment) or one (Gymnasium).
+    #[getter]
+    fn all_seats(&self) -> bool {
+        self.setup.all_seats()
+    }
+
+    /// The rules as the manifest of a run writes them (JSON).
+    #[getter]
+    fn rules_json(&self) -> String {
+        self.setup.rules_json.clone()
+    }
+
+    #[getter]
+    fn scoring(&self) -> &'static str {
+        if self.setup.points() {
+            "points"
+        } else {
+            "coins"
+        }
+    }
+
+    #[getter]
+    fn num_tables(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Starts game 0 of `seed` on table 0, game 1 on table 1, ... and plays each to its first
+    /// Python decision; writes it into the arrays (see `step`).
+    #[allow(clippy::too_many_arguments)]
+    fn reset(
+        &mut self,
+        seed: u64,
+        obs: PyReadwriteArray2<'_, f32>,
+        features: PyReadwriteArray3<'_, f32>,
+        mask: PyReadwriteArray2<'_, i8>,
+        seat: PyReadwriteArray1<'_, i64>,
+        rewards: PyReadwriteArray2<'_, f64>,
+        done: PyReadwriteArray1<'_, bool>,
+        winner: PyReadwriteArray1<'_, i64>,
+    ) -> PyResult<()> {
+        let n = self.runs.len();
+        let stride = n as u64;
+        self.runs = (0..n)
+            .map(|i| TableRun::start(self.setup.clone(), seed, i as u64, stride))
+            .collect();
+        let mut out = Out::new(
+            obs,
+            features,
+            mask,
+            seat,
+            rewards,
+            done,
+            winner,
+            &self.setup,
+            n,
+        )?;
+        for (i, run) in self.runs.iter_mut().enumerate() {
+            run.next_decision().map_err(PyRuntimeError::new_err)?;
+            out.write(i, run, false).map_err(PyRuntimeError::new_err)?;
+        }
+        Ok(())
+    }
+
+    /// Plays `actions[i]` (an index into the legal actions of table `i`'s pending decision,
+    /// which `mask[i]` marks) on every table and runs each to its next Python decision.
+    /// Writes, per table: the deciding seat's observation, action features (`cards`) and mask,
+    /// the seat, every seat's reward since the previous step, whether the episode ended with
+    /// this step, and the game's winner (-1 while it goes on). With `autoreset`, a table whose
+    /// episode ended starts its next game at once and the arrays show that game's first
+    /// decision (rewards and `done` are the finished episode's); without it, the table waits
+    /// for `reset`. Tables whose action is -1 are left as they are (nothing written).
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &mut self,
+        actions: PyReadonlyArray1<'_, i64>,
+        autoreset: bool,
+        obs: PyReadwriteArray2<'_, f32>,
+        features: PyReadwriteArray3<'_, f32>,
+        mask: PyReadwriteArray2<'_, i8>,
+        seat: PyReadwriteArray1<'_, i64>,
+        rewards: PyReadwriteArray2<'_, f64>,
+        done: PyReadwriteArray1<'_, bool>,
+        winner: PyReadwriteArray1<'_, i64>,
+    ) -> PyResult<()> {
+        let n = self.runs.len();
+        if self.runs.iter().any(|r| r.status().is_none()) {
+            return Err(PyRuntimeError::new_err("call reset() before step()"));
+        }
+        let actions = actions.as_slice()?;
+        if actions.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "{} actions for {n} tables",
+                actions.len()
+            )));
+        }
+        // Every action is checked before any table moves: a bad one leaves all as they were.
+        for (i, (&a, run)) in actions.iter().zip(&self.runs).enumerate() {
+            if a == -1 {
+                continue;
+            }
+            match run.status() {
+                Some(Status::Decide) => {
+                    let legal = run.legal();
+                    if a < 0 || a as usize >= legal {
+                        return Err(PyValueError::new_err(format!(
+                            "table {i}: action {a} is not legal: this decision has {legal} legal actions (0 to {}), those the mask marks",
+                            legal.saturating_sub(1)
+                        )));
+                    }
+                }
+                Some(Status::GameOver) => {
+                    return Err(PyRuntimeError::new_err(format!(
+                        "table {i}: its episode is over; call reset() (or step with autoreset)"
+                    )));
+                }
+                None => unreachable!("checked above"),
+            }
+        }
+        let mut out = Out::new(
+            obs,
+            features,
+            mask,
+            seat,
+            rewards,
+            done,
+            winner,
+            &self.setup,
+            n,
+        )?;
+        for (i, (&a, run)) in actions.iter().zip(self.runs.iter_mut()).enumerate() {
+            if a == -1 {
+                continue;
+            }
+            run.advance(Some(a as usize))
+                .map_err(PyRuntimeError::new_err)?;
+            out.write(i, run, autoreset)
+                .map_err(PyRuntimeError::new_err)?;
+        }
+        Ok(())
+    }
+
+    /// The legal actions of table `i`'s pending decision, described for people
+    /// (`call`, `no call`, `discard 7♠ 7♥`, `draw from the stock`, `take 5♦`).
+    fn describe(&self, i: usize) -> PyResult<Vec<String>> {
+        let run = self
+            .runs
+            .get(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))?;
+        Ok(run.describe())
+    }
+
+    /// Episodes of table `i` since the last reset that ended before its Python player's first
+    /// decision (another player called at once): played but not reported, as an environment
+    /// cannot return an episode in which its agent never acted.
+    fn skipped(&self, i: usize) -> PyResult<u64> {
+        self.runs
+            .get(i)
+            .map(|r| r.skipped())
+            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))
+    }
+
+    /// Games finished on table `i` since the last reset.
+    fn games_played(&self, i: usize) -> PyResult<u64> {
+        self.runs
+            .get(i)
+            .map(|r| r.games_played())
+            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))
+    }
+}
+
+impl Tables {
+    fn with_tables(mut self, n: usize) -> Tables {
+        self.runs = (0..n).map(|_| TableRun::idle()).collect();
+        self
+    }
+}
+
+/// The output arrays of one `reset` or `step`, checked for shape once.
+struct Out<'py> {
+    obs: PyReadwriteArray2<'py, f32>,
+    features: PyReadwriteArray3<'py, f32>,
+    mask: PyReadwriteArray2<'py, i8>,
+    seat: PyReadwriteArray1<'py, i64>,
+    rewards: PyReadwriteArray2<'py, f64>,
+    done: PyReadwriteArray1<'py, bool>,
+    winner: PyReadwriteArray1<'py, i64>,
+    state_dim: usize,
+    action_dim: usize,
+    players: usize,
+}
+
+impl<'py> Out<'py> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        obs: PyReadwriteArray2<'py, f32>,
+        features: PyReadwriteArray3<'py, f32>,
+        mask: PyReadwriteArray2<'py, i8>,
+        seat: PyReadwriteArray1<'py, i64>,
+        rewards: PyReadwriteArray2<'py, f64>,
+        done: PyReadwriteArray1<'py, bool>,
+        winner: PyReadwriteArray1<'py, i64>,
+        setup: &Setup,
+        n: usize,
+    ) -> PyResult<Out<'py>> {
+        let state_dim = setup.encoding.state_dim();
+        let action_dim = setup.encoding.action_dim();
+        let players = setup.rules.players();
+        let check = |name: &str, shape: &[usize], want: &[usize]| -> PyResult<()> {
+            if shape != want {
+                return Err(PyValueError::new_err(format!(
+                    "array `{name}` has shape {shape:?}; these tables need {want:?}"
+                )));
+            }
+            Ok(())
+        };
+        check("obs", obs.shape(), &[n, state_dim])?;
+        check(
+            "features",
+            features.shape(),
+            &[n, ACTION_SLOTS, action_dim.max(1)],
+        )?;
+        check("mask", mask.shape(), &[n, ACTION_SLOTS])?;
+        check("seat", seat.shape(), &[n])?;
+        check("rewards", rewards.shape(), &[n, players])?;
+        check("done", done.shape(), &[n])?;
+        check("winner", winner.shape(), &[n])?;
+        for (name, c) in [
+            ("obs", obs.is_c_contiguous()),
+            ("features", features.is_c_contiguous()),
+            ("mask", mask.is_c_contiguous()),
+            ("rewards", rewards.is_c_contiguous()),
+        ] {
+            if !c {
+                return Err(PyValueError::new_err(format!(
+                    "array `{name}` must be C-contiguous"
+                )));
+            }
+        }
+        Ok(Out {
+            obs,
+            features,
+            mask,
+            seat,
+            rewards,
+            done,
+            winner,
+            state_dim,
+            action_dim,
+            players,
+        })
+    }
+
+    /// Writes table `i`'s state after it moved; with `autoreset`, a finished episode's table
+    /// goes on to its next game's first decision after its rewards are taken.
+    fn write(&mut self, i: usize, run: &mut TableRun, autoreset: bool) -> Result<(), String> {
+        let p = self.players;
+        let rewards =
+            &mut self.rewards.as_slice_mut().expect("checked contiguous")[i * p..(i + 1) * p];
+        run.take_rewards(rewards);
+        let over = run.status() == Some(Status::GameOver);
+        self.done.as_slice_mut().expect("1-d")[i] = over;
+        self.winner.as_slice_mut().expect("1-d")[i] = if over {
+            run.winner().map_or(-1, |w| w as i64)
+        } else {
+            -1
+        };
+        if over && autoreset {
+            run.next_decision()?;
+        }
+        if run.status() != Some(Status::Decide) {
+            return Ok(());
+        }
+        self.seat.as_slice_mut().expect("1-d")[i] = run.seat() as i64;
+        let sd = self.state_dim;
+        let obs = &mut self.obs.as_slice_mut().expect("checked contiguous")[i * sd..(i + 1) * sd];
+        let mask = &mut self.mask.as_slice_mut().expect("checked contiguous")
+            [i * ACTION_SLOTS..(i + 1) * ACTION_SLOTS];
+        let ad = self.action_dim.max(1);
+        let features = &mut self.features.as_slice_mut().expect("checked contiguous")
+            [i * ACTION_SLOTS * ad..(i + 1) * ACTION_SLOTS * ad];
+        run.write_decision(obs, mask, (self.action_dim > 0).then_some(features))
+    }
+}
+
+/// Every agent kind a scenario may name, with its parameters (as `dhumbal-run agents` lists
+/// them).
+#[pyfunction]
+fn agent_kinds() -> Vec<(String, String)> {
+    dhumbal_agents::registry::FAMILIES
+        .iter()
+        .map(|f| (f.name().to_string(), f.doc().to_string()))
+        .collect()
+}
+
+/// Checks a scenario file as `dhumbal-run validate` does; returns its resolved summary or
+/// raises `ValueError` with every problem (file, line, field).
+#[pyfunction]
+fn validate(path: &str) -> PyResult<String> {
+    let scenario = dhumbal_runner::scenario::load(std::path::Path::new(path), &Default::default())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(format!(
+        "{}: {} stage{}",
+        scenario.name,
+        scenario.stages.len(),
+        if scenario.stages.len() == 1 { "" } else { "s" }
+    ))
+}
+
+/// Runs `dhumbal-run` with these arguments in this process (without the GIL) and returns its
+/// exit code: 0 done, 1 failed, 2 bad input, 130 interrupted.
+#[pyfunction]
+fn cli(py: Python<'_>, args: Vec<String>) -> i32 {
+    use std::process::ExitCode;
+    let code = py.detach(move || {
+        dhumbal::cli::main_from(std::iter::once("dhumbal-run".to_string()).chain(args))
+    });
+    [0u8, 2, 130]
+        .into_iter()
+        .find(|&c| ExitCode::from(c) == code)
+        .map_or(1, i32::from)
+}
+
+/// Writes a checkpoint that the `dqn`, `ddqn` or `ppo` kinds seat: `layers` are the acting
+/// network's (weight `[outputs, inputs]` flat in row order, bias), ReLU between layers, as
+/// dhumbal-run's own networks; `rules` the rules section (JSON) it was trained under.
+#[pyfunction]
+#[pyo3(signature = (path, algorithm, encoding, rules, layers, note=None))]
+fn save_checkpoint(
+    path: &str,
+    algorithm: &str,
+    encoding: &str,
+    rules: &str,
+    layers: Vec<(Vec<usize>, Vec<f32>, Vec<f32>)>,
+    note: Option<String>,
+) -> PyResult<()> {
+    use dhumbal_agents::neural::checkpoint::{FORMAT, rules_fingerprint, rules_name};
+    use dhumbal_agents::neural::{Algorithm, Checkpoint, Policy};
+    let algorithm = Algorithm::from_name(algorithm).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "algorithm: expected dqn, ddqn or ppo, got `{algorithm}`"
+        ))
+    })?;
+    let enc = Encoding::from_name(encoding).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "encoding: expected cards or paper, got `{encoding}`"
+        ))
+    })?;
+    let setup = Setup::parse(
+        &format!("{{\"rules\": {rules}}}"),
+        std::path::Path::new("."),
+    )
+    .map_err(PyValueError::new_err)?;
+    let mut c = Checkpoint::default();
+    let net = algorithm.acting_net();
+    let mut hidden = Vec::new();
+    for (i, (shape, w, b)) in layers.into_iter().enumerate() {
+        if shape.len() != 2 || shape[0] * shape[1] != w.len() || b.len() != shape[0] {
+            return Err(PyValueError::new_err(format!(
+                "layer {i}: weight shape {shape:?} with {} values and a bias of {}",
+                w.len(),
+                b.len()
+            )));
+        }
+        hidden.push(shape[0]);
+        c.tensors
+            .insert(format!("{net}.{i}.weight"), (shape.clone(), w));
+        c.tensors
+            .insert(format!("{net}.{i}.bias"), (vec![shape[0]], b));
+    }
+    hidden.pop();
+    let meta = serde_json::json!({
+        "format": FORMAT,
+        "algorithm": algorithm.name(),
+        "encoding": enc.name(),
+        "hidden": hidden,
+        "rules": rules_fingerprint(&setup.rules),
+        "rules_name": rules_name(&setup.rules),
+        "program": format!("dhumbal (Python) {}", env!("CARGO_PKG_VERSION")),
+        "note": note.unwrap_or_default(),
+    });
+    c.meta = meta.as_object().cloned().unwrap_or_default();
+    // The network must be one this program can seat.
+    Policy::from_checkpoint(&c).map_err(PyValueError::new_err)?;
+    c.write(std::path::Path::new(path))
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot write {path}: {e}")))
+}
+
+/// Reads a checkpoint: its metadata (JSON) and every tensor as (name, shape, values).
+#[pyfunction]
+fn load_checkpoint(path: &str) -> PyResult<(String, Vec<(String, Vec<usize>, Vec<f32>)>)> {
+    let c = dhumbal_agents::neural::Checkpoint::read(std::path::Path::new(path))
+        .map_err(PyValueError::new_err)?;
+    let meta = serde_json::Value::Object(c.meta.clone()).to_string();
+    Ok((
+        meta,
+        c.tensors
+            .into_iter()
+            .map(|(name, (shape, values))| (name, shape, values))
+            .collect(),
+    ))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Tables>()?;
+    m.add_function(wrap_pyfunction!(agent_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(save_checkpoint, m)?)?;
+    m.add_function(wrap_pyfunction!(load_checkpoint, m)?)?;
+    m.add("ACTION_SLOTS", ACTION_SLOTS)?;
+    Ok(())
+}

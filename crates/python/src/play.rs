@@ -1,0 +1,397 @@
+//! One table driven from Python: the engine's game loop in a coroutine that suspends at each
+//! decision of a Python player.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use dhumbal_agents::neural::{Action, Encoded, Encoding};
+use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
+use dhumbal_game::rules::MAX_PLAYERS;
+use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Seats, Table};
+
+use crate::ACTION_SLOTS;
+use crate::config::{RewardKind, SeatChoice, Setup};
+
+/// Where a table stands between two steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// A Python player must decide ([`TableRun::seat`]).
+    Decide,
+    /// The episode is over: a points game to its end, or `rounds` coin rounds.
+    GameOver,
+}
+
+/// What the coroutine leaves for the Python side at a suspension.
+struct Exchange {
+    status: Option<Status>,
+    seat: usize,
+    enc: Encoded,
+    /// Rewards per seat since they were last taken.
+    rewards: [f64; MAX_PLAYERS],
+    winner: Option<usize>,
+    games: u64,
+}
+
+/// Resumed with the chosen action's index (ignored after a game over).
+type Co = Coroutine<usize, (), Result<(), String>>;
+
+/// One table: its coroutine and what it left at its last suspension.
+pub struct TableRun {
+    ex: Rc<RefCell<Exchange>>,
+    co: Option<Co>,
+    /// Set when the coroutine returned an error: the table is stuck until reset.
+    failed: Option<String>,
+    /// Episodes that ended before the Python player's first decision (one Python seat only:
+    /// another player called at once): played, not reported, their rewards dropped.
+    skipped: u64,
+    /// Feature values (`cards`) written into this table's row of the output at the last
+    /// decision: only those need clearing at the next (the rest of the row is zero).
+    written: usize,
+}
+
+impl TableRun {
+    /// A table that has not been reset yet.
+    pub fn idle() -> TableRun {
+        TableRun {
+            ex: Rc::new(RefCell::new(Exchange {
+                status: None,
+                seat: 0,
+                enc: Encoded::default(),
+                rewards: [0.0; MAX_PLAYERS],
+                winner: None,
+                games: 0,
+            })),
+            co: None,
+            failed: None,
+            skipped: 0,
+            written: usize::MAX,
+        }
+    }
+
+    /// A table that will play games `first`, `first + stride`, ... of `seed` (not started:
+    /// [`TableRun::advance`] runs it to its first decision).
+    pub fn start(setup: Arc<Setup>, seed: u64, first: u64, stride: u64) -> TableRun {
+        // `written` stays unknown: the first decision clears the whole row.
+        let mut run = TableRun::idle();
+        let ex = run.ex.clone();
+        run.co = Some(Coroutine::new(
+            move |y: &Yielder<usize, ()>, _first: usize| drive(y, &ex, &setup, seed, first, stride),
+        ));
+        run
+    }
+
+    /// Resumes the coroutine (with `action` at a decision) until the next suspension.
+    pub fn advance(&mut self, action: Option<usize>) -> Result<(), String> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let co = self.co.as_mut().ok_or("call reset() before step()")?;
+        match co.resume(action.unwrap_or(usize::MAX)) {
+            CoroutineResult::Yield(()) => Ok(()),
+            CoroutineResult::Return(r) => {
+                let e = r.err().unwrap_or_else(|| "the table stopped".to_string());
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs on from a finished episode (or from the start) to the next Python decision,
+    /// passing over episodes that end before one.
+    pub fn next_decision(&mut self) -> Result<(), String> {
+        loop {
+            self.advance(None)?;
+            if self.status() == Some(Status::Decide) {
+                return Ok(());
+            }
+            self.skipped += 1;
+            let mut e = self.ex.borrow_mut();
+            e.rewards = [0.0; MAX_PLAYERS];
+        }
+    }
+
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    pub fn status(&self) -> Option<Status> {
+        self.ex.borrow().status
+    }
+
+    /// The seat deciding now.
+    pub fn seat(&self) -> usize {
+        self.ex.borrow().seat
+    }
+
+    /// The number of legal actions of the pending decision.
+    pub fn legal(&self) -> usize {
+        self.ex.borrow().enc.actions.len()
+    }
+
+    pub fn winner(&self) -> Option<usize> {
+        self.ex.borrow().winner
+    }
+
+    pub fn games_played(&self) -> u64 {
+        self.ex.borrow().games
+    }
+
+    /// Adds the rewards since the last call into `out` (one per seat) and clears them.
+    pub fn take_rewards(&mut self, out: &mut [f64]) {
+        let mut ex = self.ex.borrow_mut();
+        for (o, r) in out.iter_mut().zip(ex.rewards.iter_mut()) {
+            *o = *r;
+            *r = 0.0;
+        }
+    }
+
+    /// Writes the pending decision: the state, the mask (1 for each legal action's slot), and
+    /// for `cards` each legal action's feature row (other rows zero).
+    pub fn write_decision(
+        &mut self,
+        obs: &mut [f32],
+        mask: &mut [i8],
+        features: Option<&mut [f32]>,
+    ) -> Result<(), String> {
+        let ex = self.ex.borrow();
+        let enc = &ex.enc;
+        obs.copy_from_slice(&enc.state);
+        let n = enc.actions.len();
+        mask[..n].fill(1);
+        mask[n..].fill(0);
+        if let Some(f) = features {
+            let used = enc.features.len();
+            f[..used].copy_from_slice(&enc.features);
+            // Past the rows written last time the row is still zero (the whole row after a
+            // reset, when `written` is unknown).
+            let stale = self.written.min(f.len());
+            if stale > used {
+                f[used..stale].fill(0.0);
+            }
+            self.written = used;
+        }
+        Ok(())
+    }
+
+    /// The pending decision's legal actions, for people.
+    pub fn describe(&self) -> Vec<String> {
+        let ex = self.ex.borrow();
+        if ex.status != Some(Status::Decide) {
+            return Vec::new();
+        }
+        ex.enc
+            .actions
+            .iter()
+            .map(|a| match a {
+                Action::Call(true) => "call".to_string(),
+                Action::Call(false) => "no call".to_string(),
+                Action::Discard(d) => format!("discard {d}"),
+                Action::Pick(Pick::Stock) => "draw from the stock".to_string(),
+                Action::Pick(Pick::Pile(c)) => format!("take {c}"),
+            })
+            .collect()
+    }
+}
+
+/// The seats of a round: Python players (suspend and wait) and built agents.
+struct Seated<'a> {
+    y: &'a Yielder<usize, ()>,
+    ex: &'a RefCell<Exchange>,
+    agents: &'a mut [Box<dyn Agent>],
+    /// Seat to agent index; `None`: a Python player.
+    map: &'a [Option<usize>; MAX_PLAYERS],
+    encoding: Encoding,
+}
+
+impl Seated<'_> {
+    fn ask(&mut self, seat: usize, obs: &Observation<'_>) -> Result<Action, AgentError> {
+        {
+            let mut ex = self.ex.borrow_mut();
+            self.encoding.encode(obs, &mut ex.enc);
+            if ex.enc.actions.len() > ACTION_SLOTS {
+                return Err(AgentError(format!(
+                    "{} legal actions, more than the {ACTION_SLOTS} slots of the action space",
+                    ex.enc.actions.len()
+                )));
+            }
+            ex.seat = seat;
+            ex.status = Some(Status::Decide);
+        }
+        let a = self.y.suspend(());
+        let ex = self.ex.borrow();
+        ex.enc
+            .actions
+            .get(a)
+            .copied()
+            .ok_or_else(|| AgentError(format!("action {a} of {} legal ones", ex.enc.actions.len())))
+    }
+}
+
+impl Seats for Seated<'_> {
+    fn name(&self, seat: usize) -> &str {
+        match self.map[seat] {
+            Some(k) => self.agents[k].name(),
+            None => "python",
+        }
+    }
+
+    fn call(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        match self.map[seat] {
+            Some(k) => self.agents[k].call(obs, rng),
+            None => self.ask(seat, obs)?.call(),
+        }
+    }
+
+    fn discard(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        match self.map[seat] {
+            Some(k) => self.agents[k].discard(obs, rng),
+            None => self.ask(seat, obs)?.discard(),
+        }
+    }
+
+    fn pick(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        match self.map[seat] {
+            Some(k) => self.agents[k].pick(obs, rng),
+            None => self.ask(seat, obs)?.pick(),
+        }
+    }
+}
+
+/// The coroutine's body: games `first`, `first + stride`, ... of `seed`, forever, suspending
+/// at each Python decision and after each episode.
+fn drive(
+    y: &Yielder<usize, ()>,
+    ex: &RefCell<Exchange>,
+    setup: &Setup,
+    seed: u64,
+    first: u64,
+    stride: u64,
+) -> Result<(), String> {
+    let rules = &setup.rules;
+    let n = rules.players();
+    let points = setup.points();
+    let mut agents: Vec<Box<dyn Agent>> = setup
+        .opponents
+        .iter()
+        .map(|(id, recipe)| recipe.build(id))
+        .collect();
+    let mut game = first;
+    loop {
+        // Who sits where. Agent streams follow the agent, not the seat (as in tournaments):
+        // the Python player is slot 0 and opponent k slot k + 1; with Python in every seat,
+        // seat s is slot s.
+        let mut map = [None; MAX_PLAYERS];
+        let mut slots: Vec<u32> = (0..n as u32).collect();
+        if !setup.all_seats() {
+            let learner = match setup.seat {
+                SeatChoice::Rotate => (game % n as u64) as usize,
+                SeatChoice::Random => {
+                    chacha_stream(seed, Purpose::Seating, game).below(n as u32) as usize
+                }
+                SeatChoice::Fixed(s) => s,
+            };
+            let mut k = 0;
+            for s in 0..n {
+                if s == learner {
+                    slots[s] = 0;
+                } else {
+                    map[s] = Some(k);
+                    slots[s] = k as u32 + 1;
+                    k += 1;
+                }
+            }
+        }
+        let mut streams = ChaChaStreams::new(seed, deal_id(game, 0), &slots);
+        let mut table = Table::new((**rules).clone());
+        for s in 0..n {
+            if let Some(k) = map[s] {
+                agents[k].game_start(s, rules);
+            }
+        }
+        let mut rounds = 0u32;
+        loop {
+            let over = if points {
+                table.game_over()
+            } else {
+                rounds >= setup.rounds
+            };
+            if over {
+                break;
+            }
+            streams.set_deal(deal_id(game, table.rounds_played()));
+            for s in (0..n).filter(|&s| table.active()[s]) {
+                if let Some(k) = map[s] {
+                    agents[k].round_start(s, table.standings());
+                }
+            }
+            let outcome = {
+                let mut seats = Seated {
+                    y,
+                    ex,
+                    agents: &mut agents,
+                    map: &map,
+                    encoding: setup.encoding,
+                };
+                table
+                    .play_round_with(&mut seats, &mut streams, &mut ())
+                    .map_err(|e| e.to_string())?
+            };
+            for s in (0..n).filter(|&s| outcome.active[s]) {
+                if let Some(k) = map[s] {
+                    agents[k].round_end(s, &outcome);
+                }
+            }
+            let mut e = ex.borrow_mut();
+            for s in (0..n).filter(|&s| outcome.active[s]) {
+                let r = match setup.reward {
+                    RewardKind::Score => dhumbal_learn::episode::reward(rules, &outcome, s),
+                    RewardKind::Win => f64::from(u8::from(outcome.winner == Some(s))),
+                };
+                e.rewards[s] += r / setup.reward_scale;
+            }
+            rounds += 1;
+        }
+        let leader = table.leader();
+        for s in 0..n {
+            if let Some(k) = map[s] {
+                agents[k].game_end(s, table.standings(), s == leader);
+            }
+        }
+        {
+            let mut e = ex.borrow_mut();
+            if points && n > 1 {
+                for s in 0..n {
+                    e.rewards[s] += if s == leader {
+                        setup.game_reward
+                    } else {
+                        -setup.game_reward / (n - 1) as f64
+                    };
+                }
+            }
+            e.status = Some(Status::GameOver);
+            e.winner = Some(leader);
+            e.games += 1;
+        }
+        y.suspend(());
+        ex.borrow_mut().winner = None;
+        game += stride;
+    }
+}

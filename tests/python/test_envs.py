@@ -1,0 +1,236 @@
+"""The Python package: PettingZoo and Gymnasium conformance, seeding, masks, the encodings
+against the Rust agents, and scenario runs (docs/python.md). Run by scripts/test.sh."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import dhumbal
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    # PettingZoo's and Gymnasium's checkers warn about dict observations and infinite bounds.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        yield
+
+
+@pytest.mark.parametrize("encoding", ["cards", "paper"])
+@pytest.mark.parametrize("rules,players", [("paper", 4), ("simplified-2p", None), ("jhyap", 3)])
+def test_pettingzoo_api(encoding, rules, players):
+    from pettingzoo.test import api_test
+
+    api_test(dhumbal.env(rules=rules, players=players, encoding=encoding), num_cycles=500)
+
+
+@pytest.mark.parametrize("encoding", ["cards", "paper"])
+def test_gymnasium_checker(encoding):
+    from gymnasium.utils.env_checker import check_env
+
+    for rules, players in [("paper", 4), ("simplified-2p", None)]:
+        env = dhumbal.DhumbalEnv(rules=rules, players=players, encoding=encoding, invalid_action="penalize")
+        check_env(env, skip_render_check=True)
+
+
+def _play_aec(seed, steps=3000, encoding="cards"):
+    env = dhumbal.raw_env(rules="jhyap", players=3, encoding=encoding)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(7)
+    trace = []
+    for _ in range(steps):
+        agent = env.agent_selection
+        obs = env.observe(agent)
+        if env.terminations[agent]:
+            env.step(None)
+            if not env.agents:
+                env.reset(seed=seed + 1)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        a = int(rng.choice(legal))
+        trace.append((agent, a, obs["observation"].sum(), env._cumulative_rewards[agent]))
+        env.step(a)
+    return trace
+
+
+def test_seeding_is_reproducible_to_the_bit():
+    assert _play_aec(11) == _play_aec(11)
+    assert _play_aec(11) != _play_aec(12)
+
+    def vec(seed):
+        v = dhumbal.DhumbalVectorEnv(16, rules="paper", players=3, opponents=["aggressive", {"kind": "epsilon", "params": {"agent": "balanced", "epsilon": 0.3}}])
+        obs, _ = v.reset(seed=seed)
+        rng = np.random.default_rng(3)
+        out = [obs["observation"].copy()]
+        for _ in range(200):
+            a = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+            obs, r, term, trunc, info = v.step(a)
+            out.append((obs["observation"].copy(), r.copy(), term.copy()))
+        return out
+
+    a, b = vec(5), vec(5)
+    assert all(np.array_equal(x[0] if isinstance(x, tuple) else x, y[0] if isinstance(y, tuple) else y) for x, y in zip(a, b))
+    assert all(np.array_equal(x[1], y[1]) for x, y in zip(a[1:], b[1:]))
+
+
+def test_a_vector_table_plays_the_games_a_single_table_plays():
+    # Table 0 of a vector plays games 0, n, 2n...; a single table games 0, 1, 2...: game 0 is
+    # the same game, with the same cards, in both.
+    kw = dict(rules="simplified-2p", opponents=["aggressive"], encoding="paper")
+    single = dhumbal.DhumbalEnv(**kw)
+    obs, _ = single.reset(seed=99)
+    vec = dhumbal.DhumbalVectorEnv(8, **kw)
+    vobs, _ = vec.reset(seed=99)
+    while True:
+        assert np.array_equal(obs["observation"], vobs["observation"][0])
+        assert np.array_equal(obs["action_mask"], vobs["action_mask"][0])
+        actions = np.zeros(8, np.int64)
+        obs, r, done, _, _ = single.step(0)
+        vobs, vr, vdone, _, _ = vec.step(actions)
+        assert r == vr[0] and done == vdone[0]
+        if done:
+            break
+
+
+def test_masked_random_play_never_makes_an_illegal_move():
+    # 100,000 decisions by a uniformly random masked policy over all seats of 64 tables; the
+    # engine checks every action and would raise on an illegal one.
+    for rules, players, enc in [("paper", 4, "cards"), ("jhyap", 2, "paper"), ("yaniv", 5, "cards")]:
+        v = dhumbal.DhumbalVectorEnv(64, rules=rules, players=players, encoding=enc)
+        obs, _ = v.reset(seed=1)
+        rng = np.random.default_rng(0)
+        steps = 0
+        while steps < 100_000 // 3 + 1:
+            mask = obs["action_mask"]
+            assert mask.any(axis=1).all()
+            u = rng.random(mask.shape) * mask
+            a = u.argmax(axis=1)
+            assert (mask[np.arange(64), a] == 1).all()
+            obs, *_ = v.step(a)
+            steps += 64
+
+
+def test_an_illegal_action_raises_and_changes_nothing():
+    env = dhumbal.DhumbalEnv(rules="paper", players=2, encoding="paper")
+    obs, _ = env.reset(seed=4)
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match="not legal"):
+        env.step(illegal)
+    obs2, *_ = env.step(0)  # still the same decision, now played
+    assert obs2["observation"].shape == obs["observation"].shape
+
+
+def test_bad_settings_say_what_is_valid():
+    with pytest.raises(ValueError, match="unknown encoding `pixels`; valid: cards, paper"):
+        dhumbal.env(encoding="pixels")
+    with pytest.raises(ValueError, match="opponents.0"):
+        dhumbal.DhumbalEnv(rules="simplified-2p", opponents=[{"kind": "agressive"}])
+    with pytest.raises(ValueError, match="rules: unknown field `hand_sise`"):
+        dhumbal.env(rules={"preset": "paper", "hand_sise": 5})
+    with pytest.raises(ValueError, match="2 given for a table of 2 players"):
+        dhumbal.DhumbalEnv(rules="simplified-2p", opponents=["random", "random"])
+
+
+def _mlp(sizes, seed):
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(0, 1 / np.sqrt(i), (o, i)).astype(np.float32), rng.normal(0, 0.1, o).astype(np.float32)) for i, o in zip(sizes, sizes[1:])]
+
+
+def _scores(layers, x):
+    for k, (w, b) in enumerate(layers):
+        x = x @ w.T + b
+        if k + 1 < len(layers):
+            x = np.maximum(x, 0)
+    return x
+
+
+def _greedy(layers, obs, encoding):
+    mask = obs["action_mask"].astype(bool)
+    if encoding == "paper":
+        s = _scores(layers, obs["observation"][None, :])[0]
+    else:
+        n = int(mask.sum())
+        rows = np.concatenate([np.repeat(obs["observation"][None, :], n, 0), obs["action_features"][:n]], axis=1)
+        s = np.full(mask.shape, -np.inf, np.float32)
+        s[:n] = _scores(layers, rows)[:, 0]
+    s = np.where(mask, s, -np.inf)
+    return int(np.argmax(s))
+
+
+@pytest.mark.parametrize("encoding", ["cards", "paper"])
+def test_python_encodings_are_the_rust_agents_encodings(tmp_path, encoding):
+    # A random network, saved as a checkpoint and seated as a Rust `ppo` opponent, against the
+    # same network computed in NumPy on the Python observations. Game g of a seed is the same
+    # cards in the AEC environment (NumPy in both seats) and in the Gymnasium one (NumPy in
+    # the learner's seat, Rust in the other): the games agree move for move only if the Rust
+    # agent saw exactly what Python sees.
+    sizes = [117, 64, 128] if encoding == "paper" else [250 + 64, 64, 1]
+    layers = _mlp(sizes, seed=3)
+    ckpt = tmp_path / "net.safetensors"
+    dhumbal.save_checkpoint(ckpt, layers, algorithm="ppo", encoding=encoding, rules="jhyap")
+    meta, tensors = dhumbal.load_checkpoint(ckpt)
+    assert meta["encoding"] == encoding and np.array_equal(tensors["policy.0.weight"], layers[0][0])
+
+    aec = dhumbal.raw_env(rules="jhyap", players=2, encoding=encoding)
+    aec.reset(seed=21)
+    moves = {0: [], 1: []}
+    while not aec.terminations[aec.agent_selection]:
+        agent = aec.agent_selection
+        a = _greedy(layers, aec.observe(agent), encoding)
+        moves[int(agent[-1])].append(a)
+        aec.step(a)
+    winner = aec.infos["player_0"]["winner"]
+
+    gym = dhumbal.DhumbalEnv(rules="jhyap", players=2, encoding=encoding, seat=0,
+                             opponents=[{"kind": "ppo", "params": {"checkpoint": str(ckpt)}}])
+    obs, _ = gym.reset(seed=21)
+    mine, done = [], False
+    while not done:
+        a = _greedy(layers, obs, encoding)
+        mine.append(a)
+        obs, r, done, _, info = gym.step(a)
+    assert mine == moves[0]
+    assert info["winner"] == int(winner[-1])
+    assert len(moves[1]) > 10
+
+
+def test_run_and_read_return_the_records(tmp_path):
+    out = tmp_path / "run"
+    df = dhumbal.run(ROOT / "scenarios" / "rhai-aggressive.yaml", out, extra=["--rounds", "64"])
+    assert df.height > 0 and {"stage", "deal", "seat", "agent", "won"} <= set(df.columns)
+    again = dhumbal.read(out)
+    assert again.equals(df)
+    with pytest.raises(dhumbal.RunError) as e:
+        dhumbal.run(tmp_path / "missing.yaml", tmp_path / "x")
+    assert e.value.code == 2
+
+
+def test_a_short_ppo_training_beats_random(tmp_path):
+    # examples/python/ppo_masked.py, shortened: masked PPO on the vector environment against
+    # `random` (paper rules, two players), then the policy seated in a scenario as `kind: ppo`.
+    import sys
+
+    sys.path.insert(0, str(ROOT / "examples" / "python"))
+    import ppo_masked as ex
+
+    before = ex.evaluate(ex.Agent(117, dhumbal.ACTION_SLOTS))
+    agent = ex.train(120_000, seed=1, log=None)
+    after = ex.evaluate(agent)
+    assert after > 0.7 and after > before + 0.3, (before, after)
+    ckpt = tmp_path / "policy.safetensors"
+    dhumbal.save_checkpoint(ckpt, agent.policy, algorithm="ppo", encoding="paper", rules="paper")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(json.dumps({
+        "name": "t", "seed": 3, "seating": "rotate", "rules": {"preset": "paper", "players": 2},
+        "deals": 200, "agents": [{"id": "py", "kind": "ppo", "params": {"checkpoint": "policy.safetensors"}}, {"kind": "random"}],
+    }))
+    df = dhumbal.run(scenario, tmp_path / "run")
+    rate = df.filter(df["agent"] == "py")["won"].mean()
+    assert rate > 0.7, rate
