@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 /// Each workspace crate and the workspace crates it may depend on.
-const GRAPH: [(&str, &[&str]); 7] = [
+const GRAPH: [(&str, &[&str]); 8] = [
     ("game", &[]),
     ("agents", &["dhumbal-game"]),
     ("learn", &["dhumbal-agents", "dhumbal-game"]),
@@ -27,10 +27,22 @@ const GRAPH: [(&str, &[&str]); 7] = [
             "dhumbal-runner",
         ],
     ),
+    // The Python package: above the command line, whose `main_from` runs scenarios for
+    // `dhumbal.run`.
+    (
+        "python",
+        &[
+            "dhumbal",
+            "dhumbal-agents",
+            "dhumbal-game",
+            "dhumbal-learn",
+            "dhumbal-runner",
+        ],
+    ),
 ];
 
-/// The `dhumbal-*` names in the `[dependencies]` table of a manifest (not dev-dependencies:
-/// tests may use anything).
+/// The `dhumbal` and `dhumbal-*` names in the `[dependencies]` table of a manifest (not
+/// dev-dependencies: tests may use anything).
 fn workspace_deps(manifest: &str) -> Vec<String> {
     let mut deps = Vec::new();
     let mut section = String::new();
@@ -42,7 +54,7 @@ fn workspace_deps(manifest: &str) -> Vec<String> {
         }
         if section == "[dependencies]"
             && let Some(name) = line.split(['.', '=', ' ']).next()
-            && name.starts_with("dhumbal-")
+            && (name.starts_with("dhumbal-") || name == "dhumbal")
         {
             deps.push(name.to_string());
         }

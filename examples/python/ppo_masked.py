@@ -160,7 +160,9 @@ def main() -> None:
         "agents": [{"id": "python-ppo", "kind": "ppo", "params": {"checkpoint": "policy.safetensors"}}, {"kind": "random"}],
     }, indent=2))
     records = dhumbal.run(scenario, out / "run", force=True)
-    print(records.group_by("agent").agg(rounds_won=records["won"].mean()))
+    import polars as pl
+
+    print(records.group_by("agent").agg(rounds=pl.len(), won=pl.col("won").mean()).sort("agent"))
     print(f"scenario {scenario}: report in {out / 'run' / 'report.md'}")
 
 

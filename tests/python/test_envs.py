@@ -143,62 +143,52 @@ def _mlp(sizes, seed):
     return [(rng.normal(0, 1 / np.sqrt(i), (o, i)).astype(np.float32), rng.normal(0, 0.1, o).astype(np.float32)) for i, o in zip(sizes, sizes[1:])]
 
 
-def _scores(layers, x):
-    for k, (w, b) in enumerate(layers):
-        x = x @ w.T + b
-        if k + 1 < len(layers):
-            x = np.maximum(x, 0)
-    return x
-
-
-def _greedy(layers, obs, encoding):
-    mask = obs["action_mask"].astype(bool)
-    if encoding == "paper":
-        s = _scores(layers, obs["observation"][None, :])[0]
-    else:
-        n = int(mask.sum())
-        rows = np.concatenate([np.repeat(obs["observation"][None, :], n, 0), obs["action_features"][:n]], axis=1)
-        s = np.full(mask.shape, -np.inf, np.float32)
-        s[:n] = _scores(layers, rows)[:, 0]
-    s = np.where(mask, s, -np.inf)
-    return int(np.argmax(s))
+def _same_games(ckpt, kind, encoding, seed):
+    # Game g of a seed is the same cards in the AEC environment (the NumPy policy in both
+    # seats) and in the Gymnasium one (NumPy in the learner's seat, the Rust agent of the same
+    # checkpoint in the other): the games agree move for move only if the Rust agent saw
+    # exactly what Python sees and chose as the NumPy policy does.
+    policy = dhumbal.Policy(ckpt)
+    assert policy.encoding == encoding
+    aec = dhumbal.raw_env(rules="jhyap", players=2, encoding=encoding)
+    aec.reset(seed=seed)
+    moves = {0: [], 1: []}
+    while not aec.terminations[aec.agent_selection]:
+        agent = aec.agent_selection
+        a = policy.act(aec.observe(agent))
+        moves[int(agent[-1])].append(a)
+        aec.step(a)
+    winner = aec.infos["player_0"]["winner"]
+    gym = dhumbal.DhumbalEnv(rules="jhyap", players=2, encoding=encoding, seat=0,
+                             opponents=[{"kind": kind, "params": {"checkpoint": str(ckpt)}}])
+    obs, _ = gym.reset(seed=seed)
+    mine, done = [], False
+    while not done:
+        a = policy.act(obs)
+        mine.append(a)
+        obs, r, done, _, info = gym.step(a)
+    assert mine == moves[0]
+    assert info["winner"] == int(winner[-1])
+    assert len(moves[1]) > 10
 
 
 @pytest.mark.parametrize("encoding", ["cards", "paper"])
-def test_python_encodings_are_the_rust_agents_encodings(tmp_path, encoding):
-    # A random network, saved as a checkpoint and seated as a Rust `ppo` opponent, against the
-    # same network computed in NumPy on the Python observations. Game g of a seed is the same
-    # cards in the AEC environment (NumPy in both seats) and in the Gymnasium one (NumPy in
-    # the learner's seat, Rust in the other): the games agree move for move only if the Rust
-    # agent saw exactly what Python sees.
+def test_a_network_saved_from_python_plays_as_the_rust_agent(tmp_path, encoding):
+    # A random network saved from Python, seated as a Rust `ppo` agent.
     sizes = [117, 64, 128] if encoding == "paper" else [250 + 64, 64, 1]
     layers = _mlp(sizes, seed=3)
     ckpt = tmp_path / "net.safetensors"
     dhumbal.save_checkpoint(ckpt, layers, algorithm="ppo", encoding=encoding, rules="jhyap")
     meta, tensors = dhumbal.load_checkpoint(ckpt)
     assert meta["encoding"] == encoding and np.array_equal(tensors["policy.0.weight"], layers[0][0])
+    _same_games(ckpt, "ppo", encoding, seed=21)
 
-    aec = dhumbal.raw_env(rules="jhyap", players=2, encoding=encoding)
-    aec.reset(seed=21)
-    moves = {0: [], 1: []}
-    while not aec.terminations[aec.agent_selection]:
-        agent = aec.agent_selection
-        a = _greedy(layers, aec.observe(agent), encoding)
-        moves[int(agent[-1])].append(a)
-        aec.step(a)
-    winner = aec.infos["player_0"]["winner"]
 
-    gym = dhumbal.DhumbalEnv(rules="jhyap", players=2, encoding=encoding, seat=0,
-                             opponents=[{"kind": "ppo", "params": {"checkpoint": str(ckpt)}}])
-    obs, _ = gym.reset(seed=21)
-    mine, done = [], False
-    while not done:
-        a = _greedy(layers, obs, encoding)
-        mine.append(a)
-        obs, r, done, _, info = gym.step(a)
-    assert mine == moves[0]
-    assert info["winner"] == int(winner[-1])
-    assert len(moves[1]) > 10
+@pytest.mark.parametrize("name,kind", [("ppo-cards-2p", "ppo"), ("dqn-paper-2p", "dqn"), ("ddqn-cards-2p", "ddqn")])
+def test_a_network_trained_by_dhumbal_run_plays_in_python_as_in_rust(name, kind):
+    ckpt = ROOT / "scenarios" / "learning" / "checkpoints" / "jhyap" / f"{name}.safetensors"
+    for seed in (1, 2):
+        _same_games(ckpt, kind, name.split("-")[1], seed)
 
 
 def test_run_and_read_return_the_records(tmp_path):

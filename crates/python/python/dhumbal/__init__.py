@@ -14,7 +14,7 @@ The engine, agents and encodings are the `dhumbal-run` Rust code (docs/python.md
 
 from ._native import ACTION_SLOTS, agent_kinds, validate
 from .aec import DhumbalAEC, env, raw_env
-from .checkpoint import save_checkpoint, load_checkpoint
+from .checkpoint import Policy, load_checkpoint, save_checkpoint
 from .gym import DhumbalEnv, DhumbalVectorEnv
 from .runs import RunError, read, run
 
@@ -23,6 +23,7 @@ __all__ = [
     "DhumbalAEC",
     "DhumbalEnv",
     "DhumbalVectorEnv",
+    "Policy",
     "RunError",
     "agent_kinds",
     "env",

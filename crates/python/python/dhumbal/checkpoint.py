@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _native
 
-__all__ = ["save_checkpoint", "load_checkpoint"]
+__all__ = ["Policy", "save_checkpoint", "load_checkpoint"]
 
 
 def _layers(network: Any) -> list[tuple[list[int], list[float], list[float]]]:
@@ -66,3 +66,49 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[
     return json.loads(meta), {
         name: np.asarray(values, np.float32).reshape(shape) for name, shape, values in tensors
     }
+
+
+class Policy:
+    """A dhumbal-run network read from a checkpoint and evaluated in NumPy on this package's
+    observations: what the `dqn`, `ddqn` or `ppo` agent of that checkpoint plays (greedy).
+
+        policy = dhumbal.Policy("scenarios/learning/checkpoints/jhyap/ppo-cards-2p.safetensors")
+        action = policy.act(obs)
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.meta, tensors = load_checkpoint(path)
+        self.algorithm = self.meta["algorithm"]
+        self.encoding = self.meta["encoding"]
+        net = "policy" if self.algorithm == "ppo" else "q"
+        self.layers: list[tuple[np.ndarray, np.ndarray]] = []
+        while f"{net}.{len(self.layers)}.weight" in tensors:
+            k = len(self.layers)
+            self.layers.append((tensors[f"{net}.{k}.weight"], tensors[f"{net}.{k}.bias"]))
+        if not self.layers:
+            raise ValueError(f"{os.fspath(path)}: no network `{net}` in the checkpoint")
+
+    def _forward(self, x: np.ndarray) -> np.ndarray:
+        for k, (w, b) in enumerate(self.layers):
+            x = x @ w.T + b
+            if k + 1 < len(self.layers):
+                x = np.maximum(x, 0)
+        return x
+
+    def scores(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """One score per action slot; minus infinity where the mask is 0."""
+        mask = np.asarray(obs["action_mask"]).astype(bool)
+        s = np.full(mask.shape, -np.inf, np.float32)
+        if self.encoding == "paper":
+            out = self._forward(np.asarray(obs["observation"], np.float32)[None, :])[0]
+            s[mask] = out[mask]
+        else:
+            n = int(mask.sum())
+            state = np.asarray(obs["observation"], np.float32)
+            rows = np.concatenate([np.repeat(state[None, :], n, 0), np.asarray(obs["action_features"])[:n]], axis=1)
+            s[:n] = self._forward(rows)[:, 0]
+        return s
+
+    def act(self, obs: Mapping[str, np.ndarray]) -> int:
+        """The legal action of highest score (ties: the first), as the Rust agent plays."""
+        return int(np.argmax(self.scores(obs)))

@@ -1,0 +1,76 @@
+"""Type stubs of the native module (crates/python/src/lib.rs)."""
+
+import numpy as np
+import numpy.typing as npt
+
+ACTION_SLOTS: int
+"""Width of the action space: the legal actions of a decision fill the first slots."""
+
+class Tables:
+    """`n` tables of one configuration, stepped together; they write into arrays Python owns."""
+
+    def __init__(self, config: str, base: str, n: int) -> None: ...
+    @property
+    def players(self) -> int: ...
+    @property
+    def state_dim(self) -> int: ...
+    @property
+    def action_dim(self) -> int: ...
+    @property
+    def action_slots(self) -> int: ...
+    @property
+    def encoding(self) -> str: ...
+    @property
+    def all_seats(self) -> bool: ...
+    @property
+    def rules_json(self) -> str: ...
+    @property
+    def scoring(self) -> str: ...
+    @property
+    def num_tables(self) -> int: ...
+    def reset(
+        self,
+        seed: int,
+        obs: npt.NDArray[np.float32],
+        features: npt.NDArray[np.float32],
+        mask: npt.NDArray[np.int8],
+        seat: npt.NDArray[np.int64],
+        rewards: npt.NDArray[np.float64],
+        done: npt.NDArray[np.bool_],
+        winner: npt.NDArray[np.int64],
+    ) -> None: ...
+    def step(
+        self,
+        actions: npt.NDArray[np.int64],
+        autoreset: bool,
+        obs: npt.NDArray[np.float32],
+        features: npt.NDArray[np.float32],
+        mask: npt.NDArray[np.int8],
+        seat: npt.NDArray[np.int64],
+        rewards: npt.NDArray[np.float64],
+        done: npt.NDArray[np.bool_],
+        winner: npt.NDArray[np.int64],
+    ) -> None: ...
+    def describe(self, i: int) -> list[str]: ...
+    def skipped(self, i: int) -> int: ...
+    def games_played(self, i: int) -> int: ...
+
+def agent_kinds() -> list[tuple[str, str]]:
+    """Every agent kind a scenario may name, with one line on how it plays."""
+
+def validate(path: str) -> str:
+    """Checks a scenario file as `dhumbal-run validate` does; raises ValueError with every
+    problem (file, line, field)."""
+
+def cli(args: list[str]) -> int:
+    """Runs `dhumbal-run` with these arguments in this process; returns its exit code."""
+
+def save_checkpoint(
+    path: str,
+    algorithm: str,
+    encoding: str,
+    rules: str,
+    layers: list[tuple[list[int], list[float], list[float]]],
+    note: str | None = None,
+) -> None: ...
+def load_checkpoint(path: str) -> tuple[str, list[tuple[str, list[int], list[float]]]]: ...
