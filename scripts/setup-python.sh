@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Set-up for the Python package `dhumbal` (docs/python.md): installs maturin and the package's
-# Python dependencies into the project's virtual environment (.venv, made by
-# scripts/setup-torch.sh, which must be sourced first), then builds the package from
-# crates/python and installs it there (`maturin develop`, release profile: the same build of
-# every Rust dependency as scripts/run.sh and scripts/test.sh). Safe to run again: pip skips
-# what is installed, cargo what is built.
+# Set-up for the Python package `dhumbal` (docs/python.md): Rust and the project's virtual
+# environment (.venv) as scripts/setup.sh and scripts/setup-torch.sh make them, then maturin
+# and the package's Python dependencies installed there, and the package built from
+# crates/python and installed in development mode (`maturin develop --release`). Run by
+# scripts/test.sh; by hand: `scripts/setup-python.sh`, then `.venv/bin/python`. Safe to run
+# again: pip skips what is installed, cargo what is built.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+source scripts/setup-torch.sh
 
-venv="${VIRTUAL_ENV:?source scripts/setup-torch.sh first (it makes .venv)}"
+venv="$VIRTUAL_ENV"
 python="$venv/bin/python"
 
 # Versions known to work together; pettingzoo's api_test and gymnasium's env_checker are

@@ -132,7 +132,7 @@ def test_bad_settings_say_what_is_valid():
         dhumbal.env(encoding="pixels")
     with pytest.raises(ValueError, match="opponents.0"):
         dhumbal.DhumbalEnv(rules="simplified-2p", opponents=[{"kind": "agressive"}])
-    with pytest.raises(ValueError, match="rules: unknown field `hand_sise`"):
+    with pytest.raises(ValueError, match="rules: unknown field `hand_sise`; did you mean `hand_size`"):
         dhumbal.env(rules={"preset": "paper", "hand_sise": 5})
     with pytest.raises(ValueError, match="2 given for a table of 2 players"):
         dhumbal.DhumbalEnv(rules="simplified-2p", opponents=["random", "random"])

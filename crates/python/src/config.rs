@@ -228,11 +228,15 @@ fn rules(v: &Value) -> Result<Rules, String> {
                 .map(|k| k.keys().map(String::as_str).collect())
                 .unwrap_or_default();
             names.push("preset");
+            names.sort_unstable();
             for k in o.keys() {
                 if !names.contains(&k.as_str()) {
+                    let hint = dhumbal_agents::nearest(k, &names)
+                        .map(|n| format!("did you mean `{n}`? "))
+                        .unwrap_or_default();
                     return Err(format!(
-                        "rules: unknown field `{k}`; docs/rules.md lists the fields (e.g. {})",
-                        names[..names.len().min(8)].join(", ")
+                        "rules: unknown field `{k}`; {hint}the fields: {} (docs/scenarios.md)",
+                        names.join(", ")
                     ));
                 }
             }

@@ -32,18 +32,24 @@ _DOC_ARGS = """
 """
 
 
-def _tables(n: int, players: int | None, opponents: Sequence[Any] | None, **kw: Any):
+_SETTINGS = ("rules", "players", "seat", "encoding", "reward", "reward_scale", "game_reward", "rounds", "base")
+
+
+def _setup(env: Any, n: int, args: dict[str, Any]) -> None:
+    """The native tables, buffers and invalid-action handling of either environment, from
+    its constructor's arguments."""
+    if args["invalid_action"] not in ("raise", "penalize"):
+        raise ValueError(f"invalid_action: expected 'raise' or 'penalize', got {args['invalid_action']!r}")
+    env._invalid = args["invalid_action"] == "penalize"
+    env._penalty = float(args["invalid_penalty"])
+    kw = {k: args[k] for k in _SETTINGS}
+    opponents = args["opponents"]
     if opponents is None:
         # `random` in every other seat: the table's size comes from the rules.
-        probe = make_tables(1, players=players, opponents=None, **kw)
+        probe = make_tables(1, opponents=None, **kw)
         opponents = ["random"] * (probe.players - 1)
-    return make_tables(n, players=players, opponents=opponents, **kw)
-
-
-def _invalid(mode: str) -> bool:
-    if mode not in ("raise", "penalize"):
-        raise ValueError(f"invalid_action: expected 'raise' or 'penalize', got {mode!r}")
-    return mode == "penalize"
+    env._tables = make_tables(n, opponents=opponents, **kw)
+    env._buf = Buffers(env._tables)
 
 
 class DhumbalEnv(gym.Env):
@@ -77,22 +83,7 @@ class DhumbalEnv(gym.Env):
         invalid_action: str = "raise",
         invalid_penalty: float = 1.0,
     ) -> None:
-        self._invalid = _invalid(invalid_action)
-        self._penalty = float(invalid_penalty)
-        self._tables = _tables(
-            1,
-            players,
-            opponents,
-            rules=rules,
-            seat=seat,
-            encoding=encoding,
-            reward=reward,
-            reward_scale=reward_scale,
-            game_reward=game_reward,
-            rounds=rounds,
-            base=base,
-        )
-        self._buf = Buffers(self._tables)
+        _setup(self, 1, locals())
         self.observation_space = observation_space(self._tables)
         self.action_space = spaces.Discrete(ACTION_SLOTS)
         self.render_mode = render_mode
@@ -178,23 +169,8 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
         invalid_action: str = "raise",
         invalid_penalty: float = 1.0,
     ) -> None:
-        self._invalid = _invalid(invalid_action)
-        self._penalty = float(invalid_penalty)
-        self._tables = _tables(
-            int(num_envs),
-            players,
-            opponents,
-            rules=rules,
-            seat=seat,
-            encoding=encoding,
-            reward=reward,
-            reward_scale=reward_scale,
-            game_reward=game_reward,
-            rounds=rounds,
-            base=base,
-        )
         self.num_envs = int(num_envs)
-        self._buf = Buffers(self._tables)
+        _setup(self, self.num_envs, locals())
         self.single_observation_space = observation_space(self._tables)
         self.single_action_space = spaces.Discrete(ACTION_SLOTS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
