@@ -224,3 +224,26 @@ def test_a_short_ppo_training_beats_random(tmp_path):
     df = dhumbal.run(scenario, tmp_path / "run")
     rate = df.filter(df["agent"] == "py")["won"].mean()
     assert rate > 0.7, rate
+
+
+def test_opponents_are_scenario_agent_entries_scripts_and_checkpoints_included():
+    # A Rhai script (path relative to `base`, params checked against its declaration), a
+    # search agent and a trained network, at one table; a bad script parameter is refused.
+    env = dhumbal.DhumbalEnv(
+        rules={"preset": "jhyap", "players": 4},
+        opponents=[
+            {"script": "heuristics/threshold.rhai", "params": {"take_at_most": 4}},
+            {"kind": "ismcts", "params": {"iterations": 50}},
+            {"kind": "ppo", "params": {"checkpoint": "learning/checkpoints/jhyap/ppo-cards-4p.safetensors"}},
+        ],
+        base=ROOT / "scenarios",
+    )
+    obs, info = env.reset(seed=2)
+    done, steps = False, 0
+    while not done:
+        obs, r, done, _, info = env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
+        steps += 1
+    assert steps > 0 and 0 <= info["winner"] < 4
+    with pytest.raises(ValueError, match="take_at_mots"):
+        dhumbal.DhumbalEnv(rules={"preset": "jhyap", "players": 2}, base=ROOT / "scenarios",
+                           opponents=[{"script": "heuristics/threshold.rhai", "params": {"take_at_mots": 4}}])
