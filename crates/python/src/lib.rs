@@ -143,7 +143,8 @@ impl Tables {
         let stride = n as u64;
         self.runs = (0..n)
             .map(|i| TableRun::start(self.setup.clone(), seed, i as u64, stride))
-            .collect();
+            .collect::<Result<_, _>>()
+            .map_err(PyRuntimeError::new_err)?;
         let mut out = Out::new(
             obs,
             features,

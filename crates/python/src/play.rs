@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use dhumbal_agents::neural::{Action, Encoded, Encoding};
@@ -37,6 +38,11 @@ struct Exchange {
 
 /// Resumed with the chosen action's index (ignored after a game over).
 type Co = Coroutine<usize, (), Result<(), String>>;
+
+/// A table's stack: as large as the stack of the rayon threads that play tournaments (Rust's
+/// default for spawned threads), so that an agent that plays in a tournament (a deep Rhai
+/// script, a search) plays here. Reserved, not committed: untouched pages cost nothing.
+const STACK: usize = 2 << 20;
 
 /// One table: its coroutine and what it left at its last suspension.
 pub struct TableRun {
@@ -73,14 +79,22 @@ impl TableRun {
 
     /// A table that will play games `first`, `first + stride`, ... of `seed` (not started:
     /// [`TableRun::advance`] runs it to its first decision).
-    pub fn start(setup: Arc<Setup>, seed: u64, first: u64, stride: u64) -> TableRun {
+    pub fn start(
+        setup: Arc<Setup>,
+        seed: u64,
+        first: u64,
+        stride: u64,
+    ) -> Result<TableRun, String> {
         // `written` stays unknown: the first decision clears the whole row.
         let mut run = TableRun::idle();
         let ex = run.ex.clone();
-        run.co = Some(Coroutine::new(
+        let stack = DefaultStack::new(STACK)
+            .map_err(|e| format!("cannot reserve a table's stack ({} MiB): {e}", STACK >> 20))?;
+        run.co = Some(Coroutine::with_stack(
+            stack,
             move |y: &Yielder<usize, ()>, _first: usize| drive(y, &ex, &setup, seed, first, stride),
         ));
-        run
+        Ok(run)
     }
 
     /// Resumes the coroutine (with `action` at a decision) until the next suspension.
