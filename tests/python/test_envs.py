@@ -247,3 +247,25 @@ def test_opponents_are_scenario_agent_entries_scripts_and_checkpoints_included()
     with pytest.raises(ValueError, match="take_at_mots"):
         dhumbal.DhumbalEnv(rules={"preset": "jhyap", "players": 2}, base=ROOT / "scenarios",
                            opponents=[{"script": "heuristics/threshold.rhai", "params": {"take_at_mots": 4}}])
+
+
+def test_resets_without_a_seed_go_on_through_the_seeds_games():
+    # reset(seed=s) starts game 0 of s; each later reset without a seed starts the next game,
+    # so seats rotate across episodes and the sequence is reproducible from the first seed.
+    def seats_and_obs():
+        env = dhumbal.DhumbalEnv(rules="yaniv", players=4, seat="rotate")
+        out = []
+        for k in range(6):
+            obs, info = env.reset(seed=1) if k == 0 else env.reset()
+            out.append((info["seat"], float(obs["observation"].sum())))
+            if k % 2:
+                obs, r, done, _, info = env.step(0)  # a reset mid-game abandons the game
+        return out
+
+    a, b = seats_and_obs(), seats_and_obs()
+    assert a == b
+    assert [s for s, _ in a] == [0, 1, 2, 3, 0, 1]
+    with pytest.raises(ValueError, match="not legal"):
+        v = dhumbal.DhumbalVectorEnv(4, rules="paper", players=2)
+        v.reset(seed=0)
+        v.step(np.array([0, -1, 0, 0]))

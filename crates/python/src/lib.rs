@@ -43,6 +43,8 @@ pub const ACTION_SLOTS: usize = 128;
 struct Tables {
     setup: std::sync::Arc<Setup>,
     runs: Vec<TableRun>,
+    /// The seed of the last `reset` that gave one.
+    seed: Option<u64>,
 }
 
 #[pymethods]
@@ -64,6 +66,7 @@ impl Tables {
         Ok(Tables {
             setup: std::sync::Arc::new(setup),
             runs: Vec::new(),
+            seed: None,
         }
         .with_tables(n))
     }
@@ -125,12 +128,17 @@ impl Tables {
         self.runs.len()
     }
 
-    /// Starts game 0 of `seed` on table 0, game 1 on table 1, ... and plays each to its first
-    /// Python decision; writes it into the arrays (see `step`).
+    /// With a seed: starts game 0 of `seed` on table 0, game 1 on table 1, ...; without one:
+    /// each table starts its next game of the last seed (the one after the game it was
+    /// playing, abandoned if unfinished), so that resets go through the seed's games in order.
+    /// Plays each table to its first Python decision and writes it into the arrays (see
+    /// `step`). Rewards of rounds that ended before that decision are kept for the next
+    /// `step` (the arrays' rewards are zero).
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (seed, obs, features, mask, seat, rewards, done, winner))]
     fn reset(
         &mut self,
-        seed: u64,
+        seed: Option<u64>,
         obs: PyReadwriteArray2<'_, f32>,
         features: PyReadwriteArray3<'_, f32>,
         mask: PyReadwriteArray2<'_, i8>,
@@ -141,10 +149,33 @@ impl Tables {
     ) -> PyResult<()> {
         let n = self.runs.len();
         let stride = n as u64;
-        self.runs = (0..n)
-            .map(|i| TableRun::start(self.setup.clone(), seed, i as u64, stride))
+        let first: Vec<u64> = match (seed, self.seed) {
+            (Some(_), _) => (0..stride).collect(),
+            (None, Some(_)) => self
+                .runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    if r.status().is_some() {
+                        r.game() + stride
+                    } else {
+                        i as u64
+                    }
+                })
+                .collect(),
+            (None, None) => {
+                return Err(PyValueError::new_err(
+                    "the first reset needs a seed (later ones without a seed go on to the next games)",
+                ));
+            }
+        };
+        let seed = seed.or(self.seed).expect("checked above");
+        self.runs = first
+            .iter()
+            .map(|&g| TableRun::start(self.setup.clone(), seed, g, stride))
             .collect::<Result<_, _>>()
             .map_err(PyRuntimeError::new_err)?;
+        self.seed = Some(seed);
         let mut out = Out::new(
             obs,
             features,
@@ -158,7 +189,8 @@ impl Tables {
         )?;
         for (i, run) in self.runs.iter_mut().enumerate() {
             run.next_decision().map_err(PyRuntimeError::new_err)?;
-            out.write(i, run, false).map_err(PyRuntimeError::new_err)?;
+            out.write(i, run, false, false)
+                .map_err(PyRuntimeError::new_err)?;
         }
         Ok(())
     }
@@ -170,7 +202,9 @@ impl Tables {
     /// this step, and the game's winner (-1 while it goes on). With `autoreset`, a table whose
     /// episode ended starts its next game at once and the arrays show that game's first
     /// decision (rewards and `done` are the finished episode's); without it, the table waits
-    /// for `reset`. Tables whose action is -1 are left as they are (nothing written).
+    /// for `reset`. Tables whose action is -1 do not move and their rows are not written
+    /// (they keep the previous step's values). An action that is not legal raises before any
+    /// table moves; an agent's error at table j raises after the tables before j moved.
     #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
@@ -195,7 +229,7 @@ impl Tables {
                 actions.len()
             )));
         }
-        // Every action is checked before any table moves: a bad one leaves all as they were.
+        // Every action is checked before any table moves: an illegal one leaves all as they were.
         for (i, (&a, run)) in actions.iter().zip(&self.runs).enumerate() {
             if a == -1 {
                 continue;
@@ -235,7 +269,7 @@ impl Tables {
             }
             run.advance(Some(a as usize))
                 .map_err(PyRuntimeError::new_err)?;
-            out.write(i, run, autoreset)
+            out.write(i, run, autoreset, true)
                 .map_err(PyRuntimeError::new_err)?;
         }
         Ok(())
@@ -354,11 +388,21 @@ impl<'py> Out<'py> {
 
     /// Writes table `i`'s state after it moved; with `autoreset`, a finished episode's table
     /// goes on to its next game's first decision after its rewards are taken.
-    fn write(&mut self, i: usize, run: &mut TableRun, autoreset: bool) -> Result<(), String> {
+    fn write(
+        &mut self,
+        i: usize,
+        run: &mut TableRun,
+        autoreset: bool,
+        take: bool,
+    ) -> Result<(), String> {
         let p = self.players;
         let rewards =
             &mut self.rewards.as_slice_mut().expect("checked contiguous")[i * p..(i + 1) * p];
-        run.take_rewards(rewards);
+        if take {
+            run.take_rewards(rewards);
+        } else {
+            rewards.fill(0.0);
+        }
         let over = run.status() == Some(Status::GameOver);
         self.done.as_slice_mut().expect("1-d")[i] = over;
         self.winner.as_slice_mut().expect("1-d")[i] = if over {

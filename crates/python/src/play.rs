@@ -34,6 +34,8 @@ struct Exchange {
     rewards: [f64; MAX_PLAYERS],
     winner: Option<usize>,
     games: u64,
+    /// The game being played (its index in the seed's sequence).
+    game: u64,
 }
 
 /// Resumed with the chosen action's index (ignored after a game over).
@@ -69,6 +71,7 @@ impl TableRun {
                 rewards: [0.0; MAX_PLAYERS],
                 winner: None,
                 games: 0,
+                game: 0,
             })),
             co: None,
             failed: None,
@@ -103,14 +106,26 @@ impl TableRun {
             return Err(e.clone());
         }
         let co = self.co.as_mut().ok_or("call reset() before step()")?;
-        match co.resume(action.unwrap_or(usize::MAX)) {
-            CoroutineResult::Yield(()) => Ok(()),
-            CoroutineResult::Return(r) => {
-                let e = r.err().unwrap_or_else(|| "the table stopped".to_string());
-                self.failed = Some(e.clone());
-                Err(e)
+        let x = action.unwrap_or(usize::MAX);
+        // A panic inside the table (an agent's bug) leaves its coroutine finished: the table
+        // is marked failed, so that every later step says so instead of panicking again.
+        let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(x)));
+        let e = match resumed {
+            Ok(CoroutineResult::Yield(())) => return Ok(()),
+            Ok(CoroutineResult::Return(r)) => {
+                r.err().unwrap_or_else(|| "the table stopped".to_string())
             }
-        }
+            Err(panic) => format!(
+                "the table stopped on a panic: {}",
+                panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("(no message)")
+            ),
+        };
+        self.failed = Some(e.clone());
+        Err(format!("{e}; reset() starts again"))
     }
 
     /// Runs on from a finished episode (or from the start) to the next Python decision,
@@ -147,6 +162,11 @@ impl TableRun {
 
     pub fn winner(&self) -> Option<usize> {
         self.ex.borrow().winner
+    }
+
+    /// The game being played (or just ended), by its index in the seed's sequence.
+    pub fn game(&self) -> u64 {
+        self.ex.borrow().game
     }
 
     pub fn games_played(&self) -> u64 {
@@ -309,6 +329,7 @@ fn drive(
         .collect();
     let mut game = first;
     loop {
+        ex.borrow_mut().game = game;
         // Who sits where. Agent streams follow the agent, not the seat (as in tournaments):
         // the Python player is slot 0 and opponent k slot k + 1; with Python in every seat,
         // seat s is slot s.

@@ -12,7 +12,7 @@ from gymnasium import spaces
 
 from ._native import ACTION_SLOTS, Tables
 
-__all__ = ["ACTION_SLOTS", "Buffers", "make_tables", "observation_space", "fresh_seed"]
+__all__ = ["ACTION_SLOTS", "Buffers", "make_tables", "observation_space", "reset_seed"]
 
 
 def _rules(rules: str | Mapping[str, Any] | None, players: int | None) -> Any:
@@ -106,10 +106,12 @@ class Buffers:
         return out
 
 
-def fresh_seed(seed: int | None) -> int:
-    """`seed`, or a fresh one from the operating system when it is None."""
+def reset_seed(seed: int | None, seeded: bool) -> int | None:
+    """The seed to reset the native tables with: `seed`; or None (go on to the next games of
+    the last seed) when there was one; or, at a first reset without a seed, a fresh one from
+    the operating system."""
     if seed is None:
-        return int(np.random.SeedSequence().entropy % (1 << 63))
+        return None if seeded else int(np.random.SeedSequence().entropy % (1 << 63))
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: expected a whole number from 0, got {seed!r}")
     return int(seed) % (1 << 64)

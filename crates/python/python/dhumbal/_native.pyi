@@ -30,7 +30,7 @@ class Tables:
     def num_tables(self) -> int: ...
     def reset(
         self,
-        seed: int,
+        seed: int | None,
         obs: npt.NDArray[np.float32],
         features: npt.NDArray[np.float32],
         mask: npt.NDArray[np.int8],

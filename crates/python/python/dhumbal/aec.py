@@ -11,7 +11,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._common import ACTION_SLOTS, Buffers, fresh_seed, make_tables, observation_space
+from ._common import ACTION_SLOTS, Buffers, make_tables, observation_space, reset_seed
 
 __all__ = ["env", "raw_env", "DhumbalAEC"]
 
@@ -66,6 +66,7 @@ class DhumbalAEC(AECEnv):
         self.observation_spaces = {a: self._space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(ACTION_SLOTS) for a in self.possible_agents}
         self._action = np.zeros(1, np.int64)
+        self._seeded = False
         self._last: dict[str, dict[str, np.ndarray]] = {}
         self._blank = {k: np.zeros(s.shape, s.dtype) for k, s in self._space.spaces.items()}
         self.agents = []
@@ -82,7 +83,9 @@ class DhumbalAEC(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        self._tables.reset(fresh_seed(seed), *self._buf.arrays())
+        # A seed starts game 0 of it; no seed goes on to the next game of the last one.
+        self._tables.reset(reset_seed(seed, self._seeded), *self._buf.arrays())
+        self._seeded = True
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}

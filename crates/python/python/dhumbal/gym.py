@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from ._common import ACTION_SLOTS, Buffers, fresh_seed, make_tables, observation_space
+from ._common import ACTION_SLOTS, Buffers, make_tables, observation_space, reset_seed
 
 __all__ = ["DhumbalEnv", "DhumbalVectorEnv"]
 
@@ -20,8 +20,9 @@ _DOC_ARGS = """
     `players`, `opponents` (agent entries, one per other seat, exactly as a scenario writes
     them: `"aggressive"`, `{"kind": "ismcts", "params": {"iterations": 200}}`,
     `{"script": "my_agent.rhai"}`, `{"kind": "ppo", "params": {"checkpoint": "x.safetensors"}}`;
-    default: `random` in every other seat), `seat` (`rotate`: game g in seat g mod players,
-    `random`, or a seat number), `encoding` (`cards` or `paper`), `reward` (`score` or `win`),
+    default: `random` in every other seat), `seat` (`rotate`: game g of the seed in seat g mod players;
+    `reset(seed=s)` starts game 0 of s, table i of a vector game i, and each later game, or
+    reset without a seed, is the next one; `random`; or a seat number), `encoding` (`cards` or `paper`), `reward` (`score` or `win`),
     `reward_scale`, `game_reward` (points games: the learner gets it for winning the game,
     minus its share for losing), `rounds` (coin games: rounds per episode), `base` (folder
     that relative paths in opponents start from; default: the working folder),
@@ -49,6 +50,7 @@ def _setup(env: Any, n: int, args: dict[str, Any]) -> None:
         probe = make_tables(1, opponents=None, **kw)
         opponents = ["random"] * (probe.players - 1)
     env._tables = make_tables(n, opponents=opponents, **kw)
+    env._seeded = False
     env._buf = Buffers(env._tables)
 
 
@@ -93,7 +95,9 @@ class DhumbalEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        self._tables.reset(fresh_seed(seed), *self._buf.arrays())
+        # A seed starts game 0 of it; no seed goes on to the next game of the last one.
+        self._tables.reset(reset_seed(seed, self._seeded), *self._buf.arrays())
+        self._seeded = True
         self._seat = int(self._buf.seat[0])
         self._obs = self._buf.observation(0)
         return self._obs, {"seat": self._seat}
@@ -180,7 +184,8 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
         self._started = False
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        self._tables.reset(fresh_seed(seed), *self._buf.arrays())
+        self._tables.reset(reset_seed(seed, self._seeded), *self._buf.arrays())
+        self._seeded = True
         self._seat[:] = self._buf.seat
         self._started = True
         return self._buf.batch(), {"seat": self._seat.copy()}
@@ -189,6 +194,8 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
         if not self._started:
             raise RuntimeError("call reset() before step()")
         actions = np.ascontiguousarray(actions, dtype=np.int64)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions: expected shape ({self.num_envs},), got {actions.shape}")
         penalty = None
         if self._invalid:
             legal = self._buf.mask.sum(axis=1)
@@ -197,6 +204,9 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
             if not ok.all():
                 actions = np.where(ok, actions, np.mod(actions, legal))
                 penalty = np.where(ok, 0.0, self._penalty)
+        elif (actions < 0).any():
+            i = int(np.flatnonzero(actions < 0)[0])
+            raise ValueError(f"table {i}: action {int(actions[i])} is not legal (actions are slot indices from 0)")
         self._tables.step(actions, True, *self._buf.arrays())
         rewards = self._buf.rewards[self._rows, self._seat]
         if penalty is not None:
