@@ -162,7 +162,7 @@ def main() -> None:
             o = ours(stats, agent)
             out.append(
                 f"| {agent} | {w} {list(wci)} | {o['win']:.2f} {ci(o['ci'], 2)} | {e} | {o['econ']:.2f} {ci(o['econ_ci'], 2, 1.0)} "
-                f"| {fmt(j)} | {fmt(o['jhyap'])} | {fmt(c)} | {o['cards']:.1f} | {'' if ms is None else ms} | {sig(o['ms'])} |"
+                f"| {fmt(j, 2)} | {fmt(o['jhyap'], 2)} | {fmt(c)} | {o['cards']:.1f} | {'' if ms is None else ms} | {sig(o['ms'])} |"
             )
         out += ["", "| comparison | metric | d paper | p paper | d ours | p ours |", "|---|---|---|---|---|---|"]
         for metric, a, b, d, p in t["pairs"]:
