@@ -1,5 +1,6 @@
 """Writes reports/paper/README.md: every number of the paper's Tables I-VI (and the effect
-sizes its text quotes) beside this repository's runs of scenarios/paper/, read from each
+sizes its text quotes) beside this repository's runs of scenarios/paper/, and each agent's
+win rate in the paper's fixed seats against rotated ones, read from each
 run's statistics under the paper's definitions (`dhumbal-run report --definitions paper`:
 normal intervals as the paper's eq. 6, Welch tests on rounds, Cohen's d with ddof=0).
 
@@ -164,6 +165,23 @@ def main() -> None:
                 f"| {agent} | {w} {list(wci)} | {o['win']:.2f} {ci(o['ci'], 2)} | {e} | {o['econ']:.2f} {ci(o['econ_ci'], 2, 1.0)} "
                 f"| {fmt(j, 2)} | {fmt(o['jhyap'], 2)} | {fmt(c)} | {o['cards']:.1f} | {'' if ms is None else ms} | {sig(o['ms'])} |"
             )
+        rotated = root / f"{t['run']}-rotated" / "stats.json"
+        if rotated.is_file():
+            rs = json.loads(rotated.read_text())
+            out += [
+                "",
+                f"Seats: the paper's fixed seats against rotated ones (`{rotated.parent}`: every deal once per rotation,",
+                "so each agent starts equally often; 95% intervals by deal). The difference estimates what",
+                "sitting where the paper sat each agent was worth to it; the two runs deal different cards,",
+                "so differences within the rotated interval's width are noise.",
+                "",
+                "| agent | win % fixed seats | win % rotated seats [95% CI] | fixed minus rotated |",
+                "|---|---|---|---|",
+            ]
+            for agent in t["rows"]:
+                f_ = ours(stats, agent)
+                r_ = ours(rs, agent)
+                out.append(f"| {agent} | {f_['win']:.2f} | {r_['win']:.2f} {ci(r_['ci'], 2)} | {f_['win'] - r_['win']:+.2f} |")
         out += ["", "| comparison | metric | d paper | p paper | d ours | p ours |", "|---|---|---|---|---|---|"]
         for metric, a, b, d, p in t["pairs"]:
             od, op = pair(stats, metric, a, b)
