@@ -21,8 +21,8 @@ mod config;
 mod play;
 
 use numpy::{
-    PyReadonlyArray1, PyReadwriteArray1, PyReadwriteArray2, PyReadwriteArray3,
-    PyUntypedArrayMethods,
+    PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1,
+    PyReadwriteArray2, PyReadwriteArray3, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -45,6 +45,19 @@ struct Tables {
     runs: Vec<TableRun>,
     /// The seed of the last `reset` that gave one.
     seed: Option<u64>,
+    /// The arrays every `reset` and `step` writes into (`bind`).
+    arrays: Option<Arrays>,
+}
+
+/// The output arrays, Python's own, bound once and checked for shape then.
+struct Arrays {
+    obs: Py<PyArray2<f32>>,
+    features: Py<PyArray3<f32>>,
+    mask: Py<PyArray2<i8>>,
+    seat: Py<PyArray1<i64>>,
+    rewards: Py<PyArray2<f64>>,
+    done: Py<PyArray1<bool>>,
+    winner: Py<PyArray1<i64>>,
 }
 
 #[pymethods]
@@ -67,6 +80,7 @@ impl Tables {
             setup: std::sync::Arc::new(setup),
             runs: Vec::new(),
             seed: None,
+            arrays: None,
         }
         .with_tables(n))
     }
@@ -128,25 +142,85 @@ impl Tables {
         self.runs.len()
     }
 
+    /// Binds the arrays every `reset` and `step` writes into: per table the deciding seat's
+    /// observation, action features (`cards`; one column for `paper`) and mask, the seat,
+    /// every seat's reward since the previous step, whether the episode ended, and the game's
+    /// winner (-1 while it goes on). Checked for shape and layout here, once.
+    #[allow(clippy::too_many_arguments)]
+    fn bind(
+        &mut self,
+        obs: Bound<'_, PyArray2<f32>>,
+        features: Bound<'_, PyArray3<f32>>,
+        mask: Bound<'_, PyArray2<i8>>,
+        seat: Bound<'_, PyArray1<i64>>,
+        rewards: Bound<'_, PyArray2<f64>>,
+        done: Bound<'_, PyArray1<bool>>,
+        winner: Bound<'_, PyArray1<i64>>,
+    ) -> PyResult<()> {
+        let n = self.runs.len();
+        let state_dim = self.setup.encoding.state_dim();
+        let action_dim = self.setup.encoding.action_dim().max(1);
+        let players = self.setup.rules.players();
+        for (name, shape, want, contiguous) in [
+            (
+                "obs",
+                obs.shape(),
+                vec![n, state_dim],
+                obs.is_c_contiguous(),
+            ),
+            (
+                "features",
+                features.shape(),
+                vec![n, ACTION_SLOTS, action_dim],
+                features.is_c_contiguous(),
+            ),
+            (
+                "mask",
+                mask.shape(),
+                vec![n, ACTION_SLOTS],
+                mask.is_c_contiguous(),
+            ),
+            ("seat", seat.shape(), vec![n], seat.is_c_contiguous()),
+            (
+                "rewards",
+                rewards.shape(),
+                vec![n, players],
+                rewards.is_c_contiguous(),
+            ),
+            ("done", done.shape(), vec![n], done.is_c_contiguous()),
+            ("winner", winner.shape(), vec![n], winner.is_c_contiguous()),
+        ] {
+            if shape != want.as_slice() {
+                return Err(PyValueError::new_err(format!(
+                    "array `{name}` has shape {shape:?}; these tables need {want:?}"
+                )));
+            }
+            if !contiguous {
+                return Err(PyValueError::new_err(format!(
+                    "array `{name}` must be C-contiguous"
+                )));
+            }
+        }
+        self.arrays = Some(Arrays {
+            obs: obs.unbind(),
+            features: features.unbind(),
+            mask: mask.unbind(),
+            seat: seat.unbind(),
+            rewards: rewards.unbind(),
+            done: done.unbind(),
+            winner: winner.unbind(),
+        });
+        Ok(())
+    }
+
     /// With a seed: starts game 0 of `seed` on table 0, game 1 on table 1, ...; without one:
     /// each table starts its next game of the last seed (the one after the game it was
     /// playing, abandoned if unfinished), so that resets go through the seed's games in order.
     /// Plays each table to its first Python decision and writes it into the arrays (see
     /// `step`). Rewards of rounds that ended before that decision are kept for the next
     /// `step` (the arrays' rewards are zero).
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (seed, obs, features, mask, seat, rewards, done, winner))]
-    fn reset(
-        &mut self,
-        seed: Option<u64>,
-        obs: PyReadwriteArray2<'_, f32>,
-        features: PyReadwriteArray3<'_, f32>,
-        mask: PyReadwriteArray2<'_, i8>,
-        seat: PyReadwriteArray1<'_, i64>,
-        rewards: PyReadwriteArray2<'_, f64>,
-        done: PyReadwriteArray1<'_, bool>,
-        winner: PyReadwriteArray1<'_, i64>,
-    ) -> PyResult<()> {
+    #[pyo3(signature = (seed))]
+    fn reset(&mut self, py: Python<'_>, seed: Option<u64>) -> PyResult<()> {
         let n = self.runs.len();
         let stride = n as u64;
         let first: Vec<u64> = match (seed, self.seed) {
@@ -176,17 +250,7 @@ impl Tables {
             .collect::<Result<_, _>>()
             .map_err(PyRuntimeError::new_err)?;
         self.seed = Some(seed);
-        let mut out = Out::new(
-            obs,
-            features,
-            mask,
-            seat,
-            rewards,
-            done,
-            winner,
-            &self.setup,
-            n,
-        )?;
+        let mut out = self.out(py)?;
         for (i, run) in self.runs.iter_mut().enumerate() {
             run.next_decision().map_err(PyRuntimeError::new_err)?;
             out.write(i, run, false, false)
@@ -205,18 +269,11 @@ impl Tables {
     /// for `reset`. Tables whose action is -1 do not move and their rows are not written
     /// (they keep the previous step's values). An action that is not legal raises before any
     /// table moves; an agent's error at table j raises after the tables before j moved.
-    #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
+        py: Python<'_>,
         actions: PyReadonlyArray1<'_, i64>,
         autoreset: bool,
-        obs: PyReadwriteArray2<'_, f32>,
-        features: PyReadwriteArray3<'_, f32>,
-        mask: PyReadwriteArray2<'_, i8>,
-        seat: PyReadwriteArray1<'_, i64>,
-        rewards: PyReadwriteArray2<'_, f64>,
-        done: PyReadwriteArray1<'_, bool>,
-        winner: PyReadwriteArray1<'_, i64>,
     ) -> PyResult<()> {
         let n = self.runs.len();
         if self.runs.iter().any(|r| r.status().is_none()) {
@@ -252,17 +309,7 @@ impl Tables {
                 None => unreachable!("checked above"),
             }
         }
-        let mut out = Out::new(
-            obs,
-            features,
-            mask,
-            seat,
-            rewards,
-            done,
-            winner,
-            &self.setup,
-            n,
-        )?;
+        let mut out = self.out(py)?;
         for (i, (&a, run)) in actions.iter().zip(self.runs.iter_mut()).enumerate() {
             if a == -1 {
                 continue;
@@ -305,13 +352,36 @@ impl Tables {
 }
 
 impl Tables {
+    /// The bound arrays, borrowed for writing.
+    fn out<'py>(&self, py: Python<'py>) -> PyResult<Out<'py>> {
+        let a = self
+            .arrays
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("call bind() with the output arrays first"))?;
+        let busy = |e: numpy::BorrowError| {
+            PyRuntimeError::new_err(format!("an output array is borrowed elsewhere: {e}"))
+        };
+        Ok(Out {
+            obs: a.obs.bind(py).try_readwrite().map_err(busy)?,
+            features: a.features.bind(py).try_readwrite().map_err(busy)?,
+            mask: a.mask.bind(py).try_readwrite().map_err(busy)?,
+            seat: a.seat.bind(py).try_readwrite().map_err(busy)?,
+            rewards: a.rewards.bind(py).try_readwrite().map_err(busy)?,
+            done: a.done.bind(py).try_readwrite().map_err(busy)?,
+            winner: a.winner.bind(py).try_readwrite().map_err(busy)?,
+            state_dim: self.setup.encoding.state_dim(),
+            action_dim: self.setup.encoding.action_dim(),
+            players: self.setup.rules.players(),
+        })
+    }
+
     fn with_tables(mut self, n: usize) -> Tables {
         self.runs = (0..n).map(|_| TableRun::idle()).collect();
         self
     }
 }
 
-/// The output arrays of one `reset` or `step`, checked for shape once.
+/// The output arrays of one `reset` or `step`, borrowed for writing.
 struct Out<'py> {
     obs: PyReadwriteArray2<'py, f32>,
     features: PyReadwriteArray3<'py, f32>,
@@ -326,66 +396,6 @@ struct Out<'py> {
 }
 
 impl<'py> Out<'py> {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        obs: PyReadwriteArray2<'py, f32>,
-        features: PyReadwriteArray3<'py, f32>,
-        mask: PyReadwriteArray2<'py, i8>,
-        seat: PyReadwriteArray1<'py, i64>,
-        rewards: PyReadwriteArray2<'py, f64>,
-        done: PyReadwriteArray1<'py, bool>,
-        winner: PyReadwriteArray1<'py, i64>,
-        setup: &Setup,
-        n: usize,
-    ) -> PyResult<Out<'py>> {
-        let state_dim = setup.encoding.state_dim();
-        let action_dim = setup.encoding.action_dim();
-        let players = setup.rules.players();
-        let check = |name: &str, shape: &[usize], want: &[usize]| -> PyResult<()> {
-            if shape != want {
-                return Err(PyValueError::new_err(format!(
-                    "array `{name}` has shape {shape:?}; these tables need {want:?}"
-                )));
-            }
-            Ok(())
-        };
-        check("obs", obs.shape(), &[n, state_dim])?;
-        check(
-            "features",
-            features.shape(),
-            &[n, ACTION_SLOTS, action_dim.max(1)],
-        )?;
-        check("mask", mask.shape(), &[n, ACTION_SLOTS])?;
-        check("seat", seat.shape(), &[n])?;
-        check("rewards", rewards.shape(), &[n, players])?;
-        check("done", done.shape(), &[n])?;
-        check("winner", winner.shape(), &[n])?;
-        for (name, c) in [
-            ("obs", obs.is_c_contiguous()),
-            ("features", features.is_c_contiguous()),
-            ("mask", mask.is_c_contiguous()),
-            ("rewards", rewards.is_c_contiguous()),
-        ] {
-            if !c {
-                return Err(PyValueError::new_err(format!(
-                    "array `{name}` must be C-contiguous"
-                )));
-            }
-        }
-        Ok(Out {
-            obs,
-            features,
-            mask,
-            seat,
-            rewards,
-            done,
-            winner,
-            state_dim,
-            action_dim,
-            players,
-        })
-    }
-
     /// Writes table `i`'s state after it moved; with `autoreset`, a finished episode's table
     /// goes on to its next game's first decision after its rewards are taken.
     fn write(

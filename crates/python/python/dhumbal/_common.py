@@ -84,9 +84,7 @@ class Buffers:
         self.done = np.zeros(n, np.bool_)
         self.winner = np.full(n, -1, np.int64)
         self.has_features = tables.action_dim > 0
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        return (self.obs, self.features, self.mask, self.seat, self.rewards, self.done, self.winner)
+        tables.bind(self.obs, self.features, self.mask, self.seat, self.rewards, self.done, self.winner)
 
     def observation(self, i: int, copy: bool = True) -> dict[str, np.ndarray]:
         """Table `i`'s pending decision as an observation dict (copied unless asked not to)."""

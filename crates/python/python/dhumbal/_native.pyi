@@ -28,9 +28,8 @@ class Tables:
     def scoring(self) -> str: ...
     @property
     def num_tables(self) -> int: ...
-    def reset(
+    def bind(
         self,
-        seed: int | None,
         obs: npt.NDArray[np.float32],
         features: npt.NDArray[np.float32],
         mask: npt.NDArray[np.int8],
@@ -38,19 +37,10 @@ class Tables:
         rewards: npt.NDArray[np.float64],
         done: npt.NDArray[np.bool_],
         winner: npt.NDArray[np.int64],
-    ) -> None: ...
-    def step(
-        self,
-        actions: npt.NDArray[np.int64],
-        autoreset: bool,
-        obs: npt.NDArray[np.float32],
-        features: npt.NDArray[np.float32],
-        mask: npt.NDArray[np.int8],
-        seat: npt.NDArray[np.int64],
-        rewards: npt.NDArray[np.float64],
-        done: npt.NDArray[np.bool_],
-        winner: npt.NDArray[np.int64],
-    ) -> None: ...
+    ) -> None:
+        """The arrays every reset and step writes into, checked for shape once."""
+    def reset(self, seed: int | None) -> None: ...
+    def step(self, actions: npt.NDArray[np.int64], autoreset: bool) -> None: ...
     def describe(self, i: int) -> list[str]: ...
     def skipped(self, i: int) -> int: ...
     def games_played(self, i: int) -> int: ...

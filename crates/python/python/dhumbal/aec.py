@@ -84,7 +84,7 @@ class DhumbalAEC(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         # A seed starts game 0 of it; no seed goes on to the next game of the last one.
-        self._tables.reset(reset_seed(seed, self._seeded), *self._buf.arrays())
+        self._tables.reset(reset_seed(seed, self._seeded))
         self._seeded = True
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -119,7 +119,7 @@ class DhumbalAEC(AECEnv):
         if action is None:
             raise ValueError(f"{agent} must act: an index of a legal action, not None")
         self._action[0] = int(action)
-        self._tables.step(self._action, False, *self._buf.arrays())
+        self._tables.step(self._action, False)
         self._cumulative_rewards[agent] = 0.0
         r = self._buf.rewards[0]
         for i, a in enumerate(self.possible_agents):

@@ -96,7 +96,7 @@ class DhumbalEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         # A seed starts game 0 of it; no seed goes on to the next game of the last one.
-        self._tables.reset(reset_seed(seed, self._seeded), *self._buf.arrays())
+        self._tables.reset(reset_seed(seed, self._seeded))
         self._seeded = True
         self._seat = int(self._buf.seat[0])
         self._obs = self._buf.observation(0)
@@ -111,7 +111,7 @@ class DhumbalEnv(gym.Env):
             action %= int(self._obs["action_mask"].sum())
             penalty = self._penalty
         self._action[0] = action
-        self._tables.step(self._action, False, *self._buf.arrays())
+        self._tables.step(self._action, False)
         reward = float(self._buf.rewards[0, self._seat]) - penalty
         info: dict[str, Any] = {"seat": self._seat}
         if self._buf.done[0]:
@@ -184,7 +184,7 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
         self._started = False
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        self._tables.reset(reset_seed(seed, self._seeded), *self._buf.arrays())
+        self._tables.reset(reset_seed(seed, self._seeded))
         self._seeded = True
         self._seat[:] = self._buf.seat
         self._started = True
@@ -207,7 +207,7 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
         elif (actions < 0).any():
             i = int(np.flatnonzero(actions < 0)[0])
             raise ValueError(f"table {i}: action {int(actions[i])} is not legal (actions are slot indices from 0)")
-        self._tables.step(actions, True, *self._buf.arrays())
+        self._tables.step(actions, True)
         rewards = self._buf.rewards[self._rows, self._seat]
         if penalty is not None:
             rewards = rewards - penalty
