@@ -662,10 +662,7 @@ fn value_iteration(
 ) -> Result<Learned, String> {
     let mut table = PolicyTable::new();
     // The starting policy: greedy-decrease, calling where a call is within the threshold.
-    let safe = match plan.rules.variant().call.threshold {
-        dhumbal_game::rules::CallThreshold::Fixed(t) => t,
-        dhumbal_game::rules::CallThreshold::ByPlayers(t) => t[2],
-    };
+    let safe = plan.rules.call_threshold(2);
     let mut policy: Vec<Macro> = (0..STATES)
         .map(|i| {
             if u32::from(State::from_index(i).value) <= safe {
