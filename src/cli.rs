@@ -760,7 +760,24 @@ fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::Ru
         },
         scenario.output.dir.display()
     );
+    if settings.report {
+        overview(&scenario.output.dir, &scenario.output.dir);
+    }
     Ok(report)
+}
+
+/// Writes the overview page of a run of several stages (`report.md` at its root), or says why
+/// it could not (the stages' reports stand either way).
+fn overview(run: &Path, reports: &Path) {
+    match dhumbal_report::write_overview(run, reports) {
+        Ok(Some(path)) => println!("overview of the stages in {}", path.display()),
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "warning: the overview page could not be written ({e:#}); the stages' reports \
+             stand, and `dhumbal-run report {}` can retry",
+            shell_word(&run.display().to_string())
+        ),
+    }
 }
 
 /// An interruption, with the command that finishes the run.
@@ -864,6 +881,9 @@ fn merge(
         report.stages.len(),
         target.display()
     );
+    if !no_report {
+        overview(&target, &target);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1298,6 +1318,9 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         if reports.len() == 1 { "" } else { "s" },
         start.elapsed().as_secs_f64()
     );
+    if dir.join("manifest.json").is_file() {
+        overview(&dir, out.as_deref().unwrap_or(&dir));
+    }
     Ok(if failed > 0 {
         ExitCode::from(1)
     } else {

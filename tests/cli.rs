@@ -928,6 +928,55 @@ fn a_run_writes_its_report_after_each_stage() {
     let md = std::fs::read_to_string(out.join("second/report.md")).unwrap();
     assert!(md.contains("![win_rate](figures/win_rate.svg)"), "{md}");
     assert!(out.join("second/figures/effects.png").is_file());
+
+    // The run's overview page: every stage, its winner as the runner chose it, who advanced,
+    // the last stage in full, its figure.
+    let manifest = stats_json(&out.join("manifest.json"));
+    assert_eq!(
+        manifest["stages"][0]["winner"],
+        serde_json::json!({"agent": "aggressive", "decided_by": "rate"})
+    );
+    assert!(
+        text(&o).contains("overview of the stages in"),
+        "{}",
+        text(&o)
+    );
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for line in [
+        "# staged: overview",
+        "| [first](first/report.md) | 3 | 150 deals × 3 rotations = 450 rounds | aggressive, conservative, random | **aggressive** |",
+        "| [second](second/report.md) | 3 | 40 deals × 6 seat permutations = 240 rounds | aggressive (winner of first), balanced, random |",
+        "- `second` seats the winners of earlier stages: aggressive from `first`.",
+        "## The last stage: `second`",
+        "![Win rates with 95% intervals, stage second](second/figures/win_rate.svg)",
+    ] {
+        assert!(page.contains(line), "{line}\n{page}");
+    }
+    // Aggressive's lead over Conservative in `first`, with the paired test's p.
+    let first = stats_json(&out.join("first/stats.json"));
+    let test = first["pairwise"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            t["metric"] == "win"
+                && t["primary"] == true
+                && t["a"] == "aggressive"
+                && t["b"] == "conservative"
+        })
+        .unwrap();
+    let lead = format!(
+        "+{:.2} points over conservative",
+        100.0 * test["difference"].as_f64().unwrap()
+    );
+    assert!(page.contains(&lead), "{lead}\n{page}");
+    // `report` writes the same page from the same records.
+    let o = run(&["report", out.to_str().unwrap(), "--force", "--no-figures"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        page
+    );
 }
 
 #[test]

@@ -108,6 +108,7 @@ fn a_value_of_the_wrong_type_is_rejected_naming_the_declared_type() {
 #[test]
 fn the_shipped_scripts_validate_with_their_parameters() {
     for file in [
+        "scenarios/challenge.yaml",
         "scenarios/championship.yaml",
         "scenarios/rhai-aggressive.yaml",
     ] {

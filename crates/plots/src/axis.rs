@@ -145,7 +145,9 @@ fn scientific(v: f64) -> String {
     }
 }
 
-fn group_thousands(digits: &str) -> String {
+/// A string of digits with a comma every three from the right (`1234567` as `1,234,567`), as
+/// the axes write numbers; tables and pages beside the figures use it too.
+pub fn group_thousands(digits: &str) -> String {
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {

@@ -32,6 +32,7 @@ mod text;
 
 use std::path::{Path, PathBuf};
 
+pub use axis::group_thousands;
 pub use bars::{grouped_interval_bars, interval_bars};
 pub use heatmap::{Cells, HeatmapOptions, heatmaps, heatmaps_with};
 pub use lines::lines;

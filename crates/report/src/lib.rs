@@ -10,13 +10,15 @@
 //! records), [`stats`] and [`dist`] (tests, intervals, distributions), [`power`] (power, sample
 //! size, minimum detectable effect), [`analyze`] (from moments to statistics), [`tables`]
 //! (CSV, LaTeX, Markdown), [`figures`] (what each figure shows, drawn by `dhumbal_plots`),
-//! [`report`] (the files), [`plan`] (sample size before a run).
+//! [`report`] (the files), [`overview`] (the page of a run of several stages), [`plan`]
+//! (sample size before a run).
 
 pub mod analyze;
 pub mod dist;
 pub mod figures;
 pub mod load;
 pub mod metrics;
+pub mod overview;
 pub mod plan;
 pub mod power;
 pub mod report;
@@ -30,6 +32,7 @@ use serde::Serialize;
 
 pub use analyze::{Options, StageAnalysis};
 pub use load::{Seating, StageInfo};
+pub use overview::write_overview;
 pub use report::{StageReport, report_dir, report_stage};
 
 /// Whose definitions the statistics follow.

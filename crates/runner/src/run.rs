@@ -175,6 +175,11 @@ impl StageResult {
     pub fn winner(&self) -> usize {
         self.totals.winner(self.points)
     }
+
+    /// [`Self::winner`] and what decided it.
+    pub fn winner_by(&self) -> (usize, crate::totals::Decided) {
+        self.totals.winner_by(self.points)
+    }
 }
 
 /// The whole run.

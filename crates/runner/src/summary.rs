@@ -274,6 +274,11 @@ pub fn write_manifest(
             "rounds": s.totals.rounds,
             "seconds": s.seconds,
             "agents": s.agents.iter().map(|a| a.spec.clone()).collect::<Vec<_>>(),
+            // Whom a later `winner_of` seats, and what decided it (read by the overview).
+            "winner": {
+                "agent": s.agents[s.winner_by().0].id,
+                "decided_by": s.winner_by().1.name(),
+            },
         })).collect::<Vec<_>>(),
         "scenario": scenario.resolved_json(),
     });

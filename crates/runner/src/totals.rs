@@ -164,6 +164,12 @@ impl StageTotals {
     /// Ties go to economic performance (minus mean points, or mean coins, per round), then to
     /// the first listed.
     pub fn winner(&self, points: bool) -> usize {
+        self.winner_by(points).0
+    }
+
+    /// [`Self::winner`], with what decided it: the headline rate, or (when the best rates
+    /// tie) economic performance, or (when both tie) the order of the list.
+    pub fn winner_by(&self, points: bool) -> (usize, Decided) {
         let rate = |t: &AgentTotals| {
             if points {
                 t.game_win_rate()
@@ -179,7 +185,43 @@ impl StageTotals {
                 best = i;
             }
         }
-        best
+        let b = &self.agents[best];
+        let others = || {
+            self.agents
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| *i != best)
+        };
+        let decided = if others().all(|(_, t)| rate(t) != rate(b)) {
+            Decided::Rate
+        } else if others().all(|(_, t)| rate(t) != rate(b) || t.economic() != b.economic()) {
+            Decided::Economic
+        } else {
+            Decided::Order
+        };
+        (best, decided)
+    }
+}
+
+/// What decided a stage's winner (see [`StageTotals::winner_by`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decided {
+    /// The highest win rate (game-win rate under point scoring).
+    Rate,
+    /// The best rates tied; economic performance broke the tie.
+    Economic,
+    /// Rates and economic performance tied; the first listed.
+    Order,
+}
+
+impl Decided {
+    /// How `manifest.json` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decided::Rate => "rate",
+            Decided::Economic => "economic",
+            Decided::Order => "order",
+        }
     }
 }
 
@@ -272,6 +314,7 @@ mod tests {
             agent(300, 1000, 40, 100, 8500),
         ]);
         assert_eq!(s.winner(true), 1, "fewest points per round");
+        assert_eq!(s.winner_by(true), (1, Decided::Economic));
         // Per round, not in all: 8000 points over 1000 rounds beats 7000 over 700.
         let s = stage(vec![
             agent(300, 700, 40, 100, 7000),
@@ -286,12 +329,16 @@ mod tests {
             ..AgentTotals::default()
         };
         let s = stage(vec![coins(30, -50), coins(30, 20), coins(20, 90)]);
-        assert_eq!(s.winner(false), 1);
+        assert_eq!(s.winner_by(false), (1, Decided::Economic));
+        // A rate ahead of the others decides alone, whatever the coins.
+        let s = stage(vec![coins(30, -50), coins(29, 20), coins(20, 90)]);
+        assert_eq!(s.winner_by(false), (0, Decided::Rate));
         // A full tie: the first listed.
         let s = stage(vec![
             agent(300, 1000, 40, 100, 8000),
             agent(300, 1000, 40, 100, 8000),
         ]);
         assert_eq!((s.winner(true), s.winner(false)), (0, 0));
+        assert_eq!(s.winner_by(true), (0, Decided::Order));
     }
 }

@@ -1,0 +1,486 @@
+//! The overview page of a run of several stages: `report.md` at the run's root. One line per
+//! stage (its design, its winner, the winner's lead over the next agent and whether the stage
+//! could tell the two apart), who advanced where and what decided it, then the last stage's
+//! table, its pairwise tests and its figures, each stage's own report a link away.
+//!
+//! It reads only what is on disk (`manifest.json`, which names each stage's winner as the
+//! runner chose it, and each stage's `stats.json`), so a run, a resumed run, `merge` and
+//! `report` write the same page, and it never chooses a winner itself.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde_json::Value;
+
+use super::tables::{num, pval};
+
+/// Writes `reports/report.md` for the run in `run` (its `manifest.json`), whose stage reports
+/// are under `reports` (the run folder itself, or `report --out`). `None` for a run of one
+/// stage: its own report is already at the root.
+pub fn write_overview(run: &Path, reports: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let manifest = read_json(&run.join("manifest.json"))?;
+    let stages = manifest["stages"].as_array().cloned().unwrap_or_default();
+    if stages.len() < 2 {
+        return Ok(None);
+    }
+    let mut views = Vec::with_capacity(stages.len());
+    for (i, stage) in stages.iter().enumerate() {
+        let name = stage["name"].as_str().unwrap_or_default().to_string();
+        let stats = read_json(&reports.join(&name).join("stats.json"))?;
+        let spec = &manifest["scenario"]["stages"][i];
+        views.push(StageView::new(name, stage, spec, stats)?);
+    }
+    let text = page(&manifest, &views, reports);
+    let path = reports.join("report.md");
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Some(path))
+}
+
+fn read_json(path: &Path) -> anyhow::Result<Value> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
+}
+
+/// One stage as the overview needs it.
+struct StageView {
+    name: String,
+    stats: Value,
+    /// Agents in slot order; each with the stage it advanced from, if any.
+    agents: Vec<(String, Option<String>)>,
+    winner: String,
+    decided_by: String,
+    /// Point games: the headline is games won, else rounds won.
+    points: bool,
+}
+
+impl StageView {
+    fn new(name: String, stage: &Value, spec: &Value, stats: Value) -> anyhow::Result<Self> {
+        let ids: Vec<String> = (stats["agents"].as_array())
+            .map(|a| {
+                a.iter()
+                    .map(|a| a["agent"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if ids.is_empty() {
+            anyhow::bail!("stage `{name}`: its stats.json lists no agents");
+        }
+        let from = |i: usize| spec["agents"][i]["winner_of"].as_str().map(str::to_string);
+        let agents = ids
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.clone(), from(i)))
+            .collect();
+        // Manifests written before the runner recorded its choice: say nothing about it.
+        let winner = stage["winner"]["agent"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let decided_by = (stage["winner"]["decided_by"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let points = stats["info"]["points"].as_bool().unwrap_or(false);
+        Ok(StageView {
+            name,
+            stats,
+            agents,
+            winner,
+            decided_by,
+            points,
+        })
+    }
+
+    fn agent(&self, id: &str) -> Option<&Value> {
+        (self.stats["agents"].as_array())?
+            .iter()
+            .find(|a| a["agent"].as_str() == Some(id))
+    }
+
+    /// The headline rate of an agent (rounds won, or games won) with its interval.
+    fn rate(&self, id: &str) -> Option<(f64, f64, f64)> {
+        let a = self.agent(id)?;
+        let r = if self.points { &a["games"] } else { &a["win"] };
+        let ci = r["ci95"].as_array()?;
+        Some((
+            r["rate"].as_f64()?,
+            ci.first()?.as_f64()?,
+            ci.get(1)?.as_f64()?,
+        ))
+    }
+
+    fn headline_metric(&self) -> &'static str {
+        if self.points { "game_win" } else { "win" }
+    }
+
+    fn headline_name(&self) -> &'static str {
+        if self.points { "games won" } else { "win rate" }
+    }
+
+    /// The primary test of the headline metric between `a` and `b`: the difference a - b, its
+    /// p-value as the stars use it (Holm), and the stars.
+    fn test(&self, a: &str, b: &str) -> Option<(f64, f64, String)> {
+        let metric = self.headline_metric();
+        let tests = self.stats["pairwise"].as_array()?;
+        let primary = |t: &&Value| {
+            t["metric"].as_str() == Some(metric) && t["primary"].as_bool() == Some(true)
+        };
+        tests.iter().filter(primary).find_map(|t| {
+            let (ta, tb) = (t["a"].as_str()?, t["b"].as_str()?);
+            let sign = if (ta, tb) == (a, b) {
+                1.0
+            } else if (ta, tb) == (b, a) {
+                -1.0
+            } else {
+                return None;
+            };
+            let stars = t["stars"].as_str().unwrap_or("").to_string();
+            Some((
+                sign * t["difference"].as_f64()?,
+                t["p_holm"].as_f64()?,
+                stars,
+            ))
+        })
+    }
+
+    /// The agent with the best headline rate after the winner (ties: listed first).
+    fn runner_up(&self) -> Option<&str> {
+        let mut best: Option<(&str, f64)> = None;
+        for (id, _) in &self.agents {
+            if *id == self.winner {
+                continue;
+            }
+            let r = self.rate(id).map_or(f64::NEG_INFINITY, |r| r.0);
+            if best.is_none_or(|(_, b)| r > b) {
+                best = Some((id, r));
+            }
+        }
+        best.map(|(id, _)| id)
+    }
+
+    fn design(&self) -> String {
+        let d = &self.stats["design"];
+        let units = d["units"].as_u64().unwrap_or(0);
+        let unit = d["unit"].as_str().unwrap_or("deal");
+        let arrangements = d["arrangements"].as_u64().unwrap_or(1);
+        let seating = d["seating"].as_str().unwrap_or("");
+        let kind = match seating {
+            "rotate" => "rotations",
+            "permute" => "seat permutations",
+            "random" => "random seating",
+            _ => "fixed seats",
+        };
+        let rounds = d["rounds"].as_u64().unwrap_or(0);
+        if arrangements > 1 {
+            format!(
+                "{} {unit}s × {arrangements} {kind} = {} rounds",
+                thousands(units),
+                thousands(rounds)
+            )
+        } else {
+            format!(
+                "{} {unit}s, {kind}, {} rounds",
+                thousands(units),
+                thousands(rounds)
+            )
+        }
+    }
+}
+
+fn thousands(n: u64) -> String {
+    dhumbal_plots::group_thousands(&n.to_string())
+}
+
+fn pct(x: f64) -> String {
+    num(Some(100.0 * x), 2)
+}
+
+fn rate_text(r: Option<(f64, f64, f64)>) -> String {
+    match r {
+        Some((r, lo, hi)) => format!("{} [{}, {}]", pct(r), pct(lo), pct(hi)),
+        None => "–".into(),
+    }
+}
+
+/// A markdown cell: `|` would end it.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
+    let mut out = String::new();
+    let name = manifest["scenario"]["name"].as_str().unwrap_or("run");
+    let _ = writeln!(out, "# {}: overview\n", cell(name));
+    if let Some(d) = manifest["scenario"]["description"]
+        .as_str()
+        .filter(|d| !d.is_empty())
+    {
+        let _ = writeln!(out, "{d}\n");
+    }
+    let file = manifest["scenario_file"].as_str().unwrap_or("");
+    let _ = writeln!(
+        out,
+        "Seed {}, {} stages, {} rounds{}. Scenario: `{}` (as run: [source/](source/)). Each stage's \
+         report (statistics, tables, figures) is linked from its name.\n",
+        manifest["seed"],
+        views.len(),
+        thousands(manifest["rounds"].as_u64().unwrap_or(0)),
+        manifest["wall_seconds"]
+            .as_f64()
+            .filter(|_| manifest["merged_from"].is_null())
+            .map(|s| format!(" in {} s", num(Some(s), 1)))
+            .unwrap_or_default(),
+        file
+    );
+
+    let _ = writeln!(out, "## Stages\n");
+    let _ = writeln!(
+        out,
+        "| stage | players | design | agents | winner | its rate, 95% CI | lead over the next | p (Holm) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    for v in views {
+        let agents: Vec<String> = v
+            .agents
+            .iter()
+            .map(|(id, from)| match from {
+                Some(s) => format!("{id} (winner of {s})"),
+                None => id.clone(),
+            })
+            .collect();
+        let (lead, p) = match v.runner_up() {
+            Some(next) => match v.test(&v.winner, next) {
+                Some((d, p, stars)) => (
+                    format!("{} points over {next}", signed(100.0 * d)),
+                    format!(
+                        "{}{}",
+                        pval(Some(p)),
+                        if stars.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {stars}")
+                        }
+                    ),
+                ),
+                None => ("–".into(), "–".into()),
+            },
+            None => ("–".into(), "–".into()),
+        };
+        let _ = writeln!(
+            out,
+            "| [{n}]({n}/report.md) | {} | {} | {} | **{}** | {} | {} | {} |",
+            v.stats["design"]["players"],
+            v.design(),
+            cell(&agents.join(", ")),
+            cell(&v.winner),
+            rate_text(v.rate(&v.winner)),
+            cell(&lead),
+            p,
+            n = v.name,
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", advancement(views));
+
+    if let Some(last) = views.last() {
+        last_stage(&mut out, last, reports);
+    }
+    let first = &views[0];
+    let unit = first.stats["design"]["unit"].as_str().unwrap_or("deal");
+    let _ = writeln!(
+        out,
+        "## Definitions\n\n\
+         A stage's winner is the agent `winner_of` seats: the highest win rate (games won under \
+         point scoring), economic performance (coins, or minus points, per round) breaking a tie, \
+         then the order of the list. Rates are rounds won (games won under point scoring) with \
+         95% intervals by the design's unit (the {unit}, every arrangement of it together); \
+         p-values are the {}, and * p<0.05, ** p<0.01, *** p<0.001. \
+         Every number here is in the stages' `stats.json`; docs/analysis.md defines them.",
+        first.stats["stars_on"]
+            .as_str()
+            .unwrap_or("primary test's, Holm-adjusted within the stage")
+    );
+    out
+}
+
+fn signed(x: f64) -> String {
+    let s = num(Some(x), 2);
+    if x > 0.0 && !s.chars().all(|c| c == '0' || c == '.') {
+        format!("+{s}")
+    } else {
+        s.replace('-', "−")
+    }
+}
+
+/// Who advanced where, what decided each winner, and which winners the stage could not tell
+/// from the next agent.
+fn advancement(views: &[StageView]) -> String {
+    let mut out = String::new();
+    for v in views {
+        let seated: Vec<String> = v
+            .agents
+            .iter()
+            .filter_map(|(id, from)| from.as_ref().map(|s| format!("{id} from `{s}`")))
+            .collect();
+        if seated.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "- `{}` seats the winners of earlier stages: {}.",
+            v.name,
+            seated.join(", ")
+        );
+    }
+    for v in views {
+        let Some(next) = v.runner_up() else { continue };
+        let (Some(w), Some(n)) = (v.rate(&v.winner), v.rate(next)) else {
+            continue;
+        };
+        let how = match v.decided_by.as_str() {
+            "economic" => format!(
+                "{} tied with {next} on {} and won on economic performance",
+                v.winner,
+                v.headline_name()
+            ),
+            "order" => format!(
+                "{} tied with {next} on {} and on economic performance, and won by being listed first",
+                v.winner,
+                v.headline_name()
+            ),
+            _ => format!(
+                "{} won with {}% against {next}'s {}%",
+                v.winner,
+                pct(w.0),
+                pct(n.0)
+            ),
+        };
+        let verdict = match v.test(&v.winner, next) {
+            Some((_, p, _)) if p < 0.05 => {
+                format!("a difference the stage resolves (p = {})", pval(Some(p)))
+            }
+            Some((_, p, _)) => format!(
+                "**a difference the stage cannot tell from chance** (p = {}): the choice of winner is within noise at this sample size (`dhumbal-run plan` says how many {}s would resolve a given difference)",
+                pval(Some(p)),
+                v.stats["design"]["unit"].as_str().unwrap_or("deal")
+            ),
+            None => "no test of the pair".into(),
+        };
+        let _ = writeln!(out, "- `{}`: {how}, {verdict}.", v.name);
+    }
+    out
+}
+
+/// The last stage in full: every agent's rate, economic performance and call success, the
+/// pairwise tests of the headline, and its figures.
+fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
+    let _ = writeln!(out, "\n## The last stage: `{}`\n", v.name);
+    let coins = v.stats["design"]["scoring"].as_str() == Some("coins");
+    let _ = writeln!(
+        out,
+        "| agent | {} | {} | call success |\n|---|---|---|---|",
+        v.headline_name(),
+        if coins {
+            "coins per round"
+        } else {
+            "minus points per round"
+        }
+    );
+    let mut order: Vec<&(String, Option<String>)> = v.agents.iter().collect();
+    order.sort_by(|a, b| {
+        let r = |id: &str| v.rate(id).map_or(f64::NEG_INFINITY, |r| r.0);
+        r(&b.0).total_cmp(&r(&a.0))
+    });
+    for (id, from) in order {
+        let a = v.agent(id).cloned().unwrap_or(Value::Null);
+        let econ = &a["economic"];
+        let econ = match (econ["mean"].as_f64(), econ["ci95"].as_array()) {
+            (Some(m), Some(ci)) if ci.len() == 2 => format!(
+                "{} [{}, {}]",
+                num(Some(m), 2),
+                num(ci[0].as_f64(), 2),
+                num(ci[1].as_f64(), 2)
+            ),
+            (Some(m), _) => num(Some(m), 2),
+            _ => "–".into(),
+        };
+        let cs = &a["call_success"];
+        let calls = match (cs["rate"].as_f64(), cs["ci95"].as_array()) {
+            (Some(r), Some(ci)) if ci.len() == 2 => format!(
+                "{} [{}, {}]",
+                pct(r),
+                pct(ci[0].as_f64().unwrap_or(f64::NAN)),
+                pct(ci[1].as_f64().unwrap_or(f64::NAN))
+            ),
+            _ => "–".into(),
+        };
+        let name = match from {
+            Some(s) => format!("{id} (winner of `{s}`)"),
+            None => id.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {econ} | {calls} |",
+            cell(&name),
+            rate_text(v.rate(id))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nPairwise, {} (row minus column, percentage points; p Holm-adjusted):\n",
+        v.headline_name()
+    );
+    let ids: Vec<&str> = v.agents.iter().map(|(id, _)| id.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "| | {} |\n|---|{}",
+        ids.iter().map(|s| cell(s)).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(ids.len())
+    );
+    for a in &ids {
+        let row: Vec<String> = ids
+            .iter()
+            .map(|b| {
+                if a == b {
+                    String::new()
+                } else {
+                    match v.test(a, b) {
+                        Some((d, p, stars)) => {
+                            format!("{} {stars} (p {})", signed(100.0 * d), pval(Some(p)))
+                        }
+                        None => "–".into(),
+                    }
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", cell(a), row.join(" | "));
+    }
+    let _ = writeln!(out);
+    let headline = if v.points {
+        ("game_win", "Games won with 95% intervals")
+    } else {
+        ("win_rate", "Win rates with 95% intervals")
+    };
+    for (stem, what) in [headline, ("cumulative_wins", "Cumulative wins")] {
+        let figure = format!("{}/figures/{stem}.svg", v.name);
+        if reports.join(&figure).is_file() {
+            let _ = writeln!(out, "![{what}, stage {}]({figure})\n", v.name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_in_the_reports() {
+        assert_eq!(thousands(17400), "17,400");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(signed(3.674), "+3.67");
+        assert_eq!(signed(-2.1), "−2.10");
+        assert_eq!(signed(0.001), "0.00");
+    }
+}
