@@ -46,12 +46,13 @@ fn scenarios() -> Vec<String> {
                 .replace('\\', "/")
         })
         .collect();
-    // Training-only files (`scenarios/learning/` without stages) train networks for minutes
-    // and play no round; tests/learning.rs covers training. Those that also play stages seat
-    // the checkpoints shipped beside them, so their records are pinned like any other's.
+    // Training-only files (a `train:` section and no stages) train networks for minutes and
+    // play no round; tests/learning.rs covers training. Those that also play stages seat the
+    // checkpoints shipped beside them, so their records are pinned like any other's.
     names.retain(|n| {
-        !n.starts_with("scenarios/learning/")
-            || std::fs::read_to_string(root.join(n)).is_ok_and(|t| t.contains("\nstages:"))
+        std::fs::read_to_string(root.join(n)).is_ok_and(|t| {
+            !t.contains("\ntrain:") || t.contains("\nstages:") || t.contains("\nagents:")
+        })
     });
     names.sort();
     names
