@@ -200,6 +200,10 @@ def test_run_and_read_return_the_records(tmp_path):
     with pytest.raises(dhumbal.RunError) as e:
         dhumbal.run(tmp_path / "missing.yaml", tmp_path / "x")
     assert e.value.code == 2
+    # Stages seating different agents (their records' name enums differ) read as one table.
+    staged = dhumbal.run(ROOT / "scenarios" / "championship.yaml", tmp_path / "c", extra=["--rounds", "2"])
+    assert set(staged["stage"].unique()) == {"rule-based", "search", "learning", "final"}
+    assert {"mcts", "ppo", "random", "aggressive"} <= set(staged["agent"].cast(str).unique())
 
 
 def test_a_short_ppo_training_beats_random(tmp_path):

@@ -76,7 +76,13 @@ def read(out: str | os.PathLike[str], frame: str = "polars") -> Any:
     if frame == "polars":
         import polars as pl
 
-        return pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
+        frames = [pl.read_parquet(f) for f in files]
+        # A stage's records type names (agents, kinds) as an enum of that stage's own values;
+        # stages seating other agents have other enums, which do not concatenate: such columns
+        # become strings.
+        mixed = {c for c in frames[0].columns if len({str(f.schema.get(c)) for f in frames}) > 1}
+        frames = [f.with_columns([pl.col(c).cast(pl.String) for c in mixed if c in f.columns]) for f in frames]
+        return pl.concat(frames, how="vertical_relaxed")
     if frame == "pandas":
         import pandas as pd
 
