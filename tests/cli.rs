@@ -781,6 +781,34 @@ fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
         "{t}"
     );
     assert!(t.contains("games won is the primary outcome"), "{t}");
+    // The overview of a point-game run counts games, and leads with games won.
+    let o = run(&["report", out.to_str().unwrap(), "--no-figures"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        page.contains("40 games × 3 rotations = 120 games, "),
+        "{page}"
+    );
+    assert!(
+        page.contains("| agent | games won | minus points per round |"),
+        "{page}"
+    );
+    // Written elsewhere, the page names the run's copy of the scenario instead of linking it.
+    let other = dir.path().join("elsewhere");
+    let o = run(&[
+        "report",
+        out.to_str().unwrap(),
+        "--no-figures",
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(other.join("report.md")).unwrap();
+    assert!(!page.contains("[source/](source/)"), "{page}");
+    assert!(
+        page.contains(&format!("`{}`", out.join("source").display())),
+        "{page}"
+    );
 }
 
 const STAGED: &str = "\
@@ -944,11 +972,13 @@ fn a_run_writes_its_report_after_each_stage() {
     let page = std::fs::read_to_string(out.join("report.md")).unwrap();
     for line in [
         "# staged: overview",
-        "| [first](first/report.md) | 3 | 150 deals × 3 rotations = 450 rounds | aggressive, conservative, random | **aggressive** |",
-        "| [second](second/report.md) | 3 | 40 deals × 6 seat permutations = 240 rounds | aggressive (winner of first), balanced, random |",
+        "| [first](<first/report.md>) | 3 | 150 deals × 3 rotations = 450 rounds | aggressive, conservative, random | **aggressive** |",
+        "| [second](<second/report.md>) | 3 | 40 deals × 6 seat permutations = 240 rounds | aggressive (winner of first), balanced, random |",
         "- `second` seats the winners of earlier stages: aggressive from `first`.",
         "## The last stage: `second`",
-        "![Win rates with 95% intervals, stage second](second/figures/win_rate.svg)",
+        "![Win rates with 95% intervals, stage second](<second/figures/win_rate.svg>)",
+        "Pairwise, coins per round (row minus column); p Holm-adjusted:",
+        "[source/](source/)",
     ] {
         assert!(page.contains(line), "{line}\n{page}");
     }
@@ -966,7 +996,7 @@ fn a_run_writes_its_report_after_each_stage() {
         })
         .unwrap();
     let lead = format!(
-        "+{:.2} points over conservative",
+        "+{:.2} percentage points over conservative",
         100.0 * test["difference"].as_f64().unwrap()
     );
     assert!(page.contains(&lead), "{lead}\n{page}");

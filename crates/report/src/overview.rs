@@ -17,7 +17,7 @@ use super::tables::{num, pval};
 
 /// Writes `reports/report.md` for the run in `run` (its `manifest.json`), whose stage reports
 /// are under `reports` (the run folder itself, or `report --out`). `None` for a run of one
-/// stage: its own report is already at the root.
+/// stage, which needs no overview.
 pub fn write_overview(run: &Path, reports: &Path) -> anyhow::Result<Option<PathBuf>> {
     let manifest = read_json(&run.join("manifest.json"))?;
     let stages = manifest["stages"].as_array().cloned().unwrap_or_default();
@@ -31,7 +31,7 @@ pub fn write_overview(run: &Path, reports: &Path) -> anyhow::Result<Option<PathB
         let spec = &manifest["scenario"]["stages"][i];
         views.push(StageView::new(name, stage, spec, stats)?);
     }
-    let text = page(&manifest, &views, reports);
+    let text = page(&manifest, &views, run, reports);
     let path = reports.join("report.md");
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(Some(path))
@@ -110,6 +110,12 @@ impl StageView {
         ))
     }
 
+    /// The smallest difference in the headline rate that the stage detects with power 0.8 for
+    /// its least favourable pair (the report's `power.design`).
+    fn mde(&self) -> Option<f64> {
+        self.stats["power"]["design"]["mde"]["worst"].as_f64()
+    }
+
     fn headline_metric(&self) -> &'static str {
         if self.points { "game_win" } else { "win" }
     }
@@ -121,7 +127,11 @@ impl StageView {
     /// The primary test of the headline metric between `a` and `b`: the difference a - b, its
     /// p-value as the stars use it (Holm), and the stars.
     fn test(&self, a: &str, b: &str) -> Option<(f64, f64, String)> {
-        let metric = self.headline_metric();
+        self.test_of(self.headline_metric(), a, b)
+    }
+
+    /// [`Self::test`] of another metric (`economic`: coins, or minus points, per round).
+    fn test_of(&self, metric: &str, a: &str, b: &str) -> Option<(f64, f64, String)> {
         let tests = self.stats["pairwise"].as_array()?;
         let primary = |t: &&Value| {
             t["metric"].as_str() == Some(metric) && t["primary"].as_bool() == Some(true)
@@ -172,7 +182,14 @@ impl StageView {
             _ => "fixed seats",
         };
         let rounds = d["rounds"].as_u64().unwrap_or(0);
-        if arrangements > 1 {
+        if arrangements > 1 && unit == "game" {
+            format!(
+                "{} games × {arrangements} {kind} = {} games, {} rounds",
+                thousands(units),
+                thousands(units * arrangements),
+                thousands(rounds)
+            )
+        } else if arrangements > 1 {
             format!(
                 "{} {unit}s × {arrangements} {kind} = {} rounds",
                 thousands(units),
@@ -208,7 +225,14 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> String {
     let mut out = String::new();
     let name = manifest["scenario"]["name"].as_str().unwrap_or("run");
     let _ = writeln!(out, "# {}: overview\n", cell(name));
@@ -219,10 +243,17 @@ fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
         let _ = writeln!(out, "{d}\n");
     }
     let file = manifest["scenario_file"].as_str().unwrap_or("");
+    // The copy of the scenario sits in the run folder, which is not this page's folder when
+    // the report was written elsewhere (`report --out`).
+    let source = if same_folder(run, reports) {
+        "[source/](source/)".to_string()
+    } else {
+        format!("`{}`", run.join("source").display())
+    };
     let _ = writeln!(
         out,
-        "Seed {}, {} stages, {} rounds{}. Scenario: `{}` (as run: [source/](source/)). Each stage's \
-         report (statistics, tables, figures) is linked from its name.\n",
+        "Seed {}, {} stages, {} rounds{}. Scenario: `{}` (as run: {}). Each stage's report \
+         (statistics, tables, figures) is linked from its name.\n",
         manifest["seed"],
         views.len(),
         thousands(manifest["rounds"].as_u64().unwrap_or(0)),
@@ -231,15 +262,16 @@ fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
             .filter(|_| manifest["merged_from"].is_null())
             .map(|s| format!(" in {} s", num(Some(s), 1)))
             .unwrap_or_default(),
-        file
+        file,
+        source
     );
 
     let _ = writeln!(out, "## Stages\n");
     let _ = writeln!(
         out,
-        "| stage | players | design | agents | winner | its rate, 95% CI | lead over the next | p (Holm) |"
+        "| stage | players | design | agents | winner | its rate, 95% CI | lead over the next | p (Holm) | resolvable difference |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
     for v in views {
         let agents: Vec<String> = v
             .agents
@@ -252,7 +284,7 @@ fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
         let (lead, p) = match v.runner_up() {
             Some(next) => match v.test(&v.winner, next) {
                 Some((d, p, stars)) => (
-                    format!("{} points over {next}", signed(100.0 * d)),
+                    format!("{} percentage points over {next}", signed(100.0 * d)),
                     format!(
                         "{}{}",
                         pval(Some(p)),
@@ -269,7 +301,7 @@ fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
         };
         let _ = writeln!(
             out,
-            "| [{n}]({n}/report.md) | {} | {} | {} | **{}** | {} | {} | {} |",
+            "| [{n}](<{n}/report.md>) | {} | {} | {} | **{}** | {} | {} | {} | {} |",
             v.stats["design"]["players"],
             v.design(),
             cell(&agents.join(", ")),
@@ -277,6 +309,10 @@ fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
             rate_text(v.rate(&v.winner)),
             cell(&lead),
             p,
+            v.mde().map_or("–".into(), |m| format!(
+                "{} points",
+                num(Some(100.0 * m), 2)
+            )),
             n = v.name,
         );
     }
@@ -293,7 +329,9 @@ fn page(manifest: &Value, views: &[StageView], reports: &Path) -> String {
         "## Definitions\n\n\
          A stage's winner is the agent `winner_of` seats: the highest win rate (games won under \
          point scoring), economic performance (coins, or minus points, per round) breaking a tie, \
-         then the order of the list. Rates are rounds won (games won under point scoring) with \
+         then the order of the list. The resolvable difference is the smallest difference in the \
+         headline rate that the stage detects with power 0.8 at its Bonferroni level, for its \
+         least favourable pair (`power.design` in stats.json). Rates are rounds won (games won under point scoring) with \
          95% intervals by the design's unit (the {unit}, every arrangement of it together); \
          p-values are the {}, and * p<0.05, ** p<0.01, *** p<0.001. \
          Every number here is in the stages' `stats.json`; docs/analysis.md defines them.",
@@ -332,6 +370,28 @@ fn advancement(views: &[StageView]) -> String {
             v.name,
             seated.join(", ")
         );
+        // A winner that advanced on a lead its stage did not resolve: what it does here may
+        // not be its category's best.
+        for (id, from) in &v.agents {
+            let Some(src) = from
+                .as_ref()
+                .and_then(|s| views.iter().find(|w| &w.name == s))
+            else {
+                continue;
+            };
+            let Some(next) = src.runner_up() else {
+                continue;
+            };
+            if let Some((_, p, _)) = src.test(&src.winner, next).filter(|t| t.1 >= 0.05) {
+                let _ = writeln!(
+                    out,
+                    "  - {id} advanced from `{}` on a lead that stage did not resolve (p = {} against \
+                     {next}): {next} might have done as well here.",
+                    src.name,
+                    pval(Some(p))
+                );
+            }
+        }
     }
     for v in views {
         let Some(next) = v.runner_up() else { continue };
@@ -426,11 +486,39 @@ fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
             rate_text(v.rate(id))
         );
     }
-    let _ = writeln!(
-        out,
-        "\nPairwise, {} (row minus column, percentage points; p Holm-adjusted):\n",
+    let econ_name = if coins {
+        "coins per round (row minus column)"
+    } else {
+        "minus points per round (row minus column)"
+    };
+    let headline = format!(
+        "{} (row minus column, percentage points)",
         v.headline_name()
     );
+    for (metric, what, scale) in [
+        (v.headline_metric(), headline.as_str(), 100.0),
+        ("economic", econ_name, 1.0),
+    ] {
+        pairwise_matrix(out, v, metric, what, scale);
+    }
+    let _ = writeln!(out);
+    let headline = if v.points {
+        ("game_win", "Games won with 95% intervals")
+    } else {
+        ("win_rate", "Win rates with 95% intervals")
+    };
+    for (stem, what) in [headline, ("cumulative_wins", "Cumulative wins")] {
+        let figure = format!("{}/figures/{stem}.svg", v.name);
+        if reports.join(&figure).is_file() {
+            let _ = writeln!(out, "![{what}, stage {}](<{figure}>)\n", v.name);
+        }
+    }
+}
+
+/// The primary tests of `metric` between every two agents of a stage, as a matrix: the
+/// difference (times `scale`), its stars and its Holm-adjusted p.
+fn pairwise_matrix(out: &mut String, v: &StageView, metric: &str, what: &str, scale: f64) {
+    let _ = writeln!(out, "\nPairwise, {what}; p Holm-adjusted:\n");
     let ids: Vec<&str> = v.agents.iter().map(|(id, _)| id.as_str()).collect();
     let _ = writeln!(
         out,
@@ -445,9 +533,9 @@ fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
                 if a == b {
                     String::new()
                 } else {
-                    match v.test(a, b) {
+                    match v.test_of(metric, a, b) {
                         Some((d, p, stars)) => {
-                            format!("{} {stars} (p {})", signed(100.0 * d), pval(Some(p)))
+                            format!("{} {stars} (p {})", signed(scale * d), pval(Some(p)))
                         }
                         None => "–".into(),
                     }
@@ -455,18 +543,6 @@ fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
             })
             .collect();
         let _ = writeln!(out, "| {} | {} |", cell(a), row.join(" | "));
-    }
-    let _ = writeln!(out);
-    let headline = if v.points {
-        ("game_win", "Games won with 95% intervals")
-    } else {
-        ("win_rate", "Win rates with 95% intervals")
-    };
-    for (stem, what) in [headline, ("cumulative_wins", "Cumulative wins")] {
-        let figure = format!("{}/figures/{stem}.svg", v.name);
-        if reports.join(&figure).is_file() {
-            let _ = writeln!(out, "![{what}, stage {}]({figure})\n", v.name);
-        }
     }
 }
 
