@@ -109,7 +109,7 @@ def ci(pair, digits=1, scale=100.0):
 
 
 def ours(stats, agent):
-    a = next(x for x in stats["agents"] if x["agent"] == agent)
+    a = agent_row(stats, agent)
     cs = a["call_success"]
     return {
         "win": a["win"]["rate"] * 100,
@@ -137,13 +137,14 @@ def load(path: pathlib.Path):
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def agent(stats, name):
+def agent_row(stats, name):
+    """An agent's entry in a stage's stats.json."""
     return next((a for a in stats["agents"] if a["agent"] == name), None)
 
 
 def win(stats, name):
     """Win rate in percent with its 95% interval (the stats' own method)."""
-    a = agent(stats, name)
+    a = agent_row(stats, name)
     return a["win"]["rate"] * 100, a["win"]["ci95"][0] * 100, a["win"]["ci95"][1] * 100
 
 
@@ -181,7 +182,7 @@ def resolved(d, p):
 
 def seat_rate(stats, name, seat):
     """An agent's win rate in percent when it sat in `seat` (seat 0 starts every round)."""
-    a = agent(stats, name)
+    a = agent_row(stats, name)
     return next((s["rate"] * 100 for s in a["by_seat"] if s["position"] == seat), None)
 
 
@@ -238,8 +239,8 @@ def conclusions(root: pathlib.Path) -> list[str]:
         f"Opportunistic at {win(t1, 'opportunistic')[0]:.2f}%; with permuted seats Conservative is still last",
         f"({wtext(rb, 'conservative')}) while Opportunistic ({wtext(rb, 'opportunistic')}) and Balanced",
         f"({wtext(rb, 'balanced')}) are level. Conservative's highest Jhyap success (the paper's 93.65%)",
-        f"holds: {agent(rb, 'conservative')['call_success']['rate'] * 100:.2f}% in the corrected design, against",
-        f"{agent(rb, 'aggressive')['call_success']['rate'] * 100:.2f}% for Aggressive.",
+        f"holds: {agent_row(rb, 'conservative')['call_success']['rate'] * 100:.2f}% in the corrected design, against",
+        f"{agent_row(rb, 'aggressive')['call_success']['rate'] * 100:.2f}% for Aggressive.",
         "",
     ]
     # C2: ISMCTS beats MCTS.
@@ -277,7 +278,7 @@ def conclusions(root: pathlib.Path) -> list[str]:
         f"rotated deals ({d3r:+.2f} points, {ptext(p3r)}): there DQN is the stronger network. Not because",
         f"of the seat (PPO wins {seat_rate(t4r, 'ppo', 0):.2f}% from seat 0 in the rotated run): the networks see the",
         "coins in their encoding, and a long session moves them off what they were trained on",
-        f"({agent(t4, 'ppo')['turns_per_round']['mean']:.1f} turns per round in the session against {agent(t4r, 'ppo')['turns_per_round']['mean']:.1f} over one-round deals). The corrected design's networks (the",
+        f"({agent_row(t4, 'ppo')['turns_per_round']['mean']:.1f} turns per round in the session against {agent_row(t4r, 'ppo')['turns_per_round']['mean']:.1f} over one-round deals). The corrected design's networks (the",
         f"`cards` encoding, trained at four players): PPO {wtext(le, 'ppo')} against DQN {wtext(le, 'dqn')}",
         f"({d3:+.2f} points, {ptext(p3)}). Which algorithm wins depends on the encoding and training,",
         "not only on the algorithm. Fig. 4's training under the paper's training settings (players,",
@@ -394,7 +395,7 @@ def figures(root: pathlib.Path) -> list[str]:
     t6 = load(root / "table6" / "paper-stats" / "stats.json")
     if None in (t1, t2, t4, t6):
         return []
-    wins = lambda st, n: agent(st, n)["win"]["k"]  # noqa: E731
+    wins = lambda st, n: agent_row(st, n)["win"]["k"]  # noqa: E731
     out = [
         "## Figures 1-7 beside ours",
         "",
@@ -412,8 +413,8 @@ def figures(root: pathlib.Path) -> list[str]:
         imgs(root, ("table1/paper-stats/figures/effects.png", "Fig. 1, paper's definitions"), ("championship/rule-based/figures/effects.png", "Fig. 1, corrected design")),
         "",
     ]
-    econ = lambda st, n: agent(st, n)["economic"]["mean"]  # noqa: E731
-    cs = lambda st, n: agent(st, n)["call_success"]["rate"] * 100  # noqa: E731
+    econ = lambda st, n: agent_row(st, n)["economic"]["mean"]  # noqa: E731
+    cs = lambda st, n: agent_row(st, n)["call_success"]["rate"] * 100  # noqa: E731
     names = ["aggressive", "conservative", "balanced", "opportunistic"]
     med = sorted(win(t1, n)[0] for n in names)
     med = (med[1] + med[2]) / 2

@@ -134,6 +134,8 @@ def test_bad_settings_say_what_is_valid():
         dhumbal.DhumbalEnv(rules="simplified-2p", opponents=[{"kind": "agressive"}])
     with pytest.raises(ValueError, match="rules: unknown field `hand_sise`; did you mean `hand_size`"):
         dhumbal.env(rules={"preset": "paper", "hand_sise": 5})
+    # Fields the paper preset leaves unset are fields all the same.
+    assert dhumbal.env(rules={"preset": "jhyap", "elimination_limit": 150, "max_rounds": 40}).unwrapped.possible_agents
     with pytest.raises(ValueError, match="2 given for a table of 2 players"):
         dhumbal.DhumbalEnv(rules="simplified-2p", opponents=["random", "random"])
 

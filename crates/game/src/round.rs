@@ -377,8 +377,7 @@ impl Table {
         for seat in (0..n).filter(|&s| self.active[s]) {
             agents[seat].round_start(seat, &self.standings[..n]);
         }
-        let outcome = RoundPlay::new(self, streams).run(agents, streams, observer)?;
-        self.apply(&outcome);
+        let outcome = self.play_round_with(agents, streams, observer)?;
         for seat in (0..n).filter(|&s| outcome.active[s]) {
             agents[seat].round_end(seat, &outcome);
         }

@@ -10,7 +10,7 @@ use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::Scoring;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, RoundOutcome, Rules, Table};
 
-use crate::{EpisodeRecord, Opponent, Reward, TrainPlan, TrainSeating};
+use crate::{EpisodeRecord, Opponent, TrainPlan, TrainSeating};
 
 /// The learner's side of one episode, flat: step `i`'s state is `states[i*S..(i+1)*S]`, its
 /// actions' rows follow each other in `features` (`n_actions[i]` rows of the encoding's action
@@ -191,10 +191,9 @@ pub fn play(
             .map_err(|e| e.to_string())?
     };
     let r = reward(rules, &outcome, seat);
-    learner.traj.reward = match plan.reward {
-        Reward::Score => (r / plan.hyper.reward_scale) as f32,
-        Reward::Win => f32::from(u8::from(outcome.winner == Some(seat))),
-    };
+    learner.traj.reward = plan
+        .reward
+        .of(rules, &outcome, seat, plan.hyper.reward_scale) as f32;
     let called = outcome.caller == Some(seat);
     let record = EpisodeRecord {
         episode,

@@ -107,6 +107,20 @@ impl Reward {
             Reward::Win => "win",
         }
     }
+
+    /// `seat`'s reward for a finished round: its score divided by `scale`, or 1 if it won.
+    pub fn of(
+        self,
+        rules: &dhumbal_game::Rules,
+        outcome: &dhumbal_game::RoundOutcome,
+        seat: usize,
+        scale: f64,
+    ) -> f64 {
+        match self {
+            Reward::Score => episode::reward(rules, outcome, seat) / scale,
+            Reward::Win => f64::from(u8::from(outcome.winner == Some(seat))),
+        }
+    }
 }
 
 /// Where the learner sits.

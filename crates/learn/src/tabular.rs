@@ -663,16 +663,11 @@ fn value_iteration(
     let mut table = PolicyTable::new();
     // The starting policy: greedy-decrease, calling where a call is within the threshold.
     let safe = plan.rules.call_threshold(2);
-    let mut policy: Vec<Macro> = (0..STATES)
-        .map(|i| {
-            if u32::from(State::from_index(i).value) <= safe {
-                Macro::Call
-            } else {
-                Macro::GreedyDecrease
-            }
-        })
-        .collect();
-    table.actions.clone_from(&policy);
+    for (i, a) in table.actions.iter_mut().enumerate() {
+        if u32::from(State::from_index(i).value) <= safe {
+            *a = Macro::Call;
+        }
+    }
     evaluate_now(plan, &table, 0, event)?;
     let mut counts: Vec<Counts> = vec![Counts::default(); STATES * 3];
     let mut done = 0u64;
@@ -692,7 +687,7 @@ fn value_iteration(
             .into_par_iter()
             .map(|game| {
                 let acting = Acting::Explore {
-                    policy: &policy,
+                    policy: &table.actions,
                     explore: p.explore,
                 };
                 train_game(plan, game, p.point_scale, acting, p.explore)
@@ -720,17 +715,14 @@ fn value_iteration(
             table.values[i] = q[i];
             table.visits[i] = (0..3).map(|a| counts[i * 3 + a].n).sum();
             let seen = table.visits[i] > 0;
-            let m = if seen {
-                Macro::best(&q[i], true)
-            } else {
-                policy[i]
-            };
-            if m != policy[i] {
-                changed += 1;
-                policy[i] = m;
+            if seen {
+                let m = Macro::best(&q[i], true);
+                if m != table.actions[i] {
+                    changed += 1;
+                    table.actions[i] = m;
+                }
             }
         }
-        table.actions.clone_from(&policy);
         changes.push(changed.to_string());
         if due(plan, before, done) || done >= plan.episodes || changed == 0 {
             evaluate_now(plan, &table, done, event)?;

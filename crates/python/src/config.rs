@@ -12,6 +12,7 @@ use dhumbal_agents::neural::Encoding;
 use dhumbal_agents::{AgentLog, Recipe, registry};
 use dhumbal_game::Rules;
 use dhumbal_game::rules::Scoring;
+use dhumbal_learn::Reward;
 use dhumbal_runner::scenario::RulesSpec;
 
 /// Where the one Python player sits in each game (when Python does not play every seat).
@@ -24,15 +25,6 @@ pub enum SeatChoice {
     Fixed(usize),
 }
 
-/// What a seat is rewarded for at the end of each round.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RewardKind {
-    /// Coins won or lost, or minus the points taken (as the records count them).
-    Score,
-    /// 1 to the round's winner.
-    Win,
-}
-
 /// A checked configuration.
 pub struct Setup {
     pub rules: Arc<Rules>,
@@ -43,8 +35,8 @@ pub struct Setup {
     /// (empty: Python plays every seat).
     pub opponents: Vec<(String, Arc<dyn Recipe>)>,
     pub seat: SeatChoice,
-    pub reward: RewardKind,
-    /// Round rewards are divided by this.
+    pub reward: Reward,
+    /// `score` rewards are divided by this.
     pub reward_scale: f64,
     /// Points games: the game's winner gets this at its end, every other seat minus this
     /// divided by the others' number (zero-sum).
@@ -162,15 +154,12 @@ impl Setup {
                 ));
             }
         };
-        let reward = match o.get("reward").and_then(Value::as_str).unwrap_or("score") {
-            "score" => RewardKind::Score,
-            "win" => RewardKind::Win,
-            other => {
-                return Err(format!(
-                    "reward: unknown reward `{other}`; valid: score (coins won or lost, minus the points taken), win (1 for the round's winner)"
-                ));
-            }
-        };
+        let name = o.get("reward").and_then(Value::as_str).unwrap_or("score");
+        let reward = Reward::from_name(name).ok_or_else(|| {
+            format!(
+                "reward: unknown reward `{name}`; valid: score (coins won or lost, minus the points taken), win (1 for the round's winner)"
+            )
+        })?;
         let num = |key: &str, default: f64| -> Result<f64, String> {
             match o.get(key) {
                 None | Some(Value::Null) => Ok(default),
@@ -217,18 +206,8 @@ fn rules(v: &Value) -> Result<Rules, String> {
             .map_err(|e| format!("rules: {e}"))?,
         Value::Object(o) => {
             // Unknown fields are named, as `validate` does.
-            let known = serde_json::to_value(RulesSpec::from_variant(
-                Rules::new(dhumbal_game::Preset::Paper.variant())
-                    .expect("the paper preset is valid")
-                    .variant(),
-            ))
-            .unwrap_or_default();
-            let mut names: Vec<&str> = known
-                .as_object()
-                .map(|k| k.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            names.push("preset");
-            names.sort_unstable();
+            let known = RulesSpec::field_names();
+            let names: Vec<&str> = known.iter().map(String::as_str).collect();
             for k in o.keys() {
                 if !names.contains(&k.as_str()) {
                     let hint = dhumbal_agents::nearest(k, &names)

@@ -2,8 +2,9 @@
 //! that stop at the decisions of the players Python controls.
 //!
 //! The engine calls its players ([`Seats`]); an environment must instead hand each decision
-//! to Python and wait for the action. Every table therefore runs the engine's own game loop
-//! (the one tournaments and training use: [`Table::play_round_with`]) inside a stackful
+//! to Python and wait for the action. Every table therefore plays its rounds with the engine's
+//! own round loop ([`Table::play_round_with`], which [`Table::play_round`] runs for
+//! tournaments and training; the game around the rounds is `play.rs`'s) inside a stackful
 //! coroutine ([`corosensei`]) that suspends at a Python player's decision, after encoding its
 //! observation, and resumes with the chosen action. Opponents built from scenario agent
 //! entries play inside the coroutine at native speed.
@@ -27,7 +28,7 @@ use numpy::{
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use dhumbal_agents::neural::{Encoding, encoding::CARDS_ACTION};
+use dhumbal_agents::neural::Encoding;
 
 pub use config::Setup;
 use play::{Status, TableRun};
@@ -100,10 +101,7 @@ impl Tables {
     /// Width of an action's feature row (`cards`; 0 for `paper`).
     #[getter]
     fn action_dim(&self) -> usize {
-        match self.setup.encoding {
-            Encoding::Cards => CARDS_ACTION,
-            Encoding::Paper => 0,
-        }
+        self.setup.encoding.action_dim()
     }
 
     #[getter]
@@ -434,7 +432,8 @@ impl<'py> Out<'py> {
         let ad = self.action_dim.max(1);
         let features = &mut self.features.as_slice_mut().expect("checked contiguous")
             [i * ACTION_SLOTS * ad..(i + 1) * ACTION_SLOTS * ad];
-        run.write_decision(obs, mask, (self.action_dim > 0).then_some(features))
+        run.write_decision(obs, mask, (self.action_dim > 0).then_some(features));
+        Ok(())
     }
 }
 

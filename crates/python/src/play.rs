@@ -1,5 +1,5 @@
-//! One table driven from Python: the engine's game loop in a coroutine that suspends at each
-//! decision of a Python player.
+//! One table driven from Python: games of the engine's rounds ([`Table::play_round_with`]) in
+//! a coroutine that suspends at each decision of a Python player.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -14,7 +14,7 @@ use dhumbal_game::rules::MAX_PLAYERS;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Seats, Table};
 
 use crate::ACTION_SLOTS;
-use crate::config::{RewardKind, SeatChoice, Setup};
+use crate::config::{SeatChoice, Setup};
 
 /// Where a table stands between two steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,7 +189,7 @@ impl TableRun {
         obs: &mut [f32],
         mask: &mut [i8],
         features: Option<&mut [f32]>,
-    ) -> Result<(), String> {
+    ) {
         let ex = self.ex.borrow();
         let enc = &ex.enc;
         obs.copy_from_slice(&enc.state);
@@ -207,7 +207,6 @@ impl TableRun {
             }
             self.written = used;
         }
-        Ok(())
     }
 
     /// The pending decision's legal actions, for people.
@@ -223,8 +222,7 @@ impl TableRun {
                 Action::Call(true) => "call".to_string(),
                 Action::Call(false) => "no call".to_string(),
                 Action::Discard(d) => format!("discard {d}"),
-                Action::Pick(Pick::Stock) => "draw from the stock".to_string(),
-                Action::Pick(Pick::Pile(c)) => format!("take {c}"),
+                Action::Pick(p) => p.to_string(),
             })
             .collect()
     }
@@ -396,11 +394,7 @@ fn drive(
             }
             let mut e = ex.borrow_mut();
             for s in (0..n).filter(|&s| outcome.active[s]) {
-                let r = match setup.reward {
-                    RewardKind::Score => dhumbal_learn::episode::reward(rules, &outcome, s),
-                    RewardKind::Win => f64::from(u8::from(outcome.winner == Some(s))),
-                };
-                e.rewards[s] += r / setup.reward_scale;
+                e.rewards[s] += setup.reward.of(rules, &outcome, s, setup.reward_scale);
             }
             rounds += 1;
         }
@@ -412,7 +406,7 @@ fn drive(
         }
         {
             let mut e = ex.borrow_mut();
-            if points && n > 1 {
+            if points {
                 for s in 0..n {
                     e.rewards[s] += if s == leader {
                         setup.game_reward

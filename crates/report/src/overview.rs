@@ -101,13 +101,7 @@ impl StageView {
     /// The headline rate of an agent (rounds won, or games won) with its interval.
     fn rate(&self, id: &str) -> Option<(f64, f64, f64)> {
         let a = self.agent(id)?;
-        let r = if self.points { &a["games"] } else { &a["win"] };
-        let ci = r["ci95"].as_array()?;
-        Some((
-            r["rate"].as_f64()?,
-            ci.first()?.as_f64()?,
-            ci.get(1)?.as_f64()?,
-        ))
+        estimate(if self.points { &a["games"] } else { &a["win"] }, "rate")
     }
 
     /// The smallest difference in the headline rate that the stage detects with power 0.8 for
@@ -213,11 +207,31 @@ fn pct(x: f64) -> String {
     num(Some(100.0 * x), 2)
 }
 
-fn rate_text(r: Option<(f64, f64, f64)>) -> String {
-    match r {
-        Some((r, lo, hi)) => format!("{} [{}, {}]", pct(r), pct(lo), pct(hi)),
+/// A statistic of stats.json (`key`: `rate` or `mean`) with its 95% interval.
+fn estimate(stat: &Value, key: &str) -> Option<(f64, f64, f64)> {
+    let ci = stat["ci95"].as_array()?;
+    Some((
+        stat[key].as_f64()?,
+        ci.first()?.as_f64()?,
+        ci.get(1)?.as_f64()?,
+    ))
+}
+
+/// `m [lo, hi]` with two decimals, each times `scale` (100 for a rate in percent).
+fn interval(e: Option<(f64, f64, f64)>, scale: f64) -> String {
+    match e {
+        Some((m, lo, hi)) => format!(
+            "{} [{}, {}]",
+            num(Some(scale * m), 2),
+            num(Some(scale * lo), 2),
+            num(Some(scale * hi), 2)
+        ),
         None => "–".into(),
     }
+}
+
+fn rate_text(r: Option<(f64, f64, f64)>) -> String {
+    interval(r, 100.0)
 }
 
 /// A markdown cell: `|` would end it.
@@ -453,28 +467,9 @@ fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
         r(&b.0).total_cmp(&r(&a.0))
     });
     for (id, from) in order {
-        let a = v.agent(id).cloned().unwrap_or(Value::Null);
-        let econ = &a["economic"];
-        let econ = match (econ["mean"].as_f64(), econ["ci95"].as_array()) {
-            (Some(m), Some(ci)) if ci.len() == 2 => format!(
-                "{} [{}, {}]",
-                num(Some(m), 2),
-                num(ci[0].as_f64(), 2),
-                num(ci[1].as_f64(), 2)
-            ),
-            (Some(m), _) => num(Some(m), 2),
-            _ => "–".into(),
-        };
-        let cs = &a["call_success"];
-        let calls = match (cs["rate"].as_f64(), cs["ci95"].as_array()) {
-            (Some(r), Some(ci)) if ci.len() == 2 => format!(
-                "{} [{}, {}]",
-                pct(r),
-                pct(ci[0].as_f64().unwrap_or(f64::NAN)),
-                pct(ci[1].as_f64().unwrap_or(f64::NAN))
-            ),
-            _ => "–".into(),
-        };
+        let a = v.agent(id).unwrap_or(&Value::Null);
+        let econ = interval(estimate(&a["economic"], "mean"), 1.0);
+        let calls = interval(estimate(&a["call_success"], "rate"), 100.0);
         let name = match from {
             Some(s) => format!("{id} (winner of `{s}`)"),
             None => id.clone(),

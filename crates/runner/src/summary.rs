@@ -268,7 +268,7 @@ pub fn write_manifest(
             report.merged_from.iter().map(|d| d.display().to_string()).collect::<Vec<_>>()
         }),
         "output": scenario.output,
-        "stages": report.stages.iter().map(|s| serde_json::json!({
+        "stages": report.stages.iter().map(|s| { let (winner, decided) = s.winner_by(); serde_json::json!({
             "name": s.name,
             "dir": s.dir.display().to_string(),
             "rounds": s.totals.rounds,
@@ -276,10 +276,10 @@ pub fn write_manifest(
             "agents": s.agents.iter().map(|a| a.spec.clone()).collect::<Vec<_>>(),
             // Whom a later `winner_of` seats, and what decided it (read by the overview).
             "winner": {
-                "agent": s.agents[s.winner_by().0].id,
-                "decided_by": s.winner_by().1.name(),
+                "agent": s.agents[winner].id,
+                "decided_by": decided.name(),
             },
-        })).collect::<Vec<_>>(),
+        })}).collect::<Vec<_>>(),
         "scenario": scenario.resolved_json(),
     });
     std::fs::write(path, serde_json::to_vec_pretty(&manifest)?)

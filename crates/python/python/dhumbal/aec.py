@@ -23,8 +23,8 @@ class DhumbalAEC(AECEnv):
     scoring. Agents are `player_0` ... `player_{n-1}` (seat numbers). The agent to act gets
     its observation with `observe`/`last`; its action is an index into the decision's legal
     actions (`action_mask`), in the order of the Rust learners' encodings. Rewards come at the
-    end of each round (`score`: coins won or lost, minus the points taken; `win`: 1 to the
-    round's winner; divided by `reward_scale`), and at the end of a points game the winner
+    end of each round (`score`: coins won or lost, minus the points taken, divided by
+    `reward_scale`; `win`: 1 to the round's winner), and at the end of a points game the winner
     gets `game_reward`, every other seat minus its share.
     """
 

@@ -171,6 +171,12 @@ fn default_coins() -> CoinRules {
 }
 
 impl RulesSpec {
+    /// Every field a `rules:` mapping may name (`preset` included), sorted: read from the
+    /// scenario schema, so that fields a preset leaves unset are there too.
+    pub fn field_names() -> Vec<String> {
+        super::spec::valid_keys(&super::spec::json_schema(), &["rules"])
+    }
+
     /// The variant these settings describe. Fields that belong to the other scoring mode are
     /// reported as problems (`field`, message).
     pub fn to_variant(&self) -> Result<Variant, Vec<(&'static str, String)>> {
