@@ -727,6 +727,12 @@ fn a_report_writes_every_output_with_finite_numbers() {
     assert!(!md.contains("decision_time_us p"), "{md}");
     let tex = std::fs::read_to_string(dir.path().join("tables/agents.tex")).unwrap();
     assert!(tex.contains("\\toprule") && tex.contains("\\bottomrule"));
+    // In LaTeX the effect size is math, d with a subscript z; metric names keep their
+    // underscores as text.
+    let tex = std::fs::read_to_string(dir.path().join("tables/pairwise.tex")).unwrap();
+    assert!(tex.contains("win $d_z$ &"), "{tex}");
+    assert!(tex.contains("call\\_success h &"), "{tex}");
+    assert!(!tex.contains("d\\_z"), "{tex}");
     // pairwise.csv: p-values at full precision; small ones in scientific notation.
     let csv = std::fs::read_to_string(dir.path().join("tables/pairwise.csv")).unwrap();
     let mut lines = csv.lines();

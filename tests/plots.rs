@@ -335,8 +335,9 @@ fn figures(d: &Data, width: Width) -> Vec<(String, Figure)> {
             heatmaps_with(
                 &d.heatmap,
                 &HeatmapOptions {
-                    scale_label: "Cohen\u{2019}s d_z (row\u{a0}vs.\u{a0}column)",
+                    scale_label: "Cohen\u{2019}s d_{z} (row\u{a0}vs.\u{a0}column)",
                     cells: Cells::Lower,
+                    ..HeatmapOptions::default()
                 },
                 width,
             )
@@ -774,6 +775,7 @@ fn a_lower_triangle_heatmap_shows_each_pair_once() {
             &HeatmapOptions {
                 scale_label: "Cohen\u{2019}s d (row\u{a0}vs.\u{a0}column)",
                 cells: Cells::Lower,
+                ..HeatmapOptions::default()
             },
             width,
         )
@@ -817,6 +819,52 @@ fn a_lower_triangle_heatmap_shows_each_pair_once() {
         ..HeatmapOptions::default()
     };
     assert!(heatmaps_with(&[one], &lower, Width::OneColumn).is_err());
+}
+
+#[test]
+fn a_heads_up_heatmap_keeps_small_effects_pale_and_its_titles_whole() {
+    // One pair, effects near 0, as a heads-up stage draws them: six one-cell panels.
+    let titles = [
+        "Win",
+        "Economic",
+        "Calls",
+        "Call success (h)",
+        "Cards",
+        "Hand value",
+    ];
+    let panels: Vec<HeatmapPanel> = titles
+        .iter()
+        .enumerate()
+        .map(|(k, t)| HeatmapPanel {
+            title: (*t).into(),
+            labels: vec!["mcts".into(), "ismcts".into()],
+            values: vec![
+                vec![None, Some(-0.03)],
+                vec![Some(0.01 * k as f64 - 0.01), None],
+            ],
+            stars: Vec::new(),
+        })
+        .collect();
+    // Cells hold -0.01 to 0.04; the colour bar's lower end is the largest |value| rounded up,
+    // or the floor.
+    for (min_limit, bottom) in [(0.0, "\u{2212}0.04"), (0.5, "\u{2212}0.50")] {
+        let fig = heatmaps_with(
+            &panels,
+            &HeatmapOptions {
+                cells: Cells::Lower,
+                min_limit,
+                ..HeatmapOptions::default()
+            },
+            Width::TwoColumn,
+        )
+        .unwrap();
+        check_layout(&fig, "heads-up", true);
+        let texts: Vec<String> = texts_of(&fig).into_iter().map(|t| t.text).collect();
+        assert!(texts.iter().any(|t| t == bottom), "{min_limit}: {texts:?}");
+        // The narrow panel's title wraps instead of losing its effect's symbol.
+        assert!(texts.iter().any(|t| t.contains("(h)")), "{texts:?}");
+        assert!(!texts.iter().any(|t| t.contains('\u{2026}')), "{texts:?}");
+    }
 }
 
 #[test]
@@ -1094,7 +1142,27 @@ fn the_effects_figure_shows_each_pairs_primary_effect_once() {
         }
         // The effect it is: d_z of the paired (or clustered) test by the design's unit.
         assert!(spec.caption.contains("d_z"), "{}", spec.caption);
-        assert!(fig.svg().contains("d_z"), "the colour bar names d_z");
+        // The colour bar names it, z set as a subscript: after the d (above it, the label
+        // reading upwards), lower on the line (to its right) and smaller.
+        let texts = texts_of(&fig);
+        let d = texts
+            .iter()
+            .find(|t| t.text.starts_with("Cohen\u{2019}s d"))
+            .expect("the colour bar's label");
+        assert_eq!(d.text, "Cohen\u{2019}s d", "the subscript is its own text");
+        let z = texts
+            .iter()
+            .find(|t| t.text == "z")
+            .expect("the colour bar's subscript z");
+        assert!(z.rect.bottom() < d.rect.top(), "{:?} {:?}", z.rect, d.rect);
+        assert!(z.rect.right() > d.rect.right(), "{:?} {:?}", z.rect, d.rect);
+        assert!(
+            z.rect.width() < 0.6 * d.rect.width(),
+            "{:?} {:?}",
+            z.rect,
+            d.rect
+        );
+        assert!(!fig.svg().contains("d_{z}") && !fig.svg().contains("d_z"));
     }
 }
 

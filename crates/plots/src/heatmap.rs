@@ -57,11 +57,15 @@ pub enum Cells {
 }
 
 /// How a [`heatmaps_with`] figure is drawn besides its panels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HeatmapOptions<'a> {
-    /// The colour bar's label.
+    /// The colour bar's label; `_{…}` writes a subscript (`Cohen's d_{z}`).
     pub scale_label: &'a str,
     pub cells: Cells,
+    /// The colour scale reaches at least ±this, so that values all near 0 stay pale rather
+    /// than filling the scale (effect sizes: 0.5, Cohen's medium effect, is full colour at
+    /// the least). 0: the largest |value| alone sets the scale.
+    pub min_limit: f64,
 }
 
 impl Default for HeatmapOptions<'_> {
@@ -69,6 +73,7 @@ impl Default for HeatmapOptions<'_> {
         HeatmapOptions {
             scale_label: DEFAULT_SCALE_LABEL,
             cells: Cells::All,
+            min_limit: 0.0,
         }
     }
 }
@@ -96,7 +101,7 @@ pub fn heatmaps_with(
         .collect();
     let scale_label = options.scale_label;
     let w = width.points();
-    let scale = Scale::new(&panels);
+    let scale = Scale::new(&panels, options.min_limit);
     let tick = frame::tick_font();
     let label_font = frame::label_font();
 
@@ -332,12 +337,17 @@ struct Scale {
 }
 
 impl Scale {
-    fn new(panels: &[Panel]) -> Scale {
+    fn new(panels: &[Panel], min_limit: f64) -> Scale {
         let largest = panels
             .iter()
             .flat_map(|p| p.values.iter().flatten().flatten())
             .map(|v| v.abs())
-            .fold(0.0, f64::max);
+            .fold(0.0, f64::max)
+            .max(if min_limit.is_finite() {
+                min_limit
+            } else {
+                0.0
+            });
         let limit = if largest > 0.0 {
             nice_ceiling(largest)
         } else {
@@ -505,10 +515,11 @@ impl Layout {
         let titles: Vec<Vec<String>> = panels
             .iter()
             .map(|p| {
+                // Three lines: a one-cell panel's "Call success (Cohen's h)" needs them.
                 text::wrap_limited(
                     &p.title,
                     matrix_w + 0.8 * PANEL_GAP,
-                    2,
+                    3,
                     label_font.size,
                     label_font.weight,
                 )

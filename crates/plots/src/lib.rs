@@ -7,6 +7,8 @@
 //! renders the PNG and PDF, which is what lets the layout keep labels apart and inside the
 //! canvas without guessing. No system font is ever looked up.
 //!
+//! Text is drawn as written, with one mark-up: `_{…}` sets a subscript (`Cohen's d_{z}`).
+//!
 //! Agents keep one colour across figures: the colour of an agent is the palette entry at the
 //! agent's index in the list passed (see [`agent_colour`]), so callers pass agents in one
 //! consistent order, the stage's agent order. See `docs/figures.md` for the style.

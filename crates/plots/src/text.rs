@@ -199,9 +199,78 @@ fn find_text(group: &usvg::Group) -> Option<&usvg::Text> {
     })
 }
 
-/// Advance width of `text` at `size` pt.
+/// Advance width of `text` at `size` pt, subscripts (`_{…}`) included.
 pub(crate) fn width(text: &str, size: f64, weight: Weight) -> Result<f64> {
-    Ok(extent(text, weight)?.advance * size)
+    if !text.contains("_{") {
+        return Ok(extent(text, weight)?.advance * size);
+    }
+    Ok(set(text, size, weight)?.1)
+}
+
+/// A subscript's size, in em of the text around it.
+pub(crate) const SUB_SIZE: f64 = 0.7;
+/// How far a subscript's baseline sits below the line's, in em of the line.
+pub(crate) const SUB_DROP: f64 = 0.22;
+
+/// A piece of a line as set: its text (no space at either end), its start along the
+/// baseline (pt from the line's start) and whether it is a subscript.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Piece {
+    pub text: String,
+    pub at: f64,
+    pub sub: bool,
+}
+
+/// The plain runs and subscripts of a line of figure text. `_{…}` writes a subscript
+/// (Cohen's d_{z}); a `_{` without its `}` is plain text.
+pub(crate) fn runs(line: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(open) = rest.find("_{") {
+        let Some(len) = rest[open + 2..].find('}') else {
+            break;
+        };
+        if open > 0 {
+            out.push((&rest[..open], false));
+        }
+        out.push((&rest[open + 2..open + 2 + len], true));
+        rest = &rest[open + 3 + len..];
+    }
+    if !rest.is_empty() {
+        out.push((rest, false));
+    }
+    out
+}
+
+/// Sets a line with subscripts: each run where it starts, and the line's advance (pt). SVG
+/// drops spaces at the ends of a text element, so they are measured here and left out of the
+/// pieces.
+pub(crate) fn set(line: &str, size: f64, weight: Weight) -> Result<(Vec<Piece>, f64)> {
+    // The advance of one space: "x x" against "xx" (usvg drops a lone space).
+    let space = (extent("x x", weight)?.advance - extent("xx", weight)?.advance).max(0.0);
+    let mut pieces = Vec::new();
+    let mut at = 0.0;
+    for (run, sub) in runs(line) {
+        let size = if sub { size * SUB_SIZE } else { size };
+        let body = run.trim_matches(' ');
+        let lead = run.len() - run.trim_start_matches(' ').len();
+        let trail = if body.is_empty() {
+            0
+        } else {
+            run.len() - run.trim_end_matches(' ').len()
+        };
+        at += lead as f64 * space * size;
+        if !body.is_empty() {
+            pieces.push(Piece {
+                text: body.to_string(),
+                at,
+                sub,
+            });
+            at += extent(body, weight)?.advance * size;
+        }
+        at += trail as f64 * space * size;
+    }
+    Ok((pieces, at))
 }
 
 /// The widest of several strings at `size` pt.
@@ -434,6 +503,33 @@ mod tests {
         let lines = wrap_limited("a-b-c-d-e-f-g-h-i-j-k", 8.0, 2, 7.0, Weight::Regular).unwrap();
         assert_eq!(lines.len(), 2);
         assert!(lines[1].ends_with('…'), "{lines:?}");
+    }
+
+    #[test]
+    fn sets_subscripts() {
+        assert_eq!(
+            runs("Cohen's d_{z} (row)"),
+            [("Cohen's d", false), ("z", true), (" (row)", false)]
+        );
+        assert_eq!(runs("a_{b"), [("a_{b", false)]);
+        assert_eq!(runs("_{i}"), [("i", true)]);
+        let (pieces, advance) = set("Cohen's d_{z} (row)", 10.0, Weight::Regular).unwrap();
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(pieces[2].text, "(row)");
+        let d = width("Cohen's d", 10.0, Weight::Regular).unwrap();
+        let z = width("z", 10.0 * SUB_SIZE, Weight::Regular).unwrap();
+        assert!((pieces[1].at - d).abs() < 1e-9 && pieces[1].sub);
+        // The space before "(row)" is kept in the advance though SVG would drop it.
+        let space = pieces[2].at - (d + z);
+        assert!(space > 2.0 && space < 4.0, "{space}");
+        assert!(
+            (advance - width("Cohen's d_{z} (row)", 10.0, Weight::Regular).unwrap()).abs() < 1e-9
+        );
+        // A subscript is narrower than the same letter on the line.
+        assert!(
+            width("d_{z}", 10.0, Weight::Regular).unwrap()
+                < width("dz", 10.0, Weight::Regular).unwrap()
+        );
     }
 
     #[test]

@@ -262,6 +262,8 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
                 &plots::HeatmapOptions {
                     scale_label: &effects.scale_label,
                     cells: plots::Cells::Lower,
+                    // Negligible effects stay pale: full colour needs a medium effect.
+                    min_limit: 0.5,
                 },
                 Width::TwoColumn,
             )
@@ -423,13 +425,22 @@ struct Effects {
     caption: String,
 }
 
-/// The effect size an `effect_name` names, for labels: "Cohen's d", "Cohen's d_z" or
-/// "Cohen's h".
+/// The effect size an `effect_name` names, for figure labels: "Cohen's d", "Cohen's d_z"
+/// (z set as a subscript) or "Cohen's h".
 fn effect_label(name: &str) -> &'static str {
     match name {
-        "cohen_dz" => "Cohen\u{2019}s d_z",
+        "cohen_dz" => "Cohen\u{2019}s d_{z}",
         "cohen_h" => "Cohen\u{2019}s h",
         _ => "Cohen\u{2019}s d",
+    }
+}
+
+/// The symbol of an `effect_name`, for panel titles: d, d_z (z set as a subscript) or h.
+fn effect_symbol(name: &str) -> &'static str {
+    match name {
+        "cohen_dz" => "d_{z}",
+        "cohen_h" => "h",
+        _ => "d",
     }
 }
 
@@ -493,7 +504,9 @@ fn effects(s: &StageAnalysis, names: &[String]) -> Option<Effects> {
             .unwrap_or(effect);
         for (p, k) in panels.iter_mut().zip(&kinds) {
             if k.0 != common {
-                p.title = format!("{} ({})", p.title, effect_label(k.0));
+                // The symbol alone ("Call success (h)"): a heads-up stage's one-cell panel
+                // has no room for the name, which the caption gives.
+                p.title = format!("{} ({})", p.title, effect_symbol(k.0));
             }
         }
         format!("{} (row\u{a0}vs.\u{a0}column)", effect_label(common))

@@ -62,10 +62,22 @@ impl Table {
     }
 }
 
-/// Escapes LaTeX's special characters in running text.
+/// Escapes LaTeX's special characters in running text; the effect size d_z (a word of its
+/// own) is set as math, `$d_z$`.
 pub fn latex_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut chars = s.char_indices().peekable();
+    let mut before = None;
+    while let Some((i, ch)) = chars.next() {
+        if s[i..].starts_with("d_z") && !word(before) && !word(s[i + 3..].chars().next()) {
+            out.push_str("$d_z$");
+            chars.next();
+            chars.next();
+            before = Some('z');
+            continue;
+        }
+        before = Some(ch);
         match ch {
             '\\' => out.push_str("\\textbackslash{}"),
             '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
