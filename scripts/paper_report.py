@@ -153,6 +153,20 @@ def wtext(stats, name):
     return f"{r:.2f}% [{lo:.2f}, {hi:.2f}]"
 
 
+def paper_ci(rate, pair):
+    """A symmetric (normal, eq. 6) interval in percent, printed as the paper printed its own:
+    the rounded rate minus and plus the rounded half-width (Conservative's 19.43 +/- 2.42 is
+    [17.01, 21.85]; the unrounded bounds are 17.01 and 21.86)."""
+    m = round(rate, 2)
+    h = round((pair[1] - pair[0]) * 50.0, 2)
+    return f"[{m - h:.2f}, {m + h:.2f}]"
+
+
+def wtext_paper(stats, name):
+    r, _, _ = win(stats, name)
+    return f"{r:.2f}% {paper_ci(r, agent_row(stats, name)['win']['ci95'])}"
+
+
 def primary(stats, a, b, metric="win"):
     """The primary (design-based) test of a against b: difference a - b (percentage points for
     rates, coins per round for `economic`), Holm p."""
@@ -423,7 +437,7 @@ def figures(root: pathlib.Path) -> list[str]:
         "success). Paper: (a) Aggressive 35.06% [32.14, 37.98], Conservative 19.43% [17.01, 21.85],",
         "median 22.76%; (b) Aggressive 6.16, Balanced 0.07, Opportunistic -4.00; (c) Conservative",
         "93.65%, Aggressive 76.17%, Opportunistic 72.10%, median 78.38%. Ours: (a) "
-        + ", ".join(f"{n} {wtext(t1, n)}" for n in names)
+        + ", ".join(f"{n} {wtext_paper(t1, n)}" for n in names)
         + f", median {med:.2f}%; (b) "
         + ", ".join(f"{n} {econ(t1, n):.2f}" for n in names)
         + "; (c) "
@@ -515,7 +529,9 @@ def main() -> None:
         "is reproduced exactly (the paper's generator and agents); Tables II-VI cannot be: the",
         "paper's search and learning agents had bugs its code shows (paper-code-facts.md), its",
         "championship was unseeded and its search budgets took seconds per decision. Ours use the",
-        "corrected agents and this repository's trained networks. After the tables: what becomes of",
+        "corrected agents and this repository's trained networks. Intervals of win rates in the",
+        "tables are printed the paper's way, the rounded rate plus and minus the rounded half-width,",
+        "which can differ from the rounded bounds in the last digit. After the tables: what becomes of",
         "each of the paper's conclusions under a corrected design (`scenarios/championship.yaml`),",
         "how much of each lead was the seat, and the paper's Figs. 1-7 beside ours.",
         "",
@@ -534,7 +550,7 @@ def main() -> None:
         for agent, (w, wci, e, j, c, ms) in t["rows"].items():
             o = ours(stats, agent)
             out.append(
-                f"| {agent} | {w} {list(wci)} | {o['win']:.2f} {ci(o['ci'], 2)} | {e} | {o['econ']:.2f} {ci(o['econ_ci'], 2, 1.0)} "
+                f"| {agent} | {w} {list(wci)} | {o['win']:.2f} {paper_ci(o['win'], o['ci'])} | {e} | {o['econ']:.2f} {ci(o['econ_ci'], 2, 1.0)} "
                 f"| {fmt(j, 2)} | {fmt(o['jhyap'], 2)} | {fmt(c)} | {o['cards']:.1f} | {'' if ms is None else ms} | {sig(o['ms'])} |"
             )
         rotated = root / f"{t['run']}-rotated" / "stats.json"
