@@ -237,10 +237,40 @@ impl Canvas<'_> {
         if s.is_empty() || !finite(&[(x, y)]) {
             return Ok(());
         }
-        if s.contains("_{") {
-            return self.subscripted(s, x, y, font, anchor, rotated);
+        if !s.contains("_{") {
+            return self.run(s, x, y, font, anchor, rotated);
         }
-        self.run(s, x, y, font, anchor, rotated)
+        // Subscripts (`_{…}`): each run drawn where `text::set` puts it, a subscript smaller
+        // and below the baseline.
+        let (pieces, advance) = text::set(s, font.size, font.weight)?;
+        let start = match anchor {
+            Anchor::Start => 0.0,
+            Anchor::Middle => -advance / 2.0,
+            Anchor::End => -advance,
+        };
+        for p in pieces {
+            let along = start + p.at;
+            let (drop, size) = if p.sub {
+                (text::SUB_DROP * font.size, text::SUB_SIZE * font.size)
+            } else {
+                (0.0, font.size)
+            };
+            // Turned text reads bottom to top: along the line is up, below it is right.
+            let (px, py) = if rotated {
+                (x + drop, y - along)
+            } else {
+                (x + along, y + drop)
+            };
+            self.run(
+                &p.text,
+                px,
+                py,
+                Font { size, ..font },
+                Anchor::Start,
+                rotated,
+            )?;
+        }
+        Ok(())
     }
 
     /// One run of text as written (no subscripts).
@@ -272,42 +302,6 @@ impl Canvas<'_> {
         self.area
             .draw(&Text::new(s.to_string(), (u(x), u(y)), ts))
             .map_err(err)
-    }
-
-    /// [`Canvas::text`] of a line with subscripts (`_{…}`): each run drawn where
-    /// [`text::set`] puts it, a subscript smaller and below the baseline.
-    fn subscripted(
-        &mut self,
-        s: &str,
-        x: f64,
-        y: f64,
-        font: Font,
-        anchor: Anchor,
-        rotated: bool,
-    ) -> Result<()> {
-        let (pieces, advance) = text::set(s, font.size, font.weight)?;
-        let start = match anchor {
-            Anchor::Start => 0.0,
-            Anchor::Middle => -advance / 2.0,
-            Anchor::End => -advance,
-        };
-        for p in pieces {
-            let along = start + p.at;
-            let (drop, size) = if p.sub {
-                (text::SUB_DROP * font.size, text::SUB_SIZE * font.size)
-            } else {
-                (0.0, font.size)
-            };
-            // Turned text reads bottom to top: along the line is up, below it is right.
-            let (px, py) = if rotated {
-                (x + drop, y - along)
-            } else {
-                (x + along, y + drop)
-            };
-            let f = Font { size, ..font };
-            self.run(&p.text, px, py, f, Anchor::Start, rotated)?;
-        }
-        Ok(())
     }
 }
 

@@ -427,12 +427,8 @@ struct Effects {
 
 /// The effect size an `effect_name` names, for figure labels: "Cohen's d", "Cohen's d_z"
 /// (z set as a subscript) or "Cohen's h".
-fn effect_label(name: &str) -> &'static str {
-    match name {
-        "cohen_dz" => "Cohen\u{2019}s d_{z}",
-        "cohen_h" => "Cohen\u{2019}s h",
-        _ => "Cohen\u{2019}s d",
-    }
+fn effect_label(name: &str) -> String {
+    format!("Cohen\u{2019}s {}", effect_symbol(name))
 }
 
 /// The symbol of an `effect_name`, for panel titles: d, d_z (z set as a subscript) or h.

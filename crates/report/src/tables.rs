@@ -67,7 +67,7 @@ impl Table {
 pub fn latex_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    let mut chars = s.char_indices().peekable();
+    let mut chars = s.char_indices();
     let mut before = None;
     while let Some((i, ch)) = chars.next() {
         if s[i..].starts_with("d_z") && !word(before) && !word(s[i + 3..].chars().next()) {
