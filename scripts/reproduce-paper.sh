@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 source scripts/setup-torch.sh
-cargo build --locked --release --features torch
+cargo build --locked --release --workspace
 run=./target/release/dhumbal-run
 out=reports/paper
 mkdir -p "$out/training"

@@ -1,6 +1,7 @@
 //! Learning agents: encodings read only what an observation may show, masking never lets a
-//! network choose an illegal action, and (with the `torch` feature) tiny DQN and PPO runs
-//! improve against `random`, resume exactly, and do not depend on the thread count.
+//! network choose an illegal action, training entries resolve as written. Training itself
+//! (tiny DQN and PPO runs that improve, resume exactly, and do not depend on the thread
+//! count) is tested beside the trainer, in crates/trainer/tests/training.rs.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -281,184 +282,6 @@ fn scenario(dir: &Path, body: &str) -> dhumbal::scenario::Scenario {
     dhumbal::scenario::load(&path, &Default::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-#[cfg(feature = "torch")]
-mod torch {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    use super::*;
-    use dhumbal::agents::neural::Checkpoint;
-    use dhumbal::learn::{Ended, Event, TrainPlan};
-
-    fn yaml(algorithm: &str, episodes: u64, extra: &str) -> String {
-        format!(
-            "name: t\nseed: 4\nrules: {{preset: paper, players: 2}}\ntrain:\n  - id: a\n    algorithm: {algorithm}\n    episodes: {episodes}\n    opponents: [random]\n    hidden: [64, 32]\n    checkpoint: model.safetensors\n{extra}"
-        )
-    }
-
-    fn run(plan: &TrainPlan, threads: usize, resume: bool, stop_after: Option<u64>) -> Ended {
-        let stop = AtomicBool::new(false);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
-            dhumbal::learn::train(plan, resume, &stop, &mut |e| {
-                if let (Event::Episodes(r), Some(n)) = (&e, stop_after)
-                    && r.last().is_some_and(|r| r.episode + 1 >= n)
-                {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            })
-        })
-        .unwrap()
-    }
-
-    fn win_rate(plan: &TrainPlan, policy: &Arc<Policy>) -> (f64, f64, f64) {
-        let random = dhumbal::agents::random::RandomFamily::recipe();
-        let r = dhumbal::learn::evaluate::evaluate(
-            &plan.rules,
-            policy,
-            ("random", &random),
-            300,
-            99,
-            0,
-        )
-        .unwrap();
-        (r.win_rate, r.low, r.high)
-    }
-
-    /// Trains, then compares greedy play against `random` (300 fixed deals, both seats)
-    /// before and after: the win rate must rise by 15 points, intervals apart.
-    fn improves(algorithm: &str, episodes: u64, extra: &str) {
-        let dir = tempfile::tempdir().unwrap();
-        let s = scenario(dir.path(), &yaml(algorithm, episodes, extra));
-        let plan = s.trainings[0].neural().unwrap();
-        let before = win_rate(plan, &dhumbal::learn::initial_policy(plan).unwrap());
-        run(plan, 2, false, None);
-        let c = Checkpoint::read(&plan.checkpoint).unwrap();
-        let after = win_rate(plan, &Arc::new(Policy::from_checkpoint(&c).unwrap()));
-        assert!(
-            after.0 > before.0 + 0.15 && after.1 > before.2,
-            "{algorithm}: win rate against random {before:?} before training, {after:?} after"
-        );
-    }
-
-    #[test]
-    fn tiny_ppo_improves_against_random() {
-        improves(
-            "ppo",
-            1500,
-            "    hyper: {episodes_per_iteration: 32, minibatch: 128}\n",
-        );
-    }
-
-    #[test]
-    fn tiny_dqn_improves_against_random() {
-        improves(
-            "dqn",
-            2500,
-            "    hyper: {lr: 0.001, warmup: 500, epsilon_decay: 0.998, updates_per_episode: 2, target_every: 100}\n",
-        );
-    }
-
-    fn tensors(path: &Path) -> std::collections::BTreeMap<String, (Vec<usize>, Vec<f32>)> {
-        Checkpoint::read(path).unwrap().tensors
-    }
-
-    /// The command line as a researcher uses it: a tournament that seats a checkpoint its own
-    /// `train:` section writes trains it first, then plays; `train` refuses to overwrite the
-    /// checkpoint unasked; `report` draws a training's figures again.
-    #[test]
-    fn train_then_play_then_redraw_from_the_command_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("study.yaml");
-        std::fs::write(
-            &file,
-            "name: study\nseed: 8\nrules: {preset: paper, players: 2}\ndeals: 50\nseating: rotate\ntrain:\n  - id: tiny\n    algorithm: ppo\n    hidden: [16]\n    episodes: 256\n    opponents: [random, self]\n    evaluate: {every: 128, deals: 20, against: [random]}\n    checkpoint: nets/tiny.safetensors\nagents:\n  - {kind: ppo, params: {checkpoint: nets/tiny.safetensors}}\n  - kind: random\n",
-        )
-        .unwrap();
-        let bin = env!("CARGO_BIN_EXE_dhumbal-run");
-        let run = |args: &[&str]| {
-            let o = std::process::Command::new(bin)
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            (o.status.code(), text)
-        };
-        let (code, text) = run(&["study.yaml", "--out", "out", "--threads", "2"]);
-        assert_eq!(code, Some(0), "{text}");
-        assert!(dir.path().join("nets/tiny.safetensors").is_file(), "{text}");
-        let train = dir.path().join("out/train/tiny");
-        for f in ["episodes.parquet", "evaluations.parquet", "manifest.json"] {
-            assert!(train.join(f).is_file(), "{f} missing: {text}");
-        }
-        let figures = |d: &Path| std::fs::read_dir(d).map_or(0, |d| d.count());
-        assert_eq!(
-            figures(&train.join("figures")),
-            12,
-            "four figures in three formats"
-        );
-        assert!(
-            dir.path().join("out/rounds").is_dir(),
-            "the tournament played: {text}"
-        );
-        // The checkpoint exists now: training again is refused unless asked.
-        let (code, text) = run(&["train", "study.yaml", "--out", "out"]);
-        assert_eq!(code, Some(2), "{text}");
-        assert!(
-            text.contains("--resume") && text.contains("--force"),
-            "{text}"
-        );
-        // Figures drawn again: refused over the existing ones, written elsewhere on request.
-        let (code, text) = run(&["report", "out/train/tiny"]);
-        assert_eq!(code, Some(2), "{text}");
-        let (code, text) = run(&["report", "out/train/tiny", "--out", "again", "--titles"]);
-        assert_eq!(code, Some(0), "{text}");
-        assert_eq!(figures(&dir.path().join("again")), 12, "{text}");
-    }
-
-    #[test]
-    fn same_checkpoint_with_one_thread_or_two_and_after_resuming() {
-        for algorithm in ["ppo", "ddqn"] {
-            let extra = "    hyper: {episodes_per_iteration: 16, warmup: 64, batch_size: 32, minibatch: 64}\n";
-            let one = tempfile::tempdir().unwrap();
-            let s1 = scenario(one.path(), &yaml(algorithm, 256, extra));
-            run(s1.trainings[0].neural().unwrap(), 1, false, None);
-            let two = tempfile::tempdir().unwrap();
-            let s2 = scenario(two.path(), &yaml(algorithm, 256, extra));
-            run(s2.trainings[0].neural().unwrap(), 2, false, None);
-            let a = std::fs::read(&s1.trainings[0].output()).unwrap();
-            let b = std::fs::read(&s2.trainings[0].output()).unwrap();
-            assert!(
-                a == b,
-                "{algorithm}: checkpoints differ between 1 and 2 threads"
-            );
-            // Stopped after 96 episodes, then resumed: the same networks and optimizer.
-            let three = tempfile::tempdir().unwrap();
-            let s3 = scenario(three.path(), &yaml(algorithm, 256, extra));
-            let plan = s3.trainings[0].neural().unwrap();
-            assert_eq!(
-                run(plan, 2, false, Some(96)),
-                Ended::Stopped { episodes: 96 }
-            );
-            assert!(matches!(
-                run(plan, 2, true, None),
-                Ended::Finished { episodes: 256, .. }
-            ));
-            assert!(
-                tensors(&plan.checkpoint) == tensors(&s1.trainings[0].output()),
-                "{algorithm}: resumed training differs"
-            );
-        }
-    }
-}
-
 /// Trained agents play like every other agent: the shipped checkpoints (greedy, and sampling
 /// from their own streams) give the same records on 1 thread and on 3.
 #[test]
@@ -507,4 +330,130 @@ fn trained_agents_records_do_not_depend_on_the_thread_count() {
         one == records("3"),
         "records differ between 1 and 3 threads"
     );
+}
+
+/// `dhumbal-run` in `dir`: exit code and everything it printed.
+fn dhumbal_run(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), text)
+}
+
+/// A checkpoint whose weights hold a NaN (a diverged training, a damaged file) is refused
+/// where it is seated, with the file and the tensor named: before, it played without a word,
+/// every score NaN.
+#[test]
+fn a_checkpoint_with_non_finite_weights_is_refused_where_it_is_seated() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let source = root.join("scenarios/learning/checkpoints/paper/ppo-cards-2p.safetensors");
+    let mut c = dhumbal::agents::neural::Checkpoint::read(&source).unwrap();
+    let name = c.tensors.keys().next().unwrap().clone();
+    c.tensors.get_mut(&name).unwrap().1[3] = f32::NAN;
+    c.write(&dir.path().join("broken.safetensors")).unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "name: s\nrules: {preset: paper, players: 2}\ndeals: 10\nagents:\n  - {kind: ppo, params: {checkpoint: broken.safetensors}}\n  - kind: random\n",
+    )
+    .unwrap();
+    for args in [&["validate", "s.yaml"][..], &["s.yaml", "--out", "out"][..]] {
+        let (code, text) = dhumbal_run(dir.path(), args);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("s.yaml:5")
+                && text.contains("broken.safetensors")
+                && text.contains(&format!("tensor `{name}`"))
+                && text.contains("1 non-finite value"),
+            "{args:?}: {text}"
+        );
+    }
+    assert!(!dir.path().join("out").exists(), "nothing was played");
+    // The same file read by a library caller (the Python package's `dhumbal.Policy`).
+    let err = dhumbal::agents::neural::Checkpoint::read(&dir.path().join("broken.safetensors"))
+        .err()
+        .unwrap();
+    assert!(err.contains("NaN at index 3"), "{err}");
+}
+
+/// A training whose output path cannot be written (a folder there, or a folder that cannot be
+/// created) is refused before its first episode, not after the last one.
+#[test]
+fn a_training_whose_output_cannot_be_written_is_refused_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = |output: &str| {
+        format!(
+            "name: t\nseed: 3\nrules: {{preset: simplified-2p}}\ntrain:\n  - id: q\n    algorithm: q-learning\n    episodes: 200000\n    opponents: [random]\n    checkpoint: {output}\n"
+        )
+    };
+    std::fs::create_dir_all(dir.path().join("policies/q.csv")).unwrap();
+    std::fs::write(dir.path().join("folder.yaml"), yaml("policies/q.csv")).unwrap();
+    let (code, text) = dhumbal_run(dir.path(), &["train", "folder.yaml", "--out", "out"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("training `q`")
+            && text.contains("policies/q.csv")
+            && text.contains("it is a folder"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("episodes in") && !dir.path().join("out/train/q").exists(),
+        "nothing trained: {text}"
+    );
+    // A file where the output's folder should be.
+    std::fs::write(dir.path().join("blocker"), "").unwrap();
+    std::fs::write(dir.path().join("blocked.yaml"), yaml("blocker/q.csv")).unwrap();
+    let (code, text) = dhumbal_run(dir.path(), &["train", "blocked.yaml", "--out", "out"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("cannot create the folder") && text.contains("blocker"),
+        "{text}"
+    );
+}
+
+/// Without the trainer, a network cannot be trained: `train`, `validate` and a run that would
+/// have to train first say so (exit 2, how to build it), and nothing is written.
+#[test]
+fn without_the_trainer_training_a_network_is_refused_with_how_to_build_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.yaml"),
+        "name: t\nseed: 2\nrules: {preset: paper, players: 2}\ndeals: 10\ntrain:\n  - id: p\n    algorithm: ppo\n    episodes: 64\n    opponents: [random]\n    checkpoint: nets/p.safetensors\nagents:\n  - {kind: ppo, params: {checkpoint: nets/p.safetensors}}\n  - kind: random\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+            .args(args)
+            .current_dir(dir.path())
+            // Nowhere: not beside dhumbal-run, not on PATH.
+            .env("DHUMBAL_TRAIN", dir.path().join("no-trainer-here"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), text)
+    };
+    for args in [
+        &["train", "t.yaml", "--out", "out"][..],
+        &["t.yaml", "--out", "out"][..],
+        &["validate", "t.yaml"][..],
+    ] {
+        let (code, text) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("dhumbal-train") && text.contains("scripts/run.sh"),
+            "{args:?}: {text}"
+        );
+    }
+    assert!(!dir.path().join("nets").exists() && !dir.path().join("out").exists());
 }

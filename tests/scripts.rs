@@ -208,6 +208,14 @@ fn a_malformed_declaration_is_a_problem_naming_the_script() {
             "declares `a` as int but its default_value is string",
         ),
         (
+            r#"fn parameters() { #{ a: #{ type: "float", default_value: 0.0 / 0.0 } } }"#,
+            "declares `a` as float but its default_value is f64 `NaN` (not a finite number)",
+        ),
+        (
+            r#"fn parameters() { #{ a: #{ type: "float", default_value: 1.0 / 0.0 } } }"#,
+            "(not a finite number)",
+        ),
+        (
             r#"fn parameters() { #{ a: #{ type: "bool", dco: "x" } } }"#,
             "unknown key `dco`; did you mean `doc`?",
         ),

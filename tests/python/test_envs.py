@@ -118,13 +118,33 @@ def test_masked_random_play_never_makes_an_illegal_move():
 
 
 def test_an_illegal_action_raises_and_changes_nothing():
+    # Every kind of illegal action (a slot the mask does not mark, a negative one, one past the
+    # last slot) raises, and the table goes on exactly as a twin that was never given it.
     env = dhumbal.DhumbalEnv(rules="paper", players=2, encoding="paper")
+    twin = dhumbal.DhumbalEnv(rules="paper", players=2, encoding="paper")
     obs, _ = env.reset(seed=4)
-    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
-    with pytest.raises(ValueError, match="not legal"):
-        env.step(illegal)
-    obs2, *_ = env.step(0)  # still the same decision, now played
-    assert obs2["observation"].shape == obs["observation"].shape
+    twin.reset(seed=4)
+    unmarked = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    for illegal in [unmarked, -1, -5, dhumbal.ACTION_SLOTS, 10**6]:
+        with pytest.raises(ValueError, match="not legal"):
+            env.step(illegal)
+    for _ in range(6):
+        a, b = env.step(0), twin.step(0)
+        assert np.array_equal(a[0]["observation"], b[0]["observation"])
+        assert np.array_equal(a[0]["action_mask"], b[0]["action_mask"])
+        assert a[1:] == b[1:]
+        if a[2]:
+            break
+    # The AEC environment likewise.
+    aec = dhumbal.env(rules="paper", players=2, encoding="paper")
+    aec.reset(seed=4)
+    agent = aec.agent_selection
+    before = aec.observe(agent)["observation"].copy()
+    for illegal in [-1, dhumbal.ACTION_SLOTS]:
+        with pytest.raises(ValueError, match="not legal"):
+            aec.step(illegal)
+    assert aec.agent_selection == agent
+    assert np.array_equal(aec.observe(agent)["observation"], before)
 
 
 def test_bad_settings_say_what_is_valid():
@@ -206,6 +226,27 @@ def test_run_and_read_return_the_records(tmp_path):
     staged = dhumbal.run(ROOT / "scenarios" / "championship.yaml", tmp_path / "c", extra=["--rounds", "2"])
     assert set(staged["stage"].unique()) == {"rule-based", "search", "learning", "final"}
     assert {"mcts", "ppo", "random", "aggressive"} <= set(staged["agent"].cast(str).unique())
+
+
+def test_a_run_in_process_leaves_no_ctrl_c_handler_behind(tmp_path):
+    # While a run plays, Ctrl-C stops it; once it returns, Ctrl-C is Python's again: two
+    # SIGINTs are two KeyboardInterrupts, not the run's "second Ctrl-C quits with 130".
+    code = f"""
+import os, signal, time, dhumbal
+dhumbal.run({str(ROOT / "scenarios" / "rhai-aggressive.yaml")!r}, {str(tmp_path / "run")!r}, extra=["--rounds", "8", "--no-report"])
+caught = 0
+for _ in range(2):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+    except KeyboardInterrupt:
+        caught += 1
+print("caught", caught)
+"""
+    import subprocess, sys
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().endswith("caught 2"), p.stdout + p.stderr
 
 
 def test_a_short_ppo_training_beats_random(tmp_path):

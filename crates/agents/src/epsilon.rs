@@ -4,7 +4,7 @@
 //! strength owes to each of its decisions.
 //!
 //! This file is the whole family: its parameters, how its entry resolves, its recipe and its
-//! agent; one line of the `families!` list in `lib.rs` registers it.
+//! agent; its entry in `FAMILIES` (`lib.rs`) registers it.
 
 use std::sync::Arc;
 
@@ -122,7 +122,11 @@ impl Agent for EpsilonAgent {
 
     dhumbal_game::pass_on_to!(inner);
 
-    fn call(&mut self, obs: &Observation<'_>, rng: &mut dyn RandomSource) -> Result<bool, AgentError> {
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
         if self.noisy(rng) {
             return Ok(RandomAgent::choose_call(rng));
         }
@@ -140,7 +144,11 @@ impl Agent for EpsilonAgent {
         self.inner.discard(obs, rng)
     }
 
-    fn pick(&mut self, obs: &Observation<'_>, rng: &mut dyn RandomSource) -> Result<Pick, AgentError> {
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
         if self.noisy(rng) {
             return Ok(RandomAgent::choose_pick(obs, rng));
         }

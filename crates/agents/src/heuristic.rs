@@ -9,11 +9,11 @@
 //! agents read the variant instead: "10" is the call threshold in force, and with several cards
 //! on offer the pick rule considers the lowest one.
 
+use dhumbal_game::Rules;
 use dhumbal_game::cards::{Card, Discard};
 use dhumbal_game::decision::{Agent, AgentError, Observation, Pick};
 use dhumbal_game::discards::{Runs, for_each_multi_discard};
 use dhumbal_game::rng::RandomSource;
-use dhumbal_game::Rules;
 use serde_json::Value;
 
 use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve, describe_params};

@@ -28,9 +28,15 @@ impl Family for LearnedFamily {
 
     fn doc(&self) -> &'static str {
         match self.0 {
-            Algorithm::Dqn => "a network trained by DQN (`dhumbal-run train`): plays the legal action of highest Q-value",
-            Algorithm::Ddqn => "a network trained by Double DQN (`dhumbal-run train`): plays the legal action of highest Q-value",
-            Algorithm::Ppo => "a policy trained by PPO (`dhumbal-run train`): plays its most probable legal action, or samples",
+            Algorithm::Dqn => {
+                "a network trained by DQN (`dhumbal-run train`): plays the legal action of highest Q-value"
+            }
+            Algorithm::Ddqn => {
+                "a network trained by Double DQN (`dhumbal-run train`): plays the legal action of highest Q-value"
+            }
+            Algorithm::Ppo => {
+                "a policy trained by PPO (`dhumbal-run train`): plays its most probable legal action, or samples"
+            }
         }
     }
 
@@ -181,7 +187,11 @@ impl Recipe for LearnedRecipe {
     fn build(&self, id: &str) -> Box<dyn Agent> {
         match &self.policy {
             Some(p) => {
-                let choice = if self.greedy { Choice::Greedy } else { Choice::Sample };
+                let choice = if self.greedy {
+                    Choice::Greedy
+                } else {
+                    Choice::Sample
+                };
                 Box::new(PolicyAgent::new(id, p.clone(), choice))
             }
             None => Box::new(PendingAgent {
@@ -221,7 +231,11 @@ impl Agent for PendingAgent {
         self.refuse()
     }
 
-    fn discard(&mut self, _: &Observation<'_>, _: &mut dyn RandomSource) -> Result<Discard, AgentError> {
+    fn discard(
+        &mut self,
+        _: &Observation<'_>,
+        _: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
         self.refuse()
     }
 

@@ -12,30 +12,34 @@ pub mod log;
 pub mod neural;
 pub mod registry;
 
-/// Declares each family's module and lists its families in [`FAMILIES`]: one line per file.
-macro_rules! families {
-    ($($module:ident: $($family:expr),+;)+) => {
-        $(pub mod $module;)+
+// The family files, one each (declared here, where rustfmt reaches them; a module declared
+// inside a macro is never formatted).
+pub mod epsilon;
+pub mod heuristic;
+pub mod learned;
+pub mod random;
+pub mod script;
+pub mod search;
+pub mod tabular;
 
-        /// Every agent family, in the order `dhumbal-run agents` lists them. Adding a family:
-        /// its file, and one line in the `families!` list of `lib.rs`.
-        pub static FAMILIES: &[&dyn Family] = &[$($(&$family),+),+];
-    };
-}
-
-families! {
-    random: random::RandomFamily;
-    heuristic: heuristic::HeuristicFamily(Style::Aggressive),
-        heuristic::HeuristicFamily(Style::Conservative),
-        heuristic::HeuristicFamily(Style::Balanced),
-        heuristic::HeuristicFamily(Style::Opportunistic);
-    search: search::SearchFamily::ISMCTS, search::SearchFamily::MCTS;
-    script: script::ScriptFamily;
-    epsilon: epsilon::EpsilonFamily;
-    learned: learned::LearnedFamily(Algorithm::Dqn), learned::LearnedFamily(Algorithm::Ddqn),
-        learned::LearnedFamily(Algorithm::Ppo);
-    tabular: tabular::TabularFamily, tabular::MacroFamily;
-}
+/// Every agent family, in the order `dhumbal-run agents` lists them. Adding a family: its
+/// file, its `pub mod` line above, and its entries in this list.
+pub static FAMILIES: &[&dyn Family] = &[
+    &random::RandomFamily,
+    &heuristic::HeuristicFamily(Style::Aggressive),
+    &heuristic::HeuristicFamily(Style::Conservative),
+    &heuristic::HeuristicFamily(Style::Balanced),
+    &heuristic::HeuristicFamily(Style::Opportunistic),
+    &search::SearchFamily::ISMCTS,
+    &search::SearchFamily::MCTS,
+    &script::ScriptFamily,
+    &epsilon::EpsilonFamily,
+    &learned::LearnedFamily(Algorithm::Dqn),
+    &learned::LearnedFamily(Algorithm::Ddqn),
+    &learned::LearnedFamily(Algorithm::Ppo),
+    &tabular::TabularFamily,
+    &tabular::MacroFamily,
+];
 
 pub use family::{Context, Entry, Family, Param, ParamType, Recipe, Resolve};
 pub use heuristic::{Heuristic, HeuristicParams, Style};
@@ -43,6 +47,7 @@ pub use log::AgentLog;
 use neural::Algorithm;
 pub use random::RandomAgent;
 pub use search::{Rollout, SearchAgent, SearchParams};
+
 /// The closest of `candidates` to `name` (Levenshtein distance, ties to the first in
 /// alphabetical order), if close enough to be a likely typo: for "did you mean" in messages.
 pub fn nearest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {

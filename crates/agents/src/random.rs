@@ -119,7 +119,11 @@ impl Family for RandomFamily {
         Vec::new()
     }
 
-    fn resolve(&self, _entry: &Entry<'_>, _cx: &mut dyn Resolve) -> Option<std::sync::Arc<dyn Recipe>> {
+    fn resolve(
+        &self,
+        _entry: &Entry<'_>,
+        _cx: &mut dyn Resolve,
+    ) -> Option<std::sync::Arc<dyn Recipe>> {
         Some(RandomFamily::recipe())
     }
 }

@@ -62,7 +62,6 @@ pub enum ScriptType {
 }
 
 impl ScriptType {
-
     const ALL: [ScriptType; 5] = [
         ScriptType::Int,
         ScriptType::Float,
@@ -124,10 +123,13 @@ impl ScriptType {
         }
         match self {
             ScriptType::Int => v.is_int().then(|| v.clone()),
+            // NaN or an infinity as a default would make every comparison with it false and
+            // the agent silently wrong: not a float a parameter can hold.
             ScriptType::Float => v
                 .as_float()
                 .ok()
                 .or_else(|| v.as_int().ok().map(|i| i as FLOAT))
+                .filter(|f| f.is_finite())
                 .map(Dynamic::from_float),
             ScriptType::Bool => v.is_bool().then(|| v.clone()),
             ScriptType::String => v.is_string().then(|| v.clone()),
@@ -278,8 +280,13 @@ impl ScriptProgram {
             let _quiet = crate::log::muted();
             let mut scope = Scope::new();
             let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
-            self.engine
-                .call_fn_with_options::<Dynamic>(options, &mut scope, &self.ast, "parameters", ())
+            self.engine.call_fn_with_options::<Dynamic>(
+                options,
+                &mut scope,
+                &self.ast,
+                "parameters",
+                (),
+            )
         };
         let value = value.map_err(|e| {
             let failure = self.failure("parameters", "call", &e);
@@ -354,8 +361,13 @@ impl ScriptProgram {
             };
             let given_default = decl.get("default_value").cloned().unwrap_or(Dynamic::UNIT);
             let Some(default) = ty.default_of(&given_default) else {
+                let finite = if given_default.as_float().is_ok_and(|f| !f.is_finite()) {
+                    " (not a finite number)"
+                } else {
+                    ""
+                };
                 return Err(malformed(format!(
-                    "declares `{name}` as {} but its default_value is {} `{given_default}`",
+                    "declares `{name}` as {} but its default_value is {} `{given_default}`{finite}",
                     ty.name(),
                     given_default.type_name()
                 )));
@@ -363,7 +375,9 @@ impl ScriptProgram {
             let doc = match decl.get("doc") {
                 None => String::new(),
                 Some(d) => d.clone().into_string().map_err(|t| {
-                    malformed(format!("declares `{name}` with a doc that is a {t}, not a string"))
+                    malformed(format!(
+                        "declares `{name}` with a doc that is a {t}, not a string"
+                    ))
                 })?,
             };
             out.push(Declared {
@@ -780,7 +794,6 @@ impl Agent for ScriptAgent {
     }
 }
 
-
 /// The family of Rhai agents: `script: path/to/agent.rhai` in an agent entry.
 pub struct ScriptFamily;
 
@@ -842,20 +855,21 @@ impl Family for ScriptFamily {
             return None;
         }
         let rules = cx.rules()?.clone();
-        let program = match ScriptProgram::compile(&file, &script, rules.clone(), cx.log(), max_operations) {
-            Ok(program) => program,
-            Err(e) => {
-                let mut msg = script.clone();
-                if let Some(line) = e.line {
-                    msg.push_str(&format!(", line {line}"));
-                    if let Some(col) = e.column {
-                        msg.push_str(&format!(", column {col}"));
+        let program =
+            match ScriptProgram::compile(&file, &script, rules.clone(), cx.log(), max_operations) {
+                Ok(program) => program,
+                Err(e) => {
+                    let mut msg = script.clone();
+                    if let Some(line) = e.line {
+                        msg.push_str(&format!(", line {line}"));
+                        if let Some(col) = e.column {
+                            msg.push_str(&format!(", column {col}"));
+                        }
                     }
+                    cx.problem("script", format!("{msg}: {}", e.message));
+                    return None;
                 }
-                cx.problem("script", format!("{msg}: {}", e.message));
-                return None;
-            }
-        };
+            };
         let given: serde_json::Map<String, Value> = entry
             .raw_params()
             .iter()
@@ -1081,7 +1095,10 @@ impl Recipe for ScriptRecipe {
     fn describe(&self) -> serde_json::Map<String, Value> {
         let mut m = serde_json::Map::new();
         m.insert("script".into(), Value::from(self.program.name()));
-        m.insert("source_fnv1a".into(), Value::from(self.program.source_hash()));
+        m.insert(
+            "source_fnv1a".into(),
+            Value::from(self.program.source_hash()),
+        );
         let params = match self.program.declared() {
             Some(_) => self
                 .script_params
@@ -1114,7 +1131,10 @@ impl Recipe for ScriptRecipe {
     }
 
     fn for_rules(&self, rules: &Arc<Rules>) -> Result<Option<Arc<dyn Recipe>>, String> {
-        let program = self.program.for_rules(rules.clone()).map_err(|e| e.message)?;
+        let program = self
+            .program
+            .for_rules(rules.clone())
+            .map_err(|e| e.message)?;
         Ok(Some(Arc::new(ScriptRecipe {
             program: Arc::new(program),
             given: self.given.clone(),

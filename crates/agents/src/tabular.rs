@@ -146,8 +146,15 @@ fn best_discard(obs: &Observation<'_>, keep: CardSet, unless_above: u32) -> Opti
         if touches && s <= unless_above {
             return true;
         }
-        if best.as_ref().is_none_or(|(bs, bl, _)| (s, d.len()) > (*bs, *bl)) {
-            best = Some((s, d.len(), Discard::from_slice(d).expect("a discard fits a hand")));
+        if best
+            .as_ref()
+            .is_none_or(|(bs, bl, _)| (s, d.len()) > (*bs, *bl))
+        {
+            best = Some((
+                s,
+                d.len(),
+                Discard::from_slice(d).expect("a discard fits a hand"),
+            ));
         }
         true
     });
@@ -268,7 +275,10 @@ pub fn macro_pick(obs: &Observation<'_>, m: Macro) -> Pick {
         .min_by_key(|&&c| obs.value(c))
         .expect("not empty");
     let mut visible = obs.hand.to_set();
-    obs.pickable.iter().chain(obs.discarded).for_each(|&c| visible.insert(c));
+    obs.pickable
+        .iter()
+        .chain(obs.discarded)
+        .for_each(|&c| visible.insert(c));
     let (mut sum, mut count) = (0u32, 0u32);
     for &c in obs.rules.deck() {
         if !visible.contains(c) {
@@ -496,13 +506,22 @@ impl PolicyTable {
             }
             let f: Vec<&str> = line.split(',').collect();
             if f.len() != 8 {
-                return Err(format!("line {line_no}: expected 8 fields, found {}", f.len()));
+                return Err(format!(
+                    "line {line_no}: expected 8 fields, found {}",
+                    f.len()
+                ));
             }
             let int = |i: usize, lo: u64, hi: u64| -> Result<u64, String> {
                 f[i].parse::<u64>()
                     .ok()
                     .filter(|v| (lo..=hi).contains(v))
-                    .ok_or_else(|| format!("line {line_no}: field {} must be {lo} to {hi}, got `{}`", i + 1, f[i]))
+                    .ok_or_else(|| {
+                        format!(
+                            "line {line_no}: field {} must be {lo} to {hi}, got `{}`",
+                            i + 1,
+                            f[i]
+                        )
+                    })
             };
             let state = State {
                 own: int(0, 1, MAX_CARDS as u64)? as u8,
@@ -515,9 +534,19 @@ impl PolicyTable {
             }
             seen[i] = true;
             for k in 0..3 {
-                table.values[i][k] = f[3 + k].parse::<f64>().map_err(|_| {
-                    format!("line {line_no}: field {} is not a number: `{}`", 4 + k, f[3 + k])
-                })?;
+                // A value is a number, or minus infinity (an action never tried). NaN or plus
+                // infinity would make `Macro::best` choose by accident.
+                table.values[i][k] = f[3 + k]
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| !v.is_nan() && *v != f64::INFINITY)
+                    .ok_or_else(|| {
+                        format!(
+                            "line {line_no}: field {} must be a number or -inf (an action never tried), got `{}`",
+                            4 + k,
+                            f[3 + k]
+                        )
+                    })?;
             }
             table.actions[i] = Macro::from_name(f[6]).ok_or_else(|| {
                 format!(

@@ -13,19 +13,19 @@
 //!
 //! This crate knows the engine and the agents, nothing of scenario files or records on disk:
 //! the runner resolves a `train:` section into a [`TrainPlan`] and writes what [`train`]
-//! reports. The neural part needs the `torch` feature; without it [`train`] says how to build
-//! with it, and everything else (plans, episodes, evaluation) works.
+//! reports. It links no libtorch: the networks' updates are a [`Backend`], which only the
+//! trainer executable `dhumbal-train` installs (crate `dhumbal-torch`); in any other process
+//! [`train`] says so ([`TrainError::NoTorch`]), and everything else (plans, episodes,
+//! evaluation, tabular learning) works.
 
 pub mod episode;
 pub mod evaluate;
 pub mod hyper;
 pub mod tabular;
-#[cfg(feature = "torch")]
-mod torch;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 
 use dhumbal_agents::Recipe;
 use dhumbal_agents::neural::{Algorithm, Encoding};
@@ -235,7 +235,7 @@ pub enum Ended {
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     #[error(
-        "training needs the `torch` feature, and this dhumbal-run was built without it: build with `scripts/run.sh` (which installs torch 2.13.0 into .venv), or `source scripts/setup-torch.sh && cargo build --release --features torch`"
+        "training a network needs libtorch, which only the trainer `dhumbal-train` links, and none was found: build it with `scripts/run.sh` (which installs torch 2.13.0 into .venv and builds both programs), or `source scripts/setup-torch.sh && cargo build --release -p dhumbal-trainer`; dhumbal-run looks for it beside itself, then in $DHUMBAL_TRAIN, then on PATH"
     )]
     NoTorch,
     #[error("{0}")]
@@ -246,16 +246,38 @@ pub enum TrainError {
     Play(String),
 }
 
-/// Whether this build can train (the `torch` feature).
+/// Training on libtorch, as the trainer executable provides it (`dhumbal_torch::BACKEND`).
+#[derive(Clone, Copy)]
+pub struct Backend {
+    /// Runs a plan: resumes from its checkpoint when asked and one is there, reports through
+    /// the callback, stops cleanly (checkpoint written) when the flag is set.
+    pub train:
+        fn(&TrainPlan, bool, &AtomicBool, &mut dyn FnMut(Event<'_>)) -> Result<Ended, TrainError>,
+    /// The networks a training of a plan starts from, before any update.
+    pub initial: fn(&TrainPlan) -> Result<Arc<dhumbal_agents::neural::Policy>, TrainError>,
+}
+
+static BACKEND: OnceLock<Backend> = OnceLock::new();
+
+/// Installs the backend for this process (the trainer's `main`, before anything else; a
+/// second call changes nothing).
+pub fn install(backend: Backend) {
+    let _ = BACKEND.set(backend);
+}
+
+/// Whether this process can train networks (a backend is installed). A process that cannot
+/// runs the trainer executable instead (the runner's `trainer` module).
 pub fn can_train() -> bool {
-    cfg!(feature = "torch")
+    BACKEND.get().is_some()
 }
 
 /// The network a training of `plan` starts from, before any update (to measure what
 /// training changed).
-#[cfg(feature = "torch")]
 pub fn initial_policy(plan: &TrainPlan) -> Result<Arc<dhumbal_agents::neural::Policy>, TrainError> {
-    torch::initial(plan)
+    match BACKEND.get() {
+        Some(b) => (b.initial)(plan),
+        None => Err(TrainError::NoTorch),
+    }
 }
 
 /// Runs a training plan: resumes from its checkpoint when `resume` and one is there, reports
@@ -266,13 +288,8 @@ pub fn train(
     stop: &AtomicBool,
     event: &mut dyn FnMut(Event<'_>),
 ) -> Result<Ended, TrainError> {
-    #[cfg(feature = "torch")]
-    {
-        torch::train(plan, resume, stop, event)
-    }
-    #[cfg(not(feature = "torch"))]
-    {
-        let _ = (plan, resume, stop, event);
-        Err(TrainError::NoTorch)
+    match BACKEND.get() {
+        Some(b) => (b.train)(plan, resume, stop, event),
+        None => Err(TrainError::NoTorch),
     }
 }

@@ -20,3 +20,4 @@ pub mod summary;
 pub mod totals;
 pub mod tournament;
 pub mod train;
+pub mod trainer;

@@ -64,6 +64,8 @@ pub fn train(
     let neural = which
         .iter()
         .any(|&i| scenario.trainings[i].neural().is_some());
+    // Networks train where a backend is installed (the trainer executable); the command line
+    // of a process without one runs the trainer instead of calling this.
     if neural && !dhumbal_learn::can_train() {
         return Err(Refusal(dhumbal_learn::TrainError::NoTorch.to_string()).into());
     }
@@ -74,6 +76,7 @@ pub fn train(
     // Refuse before anything runs.
     for &i in which {
         let t = &scenario.trainings[i];
+        writable(t)?;
         if t.output().exists() && !options.resume && !options.force {
             return Err(Refusal(format!(
                 "training `{}`: {} exists; --resume continues it, --force trains afresh and replaces it",
@@ -95,6 +98,43 @@ pub fn train(
         }
     }
     Ok(results)
+}
+
+/// Refuses a training whose output (checkpoint or policy table) could not be written at the
+/// end: a folder at its path, or a folder that cannot be created or written to. Checked before
+/// the first episode, so that hours of training are never lost to a path.
+fn writable(t: &Training) -> anyhow::Result<()> {
+    let path = t.output();
+    let refuse = |why: String| -> anyhow::Result<()> {
+        Err(Refusal(format!(
+            "training `{}`: cannot write its output {}: {why}; fix the path in the `train:` entry",
+            t.id(),
+            path.display()
+        ))
+        .into())
+    };
+    if path.is_dir() {
+        return refuse("it is a folder (the path must name a file)".into());
+    }
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return refuse(format!("cannot create the folder {}: {e}", dir.display()));
+    }
+    // The checkpoint is written to a temporary file beside it, then renamed: the folder must
+    // take a new file.
+    let probe = dir.join(format!(".dhumbal-write-check-{}", std::process::id()));
+    match File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => refuse(format!(
+            "the folder {} cannot be written to: {e}",
+            dir.display()
+        )),
+    }
 }
 
 fn one(

@@ -85,11 +85,24 @@ impl Checkpoint {
                     view.dtype()
                 )));
             }
-            let data = view
+            let data: Vec<f32> = view
                 .data()
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect();
+            // A network with a NaN or an infinity plays nonsense without a word (every score
+            // NaN, the first legal action always chosen): refused here, where both seating and
+            // resuming read checkpoints.
+            if let Some((at, bad)) = data.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                let count = data.iter().filter(|v| !v.is_finite()).count();
+                return Err(format!(
+                    "{}: tensor `{name}` holds {count} non-finite value{} ({bad} at index {at}): \
+                     the network diverged or the file is damaged; retrain it (`dhumbal-run \
+                     train ... --force`) or use an earlier checkpoint",
+                    path.display(),
+                    if count == 1 { "" } else { "s" }
+                ));
+            }
             out.insert(name, (view.shape().to_vec(), data));
         }
         let checkpoint = Checkpoint { meta, tensors: out };

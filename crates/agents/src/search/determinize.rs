@@ -17,9 +17,9 @@
 //! of future draws stays unknown even to it.
 
 use dhumbal_game::cards::{CardSet, Hand, Pile};
+use dhumbal_game::rng::RandomSource;
 use dhumbal_game::rules::MAX_PLAYERS;
 use dhumbal_game::{Observation, RoundState};
-use dhumbal_game::rng::RandomSource;
 
 /// Reusable buffers for sampling worlds (no allocation per sample).
 #[derive(Clone, Debug, Default)]
@@ -213,8 +213,8 @@ mod tests {
     use super::*;
     use crate::{Heuristic, Style};
     use dhumbal_game::cards::Discard;
-    use dhumbal_game::{Agent, AgentError, Oracle, Pick, Preset, Rules, Table};
     use dhumbal_game::rng::{ChaChaStreams, Purpose, chacha_stream};
+    use dhumbal_game::{Agent, AgentError, Oracle, Pick, Preset, Rules, Table};
 
     /// Statistics over every sampled world.
     #[derive(Default)]

@@ -21,11 +21,11 @@ pub mod tree;
 use std::time::{Duration, Instant};
 
 use crate::RandomAgent;
+pub use determinize::Determinizer;
 use dhumbal_game::cards::{Discard, MAX_HAND};
+use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
 use dhumbal_game::rules::{MAX_PLAYERS, Scoring};
 use dhumbal_game::{Agent, AgentError, Observation, Pick, Resume, RoundOutcome, Seats, Table};
-use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
-pub use determinize::Determinizer;
 use tree::{NodeId, ROOT, Tree, key};
 
 /// How a child is chosen inside the tree.
@@ -605,25 +605,29 @@ impl crate::family::Family for SearchFamily {
                 ParamType::Count,
                 d.iterations,
                 "search iterations per decision (the budget; deterministic)",
-            ).checked(crate::family::at_least_one),
+            )
+            .checked(crate::family::at_least_one),
             Param::new(
                 "determinizations",
                 ParamType::Count,
                 d.determinizations,
                 "worlds sampled per iteration, one simulation each (the paper's ISMCTS: 3)",
-            ).checked(crate::family::at_least_one),
+            )
+            .checked(crate::family::at_least_one),
             Param::new(
                 "time_limit_ms",
                 ParamType::Float,
                 d.time_limit_ms,
                 "also stop after this many ms per decision (0: none; makes runs depend on speed)",
-            ).checked(crate::family::not_negative),
+            )
+            .checked(crate::family::not_negative),
             Param::new(
                 "exploration",
                 ParamType::Float,
                 d.exploration,
                 "UCB exploration constant (rewards are in [0, 1])",
-            ).checked(crate::family::not_negative),
+            )
+            .checked(crate::family::not_negative),
             Param::new(
                 "reward",
                 ParamType::Choice(&Reward::NAMES),
@@ -635,7 +639,8 @@ impl crate::family::Family for SearchFamily {
                 ParamType::Float,
                 d.reward_scale,
                 "coins or points that make a full reward swing (reward: score)",
-            ).checked(crate::family::positive),
+            )
+            .checked(crate::family::positive),
             Param::new(
                 "rollout",
                 ParamType::Agent,

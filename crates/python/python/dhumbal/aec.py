@@ -118,6 +118,9 @@ class DhumbalAEC(AECEnv):
             return
         if action is None:
             raise ValueError(f"{agent} must act: an index of a legal action, not None")
+        if int(action) < 0:
+            # -1 tells the native tables to leave a table as it is: never an action of ours.
+            raise ValueError(f"{agent}: action {int(action)} is not legal (actions are slot indices from 0, those the mask marks)")
         self._action[0] = int(action)
         self._tables.step(self._action, False)
         self._cumulative_rewards[agent] = 0.0

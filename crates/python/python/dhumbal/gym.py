@@ -110,6 +110,9 @@ class DhumbalEnv(gym.Env):
         if self._invalid and not (0 <= action < ACTION_SLOTS and self._obs["action_mask"][action]):
             action %= int(self._obs["action_mask"].sum())
             penalty = self._penalty
+        elif action < 0:
+            # -1 tells the native tables to leave a table as it is: never an action of ours.
+            raise ValueError(f"action {action} is not legal (actions are slot indices from 0, those the mask marks)")
         self._action[0] = action
         self._tables.step(self._action, False)
         reward = float(self._buf.rewards[0, self._seat]) - penalty

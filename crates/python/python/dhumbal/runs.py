@@ -40,8 +40,9 @@ def run(
 
     `seed` overrides the scenario's seed, `threads` the number of worker threads, `force`
     replaces an existing output folder, `resume` finishes an interrupted run; `extra` passes
-    any other `dhumbal-run` option. Training sections need the `dhumbal-run` binary built with
-    the `torch` feature; this package plays trained checkpoints but does not train them.
+    any other `dhumbal-run` option. A network the scenario must train first is trained by the
+    trainer executable `dhumbal-train` (built by scripts/run.sh beside dhumbal-run), found
+    through the environment variable DHUMBAL_TRAIN or on PATH; this package links no libtorch.
     """
     if out is None:
         out = tempfile.mkdtemp(prefix="dhumbal-run-")

@@ -942,8 +942,8 @@ impl Resolver<'_> {
                 &at(p, "checkpoint"),
                 "needs a file path (.safetensors), relative to the scenario file",
             );
-        } else if !dhumbal_learn::can_train() && !folder.join(&t.checkpoint).exists() {
-            // Running this file would have to train first, which this build cannot.
+        } else if !folder.join(&t.checkpoint).exists() && !crate::trainer::can_train() {
+            // Running this file would have to train first, and there is no trainer.
             self.problem(
                 &at(p, "checkpoint"),
                 format!(

@@ -1,5 +1,14 @@
-//! The training loop on tch: iterations of episodes played in parallel with frozen networks,
-//! then updates; evaluation, snapshots for self-play, checkpoints and resuming.
+//! Training learning agents on tch (libtorch): the training loop, iterations of episodes
+//! played in parallel with frozen networks, then updates; evaluation, snapshots for
+//! self-play, checkpoints and resuming; DQN and Double DQN (`dqn.rs`), PPO (`ppo.rs`).
+//!
+//! The one crate of the workspace that links libtorch, and only the trainer executable
+//! (`dhumbal-train`, crates/trainer) depends on it: `dhumbal-run` and the Python package
+//! start without loading libtorch and its CUDA libraries, and run the trainer as a child
+//! process when a scenario needs a network trained (ARCHITECTURE.md). Everything a trained
+//! agent needs to play (encodings, the forward pass, checkpoints) is plain Rust in
+//! `dhumbal_agents::neural`; plans, episodes and evaluation are in `dhumbal_learn`, which
+//! calls this crate through the backend the trainer installs ([`BACKEND`]).
 
 mod dqn;
 mod net;
@@ -17,9 +26,9 @@ use tch::Device;
 use dhumbal_agents::neural::checkpoint::{FORMAT, rules_fingerprint, rules_name};
 use dhumbal_agents::neural::{Algorithm, Checkpoint, Mlp, Policy};
 
-use crate::episode::{self, Acting, Played};
-use crate::evaluate::evaluate;
-use crate::{DeviceChoice, Ended, Event, Opponent, TrainError, TrainPlan};
+use dhumbal_learn::episode::{self, Acting, Played};
+use dhumbal_learn::evaluate::evaluate;
+use dhumbal_learn::{DeviceChoice, Ended, Event, Opponent, TrainError, TrainPlan};
 
 /// Tensors by name, as checkpoints hold them.
 pub(crate) type Tensors = BTreeMap<String, (Vec<usize>, Vec<f32>)>;
@@ -92,6 +101,10 @@ fn one_thread() {
     });
     tch::set_num_threads(1);
 }
+
+/// What `dhumbal-train` installs with `dhumbal_learn::install` before it parses its
+/// arguments: training and the initial networks on libtorch.
+pub const BACKEND: dhumbal_learn::Backend = dhumbal_learn::Backend { train, initial };
 
 /// The networks a training of `plan` starts from (before any update), as played.
 pub fn initial(plan: &TrainPlan) -> Result<Arc<Policy>, TrainError> {

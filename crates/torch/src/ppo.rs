@@ -11,10 +11,10 @@ use tch::{Device, Kind, Tensor, nn};
 use dhumbal_agents::neural::{Encoding, Mlp, Policy};
 use dhumbal_game::rng::{Purpose, RandomSource, chacha_stream};
 
-use super::net::{Adam, Net, StepRef, batch, named, scores};
-use super::{Algo, Tensors, sizes};
-use crate::episode::Played;
-use crate::{Hyper, TrainPlan};
+use crate::net::{Adam, Net, StepRef, batch, named, scores};
+use crate::{Algo, Tensors, sizes};
+use dhumbal_learn::episode::Played;
+use dhumbal_learn::{Hyper, TrainPlan};
 
 pub struct Ppo {
     encoding: Encoding,

@@ -11,10 +11,10 @@ use tch::{Device, Reduction, Tensor, nn};
 use dhumbal_agents::neural::{Algorithm, Encoding, Mlp, Policy};
 use dhumbal_game::rng::{Purpose, RandomSource, chacha_stream};
 
-use super::net::{Adam, Net, StepRef, batch, named, scores};
-use super::{Algo, Tensors, sizes};
-use crate::episode::Played;
-use crate::{Hyper, TrainPlan};
+use crate::net::{Adam, Net, StepRef, batch, named, scores};
+use crate::{Algo, Tensors, sizes};
+use dhumbal_learn::episode::Played;
+use dhumbal_learn::{Hyper, TrainPlan};
 
 /// One stored decision. Slots are reused in a ring: their vectors keep their capacity.
 #[derive(Clone, Default)]
@@ -160,7 +160,7 @@ impl Dqn {
                     target.max_dim(1, false).0
                 }
             });
-            let values = super::net::to_vec(&values);
+            let values = crate::net::to_vec(&values);
             for (j, v) in live.iter().zip(values) {
                 bootstrap[*j] = v;
             }

@@ -1,0 +1,289 @@
+//! Training on libtorch, in the trainer's package (the only one linking it): tiny DQN and PPO
+//! runs improve against `random`, give the same checkpoint on 1 thread or 2 and after
+//! resuming; `dhumbal-run` starts the trainer as a child for `train` and for a run whose
+//! checkpoint is missing, with the same exit codes, Ctrl-C and refusals.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dhumbal::agents::neural::{Checkpoint, Policy};
+use dhumbal::learn::{Ended, Event, TrainPlan};
+
+/// `dhumbal-run`, built beside the trainer (`cargo test --workspace` builds both).
+fn dhumbal_run() -> PathBuf {
+    let trainer = PathBuf::from(env!("CARGO_BIN_EXE_dhumbal-train"));
+    let run = trainer.with_file_name("dhumbal-run");
+    assert!(
+        run.is_file(),
+        "{} is not built: run the trainer's tests with the workspace's (`cargo test --workspace`)",
+        run.display()
+    );
+    run
+}
+
+fn scenario(dir: &Path, body: &str) -> dhumbal::scenario::Scenario {
+    let path = dir.join("train.yaml");
+    std::fs::write(&path, body).unwrap();
+    dhumbal::scenario::load(&path, &Default::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn yaml(algorithm: &str, episodes: u64, extra: &str) -> String {
+    format!(
+        "name: t\nseed: 4\nrules: {{preset: paper, players: 2}}\ntrain:\n  - id: a\n    algorithm: {algorithm}\n    episodes: {episodes}\n    opponents: [random]\n    hidden: [64, 32]\n    checkpoint: model.safetensors\n{extra}"
+    )
+}
+
+fn run(plan: &TrainPlan, threads: usize, resume: bool, stop_after: Option<u64>) -> Ended {
+    let stop = AtomicBool::new(false);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        dhumbal_torch::train(plan, resume, &stop, &mut |e| {
+            if let (Event::Episodes(r), Some(n)) = (&e, stop_after)
+                && r.last().is_some_and(|r| r.episode + 1 >= n)
+            {
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+    })
+    .unwrap()
+}
+
+fn win_rate(plan: &TrainPlan, policy: &Arc<Policy>) -> (f64, f64, f64) {
+    let random = dhumbal::agents::random::RandomFamily::recipe();
+    let r =
+        dhumbal::learn::evaluate::evaluate(&plan.rules, policy, ("random", &random), 300, 99, 0)
+            .unwrap();
+    (r.win_rate, r.low, r.high)
+}
+
+/// Trains, then compares greedy play against `random` (300 fixed deals, both seats)
+/// before and after: the win rate must rise by 15 points, intervals apart.
+fn improves(algorithm: &str, episodes: u64, extra: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), &yaml(algorithm, episodes, extra));
+    let plan = s.trainings[0].neural().unwrap();
+    let before = win_rate(plan, &dhumbal_torch::initial(plan).unwrap());
+    run(plan, 2, false, None);
+    let c = Checkpoint::read(&plan.checkpoint).unwrap();
+    let after = win_rate(plan, &Arc::new(Policy::from_checkpoint(&c).unwrap()));
+    assert!(
+        after.0 > before.0 + 0.15 && after.1 > before.2,
+        "{algorithm}: win rate against random {before:?} before training, {after:?} after"
+    );
+}
+
+#[test]
+fn tiny_ppo_improves_against_random() {
+    improves(
+        "ppo",
+        1500,
+        "    hyper: {episodes_per_iteration: 32, minibatch: 128}\n",
+    );
+}
+
+#[test]
+fn tiny_dqn_improves_against_random() {
+    improves(
+        "dqn",
+        2500,
+        "    hyper: {lr: 0.001, warmup: 500, epsilon_decay: 0.998, updates_per_episode: 2, target_every: 100}\n",
+    );
+}
+
+fn tensors(path: &Path) -> std::collections::BTreeMap<String, (Vec<usize>, Vec<f32>)> {
+    Checkpoint::read(path).unwrap().tensors
+}
+
+/// The command line as a researcher uses it: a tournament that seats a checkpoint its own
+/// `train:` section writes trains it first, then plays; `train` refuses to overwrite the
+/// checkpoint unasked; `report` draws a training's figures again.
+#[test]
+fn train_then_play_then_redraw_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("study.yaml");
+    std::fs::write(
+        &file,
+        "name: study\nseed: 8\nrules: {preset: paper, players: 2}\ndeals: 50\nseating: rotate\ntrain:\n  - id: tiny\n    algorithm: ppo\n    hidden: [16]\n    episodes: 256\n    opponents: [random, self]\n    evaluate: {every: 128, deals: 20, against: [random]}\n    checkpoint: nets/tiny.safetensors\nagents:\n  - {kind: ppo, params: {checkpoint: nets/tiny.safetensors}}\n  - kind: random\n",
+    )
+    .unwrap();
+    let bin = dhumbal_run();
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(bin)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), text)
+    };
+    let (code, text) = run(&["study.yaml", "--out", "out", "--threads", "2"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(dir.path().join("nets/tiny.safetensors").is_file(), "{text}");
+    let train = dir.path().join("out/train/tiny");
+    for f in ["episodes.parquet", "evaluations.parquet", "manifest.json"] {
+        assert!(train.join(f).is_file(), "{f} missing: {text}");
+    }
+    let figures = |d: &Path| std::fs::read_dir(d).map_or(0, |d| d.count());
+    assert_eq!(
+        figures(&train.join("figures")),
+        12,
+        "four figures in three formats"
+    );
+    assert!(
+        dir.path().join("out/rounds").is_dir(),
+        "the tournament played: {text}"
+    );
+    // The checkpoint exists now: training again is refused unless asked.
+    let (code, text) = run(&["train", "study.yaml", "--out", "out"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--resume") && text.contains("--force"),
+        "{text}"
+    );
+    // Figures drawn again: refused over the existing ones, written elsewhere on request.
+    let (code, text) = run(&["report", "out/train/tiny"]);
+    assert_eq!(code, Some(2), "{text}");
+    let (code, text) = run(&["report", "out/train/tiny", "--out", "again", "--titles"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(figures(&dir.path().join("again")), 12, "{text}");
+}
+
+#[test]
+fn same_checkpoint_with_one_thread_or_two_and_after_resuming() {
+    for algorithm in ["ppo", "ddqn"] {
+        let extra =
+            "    hyper: {episodes_per_iteration: 16, warmup: 64, batch_size: 32, minibatch: 64}\n";
+        let one = tempfile::tempdir().unwrap();
+        let s1 = scenario(one.path(), &yaml(algorithm, 256, extra));
+        run(s1.trainings[0].neural().unwrap(), 1, false, None);
+        let two = tempfile::tempdir().unwrap();
+        let s2 = scenario(two.path(), &yaml(algorithm, 256, extra));
+        run(s2.trainings[0].neural().unwrap(), 2, false, None);
+        let a = std::fs::read(&s1.trainings[0].output()).unwrap();
+        let b = std::fs::read(&s2.trainings[0].output()).unwrap();
+        assert!(
+            a == b,
+            "{algorithm}: checkpoints differ between 1 and 2 threads"
+        );
+        // Stopped after 96 episodes, then resumed: the same networks and optimizer.
+        let three = tempfile::tempdir().unwrap();
+        let s3 = scenario(three.path(), &yaml(algorithm, 256, extra));
+        let plan = s3.trainings[0].neural().unwrap();
+        assert_eq!(
+            run(plan, 2, false, Some(96)),
+            Ended::Stopped { episodes: 96 }
+        );
+        assert!(matches!(
+            run(plan, 2, true, None),
+            Ended::Finished { episodes: 256, .. }
+        ));
+        assert!(
+            tensors(&plan.checkpoint) == tensors(&s1.trainings[0].output()),
+            "{algorithm}: resumed training differs"
+        );
+    }
+}
+
+/// `dhumbal-run train` runs the trainer as a child: Ctrl-C (sent, as a terminal does, to the
+/// whole foreground process group) stops it with the checkpoint written and exit 130, the
+/// message says how to finish, and `--resume` finishes to the checkpoint of a run never
+/// interrupted. The trainer's own `--help` is the train command's.
+#[test]
+fn ctrl_c_reaches_the_trainer_through_dhumbal_run_and_resume_finishes() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let body = "name: c\nseed: 5\nrules: {preset: paper, players: 2}\ntrain:\n  - id: p\n    algorithm: ppo\n    hidden: [16]\n    episodes: 6000\n    opponents: [random]\n    evaluate: {every: 500, deals: 20, against: [random]}\n    checkpoint: p.safetensors\n";
+    std::fs::write(dir.path().join("c.yaml"), body).unwrap();
+    let mut child = Command::new(dhumbal_run())
+        .args(["train", "c.yaml", "--out", "out", "--threads", "2"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = child.id();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // Interrupted once the first evaluation after training started is printed.
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let trained = line.contains("after     500 episodes");
+        seen.push(line);
+        if trained {
+            break;
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", "--", &format!("-{group}")])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    seen.extend(lines.map(|l| l.unwrap()));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let text = format!("{}\n{stderr}", seen.join("\n"));
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(stderr.contains("--resume"), "{text}");
+    let c = Checkpoint::read(&dir.path().join("p.safetensors")).unwrap();
+    let done = c.meta["progress"]["episodes"].as_u64().unwrap();
+    assert!((500..6000).contains(&done), "{done} episodes saved: {text}");
+
+    let finish = Command::new(dhumbal_run())
+        .args([
+            "train",
+            "c.yaml",
+            "--out",
+            "out",
+            "--threads",
+            "2",
+            "--resume",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&finish.stdout);
+    assert_eq!(finish.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(&format!("resuming after {done} episodes")),
+        "{text}"
+    );
+    // The same networks as a training never interrupted.
+    let whole = tempfile::tempdir().unwrap();
+    std::fs::write(whole.path().join("c.yaml"), body).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_dhumbal-train"))
+        .args(["c.yaml", "--out", "out", "--threads", "1"])
+        .current_dir(whole.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        tensors(&dir.path().join("p.safetensors")) == tensors(&whole.path().join("p.safetensors")),
+        "resumed through dhumbal-run: other networks than one uninterrupted run"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_dhumbal-train"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--resume") && help.contains("Hyperparameters") && help.contains("--seed"),
+        "{help}"
+    );
+}

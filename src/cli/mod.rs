@@ -1,0 +1,213 @@
+//! The `dhumbal-run` command line, in the style of a thin binary over library crates: this
+//! module parses the arguments into one of the commands and maps its result to an exit code;
+//! each command is one module (its arguments and what it does); what several share is in
+//! [`settings`] (arguments checked once: threads, probabilities, scenario loading),
+//! [`interrupt`] (the one place Ctrl-C is handled) and [`progress`] (bars and the tables
+//! printed as stages end).
+//!
+//! Exit codes: 0 success, 1 a failure while running, 2 bad input (arguments, a scenario file,
+//! or records given to `report` that cannot be read or make no sense), 3 not yet (a shard's
+//! stage waits for an earlier stage), 130 interrupted.
+//!
+//! Training networks needs libtorch, which only the trainer executable `dhumbal-train` links:
+//! `train` and a run that must train a checkpoint first start it as a child process
+//! ([`train`]); everything else runs in this process, which never loads libtorch.
+
+pub mod agents;
+pub mod bench;
+pub mod interrupt;
+pub mod merge;
+pub mod plan;
+pub mod progress;
+pub mod report;
+pub mod rerun;
+pub mod run;
+pub mod schema;
+pub mod settings;
+pub mod train;
+pub mod validate;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use dhumbal_runner::folder::Refusal;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dhumbal-run",
+    version,
+    about = "Seeded, parallel experiments on the card game Dhumbal (Jhyap, Yaniv)",
+    long_about = "Seeded, parallel experiments on the card game Dhumbal (Jhyap, Yaniv).\n\n\
+        `dhumbal-run SCENARIO.yaml` plays the tournaments a scenario file describes and writes, \
+        per stage, rounds/ (the records, one row per round and seat, as a Parquet dataset; \
+        rounds.csv too with --csv), summary.csv (one row per agent), manifest.json (what ran, how fast) and a statistics report (report.md, \
+        stats.json, tables/, figures/; see `dhumbal-run report`) to reports/<name>/, with a copy \
+        of the scenario and its scripts in source/ (`dhumbal-run rerun DIR` plays them again). \
+        The same scenario gives the same records whatever the thread count.\n\n\
+        A folder holding another run's results is never overwritten unless --force is given. \
+        Ctrl-C stops a run with the finished records saved; --resume finishes it. A study too \
+        big for one machine runs as shards (--shard I/N, or a Slurm array job) that `dhumbal-run \
+        merge` puts together; see docs/cluster.md. Networks are trained by the trainer \
+        executable dhumbal-train, which dhumbal-run starts when needed (docs/learning.md).\n\n\
+        Exit codes: 0 success, 1 a failure while running, 2 bad input (arguments, scenario \
+        file, a folder holding something else), 3 not yet (a shard's stage waits for an \
+        earlier stage that other shards are still playing), 130 interrupted (Ctrl-C).",
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  dhumbal-run scenarios/paper/table1.yaml\n  dhumbal-run validate scenarios/championship.yaml\n  \
+        dhumbal-run scenarios/championship.yaml --threads 8 --out /tmp/champ\n  dhumbal-run scenarios/big.yaml --resume\n  \
+        dhumbal-run rerun /tmp/champ --out /tmp/champ-again\n  \
+        dhumbal-run scenarios/big.yaml --out /shared/big --shard 0/4   (then 1/4, 2/4, 3/4)\n  \
+        dhumbal-run merge /shared/big\n  \
+        dhumbal-run report /tmp/champ --definitions paper --out /tmp/champ-paper\n  dhumbal-run plan scenarios/championship.yaml --delta 0.05\n  \
+        dhumbal-run train scenarios/learning/quick.yaml"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: run::RunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a scenario (the same as `dhumbal-run SCENARIO`).
+    Run(run::RunArgs),
+    /// Play a results folder's scenario again from the folder alone (its copy of the
+    /// scenario, scripts and command-line settings in source/) and check that the records are
+    /// the same, bit for bit (decision times aside).
+    Rerun(rerun::RerunArgs),
+    /// Finish a study played as shards (`--shard`): check that every stage's parts hold each
+    /// unit exactly once (one scenario, one program version, no gap, no overlap), then write
+    /// the summaries, the manifest and the statistics reports, as a single run would. DIR is
+    /// the folder the shards shared (finished in place); several DIRs (shards run with their
+    /// own --out) are gathered into --out. The merged records equal a single run's.
+    Merge(merge::MergeArgs),
+    /// Train the learning agents a scenario declares (`train:`, docs/learning.md): DQN, Double
+    /// DQN or PPO, against the opponents listed, with evaluation on fixed deals. Writes the
+    /// checkpoint each entry names and <output>/train/<id>/ (episodes.parquet,
+    /// evaluations.parquet, manifest.json, figures/). An existing checkpoint is continued only
+    /// with --resume and replaced only with --force. Same seed, same threads: the same
+    /// checkpoint, bit for bit. Networks train in the trainer executable dhumbal-train (the
+    /// only program linking libtorch; scripts/run.sh builds it beside dhumbal-run), which
+    /// this command starts; seed 001's tabular policies (`algorithm: q-learning` or
+    /// `value-iteration`, docs/tabular.md) learn in dhumbal-run itself, into a .csv table,
+    /// afresh each time.
+    #[command(after_help = train::hyper_help())]
+    Train(train::TrainArgs),
+    /// Check a scenario file and print what it would run, without running it: every problem
+    /// with its line, and one short deal played by each script agent to catch runtime errors.
+    Validate(validate::ValidateArgs),
+    /// List the built-in agent kinds and their parameters with defaults.
+    Agents,
+    /// Print the JSON Schema of scenario files.
+    Schema,
+    /// Write the statistics of a finished run from its records alone: per stage report.md,
+    /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records or
+    /// under --out; an existing report is replaced only with --force. See docs/analysis.md.
+    /// Given a training's folder (`train/<id>/`), draws its four figures again (docs/learning.md).
+    Report(report::ReportArgs),
+    /// Sample size before a run: per stage, the deals (games under point scoring) needed to
+    /// detect a difference DELTA in the headline outcome (win rate; games won under point
+    /// scoring) at the Bonferroni level over the stage's pairs, and the power and minimum
+    /// detectable difference of the scenario as written. With --pilot, from a pilot run's
+    /// measured variances (the design as it is: paired deals, clustered games); without,
+    /// only the paper's eq. 5 with every round counted as independent. See docs/analysis.md.
+    Plan(plan::PlanArgs),
+    /// Measure engine throughput: rounds per second of the paper's Table I matchup
+    /// (Aggressive, Conservative, Balanced, Opportunistic under the `paper` preset), on one
+    /// thread and on all threads, with each random generator.
+    Bench(bench::BenchArgs),
+}
+
+/// Runs the CLI; returns the process exit code.
+pub fn main() -> ExitCode {
+    main_from(std::env::args_os())
+}
+
+/// Runs the CLI on these arguments (the first is the program's name), as `dhumbal-run` would:
+/// how the Python package's `dhumbal.run` runs a scenario in its own process (it leaves no
+/// signal handler behind: [`interrupt`]).
+pub fn main_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return settings::clap_exit(&e),
+    };
+    let result = match cli.command {
+        Some(Command::Run(args)) => run::run(args),
+        None => match &cli.run.scenario {
+            Some(path) => match unknown_command(path) {
+                Some(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::from(2);
+                }
+                None => run::run(cli.run),
+            },
+            None => {
+                eprintln!(
+                    "error: no scenario given\n\nUsage: dhumbal-run SCENARIO.yaml [OPTIONS], or see `dhumbal-run --help`"
+                );
+                return ExitCode::from(2);
+            }
+        },
+        Some(Command::Rerun(args)) => rerun::rerun(args),
+        Some(Command::Merge(args)) => merge::merge(args),
+        Some(Command::Validate(args)) => validate::validate(args),
+        Some(Command::Train(args)) => train::train(args),
+        Some(Command::Agents) => agents::agents(),
+        Some(Command::Schema) => schema::schema(),
+        Some(Command::Bench(args)) => bench::bench(args),
+        Some(Command::Report(args)) => report::report(args),
+        Some(Command::Plan(args)) => plan::plan(args),
+    };
+    exit_code(result)
+}
+
+/// The exit code of a command's result: its own code, or 2 for a refusal (bad input found
+/// while running), 3 for a shard that must wait, 1 for any other failure.
+pub(crate) fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(r) = e.downcast_ref::<Refusal>() {
+                eprintln!("error: {r}");
+                return ExitCode::from(2);
+            }
+            if let Some(w) = e.downcast_ref::<dhumbal_runner::run::Waiting>() {
+                eprintln!("not yet: {w}");
+                return ExitCode::from(3);
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A bare word that is neither a file nor a command (`dhumbal-run play`): the message that
+/// says so, with the nearest command, instead of "cannot read the file".
+fn unknown_command(path: &Path) -> Option<String> {
+    let word = path.to_str()?;
+    if path.exists() || path.extension().is_some() || word.contains(['/', '\\']) {
+        return None;
+    }
+    let cli = Cli::command();
+    let names: Vec<&str> = cli
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|n| *n != "help")
+        .collect();
+    let hint = dhumbal_agents::nearest(word, &names)
+        .map(|n| format!(" Did you mean `dhumbal-run {n}`?"))
+        .unwrap_or_default();
+    Some(format!(
+        "error: `{word}` is neither a command nor a scenario file.{hint}\n\n\
+         Commands: {}; a scenario is a .yaml file (`dhumbal-run SCENARIO.yaml`). \
+         See `dhumbal-run --help`.",
+        names.join(", ")
+    ))
+}

@@ -1,0 +1,271 @@
+//! What the terminal shows while stages play and networks train: a progress bar on a
+//! terminal (nothing when stderr is not one), each stage's table when it ends, where its
+//! report went, and what Ctrl-C does when it is pressed.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use dhumbal_runner::run::{Reporter, StageResult};
+use dhumbal_runner::scenario::{self, AgentDef, Stage};
+use dhumbal_runner::tournament::Pulse;
+
+/// Progress bar on a terminal, nothing otherwise; summaries on stdout.
+pub struct Terminal {
+    /// Write each stage's statistics report once its records are safe.
+    report: bool,
+    /// The stage in play: its bar, and the flag that ends its ticker.
+    stage: Mutex<Option<(Option<ProgressBar>, Arc<AtomicBool>)>>,
+    /// Set by Ctrl-C.
+    stop: Arc<AtomicBool>,
+    resume_command: String,
+}
+
+impl Terminal {
+    /// A reporter that writes each stage's statistics when `report`, watches `stop` (set by
+    /// Ctrl-C) and names `resume_command` as the way to finish.
+    pub fn new(report: bool, stop: Arc<AtomicBool>, resume_command: String) -> Terminal {
+        Terminal {
+            report,
+            stage: Mutex::new(None),
+            stop,
+            resume_command,
+        }
+    }
+
+    /// Clears the bar and stops the ticker of the stage in play, if any.
+    pub fn end_stage(&self) {
+        if let Some((bar, over)) = self.stage.lock().expect("lock").take() {
+            over.store(true, Ordering::Relaxed);
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+        }
+    }
+}
+
+impl Reporter for Terminal {
+    fn stage_start(
+        &self,
+        stage: &Stage,
+        _lineup: &[AgentDef],
+        units: u64,
+        done: u64,
+        pulse: &Arc<Pulse>,
+    ) {
+        self.end_stage();
+        let per_unit = stage.session.map(u64::from);
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let (len, unit) = match per_unit {
+                Some(n) => (units * n, "rounds"),
+                None => (units, "games"),
+            };
+            let bar = ProgressBar::new(len);
+            bar.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{{prefix}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit}{{msg}}, {{rate}}, ETA {{eta}}"
+                ))
+                .expect("template")
+                .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1}/s", state.per_sec());
+                })
+                .progress_chars("=> "),
+            );
+            bar.set_prefix(stage.name.clone());
+            bar.set_position(done * per_unit.unwrap_or(1));
+            bar.reset_eta();
+            bar
+        });
+        let over = Arc::new(AtomicBool::new(false));
+        // The ticker: moves the bar from the live counts several times a second, whatever
+        // the agents' speed (records are written a chunk at a time), and says what Ctrl-C
+        // does when it is pressed.
+        {
+            let (bar, over, pulse, stop) = (
+                bar.clone(),
+                Arc::clone(&over),
+                Arc::clone(pulse),
+                Arc::clone(&self.stop),
+            );
+            let resume = self.resume_command.clone();
+            std::thread::spawn(move || {
+                let mut told = false;
+                while !over.load(Ordering::Relaxed) {
+                    if let Some(bar) = &bar {
+                        let rounds = pulse.rounds.load(Ordering::Relaxed);
+                        match per_unit {
+                            Some(n) => bar.set_position(done * n + rounds),
+                            None => {
+                                bar.set_position(done + pulse.units.load(Ordering::Relaxed));
+                                bar.set_message(format!(" ({rounds} rounds)"));
+                            }
+                        }
+                    }
+                    if !told && stop.load(Ordering::Relaxed) {
+                        told = true;
+                        let text = format!(
+                            "Ctrl-C: stopping once the chunks in play are saved (Ctrl-C again quits \
+                             at once, losing them); then `{resume}` finishes the run"
+                        );
+                        match &bar {
+                            Some(bar) => bar.println(text),
+                            None => eprintln!("{text}"),
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            });
+        }
+        *self.stage.lock().expect("lock") = Some((bar, over));
+    }
+
+    fn stage_done(&self, stage: &Stage, result: &StageResult) {
+        self.end_stage();
+        println!(
+            "\nstage `{}`: {} rounds in {:.2} s",
+            result.name, result.totals.rounds, result.seconds
+        );
+        print!("{}", dhumbal_runner::summary::table(result));
+        println!();
+        if self.report && !result.restored {
+            let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
+            let report = dhumbal_report::report_stage(
+                &result.dir,
+                &result.dir,
+                &info,
+                &dhumbal_report::Options::default(),
+            );
+            report_done(stage, &report);
+        }
+    }
+}
+
+/// Says where a stage's report went, or why it could not be written (the records are complete
+/// either way).
+fn report_done(stage: &Stage, report: &anyhow::Result<dhumbal_report::StageReport>) {
+    match report {
+        Ok(r) => {
+            println!(
+                "stage `{}`: statistics and figures in {}",
+                stage.name,
+                r.dir.join("report.md").display()
+            );
+            for (stem, e) in &r.figure_errors {
+                eprintln!("warning: figure `{stem}` was not drawn: {e}");
+            }
+        }
+        Err(e) => eprintln!(
+            "warning: stage `{}`: the report could not be written ({e:#}); the records are \
+                 complete, `dhumbal-run report` can retry",
+            stage.name
+        ),
+    }
+}
+
+/// Training: a line per training and per evaluation, a bar of episodes on a terminal.
+#[derive(Default)]
+pub struct TrainTerminal {
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl dhumbal_runner::train::TrainReporter for TrainTerminal {
+    fn start(&self, t: &scenario::Training, done: u64) {
+        let mut bar = self.bar.lock().expect("bar");
+        if let Some(b) = bar.take() {
+            b.finish_and_clear();
+        }
+        if done == 0 {
+            match &t.plan {
+                scenario::Plan::Neural(p) => println!(
+                    "training `{}`: {} on the `{}` encoding, {} episodes at {} players, opponents {}, checkpoint {}",
+                    p.id,
+                    p.algorithm.name(),
+                    p.encoding.name(),
+                    p.episodes,
+                    p.rules.players(),
+                    p.opponents
+                        .iter()
+                        .map(|o| o.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.checkpoint.display()
+                ),
+                scenario::Plan::Tabular(p) => println!(
+                    "training `{}`: {} over seed 001's 1,600 states, {} games to elimination, opponents {}, policy {}",
+                    p.id,
+                    p.method.name(),
+                    p.episodes,
+                    p.opponents
+                        .iter()
+                        .map(|o| o.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.policy.display()
+                ),
+            }
+        } else {
+            println!("training `{}`: resuming after {done} episodes", t.id());
+        }
+        if std::io::stderr().is_terminal() {
+            let b = ProgressBar::new(t.episodes());
+            b.set_style(
+                ProgressStyle::with_template("{prefix} [{bar:40}] {human_pos}/{human_len} episodes{msg}, {per_sec}, ETA {eta}")
+                    .expect("template")
+                    .progress_chars("=> "),
+            );
+            b.set_prefix(t.id().to_string());
+            b.set_position(done);
+            b.reset_eta();
+            *bar = Some(b);
+        }
+    }
+
+    fn episodes(&self, _t: &scenario::Training, done: u64, _last: &[dhumbal_learn::EpisodeRecord]) {
+        if let Some(b) = self.bar.lock().expect("bar").as_ref() {
+            b.set_position(done);
+        }
+    }
+
+    fn evaluation(&self, t: &scenario::Training, e: &dhumbal_learn::EvalRecord) {
+        let line = format!(
+            "  after {:>7} episodes: wins {:.1}% [{:.1}, {:.1}] against {} ({} {}, learner in every seat)",
+            e.episode,
+            100.0 * e.win_rate,
+            100.0 * e.low,
+            100.0 * e.high,
+            e.opponent,
+            e.deals,
+            match t.plan {
+                scenario::Plan::Neural(_) => "deals",
+                scenario::Plan::Tabular(_) => "games",
+            }
+        );
+        match self.bar.lock().expect("bar").as_ref() {
+            Some(b) => b.println(line),
+            None => println!("{line}"),
+        }
+    }
+
+    fn finished(&self, t: &scenario::Training, r: &dhumbal_runner::train::TrainResult) {
+        if let Some(b) = self.bar.lock().expect("bar").take() {
+            b.finish_and_clear();
+        }
+        println!(
+            "training `{}`: {} episodes in {:.1} s ({:.0} episodes/s{}), checkpoint {}, records {}",
+            t.id(),
+            r.episodes,
+            r.seconds,
+            r.episodes as f64 / r.seconds.max(1e-9),
+            if r.device.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", r.device)
+            },
+            r.checkpoint.display(),
+            r.dir.display()
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! `dhumbal-run report DIR`: the statistics, tables and figures of a finished run from its
+//! records alone, or a training's figures drawn again.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+
+use dhumbal_runner::folder::Refusal;
+
+use super::run;
+use super::settings;
+
+/// `dhumbal-run report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A run's output folder (with manifest.json), one stage's folder, or a training's
+    /// folder (`train/<id>/`: its four figures are drawn again from its records).
+    pub dir: PathBuf,
+    /// Write the report here (one subfolder per stage for a staged run) instead of beside
+    /// the records.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace an existing report at the destination (refused otherwise).
+    #[arg(long)]
+    pub force: bool,
+    /// Whose metric definitions: ours, or the paper's (population SD in Cohen's d, the
+    /// normal win interval, stars on Bonferroni-adjusted Welch p-values) to reproduce its
+    /// numbers.
+    #[arg(long, value_enum, default_value_t = DefinitionsArg::Ours)]
+    pub definitions: DefinitionsArg,
+    /// Family-wise significance level of the pairwise tests.
+    #[arg(long, default_value_t = 0.05, value_parser = settings::probability)]
+    pub alpha: f64,
+    /// Target power for minimum detectable effects and sample sizes.
+    #[arg(long, default_value_t = 0.8, value_parser = settings::probability)]
+    pub power: f64,
+    /// The win-rate difference of interest (0.05 = 5 percentage points).
+    #[arg(long, default_value_t = 0.05, value_parser = settings::difference)]
+    pub delta: f64,
+    /// Statistics and tables only, no figures.
+    #[arg(long)]
+    pub no_figures: bool,
+    /// Draw each figure's title inside the image. Off by default: a paper puts the title in
+    /// the caption, and report.md's captions carry it.
+    #[arg(long)]
+    pub titles: bool,
+}
+
+/// `--definitions` of `report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DefinitionsArg {
+    /// Ours (docs/analysis.md).
+    Ours,
+    /// The paper's public code's, to reproduce its numbers.
+    Paper,
+}
+
+/// `report` of a training's folder (`<output>/train/<id>/`): its figures drawn again from its
+/// records, into `figures/` beside them or under `--out`.
+fn training_report(
+    dir: &Path,
+    out: Option<&Path>,
+    force: bool,
+    titles: bool,
+) -> anyhow::Result<ExitCode> {
+    let target = out.map_or_else(|| dir.join("figures"), Path::to_path_buf);
+    let existing = std::fs::read_dir(&target).is_ok_and(|mut d| d.next().is_some());
+    if existing && !force {
+        eprintln!(
+            "error: {} already holds figures; --force replaces them, --out writes elsewhere",
+            target.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    std::fs::create_dir_all(&target)
+        .with_context(|| format!("cannot create {}", target.display()))?;
+    match dhumbal_report::training::figures(dir, &target, titles) {
+        Ok(files) => {
+            println!(
+                "training figures of {}: {} files in {}",
+                dir.display(),
+                files.len(),
+                target.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// `dhumbal-run report`.
+pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let ReportArgs {
+        dir,
+        out,
+        force,
+        definitions,
+        alpha,
+        power,
+        delta,
+        no_figures,
+        titles,
+    } = args;
+    if !dir.is_dir() {
+        eprintln!("error: {} is not a folder", dir.display());
+        return Ok(ExitCode::from(2));
+    }
+    let opts = dhumbal_report::Options {
+        definitions: match definitions {
+            DefinitionsArg::Ours => dhumbal_report::Definitions::Ours,
+            DefinitionsArg::Paper => dhumbal_report::Definitions::Paper,
+        },
+        alpha,
+        power,
+        delta,
+        figures: !no_figures,
+        titles,
+    };
+    if dhumbal_report::training::is_training(&dir) {
+        return training_report(&dir, out.as_deref(), force, titles);
+    }
+    let start = std::time::Instant::now();
+    // Records that cannot be read or make no sense (a missing, empty, header-only or
+    // malformed file, columns not those of the records, an unknown agent) are bad input:
+    // exit 2, the file named; nothing is written for that stage. Anything else (a file that
+    // cannot be written) is a failure while running: exit 1.
+    let reports = match dhumbal_report::report_dir(&dir, out.as_deref(), force, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(
+                if e.downcast_ref::<Refusal>().is_some() || dhumbal_report::load::is_input_error(&e)
+                {
+                    2
+                } else {
+                    1
+                },
+            ));
+        }
+    };
+    let mut failed = 0;
+    for r in &reports {
+        let a = &r.analysis;
+        println!(
+            "stage `{}`: {} rounds, {} agents, {} pairwise tests -> {}",
+            a.stage,
+            a.design.rounds,
+            a.agents.len(),
+            a.pairwise.len(),
+            r.dir.join("report.md").display()
+        );
+        for (stem, e) in &r.figure_errors {
+            eprintln!("warning: figure `{stem}` was not drawn: {e}");
+            failed += 1;
+        }
+    }
+    println!(
+        "{} stage report{} in {:.2} s",
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" },
+        start.elapsed().as_secs_f64()
+    );
+    if dir.join("manifest.json").is_file() {
+        run::overview(&dir, out.as_deref().unwrap_or(&dir));
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,357 @@
+//! `dhumbal-run SCENARIO` (and `run`): plays a scenario's stages with progress and Ctrl-C
+//! handled, trains first any checkpoint its agents need that is not there yet, and writes the
+//! reports; `--shard` plays one share of a study split over machines.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use dhumbal_runner::folder::CommandLine;
+use dhumbal_runner::run::{self as runner, Interrupted, RunOptions};
+use dhumbal_runner::scenario::{Overrides, Scenario};
+
+use super::interrupt::Interrupt;
+use super::progress::Terminal;
+use super::settings::{self, Threads, shell_word};
+use super::train;
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The scenario file to run.
+    pub scenario: Option<PathBuf>,
+    /// Output folder (default: the scenario's `output.dir`, else reports/<name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Replace every stage's sample size: deals (coin scoring) or games (point scoring).
+    #[arg(long)]
+    pub rounds: Option<u64>,
+    #[command(flatten)]
+    pub threads: Threads,
+    /// Finish an interrupted run in the output folder, to exactly the records an uninterrupted
+    /// run gives (the same scenario, scripts, --seed and --rounds are needed).
+    #[arg(long, conflicts_with = "force")]
+    pub resume: bool,
+    /// Replace the results of an earlier run in the output folder (without it, a folder that
+    /// holds another run's results is refused). Only files a run writes are removed.
+    #[arg(long)]
+    pub force: bool,
+    /// Do not write the statistics report (report.md, stats.json, tables/, figures/) after
+    /// each stage; `dhumbal-run report DIR` can write it later.
+    #[arg(long)]
+    pub no_report: bool,
+    /// Also write each stage's records as rounds.csv (as `output: {csv: true}` does); the
+    /// Parquet dataset rounds/ is always written.
+    #[arg(long)]
+    pub csv: bool,
+    /// Play one shard of a study split over machines: I/N plays the I-th (from 0) of N
+    /// contiguous shares of every stage. Without a value, the share is the Slurm array task's
+    /// (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT). Shards share the output folder and
+    /// play only units no part holds yet (a failed shard is run again as it was); `dhumbal-run
+    /// merge DIR` then checks and finishes the study. See docs/cluster.md.
+    #[arg(long, value_name = "I/N", num_args = 0..=1, default_missing_value = "slurm",
+          conflicts_with_all = ["resume", "force"])]
+    pub shard: Option<String>,
+    /// With --shard: play only this stage (repeatable). The stages it seats winners of must
+    /// be complete on disk first (on Slurm, a job dependency waits for them).
+    #[arg(long = "stage", value_name = "NAME", requires = "shard")]
+    pub stages: Vec<String>,
+}
+
+/// `dhumbal-run SCENARIO`.
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let path = args.scenario.clone().expect("checked by the caller");
+    let overrides = Overrides {
+        seed: args.seed,
+        rounds: args.rounds,
+        out: args.out.clone(),
+    };
+    let shard = match args.shard.as_deref().map(shard_of) {
+        None => None,
+        Some(Ok(shard)) => Some(shard),
+        Some(Err(message)) => {
+            eprintln!("error: --shard {message}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut scenario = match settings::load(&path, &overrides) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    if scenario.stages.is_empty() && !scenario.trainings.is_empty() {
+        // A file that only trains.
+        let all: Vec<usize> = (0..scenario.trainings.len()).collect();
+        return train::trainings(
+            &path,
+            &scenario,
+            &all,
+            &train::How {
+                threads: args.threads,
+                resume: args.resume,
+                force: args.force,
+                overrides: &overrides,
+            },
+        );
+    }
+    // Checkpoints the tournament seats that a `train:` entry writes and that are not there
+    // yet: trained first, then the scenario is read again with them.
+    let missing: Vec<usize> = (0..scenario.trainings.len())
+        .filter(|&i| !scenario.trainings[i].output().exists())
+        .collect();
+    if !missing.is_empty() && shard.is_none() {
+        let code = train::trainings(
+            &path,
+            &scenario,
+            &missing,
+            &train::How {
+                threads: args.threads,
+                resume: false,
+                force: false,
+                overrides: &overrides,
+            },
+        )?;
+        if code != ExitCode::SUCCESS {
+            return Ok(code);
+        }
+        scenario = match settings::load(&path, &overrides) {
+            Ok(s) => s,
+            Err(code) => return Ok(code),
+        };
+    }
+    let base = settings::command(&path, args.out.as_deref(), args.seed, args.rounds);
+    // How to finish this run if it is interrupted: the same file and settings, --resume (a
+    // shard: the same command again).
+    let resume_command = match shard {
+        None => format!("{base} --resume"),
+        Some(s) => {
+            let stages: String = args
+                .stages
+                .iter()
+                .map(|n| format!(" --stage {}", shell_word(n)))
+                .collect();
+            format!("{base} --shard {s}{stages}")
+        }
+    };
+    play(
+        &scenario,
+        RunSettings {
+            threads: args.threads,
+            resume: args.resume,
+            force: args.force,
+            report: !args.no_report && shard.is_none(),
+            csv: args.csv,
+            shard,
+            stages: args.stages.clone(),
+            command_line: CommandLine {
+                seed: args.seed,
+                rounds: args.rounds,
+            },
+            resume_command,
+        },
+    )
+    .map(|_| ExitCode::SUCCESS)
+    .or_else(interrupted)
+}
+
+/// The shard `--shard` names: `I/N`, or (`slurm`, the flag without a value) the Slurm array
+/// task's: its index from the array's first (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) of
+/// SLURM_ARRAY_TASK_COUNT tasks (or MAX - MIN + 1 where the count is not set).
+pub fn shard_of(value: &str) -> Result<runner::Shard, String> {
+    if value != "slurm" {
+        return runner::Shard::parse(value);
+    }
+    let var = |name: &str| -> Result<Option<u64>, String> {
+        match std::env::var(name) {
+            Ok(v) => v
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("(from Slurm): {name}={v} is not a number")),
+            Err(_) => Ok(None),
+        }
+    };
+    let Some(id) = var("SLURM_ARRAY_TASK_ID")? else {
+        return Err("without I/N reads the shard from a Slurm array job, and \
+                    SLURM_ARRAY_TASK_ID is not set: give the shard as I/N (say 0/4), or run \
+                    it as a task of `sbatch --array` (scripts/slurm/)"
+            .into());
+    };
+    // The study's number of shards, when given (scripts/slurm/ sets it): the task id is then
+    // the shard itself, so that failed tasks can be resubmitted alone (`--array=5,9`).
+    if let Some(count) = var("DHUMBAL_SHARDS")? {
+        return runner::Shard::parse(&format!("{id}/{count}"))
+            .map_err(|e| format!("(from SLURM_ARRAY_TASK_ID and DHUMBAL_SHARDS): {e}"));
+    }
+    if var("SLURM_ARRAY_TASK_STEP")?.is_some_and(|step| step != 1) {
+        return Err(
+            "(from Slurm): the array has a step other than 1; submit it as \
+                    --array=0-N (scripts/slurm/submit.sh does), or set DHUMBAL_SHARDS to the \
+                    study's number of shards"
+                .into(),
+        );
+    }
+    let min = var("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+    let max = var("SLURM_ARRAY_TASK_MAX")?;
+    let count = match (var("SLURM_ARRAY_TASK_COUNT")?, max) {
+        (Some(n), Some(max)) if n != max.saturating_sub(min) + 1 => {
+            return Err(format!(
+                "(from Slurm): the array's {n} tasks are not a range ({min}-{max}), so the \
+                 shards cannot be told from it: set DHUMBAL_SHARDS to the study's number of \
+                 shards (say, resubmitting tasks 5 and 9 of 16: DHUMBAL_SHARDS=16 sbatch \
+                 --array=5,9 ...)"
+            ));
+        }
+        (Some(n), _) => n,
+        (None, Some(max)) => max.saturating_sub(min) + 1,
+        (None, None) => {
+            return Err("(from Slurm): neither SLURM_ARRAY_TASK_COUNT nor \
+                        SLURM_ARRAY_TASK_MAX is set"
+                .into());
+        }
+    };
+    runner::Shard::parse(&format!("{}/{count}", id.saturating_sub(min)))
+        .map_err(|e| format!("(from Slurm): {e}"))
+}
+
+/// How a scenario is to be played.
+pub struct RunSettings {
+    pub threads: Threads,
+    pub resume: bool,
+    pub force: bool,
+    pub report: bool,
+    pub csv: bool,
+    pub shard: Option<runner::Shard>,
+    pub stages: Vec<String>,
+    pub command_line: CommandLine,
+    /// The command that finishes the run after an interruption.
+    pub resume_command: String,
+}
+
+/// Plays a loaded scenario with progress on the terminal and Ctrl-C handled: the first stops
+/// the run cleanly (finished records saved), a second quits at once.
+pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::RunReport> {
+    let threads = settings.threads.count();
+    settings::describe(scenario);
+    println!(
+        "  {threads} threads{}",
+        match (&settings.shard, settings.resume) {
+            (Some(s), _) => format!(", shard {s}"),
+            (None, true) => ", resuming".to_string(),
+            (None, false) => String::new(),
+        }
+    );
+    let interrupt = Interrupt::install()?;
+    let reporter = Terminal::new(
+        settings.report,
+        interrupt.flag(),
+        settings.resume_command.clone(),
+    );
+    let result = runner::run(
+        scenario,
+        &RunOptions {
+            threads,
+            resume: settings.resume,
+            force: settings.force,
+            shard: settings.shard,
+            stages: settings.stages.clone(),
+            csv: settings.csv,
+            command_line: settings.command_line,
+            stop: interrupt.flag(),
+        },
+        &reporter,
+    );
+    reporter.end_stage();
+    let report = result.map_err(|e| match e.downcast::<Interrupted>() {
+        Ok(i) => anyhow::Error::new(ResumeWith(i, settings.resume_command.clone())),
+        Err(e) => e,
+    })?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(shard) = settings.shard {
+        println!(
+            "shard {shard}: {} rounds in {:.2} s ({:.0} rounds/s), in {}",
+            report.rounds_now,
+            report.seconds,
+            report.rounds_now as f64 / report.seconds.max(1e-9),
+            scenario.output.dir.display()
+        );
+        for (stage, complete) in &report.shard_stages {
+            println!(
+                "  stage `{stage}`: {}",
+                if *complete {
+                    "every unit is on disk"
+                } else {
+                    "this shard's share is on disk; other shards' are not all there yet"
+                }
+            );
+        }
+        let dir = shell_word(&scenario.output.dir.display().to_string());
+        if report.shard_stages.iter().all(|(_, complete)| *complete) {
+            println!(
+                "every unit of these stages is on disk: `dhumbal-run merge {dir}` finishes the study"
+            );
+        } else {
+            println!("when every shard is done: dhumbal-run merge {dir}");
+        }
+        return Ok(report);
+    }
+    let earlier = report.rounds.saturating_sub(report.rounds_now);
+    println!(
+        "{} rounds in {:.2} s ({:.0} rounds/s){}; records, summary and manifest in {}",
+        report.rounds_now,
+        report.seconds,
+        report.rounds_now as f64 / report.seconds.max(1e-9),
+        if earlier > 0 {
+            format!(", after {earlier} rounds played before the interruption")
+        } else {
+            String::new()
+        },
+        scenario.output.dir.display()
+    );
+    if settings.report {
+        overview(&scenario.output.dir, &scenario.output.dir);
+    }
+    Ok(report)
+}
+
+/// Writes the overview page of a run of several stages (`report.md` at its root), or says why
+/// it could not (the stages' reports stand either way).
+pub fn overview(run: &Path, reports: &Path) {
+    match dhumbal_report::write_overview(run, reports) {
+        Ok(Some(path)) => println!("overview of the stages in {}", path.display()),
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "warning: the overview page could not be written ({e:#}); the stages' reports \
+             stand, and `dhumbal-run report {}` can retry",
+            shell_word(&run.display().to_string())
+        ),
+    }
+}
+
+/// An interruption, with the command that finishes the run.
+#[derive(Debug)]
+struct ResumeWith(Interrupted, String);
+
+impl std::fmt::Display for ResumeWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\nTo finish the run: {}", self.0, self.1)
+    }
+}
+
+impl std::error::Error for ResumeWith {}
+
+/// Exit code 130 (the shell's code for Ctrl-C) and the message for an interruption; other
+/// errors go on to `main`.
+pub fn interrupted(e: anyhow::Error) -> anyhow::Result<ExitCode> {
+    match e.downcast_ref::<ResumeWith>() {
+        Some(r) => {
+            eprintln!("\n{r}");
+            Ok(ExitCode::from(130))
+        }
+        None => Err(e),
+    }
+}

@@ -1,0 +1,169 @@
+//! What several commands share, checked once: the thread count, probabilities, the scenario
+//! as loaded with the command line's overrides, and the command lines printed in messages.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use dhumbal_runner::scenario::{self, Overrides, Scenario};
+
+/// `--threads`, as every command that plays takes it.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct Threads {
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long, value_parser = at_least_one)]
+    pub threads: Option<usize>,
+}
+
+impl Threads {
+    /// The count to run with: the one asked for, or every core.
+    pub fn count(self) -> usize {
+        self.threads.unwrap_or_else(cores)
+    }
+}
+
+/// This machine's cores (1 when it cannot be told).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A count of at least 1 (`--threads`; each value of bench's list).
+pub fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("expected a whole number of at least 1, got `{s}`")),
+    }
+}
+
+/// A probability strictly between 0 and 1 (`--alpha`, `--power`).
+pub fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+        Ok(p) => Err(format!("must be in (0, 1), got {p}")),
+        Err(_) => Err(format!("expected a number in (0, 1), got `{s}`")),
+    }
+}
+
+/// A difference of win rates in (0, 1] (`--delta`).
+pub fn difference(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        Ok(p) => Err(format!("must be in (0, 1], got {p}")),
+        Err(_) => Err(format!("expected a number in (0, 1], got `{s}`")),
+    }
+}
+
+/// The exit code of an argument error, the error printed (`--help` and `--version` are not
+/// errors: exit 0).
+pub fn clap_exit(e: &clap::Error) -> ExitCode {
+    let _ = e.print();
+    if e.use_stderr() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The scenario at `path` with the command line's overrides, or exit code 2 with every
+/// problem printed.
+pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, ExitCode> {
+    scenario::load(path, overrides).map_err(|e| {
+        eprint!("error: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// What a scenario will play, stage by stage.
+pub fn describe(scenario: &Scenario) {
+    println!(
+        "scenario `{}` (seed {}), output {}",
+        scenario.name,
+        scenario.seed,
+        scenario.output.dir.display()
+    );
+    for stage in &scenario.stages {
+        let agents: Vec<String> = stage
+            .seats
+            .iter()
+            .map(|s| match s {
+                scenario::SeatEntry::Agent(d) => d.id.clone(),
+                scenario::SeatEntry::WinnerOf(i) => {
+                    format!("winner of `{}`", scenario.stages[*i].name)
+                }
+            })
+            .collect();
+        println!("  stage `{}`: {}", stage.name, stage.describe_sample());
+        println!(
+            "    {} players, agents: {}",
+            stage.players(),
+            agents.join(", ")
+        );
+    }
+}
+
+/// The command line that runs `scenario` with these settings (for messages).
+pub fn command(
+    scenario: &Path,
+    out: Option<&Path>,
+    seed: Option<u64>,
+    rounds: Option<u64>,
+) -> String {
+    let mut line = format!(
+        "dhumbal-run {}",
+        shell_word(&scenario.display().to_string())
+    );
+    if let Some(out) = out {
+        line.push_str(&format!(
+            " --out {}",
+            shell_word(&out.display().to_string())
+        ));
+    }
+    if let Some(seed) = seed {
+        line.push_str(&format!(" --seed {seed}"));
+    }
+    if let Some(rounds) = rounds {
+        line.push_str(&format!(" --rounds {rounds}"));
+    }
+    line
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+pub fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_probabilities_are_checked_with_a_reason() {
+        assert_eq!(at_least_one("3"), Ok(3));
+        assert_eq!(at_least_one("0"), Err("must be at least 1".into()));
+        assert!(at_least_one("-1").unwrap_err().contains("`-1`"));
+        assert_eq!(probability("0.05"), Ok(0.05));
+        assert!(probability("1").unwrap_err().contains("(0, 1)"));
+        assert!(probability("0").is_err());
+        assert_eq!(difference("1"), Ok(1.0));
+        assert!(difference("0").is_err());
+        assert!(difference("nan").is_err());
+    }
+
+    #[test]
+    fn shell_words_are_quoted_when_needed() {
+        assert_eq!(shell_word("a/b.yaml"), "a/b.yaml");
+        assert_eq!(shell_word("my study.yaml"), "'my study.yaml'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+}

@@ -1,0 +1,44 @@
+//! `dhumbal-run validate FILE`: every problem of a scenario file with its line, and what it
+//! would run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use dhumbal_runner::scenario::Overrides;
+
+use super::settings;
+
+/// `dhumbal-run validate`.
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    pub scenario: PathBuf,
+    /// Replace the scenario's seed, as for a run.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Replace every stage's sample size, as for a run.
+    #[arg(long)]
+    pub rounds: Option<u64>,
+}
+
+/// `dhumbal-run validate`.
+pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
+    let ValidateArgs {
+        scenario: path,
+        seed,
+        rounds,
+    } = args;
+    let overrides = Overrides {
+        seed,
+        rounds,
+        out: None,
+    };
+    let scenario = match settings::load(&path, &overrides) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    settings::describe(&scenario);
+    println!("{} is valid", path.display());
+    Ok(ExitCode::SUCCESS)
+}
