@@ -5,5 +5,8 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 source scripts/setup-torch.sh
 
-cargo build --locked --release --features torch
+# The whole workspace, as scripts/test.sh builds it (so that neither builds a crate again):
+# dhumbal-run (no libtorch), dhumbal-train (the trainer, the only program linking libtorch) and
+# the Python package's native library.
+cargo build --locked --release --workspace
 exec ./target/release/dhumbal-run scenarios/championship.yaml "$@"

@@ -9,16 +9,29 @@ source scripts/setup-torch.sh
 
 if cargo fmt --version >/dev/null 2>&1; then
     cargo fmt --all -- --check
+else
+    echo "test: cargo fmt is not installed (rustup component add rustfmt): formatting not checked" >&2
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-# The Python package's crate is an extension module (no libpython to link a test binary
-# against): it is tested through Python below.
-cargo test --locked --release --workspace --exclude dhumbal-python --all-targets --features torch 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
+# Lints of every crate and target, warnings as errors.
+if cargo clippy --version >/dev/null 2>&1; then
+    cargo clippy --locked --release --workspace --all-targets -- -D warnings 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+else
+    echo "test: clippy is not installed (rustup component add clippy): lints not checked" >&2
+    status=0
+fi
+# The whole workspace, as scripts/run.sh builds it. The Python package's crate is an extension
+# module (no libpython to link a test binary against; its lib has `test = false`): built here
+# with the rest, tested through Python below.
+if [ "$status" -eq 0 ]; then
+    cargo test --locked --release --workspace --all-targets 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+fi
 # The Python package (docs/python.md): built and installed into .venv, then its tests.
-python="skipped (the Rust tests failed)"
+python="skipped (lints or Rust tests failed)"
 if [ "$status" -eq 0 ]; then
     if bash scripts/setup-python.sh && "$VIRTUAL_ENV/bin/python" -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee -a "$log"; then
         python="ok"

@@ -304,8 +304,8 @@ proptest! {
             if points {
                 prop_assert!(o.points_delta.iter().all(|&d| d >= 0), "points fell: {:?}", o.points_delta);
                 prop_assert!(o.coin_delta.iter().all(|&d| d == 0));
-                for s in 0..n {
-                    prop_assert!(table.standings()[s] >= before[s]);
+                for (now, was) in table.standings().iter().zip(&before).take(n) {
+                    prop_assert!(now >= was);
                 }
             } else {
                 prop_assert_eq!(o.coin_delta.iter().sum::<i64>(), 0, "coins not conserved");

@@ -480,14 +480,11 @@ impl Rules {
                 format!("{t} is above any possible hand value"),
             ),
             CallThreshold::ByPlayers(table) => {
-                for n in 2..=MAX_PLAYERS {
-                    if table[n] > 200 {
+                for (n, &t) in table.iter().enumerate().take(MAX_PLAYERS + 1).skip(2) {
+                    if t > 200 {
                         err(
                             "call.threshold",
-                            format!(
-                                "{} for {n} players is above any possible hand value",
-                                table[n]
-                            ),
+                            format!("{t} for {n} players is above any possible hand value"),
                         );
                     }
                 }
@@ -508,13 +505,13 @@ impl Rules {
                 );
             }
         }
-        if let Scoring::Coins(c) = v.scoring {
-            if c.cap == Some(0) {
-                err(
-                    "scoring.cap",
-                    "a cap of 0 would make every payment 0; omit it for no cap".into(),
-                );
-            }
+        if let Scoring::Coins(c) = v.scoring
+            && c.cap == Some(0)
+        {
+            err(
+                "scoring.cap",
+                "a cap of 0 would make every payment 0; omit it for no cap".into(),
+            );
         }
         if v.turn_limit > MAX_TURN_LIMIT {
             err(

@@ -150,13 +150,13 @@ pub fn play(
     let mut others: Vec<Box<dyn Agent>> = Vec::with_capacity(players);
     let mut slots = vec![0u32; players];
     let mut names = Vec::with_capacity(players);
-    for s in 0..players {
+    for (s, slot) in slots.iter_mut().enumerate() {
         if s == seat {
             names.push("learner".to_string());
             continue;
         }
         let k = seating.below(plan.opponents.len() as u32) as usize;
-        slots[s] = 1 + s as u32;
+        *slot = 1 + s as u32;
         match &plan.opponents[k] {
             Opponent::Agent(id, recipe) => {
                 others.push(recipe.build(id));

@@ -235,7 +235,7 @@ pub enum Ended {
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     #[error(
-        "training a network needs libtorch, which only the trainer `dhumbal-train` links, and none was found: build it with `scripts/run.sh` (which installs torch 2.13.0 into .venv and builds both programs), or `source scripts/setup-torch.sh && cargo build --release -p dhumbal-trainer`; dhumbal-run looks for it beside itself, then in $DHUMBAL_TRAIN, then on PATH"
+        "training a network needs libtorch, which only the trainer `dhumbal-train` links, and none was found: build it with `scripts/run.sh` (which installs torch 2.13.0 into .venv and builds both programs), or `source scripts/setup-torch.sh && cargo build --release -p dhumbal-trainer`; it is looked for in $DHUMBAL_TRAIN (a path), else beside dhumbal-run, else on PATH"
     )]
     NoTorch,
     #[error("{0}")]
@@ -246,13 +246,16 @@ pub enum TrainError {
     Play(String),
 }
 
+/// Runs a plan: resumes from its checkpoint when asked and one is there, reports through the
+/// callback, stops cleanly (checkpoint written) when the flag is set.
+pub type TrainFn =
+    fn(&TrainPlan, bool, &AtomicBool, &mut dyn FnMut(Event<'_>)) -> Result<Ended, TrainError>;
+
 /// Training on libtorch, as the trainer executable provides it (`dhumbal_torch::BACKEND`).
 #[derive(Clone, Copy)]
 pub struct Backend {
-    /// Runs a plan: resumes from its checkpoint when asked and one is there, reports through
-    /// the callback, stops cleanly (checkpoint written) when the flag is set.
-    pub train:
-        fn(&TrainPlan, bool, &AtomicBool, &mut dyn FnMut(Event<'_>)) -> Result<Ended, TrainError>,
+    /// Runs a plan (see [`TrainFn`]).
+    pub train: TrainFn,
     /// The networks a training of a plan starts from, before any update.
     pub initial: fn(&TrainPlan) -> Result<Arc<dhumbal_agents::neural::Policy>, TrainError>,
 }

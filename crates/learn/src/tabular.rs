@@ -815,11 +815,11 @@ fn solve(counts: &[Counts], p: &ViParams, v: &mut [f64]) -> Vec<[f64; 3]> {
                 }
                 // Improve it (keeping the current action on ties, so that it terminates).
                 let mut stable = true;
-                for s in 0..STATES {
+                for (s, action) in pi.iter_mut().enumerate() {
                     if !sampled(s) {
                         continue;
                     }
-                    let mut best = pi[s];
+                    let mut best = *action;
                     let mut best_q = q_of(v, s, best);
                     for a in 0..3 {
                         let x = q_of(v, s, a);
@@ -828,8 +828,8 @@ fn solve(counts: &[Counts], p: &ViParams, v: &mut [f64]) -> Vec<[f64; 3]> {
                             best_q = x;
                         }
                     }
-                    if best != pi[s] {
-                        pi[s] = best;
+                    if best != *action {
+                        *action = best;
                         stable = false;
                     }
                 }

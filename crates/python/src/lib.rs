@@ -540,9 +540,12 @@ fn save_checkpoint(
         .map_err(|e| PyRuntimeError::new_err(format!("cannot write {path}: {e}")))
 }
 
+/// A checkpoint's tensors as Python receives them: (name, shape, values).
+type NamedTensors = Vec<(String, Vec<usize>, Vec<f32>)>;
+
 /// Reads a checkpoint: its metadata (JSON) and every tensor as (name, shape, values).
 #[pyfunction]
-fn load_checkpoint(path: &str) -> PyResult<(String, Vec<(String, Vec<usize>, Vec<f32>)>)> {
+fn load_checkpoint(path: &str) -> PyResult<(String, NamedTensors)> {
     let c = dhumbal_agents::neural::Checkpoint::read(std::path::Path::new(path))
         .map_err(PyValueError::new_err)?;
     let meta = serde_json::Value::Object(c.meta.clone()).to_string();

@@ -354,8 +354,8 @@ fn drive(
         }
         let mut streams = ChaChaStreams::new(seed, deal_id(game, 0), &slots);
         let mut table = Table::new((**rules).clone());
-        for s in 0..n {
-            if let Some(k) = map[s] {
+        for (s, k) in map.iter().enumerate().take(n) {
+            if let Some(k) = *k {
                 agents[k].game_start(s, rules);
             }
         }
@@ -399,8 +399,8 @@ fn drive(
             rounds += 1;
         }
         let leader = table.leader();
-        for s in 0..n {
-            if let Some(k) = map[s] {
+        for (s, k) in map.iter().enumerate().take(n) {
+            if let Some(k) = *k {
                 agents[k].game_end(s, table.standings(), s == leader);
             }
         }

@@ -8,17 +8,22 @@ use std::path::PathBuf;
 pub const NAME: &str = "dhumbal-train";
 
 /// The trainer to run: `$DHUMBAL_TRAIN` when set (a path to the executable), else the one
-/// beside this program (where `cargo build` and scripts/run.sh put it), else the first on
-/// PATH. `None` when there is none.
+/// beside this program (where `cargo build` and scripts/run.sh put it; for a test binary in
+/// cargo's `target/<profile>/deps/`, the one in `target/<profile>/`), else the first on PATH.
+/// `None` when there is none.
 pub fn locate() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("DHUMBAL_TRAIN").filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
         return path.is_file().then_some(path);
     }
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join(NAME)))
-        .filter(|p| p.is_file());
+    let beside = std::env::current_exe().ok().and_then(|exe| {
+        let dir = exe.parent()?;
+        let dir = match dir.file_name() {
+            Some(name) if name == "deps" => dir.parent()?,
+            _ => dir,
+        };
+        Some(dir.join(NAME)).filter(|p| p.is_file())
+    });
     beside.or_else(|| {
         std::env::split_paths(&std::env::var_os("PATH")?)
             .map(|dir| dir.join(NAME))

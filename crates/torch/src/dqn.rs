@@ -187,7 +187,7 @@ impl Dqn {
         loss.backward();
         self.adam.step(self.hyper.max_grad_norm);
         self.updates += 1;
-        if self.updates % self.hyper.target_every == 0 {
+        if self.updates.is_multiple_of(self.hyper.target_every) {
             self.target.copy_from(&self.online);
         }
         loss.double_value(&[])

@@ -132,9 +132,7 @@ impl Algo for Ppo {
                     delta + (h.gamma * h.gae_lambda) as f32 * if last { 0.0 } else { next_adv };
                 adv[i] = next_adv;
             }
-            for i in 0..n {
-                returns.push(adv[i] + t.values[i]);
-            }
+            returns.extend(adv.iter().zip(&t.values).take(n).map(|(a, v)| a + v));
             advantages.extend(adv);
         }
         let total = steps.len();
