@@ -533,12 +533,21 @@ fn bad_arguments_exit_2() {
             .code(),
         Some(2)
     );
-    assert_eq!(
-        run(&["scenarios/paper/table1.yaml", "--threads", "0"])
-            .status
-            .code(),
-        Some(2)
-    );
+    // A thread count is checked once, the same way, by every command that takes one.
+    for args in [
+        &["scenarios/paper/table1.yaml", "--threads", "0"][..],
+        &["train", "scenarios/learning/quick.yaml", "--threads", "0"][..],
+        &["rerun", "reports/none", "--threads", "0"][..],
+        &["bench", "--threads", "1,0"][..],
+    ] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o).contains("must be at least 1"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
     assert_eq!(run(&[]).status.code(), Some(2));
     assert_eq!(run(&["no/such/file.yaml"]).status.code(), Some(2));
     let help = run(&["--help"]);

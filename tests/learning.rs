@@ -334,11 +334,17 @@ fn trained_agents_records_do_not_depend_on_the_thread_count() {
 
 /// `dhumbal-run` in `dir`: exit code and everything it printed.
 fn dhumbal_run(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    dhumbal_run_with(dir, args, None)
+}
+
+/// `dhumbal-run` in `dir` with `$DHUMBAL_TRAIN` set to `trainer`, when given.
+fn dhumbal_run_with(dir: &Path, args: &[&str], trainer: Option<&Path>) -> (Option<i32>, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"));
+    command.args(args).current_dir(dir);
+    if let Some(t) = trainer {
+        command.env("DHUMBAL_TRAIN", t);
+    }
+    let o = command.output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -428,21 +434,9 @@ fn without_the_trainer_training_a_network_is_refused_with_how_to_build_it() {
         "name: t\nseed: 2\nrules: {preset: paper, players: 2}\ndeals: 10\ntrain:\n  - id: p\n    algorithm: ppo\n    episodes: 64\n    opponents: [random]\n    checkpoint: nets/p.safetensors\nagents:\n  - {kind: ppo, params: {checkpoint: nets/p.safetensors}}\n  - kind: random\n",
     )
     .unwrap();
-    let run = |args: &[&str]| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
-            .args(args)
-            .current_dir(dir.path())
-            // Nowhere: not beside dhumbal-run, not on PATH.
-            .env("DHUMBAL_TRAIN", dir.path().join("no-trainer-here"))
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        (o.status.code(), text)
-    };
+    // The trainer nowhere: $DHUMBAL_TRAIN names a file that does not exist.
+    let nowhere = dir.path().join("no-trainer-here");
+    let run = |args: &[&str]| dhumbal_run_with(dir.path(), args, Some(&nowhere));
     for args in [
         &["train", "t.yaml", "--out", "out"][..],
         &["t.yaml", "--out", "out"][..],

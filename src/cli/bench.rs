@@ -24,6 +24,7 @@ pub struct BenchArgs {
     /// Rounds per session (coins carry over within a session, as in the paper).
     #[arg(long, default_value_t = 1024)]
     pub session: u32,
+    /// Seed of the deals.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
 }

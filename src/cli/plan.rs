@@ -13,6 +13,7 @@ use super::settings;
 /// `dhumbal-run plan`.
 #[derive(Args, Debug)]
 pub struct PlanArgs {
+    /// The scenario file to plan.
     pub scenario: PathBuf,
     /// The difference to detect in the win rate (games won under point scoring): 0.05 =
     /// 5 percentage points.

@@ -23,6 +23,7 @@ use super::settings::{self, Threads};
 /// `dhumbal-run train`.
 #[derive(Args, Debug, Clone)]
 pub struct TrainArgs {
+    /// The scenario file whose `train:` section to train.
     pub scenario: PathBuf,
     /// Only these entries (by id; repeat the flag for several). Default: all.
     #[arg(long = "id", value_name = "ID")]

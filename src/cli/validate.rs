@@ -13,6 +13,7 @@ use super::settings;
 /// `dhumbal-run validate`.
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
+    /// The scenario file to check.
     pub scenario: PathBuf,
     /// Replace the scenario's seed, as for a run.
     #[arg(long)]

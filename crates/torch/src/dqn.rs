@@ -93,10 +93,13 @@ impl Dqn {
     pub fn new(plan: &TrainPlan, device: Device) -> Dqn {
         let enc = plan.encoding;
         let shape = sizes(enc.input_dim(), &plan.hidden, enc.outputs());
-        let vs = nn::VarStore::new(device);
+        // Initialised on the CPU, then moved: the same starting network on every device.
+        let mut vs = nn::VarStore::new(Device::Cpu);
         let online = Net::new(&vs.root(), "q", &shape);
-        let target_vs = nn::VarStore::new(device);
+        vs.set_device(device);
+        let mut target_vs = nn::VarStore::new(Device::Cpu);
         let mut target = Net::new(&target_vs.root(), "q", &shape);
+        target_vs.set_device(device);
         target.copy_from(&online);
         let adam = Adam::new(plan.hyper.lr, named(&[("q", &online)]));
         let acting = Arc::new(Policy {

@@ -33,7 +33,8 @@ pub struct Ppo {
 impl Ppo {
     pub fn new(plan: &TrainPlan, device: Device) -> Ppo {
         let enc = plan.encoding;
-        let vs = nn::VarStore::new(device);
+        // Initialised on the CPU, then moved: the same starting networks on every device.
+        let mut vs = nn::VarStore::new(Device::Cpu);
         let policy = Net::new(
             &vs.root(),
             "policy",
@@ -44,6 +45,7 @@ impl Ppo {
             "value",
             &sizes(enc.state_dim(), &plan.hidden, 1),
         );
+        vs.set_device(device);
         let adam = Adam::new(
             plan.hyper.lr,
             named(&[("policy", &policy), ("value", &value)]),

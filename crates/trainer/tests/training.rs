@@ -22,6 +22,21 @@ fn dhumbal_run() -> PathBuf {
     run
 }
 
+/// `exe` run in `dir`: its exit code and everything it printed.
+fn output(exe: &Path, dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let o = std::process::Command::new(exe)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), text)
+}
+
 fn scenario(dir: &Path, body: &str) -> dhumbal::scenario::Scenario {
     let path = dir.join("train.yaml");
     std::fs::write(&path, body).unwrap();
@@ -111,19 +126,7 @@ fn train_then_play_then_redraw_from_the_command_line() {
     )
     .unwrap();
     let bin = dhumbal_run();
-    let run = |args: &[&str]| {
-        let o = std::process::Command::new(&bin)
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        (o.status.code(), text)
-    };
+    let run = |args: &[&str]| output(&bin, dir.path(), args);
     let (code, text) = run(&["study.yaml", "--out", "out", "--threads", "2"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(dir.path().join("nets/tiny.safetensors").is_file(), "{text}");
@@ -286,5 +289,40 @@ fn ctrl_c_reaches_the_trainer_through_dhumbal_run_and_resume_finishes() {
     assert!(
         help.contains("--resume") && help.contains("Hyperparameters") && help.contains("--seed"),
         "{help}"
+    );
+}
+
+/// A checkpoint whose weights hold NaN is refused when a training would resume from it (exit 2,
+/// the file and the tensor named), instead of training on from a broken network.
+#[test]
+fn resuming_from_a_checkpoint_with_non_finite_weights_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "name: r\nseed: 6\nrules: {preset: paper, players: 2}\ntrain:\n  - id: p\n    algorithm: ppo\n    hidden: [16]\n    episodes: 128\n    opponents: [random]\n    checkpoint: p.safetensors\n";
+    std::fs::write(dir.path().join("r.yaml"), body).unwrap();
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_dhumbal-train"));
+    let trainer = |args: &[&str]| output(&exe, dir.path(), args);
+    let (code, text) = trainer(&["r.yaml", "--out", "out", "--threads", "1"]);
+    assert_eq!(code, Some(0), "{text}");
+    let path = dir.path().join("p.safetensors");
+    let mut c = Checkpoint::read(&path).unwrap();
+    let name = c
+        .tensors
+        .keys()
+        .find(|k| k.starts_with("policy"))
+        .unwrap()
+        .clone();
+    c.tensors.get_mut(&name).unwrap().1[0] = f32::INFINITY;
+    c.write(&path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let (code, text) = trainer(&["r.yaml", "--out", "out", "--resume"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("p.safetensors") && text.contains(&format!("tensor `{name}`")),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is left as it was"
     );
 }
