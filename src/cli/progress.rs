@@ -69,9 +69,7 @@ impl Reporter for Terminal {
                     "{{prefix}} [{{bar:40}}] {{human_pos}}/{{human_len}} {unit}{{msg}}, {{rate}}, ETA {{eta}}"
                 ))
                 .expect("template")
-                .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.1}/s", state.per_sec());
-                })
+                .with_key("rate", rate)
                 .progress_chars("=> "),
             );
             bar.set_prefix(stage.name.clone());
@@ -212,9 +210,12 @@ impl dhumbal_runner::train::TrainReporter for TrainTerminal {
         if std::io::stderr().is_terminal() {
             let b = ProgressBar::new(t.episodes());
             b.set_style(
-                ProgressStyle::with_template("{prefix} [{bar:40}] {human_pos}/{human_len} episodes{msg}, {per_sec}, ETA {eta}")
-                    .expect("template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{prefix} [{bar:40}] {human_pos}/{human_len} episodes{msg}, {rate}, ETA {eta}",
+                )
+                .expect("template")
+                .with_key("rate", rate)
+                .progress_chars("=> "),
             );
             b.set_prefix(t.id().to_string());
             b.set_position(done);
@@ -268,4 +269,9 @@ impl dhumbal_runner::train::TrainReporter for TrainTerminal {
             r.dir.display()
         );
     }
+}
+
+/// A bar's speed with one decimal (`{per_sec}` prints six).
+fn rate(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{:.1}/s", state.per_sec());
 }

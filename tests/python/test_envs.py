@@ -204,6 +204,13 @@ def test_a_network_saved_from_python_plays_as_the_rust_agent(tmp_path, encoding)
     meta, tensors = dhumbal.load_checkpoint(ckpt)
     assert meta["encoding"] == encoding and np.array_equal(tensors["policy.0.weight"], layers[0][0])
     _same_games(ckpt, "ppo", encoding, seed=21)
+    # A network with a NaN is refused when saved (which layer), and when a file with one is
+    # read (which tensor), never seated.
+    broken = [(w.copy(), b.copy()) for w, b in layers]
+    broken[1][1][0] = np.nan
+    with pytest.raises(ValueError, match="layer 1: the bias holds a non-finite value"):
+        dhumbal.save_checkpoint(tmp_path / "nan.safetensors", broken, algorithm="ppo", encoding=encoding, rules="jhyap")
+    assert not (tmp_path / "nan.safetensors").exists()
 
 
 @pytest.mark.parametrize("name,kind", [("ppo-cards-2p", "ppo"), ("dqn-paper-2p", "dqn"), ("ddqn-cards-2p", "ddqn")])

@@ -516,6 +516,16 @@ fn save_checkpoint(
                 b.len()
             )));
         }
+        // A network with NaN or an infinity would be refused where it is seated: refused
+        // here, where the Python code that made it can still say which layer.
+        for (what, values) in [("weight", &w), ("bias", &b)] {
+            if let Some(at) = values.iter().position(|v| !v.is_finite()) {
+                return Err(PyValueError::new_err(format!(
+                    "layer {i}: the {what} holds a non-finite value ({} at index {at}); a checkpoint's weights must be finite",
+                    values[at]
+                )));
+            }
+        }
         hidden.push(shape[0]);
         c.tensors
             .insert(format!("{net}.{i}.weight"), (shape.clone(), w));
