@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Set-up for the learning agents (the `torch` cargo feature): a Python virtual environment in
-# .venv with the PyPI wheel of torch 2.13.0 (the libtorch that tch 0.26 is built for) and
-# setuptools (torch.utils.cpp_extension, which tch's build script asks for paths, imports it).
+# Set-up for the learning agents (the trainer dhumbal-train, crates/torch): a Python virtual
+# environment in .venv with the PyPI wheel of torch 2.13.0 (the libtorch that tch 0.26 is
+# built for) and setuptools (torch.utils.cpp_extension, which tch's build script asks for
+# paths, imports it).
 # Sourced by scripts/run.sh and scripts/test.sh after scripts/setup.sh; safe to run again: a
 # venv that already has the right torch is used as it is (the check takes about a second).
 #
 # It exports what the build needs: LIBTORCH_USE_PYTORCH=1 and VIRTUAL_ENV (tch's build script
-# then runs `python`, the venv's: its bin/ goes first on PATH). The binary finds libtorch at run time by the rpath that
-# build.rs writes, so nothing needs to be exported to run dhumbal-run.
+# then runs `python`, the venv's: its bin/ goes first on PATH). The trainer dhumbal-train finds
+# libtorch at run time by the rpath that crates/torch/build.rs writes, so nothing needs to be
+# exported to run it; dhumbal-run does not load libtorch at all.
 set -euo pipefail
 
 torch_version="2.13.0"
