@@ -52,6 +52,14 @@ impl Family for EpsilonFamily {
     }
 }
 
+impl EpsilonFamily {
+    /// `inner` with probability-`epsilon` random actions: what a `kind: epsilon` entry resolves
+    /// to, for a caller that already holds the inner recipe (tests wrap their own agents).
+    pub fn wrap(inner: Arc<dyn Recipe>, epsilon: f64) -> Arc<dyn Recipe> {
+        Arc::new(EpsilonRecipe { inner, epsilon })
+    }
+}
+
 struct EpsilonRecipe {
     inner: Arc<dyn Recipe>,
     epsilon: f64,

@@ -270,12 +270,25 @@ mod tests {
         );
     }
 
+    /// CPython's `random.seed(7); [random.randrange(n) for n in range(1, 100)]`: its
+    /// `_randbelow` draws `n.bit_length()` bits and rejects values >= n, so a draw can take
+    /// several words; a modulo (or multiply-shift) sampler gives other values from the
+    /// first rejection on.
     #[test]
     fn below_is_in_range_and_uses_rejection() {
         let mut r = PyRandom::new(7);
-        for n in 1..100 {
-            assert!(r.below(n) < n);
-        }
+        let drawn: Vec<u32> = (1..100).map(|n| r.below(n)).collect();
+        assert!(drawn.iter().zip(1..100).all(|(&d, n)| d < n));
+        assert_eq!(
+            drawn,
+            [
+                0, 0, 1, 0, 0, 4, 0, 5, 0, 8, 3, 0, 1, 6, 6, 2, 7, 2, 17, 13, 1, 18, 3, 7, 20, 20,
+                18, 1, 18, 18, 12, 3, 14, 2, 8, 18, 26, 9, 34, 7, 36, 19, 35, 43, 11, 6, 37, 36,
+                40, 12, 23, 6, 35, 45, 4, 36, 3, 39, 13, 31, 43, 34, 27, 40, 59, 58, 46, 38, 31,
+                23, 31, 10, 38, 67, 63, 43, 57, 36, 77, 9, 15, 65, 53, 21, 43, 19, 62, 53, 5, 85,
+                9, 71, 73, 40, 43, 88, 44, 76, 63
+            ]
+        );
     }
 
     #[test]

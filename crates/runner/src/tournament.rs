@@ -380,11 +380,10 @@ mod tests {
             (1..64).all(|every| timed_deal(0, every)),
             "deal 0 is always timed"
         );
+        // Which deals are timed is pinned: a SplitMix64 written from its definition in Python
+        // (z = d + 0x9E3779B97F4A7C15, then the finaliser; timed when z % 16 == 0) picks these.
         let first: Vec<u64> = (0..200).filter(|&d| timed_deal(d, 16)).collect();
-        assert_eq!(
-            first,
-            (0..200).filter(|&d| timed_deal(d, 16)).collect::<Vec<_>>()
-        );
+        assert_eq!(first, [0, 6, 29, 38, 103, 131, 149, 155, 160, 164, 175]);
     }
 
     #[test]
