@@ -434,3 +434,64 @@ fn the_pulse_counts_rounds_as_they_are_played_and_stops_play() {
     assert!(records.is_empty());
     assert!(matches!(halt, Some(Halt::Stopped)));
 }
+
+/// `same_records`, which decides the rerun, resume and merge checks, catches a single changed
+/// value of any column (not only a changed row count), and ignores `decision_ns` alone.
+#[test]
+fn same_records_catches_a_single_changed_value() {
+    use dhumbal::runner::folder::same_records;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.yaml");
+    std::fs::write(&file, SMALL).unwrap();
+    let a = dir.path().join("a");
+    let o = run(&[
+        s(&file),
+        "--out",
+        s(&a),
+        "--csv",
+        "--no-report",
+        "--rounds",
+        "40",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = std::fs::read_to_string(a.join("rounds.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    let rows = lines.len() - 1;
+    let column = |name: &str| lines[0].split(',').position(|c| c == name).unwrap();
+    // A folder holding only a rounds.csv (read as one part) with field `col` of data row
+    // `row` replaced.
+    let variant = |name: &str, row: usize, col: usize, value: &dyn Fn(&str) -> String| {
+        let mut changed: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let mut fields: Vec<String> = changed[row + 1].split(',').map(String::from).collect();
+        fields[col] = value(&fields[col]);
+        changed[row + 1] = fields.join(",");
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("rounds.csv"), changed.join("\n") + "\n").unwrap();
+        d
+    };
+    let plus_one = |v: &str| (v.parse::<i64>().unwrap() + 1).to_string();
+    let same = variant("same", 5, column("coin_delta"), &|v| v.to_string());
+    assert_eq!(same_records(&a, &same).unwrap(), Ok(rows));
+    let timing = variant("timing", 5, column("decision_ns"), &|_| "123".into());
+    assert_eq!(same_records(&a, &timing).unwrap(), Ok(rows));
+    let coins = variant("coins", 537, column("coin_delta"), &plus_one);
+    assert_eq!(
+        same_records(&a, &coins).unwrap(),
+        Err("column `coin_delta` differs first at row 537".into())
+    );
+    let won = variant("won", 222, column("won"), &|v| {
+        if v == "true" { "false" } else { "true" }.into()
+    });
+    assert_eq!(
+        same_records(&a, &won).unwrap(),
+        Err("column `won` differs first at row 222".into())
+    );
+    let agent = variant("agent", 9, column("agent"), &|v| {
+        if v == "random" { "balanced" } else { "random" }.into()
+    });
+    assert_eq!(
+        same_records(&a, &agent).unwrap(),
+        Err("column `agent` differs first at row 9".into())
+    );
+}
