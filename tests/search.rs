@@ -84,15 +84,28 @@ fn search_is_reproducible_to_the_bit() {
     assert_ne!(a, c);
 }
 
+/// A rollout can be any agent, and it is used: the same deals played by a search whose
+/// rollouts are `conservative`, `aggressive` or `random` go differently (a rollout setting
+/// silently ignored would give the same games).
 #[test]
 fn rollouts_can_be_any_agent() {
-    let heuristic_rollout = recipe(
-        "ismcts",
-        json!({"iterations": 30, "rollout": {"kind": "conservative"}}),
-    );
     let r = rules(Preset::Paper);
-    let out = play(&r, &[heuristic_rollout, recipe("random", json!({}))], 8, 5);
-    assert_eq!(out.len(), 8);
+    let with = |rollout: serde_json::Value| {
+        let search = recipe("ismcts", json!({"iterations": 30, "rollout": rollout}));
+        play(&r, &[search, recipe("random", json!({}))], 16, 5)
+    };
+    let conservative = with(json!({"kind": "conservative"}));
+    assert_eq!(conservative.len(), 16);
+    for other in [json!({"kind": "aggressive"}), json!("random")] {
+        assert!(
+            conservative != with(other.clone()),
+            "rollouts by {other} played the same 16 rounds as by conservative: the rollout is ignored"
+        );
+    }
+    assert!(
+        conservative == with(json!({"kind": "conservative"})),
+        "not reproducible"
+    );
 }
 
 #[test]
