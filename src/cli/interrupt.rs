@@ -6,7 +6,7 @@
 //! comes back.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use signal_hook::SigId;
 use signal_hook::consts::SIGINT;
@@ -34,11 +34,6 @@ impl Interrupt {
     /// The flag the first Ctrl-C sets.
     pub fn flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.stop)
-    }
-
-    /// Whether Ctrl-C was pressed.
-    pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
     }
 }
 
