@@ -3,8 +3,9 @@
 //! and the registry's messages for bad entries.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
+
+mod common;
 
 use dhumbal::agents::registry::Standalone;
 use dhumbal::agents::{Recipe, registry};
@@ -296,8 +297,7 @@ fn agents_hear_every_round_and_game_through_the_runner() {
 /// The binary lists the new family with its parameters, and runs a scenario that uses it.
 #[test]
 fn the_cli_knows_epsilon() {
-    let bin = env!("CARGO_BIN_EXE_dhumbal-run");
-    let out = Command::new(bin).arg("agents").output().unwrap();
+    let out = common::bin().arg("agents").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("epsilon: "), "{text}");
     assert!(
@@ -313,7 +313,7 @@ fn the_cli_knows_epsilon() {
          - {kind: aggressive}\n  - {kind: conservative}\n  - {kind: random}\n",
     )
     .unwrap();
-    let run = Command::new(bin)
+    let run = common::bin()
         .arg(&file)
         .args(["--no-report", "--out"])
         .arg(dir.path().join("out"))

@@ -47,72 +47,77 @@ const GRAPH: [(&str, &[&str]); 10] = [
     ),
 ];
 
-/// The `dhumbal` and `dhumbal-*` names in the `[dependencies]` table of a manifest (not
-/// dev-dependencies: tests may use anything).
-fn workspace_deps(manifest: &str) -> Vec<String> {
-    deps_where(manifest, |name| {
-        name.starts_with("dhumbal-") || name == "dhumbal"
-    })
-}
-
-/// The names in the `[dependencies]` table of a manifest that `keep` accepts.
-fn deps_where(manifest: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
-    let mut deps = Vec::new();
-    let mut section = String::new();
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            section = line.to_string();
-            continue;
-        }
-        if section == "[dependencies]"
-            && let Some(name) = line.split(['.', '=', ' ']).next()
-            && keep(name)
-        {
-            deps.push(name.to_string());
-        }
+/// What cargo itself resolves: for each workspace crate (by its directory, `.` for the root),
+/// the names of the packages it depends on for building (normal and build dependencies, not
+/// dev-dependencies: tests may use anything). Read from `cargo metadata`, so that a
+/// dependency written in any of the manifest's forms (a target table, a renamed package, a
+/// workspace inheritance) is seen.
+fn resolved_deps() -> BTreeMap<String, Vec<String>> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = std::process::Command::new(cargo)
+        .current_dir(root)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut graph = BTreeMap::new();
+    for package in meta["packages"].as_array().unwrap() {
+        let manifest = std::path::Path::new(package["manifest_path"].as_str().unwrap());
+        let dir = manifest.parent().unwrap().strip_prefix(root).unwrap();
+        let dir = match dir.strip_prefix("crates") {
+            Ok(sub) => sub.to_string_lossy().into_owned(),
+            Err(_) => ".".to_string(),
+        };
+        let mut deps: Vec<String> = package["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].as_str() != Some("dev"))
+            .map(|d| d["name"].as_str().unwrap().to_string())
+            .collect();
+        deps.sort();
+        deps.dedup();
+        graph.insert(dir, deps);
     }
-    deps.sort();
-    deps
+    graph
 }
 
 #[test]
 fn crates_depend_only_down_the_layer_graph() {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let mut found = BTreeMap::new();
+    let resolved = resolved_deps();
     for (dir, allowed) in GRAPH {
-        let path = if dir == "." {
-            format!("{root}/Cargo.toml")
-        } else {
-            format!("{root}/crates/{dir}/Cargo.toml")
-        };
-        let manifest = std::fs::read_to_string(&path).unwrap();
-        let deps = workspace_deps(&manifest);
-        let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
+        let deps: Vec<&str> = resolved
+            .get(dir)
+            .unwrap_or_else(|| panic!("crate `{dir}` of the layer graph is not in the workspace"))
+            .iter()
+            .map(String::as_str)
+            .filter(|name| name.starts_with("dhumbal-") || *name == "dhumbal")
+            .collect();
         assert_eq!(
             deps, allowed,
-            "{path}: its workspace dependencies are not those of the layer graph (ARCHITECTURE.md)"
+            "{dir}: its workspace dependencies are not those of the layer graph (ARCHITECTURE.md)"
         );
-        found.insert(dir, deps);
     }
     // Every crate of the workspace is in the graph.
-    let mut dirs: Vec<String> = std::fs::read_dir(format!("{root}/crates"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    dirs.sort();
-    let listed: Vec<String> = GRAPH
-        .iter()
-        .filter(|(d, _)| *d != ".")
-        .map(|(d, _)| d.to_string())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    assert_eq!(
-        dirs, listed,
-        "a crate under crates/ is missing from the layer graph"
-    );
-    assert_eq!(found.len(), GRAPH.len());
+    let listed: Vec<&str> = GRAPH.iter().map(|(d, _)| *d).collect();
+    for dir in resolved.keys() {
+        assert!(
+            listed.contains(&dir.as_str()),
+            "crate `{dir}` is missing from the layer graph"
+        );
+    }
 }
 
 /// libtorch is loaded by one program, the trainer: no other crate names tch or torch-sys, and
@@ -120,20 +125,16 @@ fn crates_depend_only_down_the_layer_graph() {
 /// libraries; ARCHITECTURE.md, "Two executables").
 #[test]
 fn only_the_trainer_links_libtorch() {
-    let root = env!("CARGO_MANIFEST_DIR");
-    for (dir, _) in GRAPH {
-        let path = if dir == "." {
-            format!("{root}/Cargo.toml")
-        } else {
-            format!("{root}/crates/{dir}/Cargo.toml")
-        };
-        let manifest = std::fs::read_to_string(&path).unwrap();
-        let torch = deps_where(&manifest, |name| name == "tch" || name == "torch-sys");
-        let allowed = matches!(dir, "torch" | "trainer");
+    for (dir, deps) in resolved_deps() {
+        let torch: Vec<&String> = deps
+            .iter()
+            .filter(|name| *name == "tch" || *name == "torch-sys")
+            .collect();
+        let allowed = matches!(dir.as_str(), "torch" | "trainer");
         assert_eq!(
             !torch.is_empty(),
             allowed,
-            "{path}: only dhumbal-torch and the trainer may depend on tch/torch-sys, found {torch:?}"
+            "{dir}: only dhumbal-torch and the trainer may depend on tch/torch-sys, found {torch:?}"
         );
     }
     let bin = env!("CARGO_BIN_EXE_dhumbal-run");

@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+mod common;
+
 use dhumbal::agents::neural::net::Layer;
 use dhumbal::agents::neural::{Algorithm, Choice, Encoded, Encoding, Mlp, Policy, PolicyAgent};
 use dhumbal::game::rng::ChaChaStreams;
@@ -306,7 +308,7 @@ fn trained_agents_records_do_not_depend_on_the_thread_count() {
     .unwrap();
     let records = |threads: &str| {
         let out = dir.path().join(format!("out{threads}"));
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+        let o = common::bin()
             .arg(&file)
             .args(["--out", out.to_str().unwrap(), "--threads", threads])
             .args(["--csv", "--no-report"])
@@ -339,18 +341,13 @@ fn dhumbal_run(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
 
 /// `dhumbal-run` in `dir` with `$DHUMBAL_TRAIN` set to `trainer`, when given.
 fn dhumbal_run_with(dir: &Path, args: &[&str], trainer: Option<&Path>) -> (Option<i32>, String) {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"));
+    let mut command = common::bin();
     command.args(args).current_dir(dir);
     if let Some(t) = trainer {
         command.env("DHUMBAL_TRAIN", t);
     }
     let o = command.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.code(), text)
+    (o.status.code(), common::text(&o))
 }
 
 /// A checkpoint whose weights hold a NaN (a diverged training, a damaged file) is refused

@@ -9,6 +9,8 @@ use dhumbal::game::{
 };
 use proptest::prelude::*;
 
+mod common;
+
 fn count(rules: &Rules, hand: &str) -> usize {
     count_discards(rules, &parse_cards(hand).unwrap())
 }
@@ -86,6 +88,8 @@ fn rules_strategy() -> impl Strategy<Value = Rules> {
 }
 
 proptest! {
+    #![proptest_config(common::proptest_config(256))]
+
     /// Every subset of the hand that `classify` accepts is enumerated exactly once, and nothing
     /// else is.
     #[test]

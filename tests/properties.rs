@@ -12,6 +12,8 @@ use dhumbal::game::{
 use dhumbal::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
 use proptest::prelude::*;
 
+mod common;
+
 fn variant_strategy() -> impl Strategy<Value = Variant> {
     let table = (
         2u8..=8,
@@ -252,7 +254,7 @@ impl Observer for Invariants {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config(200))]
 
     /// Every sampled world respects hand sizes, known cards, the pile and the stock size of
     /// the observation it came from, under random variants (reshuffles, pickups, eliminations).

@@ -96,8 +96,8 @@ fn run(bin: &Path, scenario: &str, full: bool) -> BTreeMap<String, String> {
         .arg("--out")
         .arg(out.path())
         .args(["--no-report", "--threads", "2"]);
-    if std::env::var_os("DHUMBAL_RECORDS_BIN").is_none() {
-        // Older builds wrote rounds.csv by default; this one writes it when asked.
+    if writes_csv_when_asked(bin) {
+        // Older builds wrote rounds.csv by default; later ones write it when asked.
         cmd.arg("--csv");
     }
     if !full {
@@ -147,6 +147,12 @@ fn run(bin: &Path, scenario: &str, full: bool) -> BTreeMap<String, String> {
     }
     assert!(!digests.is_empty(), "{scenario}: no rounds.csv written");
     digests
+}
+
+/// Whether `bin` has the `--csv` option (builds before it wrote `rounds.csv` always).
+fn writes_csv_when_asked(bin: &Path) -> bool {
+    let help = Command::new(bin).args(["run", "--help"]).output().unwrap();
+    String::from_utf8_lossy(&help.stdout).contains("--csv")
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

@@ -202,6 +202,26 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
             .is_ok()
     );
 
+    // A changed result is found: the kept script, edited to take higher cards from the pile,
+    // plays the same number of rounds differently.
+    let script = kept.join("source/agents/threshold.rhai");
+    let original = std::fs::read_to_string(&script).unwrap();
+    assert!(original.contains("default_value: 3,"));
+    std::fs::write(
+        &script,
+        original.replace("default_value: 3,", "default_value: 9,"),
+    )
+    .unwrap();
+    let changed = moved.path().join("changed");
+    let o = run(&["rerun", s(&kept), "--out", s(&changed), "--no-report"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("stage `first`: records DIFFER") && t.contains("column `"),
+        "{t}"
+    );
+    std::fs::write(&script, original).unwrap();
+
     // A tampered record is found: a part gone.
     let second = dhumbal::runner::dataset::Dataset::open(&kept.join("second")).unwrap();
     std::fs::remove_file(&second.parts.last().unwrap().path).unwrap();

@@ -10,17 +10,7 @@ use dhumbal::runner::dataset::Dataset;
 use dhumbal::runner::folder::same_records;
 
 mod common;
-use common::{bin, run, text};
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn scenario(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path
-}
+use common::{bin, run, scenario, text, tmp};
 
 fn go(args: &[&str]) -> Output {
     let o = run(args);
@@ -206,22 +196,8 @@ fn a_run_killed_at_any_moment_resumes_to_the_same_records() {
             }
         }
         begun = cut.join("progress.json").is_file();
-        if cut.join("rounds").is_dir() {
-            // Only complete parts are visible, and none overlaps.
-            let d = Dataset::open(&cut).unwrap_or_else(|e| panic!("after kill {kills}: {e:#}"));
-            for p in &d.parts {
-                dhumbal::runner::dataset::read_part(&p.path, None).unwrap();
-            }
-            if let Some(first) = d.parts.first() {
-                let key = dhumbal::runner::dataset::StageKey {
-                    scenario: first.meta.scenario.clone(),
-                    stage: first.meta.stage.clone(),
-                    agents: first.meta.agents.clone(),
-                    stage_units: first.meta.stage_units,
-                };
-                d.check(&key).unwrap();
-            }
-        }
+        // Only complete parts are visible, and none overlaps.
+        only_complete_parts(&cut, &format!("after kill {kills}"));
     }
     assert!(
         kills >= 3,
@@ -263,6 +239,108 @@ stages:
       - kind: balanced
 output: {chunk_rounds: 64, decision_timing: false}
 ";
+
+/// Checks what a killed run left in `stage`: only complete parts, none overlapping, all of
+/// this stage.
+fn only_complete_parts(stage: &Path, when: &str) {
+    if !stage.join("rounds").is_dir() {
+        return;
+    }
+    let d = Dataset::open(stage).unwrap_or_else(|e| panic!("{when}: {e:#}"));
+    for p in &d.parts {
+        dhumbal::runner::dataset::read_part(&p.path, None)
+            .unwrap_or_else(|e| panic!("{when}: {}: {e:#}", p.path.display()));
+    }
+    if let Some(first) = d.parts.first() {
+        let key = dhumbal::runner::dataset::StageKey {
+            scenario: first.meta.scenario.clone(),
+            stage: first.meta.stage.clone(),
+            agents: first.meta.agents.clone(),
+            stage_units: first.meta.stage_units,
+        };
+        d.check(&key).unwrap_or_else(|e| panic!("{when}: {e:#}"));
+    }
+}
+
+/// A two-stage run (with `rounds.csv`) killed at every crash point of the runner in turn
+/// (`DHUMBAL_RUN_CRASH_AT`, crates/runner/src/crash.rs), in both stages and between them, and
+/// resumed after each: the folder only ever holds complete parts, and the finished run has
+/// exactly the records, `rounds.csv` and summaries of an uninterrupted one. Every kill lands
+/// at a chosen point, whatever the machine's load, and a failure names it.
+#[test]
+fn a_run_killed_at_each_crash_point_resumes_to_the_same_records() {
+    let dir = tmp();
+    let file = scenario(dir.path(), "staged.yaml", STAGED);
+    let f = file.to_str().unwrap();
+    let whole = dir.path().join("whole");
+    go(&[f, "--out", whole.to_str().unwrap(), "--no-report", "--csv"]);
+    let cut = dir.path().join("cut");
+    let c = cut.to_str().unwrap();
+    // The league has 300 deals in parts of 64 rounds (5 parts: 4 rounds a deal), the final
+    // 200: points are passed in the league first, then (counting again in each process) in
+    // the final once the league is done.
+    let plan = [
+        ("part-begun", 1),
+        ("part-written", 2),
+        ("part-placed", 1),
+        ("progress-saved", 3),
+        ("part-written", 1),
+        ("stage-finished", 1),
+        ("part-begun", 2),
+        ("part-placed", 3),
+        ("progress-saved", 2),
+        ("stage-finished", 1),
+    ];
+    let mut killed = 0;
+    for (point, n) in plan {
+        let when = format!("killed at {point}:{n}");
+        let mut args = vec![f, "--out", c, "--no-report", "--csv"];
+        if cut.join("progress.json").is_file() {
+            args.push("--resume");
+        }
+        let o = bin()
+            .args(&args)
+            .env("DHUMBAL_RUN_CRASH_AT", format!("{point}:{n}"))
+            .output()
+            .unwrap();
+        if o.status.success() {
+            // The point was not reached again: the run is over.
+            break;
+        }
+        assert_eq!(
+            o.status.code(),
+            None,
+            "{when}: not killed, but {}",
+            text(&o)
+        );
+        killed += 1;
+        for stage in ["league", "final"] {
+            only_complete_parts(&cut.join(stage), &when);
+        }
+    }
+    assert_eq!(
+        killed,
+        plan.len(),
+        "only {killed} of the planned kills landed"
+    );
+    go(&[f, "--out", c, "--no-report", "--csv", "--resume"]);
+    for stage in ["league", "final"] {
+        // Rows: a round per seat; rotate plays 4 rounds a deal, permute 24.
+        let rounds = if stage == "league" { 300 * 4 } else { 200 * 24 };
+        assert_eq!(
+            same(&whole.join(stage), &cut.join(stage)),
+            rounds * 4,
+            "{stage}"
+        );
+        for name in ["summary.csv", "rounds.csv"] {
+            assert_eq!(
+                std::fs::read_to_string(cut.join(stage).join(name)).unwrap(),
+                std::fs::read_to_string(whole.join(stage).join(name)).unwrap(),
+                "{stage}/{name}"
+            );
+        }
+    }
+}
 
 /// Shards of a two-stage study, each a separate process: the later stage's shards refuse to
 /// start until the earlier stage is complete, a shard run twice changes nothing, `merge`

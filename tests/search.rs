@@ -9,6 +9,8 @@ use dhumbal::rng::ChaChaStreams;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+mod common;
+
 fn recipe(kind: &str, params: Value) -> Arc<dyn Recipe> {
     let rules = Rules::new(Preset::Paper.variant()).unwrap();
     Standalone::recipe(&json!({ "kind": kind, "params": params }), &rules).unwrap()
@@ -63,7 +65,16 @@ fn search_agents_play_every_variant_legally() {
             12,
             3,
         );
-        assert_eq!(out.len(), 12, "{preset:?}");
+        // Every seat was asked to decide (a search that never got a turn would pass a legality
+        // check trivially), and the rounds ended as rounds do, some by a call.
+        for seat in 0..r.players() {
+            let asked: u32 = out.iter().map(|o| u32::from(o.decisions[seat])).sum();
+            assert!(asked > 0, "{preset:?}: seat {seat} never decided");
+        }
+        assert!(
+            out.iter().any(|o| o.caller.is_some()),
+            "{preset:?}: no round ended by a call"
+        );
     }
 }
 
@@ -172,7 +183,7 @@ fn an_oracle_in_a_scenario_sees_the_hands() {
         "name: oracle\nseed: 3\ndeals: 6\nrules: {preset: paper}\nagents:\n  - id: oracle\n    kind: ismcts\n    params: {iterations: 20, oracle: true}\n  - kind: ismcts\n    params: {iterations: 20}\n  - kind: random\n  - kind: balanced\noutput: {csv: false}\n",
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+    let out = common::bin()
         .arg(&scenario)
         .arg("--out")
         .arg(dir.path().join("out"))

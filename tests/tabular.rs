@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+mod common;
+
 use dhumbal::agents::tabular::{
     Chooser, FixedChooser, MAX_CARDS, MAX_VALUE, Macro, MacroAgent, PolicyTable, State,
 };
@@ -174,7 +176,7 @@ train:
         std::fs::create_dir_all(&sub).unwrap();
         let path = sub.join("tab.yaml");
         std::fs::write(&path, yaml).unwrap();
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+        let status = common::bin()
             .args([
                 "train",
                 path.to_str().unwrap(),
@@ -218,7 +220,7 @@ train:
             "name: play\nseed: 5\nrules: {preset: simplified-2p}\ngames: 20\nseating: rotate\nagents:\n  - {kind: tabular, params: {policy: vi.csv}}\n  - {kind: macro, params: {action: delay-collect}}\n",
         )
         .unwrap();
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
+        let status = common::bin()
             .args([
                 play.to_str().unwrap(),
                 "--out",

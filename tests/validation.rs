@@ -3,21 +3,14 @@
 //! reason, and one `validate` reports every problem of a file, each once, in file order.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 mod common;
 use common::{run, text};
 
-fn scenario(dir: &Path, body: &str) -> PathBuf {
-    let path = dir.join("bad.yaml");
-    std::fs::write(&path, body).unwrap();
-    path
-}
-
 /// `dhumbal-run validate` on `body`: exit code and output.
 fn validate(body: &str) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(dir.path(), body);
+    let dir = common::tmp();
+    let file = common::scenario(dir.path(), "bad.yaml", body);
     let o = run(&["validate", file.to_str().unwrap()]);
     (o.status.code(), text(&o))
 }

@@ -785,8 +785,11 @@ impl<'t> RoundPlay<'t> {
                     self.pile_picks[seat] += 1;
                 }
                 Pick::Stock => {
-                    if self.state.stock.is_empty() && !self.reshuffle(streams, discard.len()) {
-                        return Ok(Stop::StockExhausted);
+                    if self.state.stock.is_empty() {
+                        if !self.reshuffle(streams, discard.len()) {
+                            return Ok(Stop::StockExhausted);
+                        }
+                        observer.event(&self.state, &Event::Reshuffled);
                     }
                     let card = self.state.stock.pop().expect("the stock was refilled");
                     self.state.hands[seat].push(card);

@@ -149,6 +149,7 @@ impl PartWriter {
             .join(format!("{name}.{}-{nanos}.tmp", std::process::id()));
         let mut write = || -> anyhow::Result<()> {
             let mut file = File::create(&tmp)?;
+            crate::crash::point("part-begun");
             ParquetWriter::new(&mut file)
                 .with_compression(compression())
                 // Parts are written on several threads already; Polars' own parallel
@@ -162,12 +163,14 @@ impl PartWriter {
             // On disk before it has its name: a crash of the machine cannot leave a named part
             // that is empty.
             file.sync_data()?;
+            crate::crash::point("part-written");
             Ok(())
         };
         write().with_context(|| format!("cannot write {}", tmp.display()))?;
         let path = self.rounds.join(&name);
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("cannot move {} into place", tmp.display()))?;
+        crate::crash::point("part-placed");
         Ok(meta)
     }
 }

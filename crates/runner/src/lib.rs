@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod clock;
+pub mod crash;
 pub mod dataset;
 pub mod folder;
 mod pipeline;

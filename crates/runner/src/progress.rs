@@ -91,6 +91,7 @@ impl Progress {
         std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
         std::fs::rename(&tmp, path).with_context(|| format!("cannot save {}", path.display()))?;
+        crate::crash::point("progress-saved");
         Ok(())
     }
 }

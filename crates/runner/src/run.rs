@@ -680,6 +680,7 @@ fn finish_stage(
     if (scenario.output.csv || opts.csv) && !result.dir.join("rounds.csv").is_file() {
         crate::dataset::write_csv(&result.dir, dataset)?;
     }
+    crate::crash::point("stage-finished");
     Ok(())
 }
 
