@@ -448,3 +448,62 @@ fn without_the_trainer_training_a_network_is_refused_with_how_to_build_it() {
     }
     assert!(!dir.path().join("nets").exists() && !dir.path().join("out").exists());
 }
+
+/// A checkpoint is refused where it is seated under another kind, another encoding or other
+/// rules than it was trained with, each with the reason and the way out (before, no test
+/// seated one wrongly).
+#[test]
+fn a_checkpoint_is_refused_under_another_kind_encoding_or_rules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ppo = root.join("scenarios/learning/checkpoints/paper/ppo-cards-2p.safetensors");
+    let ppo = ppo.display();
+    let dir = common::tmp();
+    let refused = |rules: &str, seat: &str| {
+        let file = common::scenario(
+            dir.path(),
+            "seat.yaml",
+            &format!(
+                "name: seat\nseed: 1\ndeals: 2\nrules: {rules}\nagents:\n  - {seat}\n  - kind: random\n"
+            ),
+        );
+        common::refused(&["validate", file.to_str().unwrap()])
+    };
+    let paper = "{preset: paper, players: 2}";
+    // The right kind, encoding and rules are accepted: the refusals below are about them.
+    let file = common::scenario(
+        dir.path(),
+        "ok.yaml",
+        &format!(
+            "name: ok\nseed: 1\ndeals: 2\nrules: {paper}\nagents:\n  - {{kind: ppo, params: {{checkpoint: {ppo}, encoding: cards}}}}\n  - kind: random\n"
+        ),
+    );
+    let o = common::run(&["validate", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::text(&o));
+
+    let t = refused(
+        paper,
+        &format!("{{kind: dqn, params: {{checkpoint: {ppo}}}}}"),
+    );
+    assert!(
+        t.contains("was trained by `ppo`, not `dqn`") && t.contains("seat it as `kind: ppo`"),
+        "{t}"
+    );
+    let t = refused(
+        paper,
+        &format!("{{kind: ppo, params: {{checkpoint: {ppo}, encoding: paper}}}}"),
+    );
+    assert!(
+        t.contains("was trained with the `cards` encoding, not `paper`")
+            && t.contains("params.encoding"),
+        "{t}"
+    );
+    let t = refused(
+        "{preset: jhyap, players: 2}",
+        &format!("{{kind: ppo, params: {{checkpoint: {ppo}}}}}"),
+    );
+    assert!(
+        t.contains("was trained under")
+            && t.contains("a network learns the rules it was trained under"),
+        "{t}"
+    );
+}

@@ -486,3 +486,49 @@ fn sources_are_the_scripts_read_through_wrappers_too() {
             .is_empty()
     );
 }
+
+/// The sandbox's other limits (docs/rhai.md, "Sandbox and errors"), each met by a script that
+/// would otherwise run: `eval` and modules are refused when the script is compiled, and too
+/// deep a recursion, too long a string, too large an array or map stop the rehearsal, each
+/// with its reason.
+#[test]
+fn the_sandbox_refuses_eval_modules_deep_calls_and_huge_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "eval.rhai",
+            "fn call_jhyap(obs) { false }\nfn discard(obs) { eval(\"[obs.hand[0]]\") }\nfn pick(obs) { () }\n",
+            "reserved keyword 'eval' is disabled",
+        ),
+        (
+            "module.rhai",
+            "import \"helpers\" as h;\nfn call_jhyap(obs) { false }\nfn discard(obs) { [obs.hand[0]] }\nfn pick(obs) { () }\n",
+            "'import' is a reserved keyword",
+        ),
+        (
+            "deep.rhai",
+            "fn deep(n) { deep(n + 1) }\nfn call_jhyap(obs) { false }\nfn discard(obs) { deep(0) }\nfn pick(obs) { () }\n",
+            "too deep: more than 64 nested function calls",
+        ),
+        (
+            "string.rhai",
+            "fn call_jhyap(obs) { false }\nfn discard(obs) { let s = \"x\"; loop { s += s; } }\nfn pick(obs) { () }\n",
+            "Length of string is over the sandbox's limit (strings: 65,536 characters",
+        ),
+        (
+            "array.rhai",
+            "fn call_jhyap(obs) { false }\nfn discard(obs) { let a = []; for i in 0..100000 { a.push(i); } [obs.hand[0]] }\nfn pick(obs) { () }\n",
+            "Size of array/BLOB is over the sandbox's limit",
+        ),
+        (
+            "map.rhai",
+            "fn call_jhyap(obs) { false }\nfn discard(obs) { let m = #{}; for i in 0..10000 { m[`k${i}`] = i; } let n = m.len(); [obs.hand[0]] }\nfn pick(obs) { () }\n",
+            "Size of object map is over the sandbox's limit",
+        ),
+    ];
+    for (name, source, reason) in cases {
+        let file = scenario(dir.path(), name, source, "");
+        let t = invalid(&file);
+        assert!(t.contains(name) && t.contains(reason), "{name}: {t}");
+    }
+}

@@ -88,15 +88,21 @@ def test_a_vector_table_plays_the_games_a_single_table_plays():
     obs, _ = single.reset(seed=99)
     vec = dhumbal.DhumbalVectorEnv(8, **kw)
     vobs, _ = vec.reset(seed=99)
-    while True:
-        assert np.array_equal(obs["observation"], vobs["observation"][0])
-        assert np.array_equal(obs["action_mask"], vobs["action_mask"][0])
+    # The game takes 54 decisions; a cap, so that a game that never ends fails, not hangs.
+    cap = 5_000
+    for steps in range(1, cap + 1):
+        assert np.array_equal(obs["observation"], vobs["observation"][0]), f"decision {steps}"
+        assert np.array_equal(obs["action_mask"], vobs["action_mask"][0]), f"decision {steps}"
         actions = np.zeros(8, np.int64)
         obs, r, done, _, _ = single.step(0)
         vobs, vr, vdone, _, _ = vec.step(actions)
-        assert r == vr[0] and done == vdone[0]
+        assert r == vr[0] and done == vdone[0], f"decision {steps}: reward {r} / {vr[0]}, done {done} / {vdone[0]}"
         if done:
             break
+    else:
+        pytest.fail(f"game 0 of seed 99 did not end in {cap} decisions (single table and vector table 0)")
+    # Many decisions compared, not one.
+    assert steps > 20, steps
 
 
 def test_masked_random_play_never_makes_an_illegal_move():
@@ -106,15 +112,28 @@ def test_masked_random_play_never_makes_an_illegal_move():
         v = dhumbal.DhumbalVectorEnv(64, rules=rules, players=players, encoding=enc)
         obs, _ = v.reset(seed=1)
         rng = np.random.default_rng(0)
-        steps = 0
+        steps, games, last_slot = 0, 0, 0
         while steps < 100_000 // 3 + 1:
             mask = obs["action_mask"]
-            assert mask.any(axis=1).all()
+            legal = mask.sum(axis=1)
+            assert (legal > 0).all()
+            # The mask marks the decision's legal actions in the first slots and nothing past
+            # them (docs/python.md); with `cards`, action rows past them are zero too.
+            filled = np.arange(mask.shape[1]) < legal[:, None]
+            assert np.array_equal(mask != 0, filled), (rules, steps)
+            if "action_features" in obs:
+                assert not obs["action_features"][~filled].any(), (rules, steps)
             u = rng.random(mask.shape) * mask
             a = u.argmax(axis=1)
-            assert (mask[np.arange(64), a] == 1).all()
-            obs, *_ = v.step(a)
+            # The last marked slot is played too: a mask marking one slot too many would be
+            # refused there.
+            last_slot += int(((a == legal - 1) & (legal > 1)).sum())
+            obs, r, term, trunc, info = v.step(a)
+            games += int(term.sum())
             steps += 64
+        # The engine accepted every masked action (it raises on an illegal one) through whole
+        # games, the last legal slot included (seeded: 746, 6 and 21 games ended).
+        assert games > 0 and last_slot > 1000, (rules, games, last_slot)
 
 
 def test_an_illegal_action_raises_and_changes_nothing():
@@ -128,6 +147,8 @@ def test_an_illegal_action_raises_and_changes_nothing():
     for illegal in [unmarked, -1, -5, dhumbal.ACTION_SLOTS, 10**6]:
         with pytest.raises(ValueError, match="not legal"):
             env.step(illegal)
+    # The engine's pending decision is the twin's (its legal actions, named by cards).
+    assert env.legal_actions() == twin.legal_actions()
     for _ in range(6):
         a, b = env.step(0), twin.step(0)
         assert np.array_equal(a[0]["observation"], b[0]["observation"])
@@ -135,16 +156,40 @@ def test_an_illegal_action_raises_and_changes_nothing():
         assert a[1:] == b[1:]
         if a[2]:
             break
-    # The AEC environment likewise.
-    aec = dhumbal.env(rules="paper", players=2, encoding="paper")
+    # The AEC environment likewise (the `cards` encoding: action rows compared too): after the
+    # illegal actions, every agent's observation, mask and action rows, the rewards and the
+    # legal actions the engine names are its twin's, and so are they move after move.
+    aec = dhumbal.env(rules="paper", players=2, encoding="cards")
+    aec_twin = dhumbal.env(rules="paper", players=2, encoding="cards")
     aec.reset(seed=4)
-    agent = aec.agent_selection
-    before = aec.observe(agent)["observation"].copy()
-    for illegal in [-1, dhumbal.ACTION_SLOTS]:
+    aec_twin.reset(seed=4)
+
+    def same_state(what):
+        assert aec.agent_selection == aec_twin.agent_selection, what
+        assert aec.unwrapped.legal_actions() == aec_twin.unwrapped.legal_actions(), what
+        for agent in aec.possible_agents:
+            a, b = aec.observe(agent), aec_twin.observe(agent)
+            assert a.keys() == b.keys() == {"observation", "action_mask", "action_features"}, what
+            for k in a:
+                assert np.array_equal(a[k], b[k]), (what, agent, k)
+        for field in ["rewards", "_cumulative_rewards", "terminations", "truncations", "infos"]:
+            assert getattr(aec.unwrapped, field) == getattr(aec_twin.unwrapped, field), (what, field)
+
+    mask = aec.observe(aec.agent_selection)["action_mask"]
+    unmarked = int(np.flatnonzero(mask == 0)[0])
+    for illegal in [unmarked, -1, dhumbal.ACTION_SLOTS, 10**6]:
         with pytest.raises(ValueError, match="not legal"):
             aec.step(illegal)
-    assert aec.agent_selection == agent
-    assert np.array_equal(aec.observe(agent)["observation"], before)
+    same_state("after the illegal actions")
+    for move in range(40):
+        if aec.terminations[aec.agent_selection]:
+            break
+        legal = np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])
+        a = int(legal[move % len(legal)])
+        aec.step(a)
+        aec_twin.step(a)
+        same_state(f"move {move}")
+    assert move > 5
 
 
 def test_bad_settings_say_what_is_valid():

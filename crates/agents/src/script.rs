@@ -432,6 +432,16 @@ impl ScriptProgram {
                 "too many operations: the {what} took more than {} operations (`max_operations` in the agent entry raises the budget)",
                 thousands(self.max_operations)
             ),
+            EvalAltResult::ErrorStackOverflow(_) => format!(
+                "too deep: more than {MAX_CALL_LEVELS} nested function calls (a recursion that never stops?)"
+            ),
+            EvalAltResult::ErrorDataTooLarge(what, _) => format!(
+                "{what} is over the sandbox's limit (strings: {} characters, arrays: {} items, \
+                 maps: {} entries)",
+                thousands(MAX_STRING as u64),
+                thousands(MAX_ARRAY as u64),
+                thousands(MAX_MAP as u64)
+            ),
             EvalAltResult::ErrorFunctionNotFound(signature, _) => self.not_found(signature),
             other => {
                 let text = other.to_string();
@@ -513,6 +523,13 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// The sandbox's limits (docs/rhai.md, "Sandbox and errors"): nested function calls, and the
+/// largest string (characters), array and object map (entries) a script may build.
+const MAX_CALL_LEVELS: usize = 64;
+const MAX_STRING: usize = 64 * 1024;
+const MAX_ARRAY: usize = 64 * 1024;
+const MAX_MAP: usize = 4 * 1024;
+
 fn sandboxed_engine(
     display: &str,
     rules: Arc<Rules>,
@@ -521,11 +538,11 @@ fn sandboxed_engine(
 ) -> Engine {
     let mut engine = Engine::new();
     engine.set_max_operations(max_operations);
-    engine.set_max_call_levels(64);
+    engine.set_max_call_levels(MAX_CALL_LEVELS);
     engine.set_max_expr_depths(64, 64);
-    engine.set_max_string_size(64 * 1024);
-    engine.set_max_array_size(64 * 1024);
-    engine.set_max_map_size(4 * 1024);
+    engine.set_max_string_size(MAX_STRING);
+    engine.set_max_array_size(MAX_ARRAY);
+    engine.set_max_map_size(MAX_MAP);
     engine.disable_symbol("eval");
     let (name, print_log) = (display.to_string(), log.clone());
     engine.on_print(move |text| print_log.write(&name, text));
