@@ -56,6 +56,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let overrides = Overrides {
         seed: saved.command_line.seed,
         rounds: saved.command_line.rounds,
+        trace: saved.command_line.trace.clone(),
         out: Some(target.clone()),
     };
     let scenario = match settings::load(&saved.scenario, &overrides) {

@@ -49,6 +49,7 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         seed: None,
         rounds,
         out: None,
+        trace: Vec::new(),
     };
     let scenario = match settings::load(&path, &overrides) {
         Ok(s) => s,

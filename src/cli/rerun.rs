@@ -49,6 +49,7 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<ExitCode> {
     let overrides = Overrides {
         seed: saved.command_line.seed,
         rounds: saved.command_line.rounds,
+        trace: saved.command_line.trace.clone(),
         out: Some(out.clone()),
     };
     let scenario = match settings::load(&saved.scenario, &overrides) {

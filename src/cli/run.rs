@@ -29,6 +29,11 @@ pub struct RunArgs {
     /// Replace every stage's sample size: deals (coin scoring) or games (point scoring).
     #[arg(long)]
     pub rounds: Option<u64>,
+    /// Also trace these deals (games, for point scoring), comma-separated: every event of
+    /// each, under every seating arrangement, to <stage>/traces/ (as `output: {trace:
+    /// {deals: [...]}}` does; see docs/traces.md and `dhumbal-run show`).
+    #[arg(long, value_name = "DEALS", value_delimiter = ',')]
+    pub trace: Vec<u64>,
     #[command(flatten)]
     pub threads: Threads,
     /// Finish an interrupted run in the output folder, to exactly the records an uninterrupted
@@ -68,6 +73,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         rounds: args.rounds,
         out: args.out.clone(),
+        trace: args.trace.clone(),
     };
     let shard = match args.shard.as_deref().map(shard_of) {
         None => None,
@@ -121,7 +127,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             Err(code) => return Ok(code),
         };
     }
-    let base = settings::command(&path, args.out.as_deref(), args.seed, args.rounds);
+    let mut base = settings::command(&path, args.out.as_deref(), args.seed, args.rounds);
+    if !args.trace.is_empty() {
+        let deals: Vec<String> = args.trace.iter().map(u64::to_string).collect();
+        base.push_str(&format!(" --trace {}", deals.join(",")));
+    }
     // How to finish this run if it is interrupted: the same file and settings, --resume (a
     // shard: the same command again).
     let resume_command = match shard {
@@ -148,6 +158,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             command_line: CommandLine {
                 seed: args.seed,
                 rounds: args.rounds,
+                trace: args.trace.clone(),
             },
             resume_command,
         },

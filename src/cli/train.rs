@@ -106,6 +106,7 @@ where
         seed: cli.seed,
         rounds: cli.rounds,
         out: None,
+        trace: Vec::new(),
     };
     super::exit_code(train_with(cli.train, overrides))
 }

@@ -34,6 +34,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         seed,
         rounds,
         out: None,
+        trace: Vec::new(),
     };
     let scenario = match settings::load(&path, &overrides) {
         Ok(s) => s,

@@ -166,6 +166,68 @@ impl fmt::Display for Pick {
     }
 }
 
+/// One decision's answer, whichever the phase: what a trace records and an explanation
+/// scores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Call Jhyap (`true`) or play on.
+    Call(bool),
+    Discard(Discard),
+    Pick(Pick),
+}
+
+impl fmt::Display for Choice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Choice::Call(true) => write!(f, "call"),
+            Choice::Call(false) => write!(f, "play on"),
+            Choice::Discard(d) => {
+                let cards: Vec<String> = d.iter().map(|c| c.to_string()).collect();
+                write!(f, "discard {}", cards.join(" "))
+            }
+            Choice::Pick(Pick::Stock) => write!(f, "draw"),
+            Choice::Pick(Pick::Pile(c)) => write!(f, "take {c}"),
+        }
+    }
+}
+
+/// Why an agent chose what it chose: the candidates it weighed with their scores, and notes
+/// (the rule that decided, whether it explored, what a script printed). Asked only by a trace,
+/// through [`Agent::explain`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Explanation {
+    /// What a candidate's `score` measures ("value shed", "visits", "Q-value", "probability").
+    pub score: String,
+    /// The candidates, in the order the agent ranks them (best first) where it ranks them.
+    pub candidates: Vec<Candidate>,
+    /// Anything else worth showing, one line each.
+    pub notes: Vec<String>,
+}
+
+/// One candidate of an [`Explanation`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub choice: Choice,
+    pub score: f64,
+    /// Other numbers about it, named (a search's mean reward beside its visits).
+    pub details: Vec<(String, f64)>,
+}
+
+impl Candidate {
+    pub fn new(choice: Choice, score: f64) -> Candidate {
+        Candidate {
+            choice,
+            score,
+            details: Vec::new(),
+        }
+    }
+
+    pub fn with(mut self, name: &str, value: f64) -> Candidate {
+        self.details.push((name.to_string(), value));
+        self
+    }
+}
+
 /// An agent's own failure (a script error, a model that could not run).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -206,6 +268,14 @@ pub trait Agent: Send {
     /// Not called when the session or game was abandoned on an error.
     fn game_end(&mut self, _seat: usize, _standings: &[i64], _won: bool) {}
 
+    /// Why the decision just made was made, asked by a trace right after it with the same
+    /// observation, and never otherwise (so explaining may cost what deciding does not). It
+    /// must not draw randomness or change what the agent does next: a traced run's records
+    /// equal an untraced run's. The default explains nothing.
+    fn explain(&mut self, _obs: &Observation<'_>) -> Option<Explanation> {
+        None
+    }
+
     /// Only asked when a call is allowed: at the start of the turn, hand at or below the
     /// threshold (or any hand when the variant allows penalised over-threshold calls).
     fn call(
@@ -230,7 +300,8 @@ pub trait Agent: Send {
     ) -> Result<Pick, AgentError>;
 }
 
-/// Inside `impl Agent for Wrapper`, implements [`Agent::oracle`] and every lifecycle hook by
+/// Inside `impl Agent for Wrapper`, implements [`Agent::oracle`], [`Agent::explain`] and every
+/// lifecycle hook by
 /// handing them to the wrapped agent in field `$inner`: a wrapper must pass them all on, or an
 /// oracle seated through it would never see the hands and a learner behind it would never
 /// hear of a reward.
@@ -255,6 +326,13 @@ macro_rules! pass_on_to {
 
         fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
             self.$inner.game_end(seat, standings, won)
+        }
+
+        fn explain(
+            &mut self,
+            obs: &$crate::Observation<'_>,
+        ) -> Option<$crate::decision::Explanation> {
+            self.$inner.explain(obs)
         }
     };
 }
@@ -286,6 +364,10 @@ macro_rules! delegate_agent {
 
             fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
                 (**self).game_end(seat, standings, won)
+            }
+
+            fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+                (**self).explain(obs)
             }
 
             fn call(

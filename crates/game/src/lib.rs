@@ -14,7 +14,9 @@ pub mod round;
 pub mod rules;
 
 pub use cards::{Card, CardSet, CardVec, Discard, Hand, Suit};
-pub use decision::{Agent, AgentError, Observation, Oracle, Phase, Pick, PlayError};
+pub use decision::{
+    Agent, AgentError, Candidate, Choice, Explanation, Observation, Oracle, Phase, Pick, PlayError,
+};
 pub use discards::{
     DiscardKind, Runs, classify, count_discards, count_multi_discards, for_each_discard,
     for_each_multi_discard,

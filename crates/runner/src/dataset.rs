@@ -167,11 +167,36 @@ impl PartWriter {
             Ok(())
         };
         write().with_context(|| format!("cannot write {}", tmp.display()))?;
+        // The units' traces go first: a part in place has its traces.
+        for (file, text) in chunk.iter().filter_map(|r| r.trace.as_ref()) {
+            self.write_trace(file, text)?;
+        }
         let path = self.rounds.join(&name);
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("cannot move {} into place", tmp.display()))?;
         crate::crash::point("part-placed");
         Ok(meta)
+    }
+}
+
+impl PartWriter {
+    /// Writes one unit's trace into `traces/` beside `rounds/`, whole or not at all (written
+    /// under `.incoming/`, then renamed). A unit played again writes the same trace.
+    fn write_trace(&self, file: &str, text: &str) -> anyhow::Result<()> {
+        let dir = self
+            .rounds
+            .parent()
+            .expect("rounds/ is inside the stage's folder")
+            .join(crate::trace::TRACES_DIR);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let tmp = self
+            .incoming
+            .join(format!("{file}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let path = dir.join(file);
+        std::fs::rename(&tmp, &path)
+            .with_context(|| format!("cannot move {} into place", tmp.display()))
     }
 }
 

@@ -230,6 +230,8 @@ fn clear(dir: &Path) -> anyhow::Result<()> {
 pub struct CommandLine {
     pub seed: Option<u64>,
     pub rounds: Option<u64>,
+    /// Deals traced besides the scenario's (`--trace`).
+    pub trace: Vec<u64>,
 }
 
 /// Copies the scenario as written and every file it read into `dir/source/`, and writes
@@ -321,7 +323,7 @@ fn write_sources_into(source: &Path, scenario: &Scenario, cli: &CommandLine) -> 
         "scenario_file": scenario.path.display().to_string(),
         "scenario": slash(&scenario_rel),
         "scenario_fnv1a": format!("{:016x}", dhumbal_game::hash::fnv1a(&text)),
-        "command_line": { "seed": cli.seed, "rounds": cli.rounds },
+        "command_line": { "seed": cli.seed, "rounds": cli.rounds, "trace": cli.trace },
         "inputs": listed,
         "scenario_hash": scenario.hash(),
         "resolved": scenario.resolved_json(),
@@ -363,6 +365,10 @@ pub fn saved_run(dir: &Path) -> anyhow::Result<SavedRun> {
         command_line: CommandLine {
             seed: v["command_line"]["seed"].as_u64(),
             rounds: v["command_line"]["rounds"].as_u64(),
+            trace: v["command_line"]["trace"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|d| d.as_u64()).collect())
+                .unwrap_or_default(),
         },
         resolved: v["resolved"].clone(),
         hash: v["scenario_hash"].as_str().map(str::to_string),

@@ -20,5 +20,6 @@ pub mod scenario;
 pub mod summary;
 pub mod totals;
 pub mod tournament;
+pub mod trace;
 pub mod train;
 pub mod trainer;

@@ -48,6 +48,8 @@ pub struct Row {
 pub struct Records {
     rows: Vec<Row>,
     rounds: u64,
+    /// The unit's trace (file name, JSON Lines), when it was traced.
+    pub trace: Option<(String, String)>,
 }
 
 impl Records {
@@ -56,6 +58,7 @@ impl Records {
         Records {
             rows: Vec::with_capacity(rows),
             rounds: 0,
+            trace: None,
         }
     }
 

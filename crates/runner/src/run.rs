@@ -274,6 +274,7 @@ pub fn run(
             stage,
             agents,
             decision_sample: scenario.output.decision_sample,
+            trace: scenario.output.trace.clone(),
         };
         let dir = scenario.stage_dir(index);
         let units = lineup.units();
@@ -478,6 +479,7 @@ pub fn merge(
             stage,
             agents: seat_agents(stage, &results, &scenario.stages)?,
             decision_sample: scenario.output.decision_sample,
+            trace: scenario.output.trace.clone(),
         };
         let dir = scenario.stage_dir(index);
         let key = key_of(&hash, &lineup);

@@ -15,10 +15,13 @@ use crate::clock;
 use crate::records::Records;
 use crate::scenario::{AgentDef, Generator, Seating, Stage};
 pub use crate::totals::{AgentTotals, StageTotals};
+use crate::trace::{RoundObserver, TraceSelection, Tracer};
 use dhumbal_game::rng::{
     ChaChaStreams, Purpose, PyRandom, PythonStreams, RandomSource, Streams, chacha_stream, deal_id,
 };
-use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, PlayError, RoundOutcome, Table};
+use dhumbal_game::{
+    Agent, AgentError, Choice, Discard, Observation, Pick, PlayError, RoundOutcome, Table,
+};
 
 /// A stage with every seat's agent decided (`winner_of` resolved).
 pub struct Lineup<'a> {
@@ -27,6 +30,8 @@ pub struct Lineup<'a> {
     pub agents: Vec<AgentDef>,
     /// Decisions are timed in one deal in this many (`None`: never); see [`timed_deal`].
     pub decision_sample: Option<u32>,
+    /// The units whose every event is written to a trace (see [`crate::trace`]).
+    pub trace: TraceSelection,
 }
 
 /// Whether deal `deal` (the records' `deal` number) is one whose decisions are timed when one
@@ -95,25 +100,45 @@ pub enum Halt {
     Stopped,
 }
 
-/// An agent wrapped to count its decisions and, optionally, time them.
+/// An agent wrapped to count its decisions and, optionally, time them and trace them.
 struct Timed {
     inner: Box<dyn Agent>,
     timing: bool,
     /// Clock ticks spent deciding this round (converted to nanoseconds when recorded).
     ticks: u64,
     decisions: u32,
+    /// The unit's trace, when it is traced.
+    tracer: Option<Tracer>,
 }
 
 impl Timed {
     #[inline]
-    fn measure<T>(&mut self, f: impl FnOnce(&mut dyn Agent) -> T) -> T {
+    fn measure<T>(
+        &mut self,
+        obs: &Observation<'_>,
+        f: impl FnOnce(&mut dyn Agent) -> Result<T, AgentError>,
+        choice: impl FnOnce(&T) -> Choice,
+    ) -> Result<T, AgentError> {
         self.decisions += 1;
-        if !self.timing {
+        if !self.timing && self.tracer.is_none() {
             return f(&mut *self.inner);
         }
         let start = clock::ticks();
         let out = f(&mut *self.inner);
-        self.ticks += clock::ticks().wrapping_sub(start);
+        let spent = clock::ticks().wrapping_sub(start);
+        if self.timing {
+            self.ticks += spent;
+        }
+        if let (Some(tracer), Ok(answer)) = (&self.tracer, &out) {
+            let explanation = self.inner.explain(obs);
+            tracer.decision(
+                self.inner.name(),
+                obs,
+                &choice(answer),
+                explanation,
+                clock::to_nanos(spent),
+            );
+        }
         out
     }
 }
@@ -132,7 +157,7 @@ impl Agent for Timed {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        self.measure(|a| a.call(obs, rng))
+        self.measure(obs, |a| a.call(obs, rng), |&c| Choice::Call(c))
     }
 
     fn discard(
@@ -140,7 +165,7 @@ impl Agent for Timed {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
-        self.measure(|a| a.discard(obs, rng))
+        self.measure(obs, |a| a.discard(obs, rng), |d| Choice::Discard(*d))
     }
 
     fn pick(
@@ -148,7 +173,7 @@ impl Agent for Timed {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        self.measure(|a| a.pick(obs, rng))
+        self.measure(obs, |a| a.pick(obs, rng), |&p| Choice::Pick(p))
     }
 }
 
@@ -192,6 +217,7 @@ impl Lineup<'_> {
         let (m, a) = (unit / arrangements, unit % arrangements);
         let slots = self.seating(m, a);
         let slot_ids: Vec<u32> = slots.iter().map(|&s| s as u32).collect();
+        let tracer = self.trace.traces(m).then(Tracer::default);
         let mut agents: Vec<Timed> = slots
             .iter()
             .map(|&slot| {
@@ -201,10 +227,14 @@ impl Lineup<'_> {
                     timing: false,
                     ticks: 0,
                     decisions: 0,
+                    tracer: tracer.clone(),
                 }
             })
             .collect();
         let mut table = Table::new((*stage.rules).clone());
+        if let Some(t) = &tracer {
+            self.trace_header(t, m, a, &slots);
+        }
         table.start_game(&mut agents);
         let mut cols = Records::with_capacity(match stage.session {
             Some(len) => len as usize * slots.len(),
@@ -251,19 +281,32 @@ impl Lineup<'_> {
                     c
                 }
             };
-            let outcome = table
-                .play_round(&mut agents, streams, &mut ())
-                .map_err(|error| {
-                    Halt::Failed(UnitError {
-                        unit,
-                        matchno: m,
-                        arrangement: a,
+            let played = match &tracer {
+                None => table.play_round(&mut agents, streams, &mut ()),
+                Some(t) => {
+                    let standings = table.standings().to_vec();
+                    let mut observer = RoundObserver {
+                        tracer: t,
                         round,
-                        error,
-                    })
-                })?;
+                        standings: &standings,
+                    };
+                    table.play_round(&mut agents, streams, &mut observer)
+                }
+            };
+            let outcome = played.map_err(|error| {
+                Halt::Failed(UnitError {
+                    unit,
+                    matchno: m,
+                    arrangement: a,
+                    round,
+                    error,
+                })
+            })?;
             let game_over = stage.session.is_none() && table.game_over();
             let leader = game_over.then(|| table.leader());
+            if let Some(t) = &tracer {
+                t.round_end(&outcome, table.standings(), stage.session.is_none());
+            }
             self.record(
                 &mut cols, &outcome, &table, &agents, &slots, deal, a, leader, timed,
             );
@@ -276,9 +319,57 @@ impl Lineup<'_> {
             }
         }
         table.end_game(&mut agents);
+        if let Some(t) = tracer {
+            t.line(serde_json::json!({
+                "event": "game_end",
+                "rounds": round,
+                "standings": table.standings(),
+                "winner": table.leader(),
+            }));
+            cols.trace = Some((crate::trace::file_name(m, a), t.text()));
+        }
         pulse.rounds.fetch_add(unreported, Ordering::Relaxed);
         pulse.units.fetch_add(1, Ordering::Relaxed);
         Ok(cols)
+    }
+
+    /// A traced unit's first line: what is played, by whom, in which seat.
+    fn trace_header(&self, tracer: &Tracer, m: u64, a: u64, slots: &[usize]) {
+        let stage = self.stage;
+        let seats: Vec<serde_json::Value> = slots
+            .iter()
+            .enumerate()
+            .map(|(seat, &slot)| {
+                let def = &self.agents[slot];
+                serde_json::json!({
+                    "seat": seat,
+                    "slot": slot,
+                    "agent": def.id,
+                    "kind": def.kind,
+                    "params": def.spec.get("params").cloned().unwrap_or(serde_json::Value::Null),
+                })
+            })
+            .collect();
+        tracer.line(serde_json::json!({
+            "event": "game",
+            "format": crate::trace::FORMAT,
+            "stage": stage.name,
+            "deal": m,
+            "arrangement": a,
+            "rules": dhumbal_game::rules::Preset::ALL
+                .iter()
+                .find(|p| {
+                    let mut v = p.variant();
+                    v.players = stage.rules.variant().players;
+                    v == *stage.rules.variant()
+                })
+                .map_or("custom", |p| p.name()),
+            "scoring": if stage.session.is_some() { "coins" } else { "points" },
+            "players": slots.len(),
+            "session": stage.session,
+            "seed": stage.seed,
+            "seats": seats,
+        }));
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -35,6 +35,8 @@ pub struct Overrides {
     /// Replaces the sample size of every stage (deals for coins, games for points).
     pub rounds: Option<u64>,
     pub out: Option<PathBuf>,
+    /// Deals to trace besides the scenario's `output.trace` (`--trace`).
+    pub trace: Vec<u64>,
 }
 
 /// Reads, checks and resolves a scenario file.

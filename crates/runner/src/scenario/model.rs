@@ -170,6 +170,8 @@ pub struct Output {
     pub chunk_rounds: u64,
     /// Decisions are timed in one deal in this many (`None`: never).
     pub decision_sample: Option<u32>,
+    /// The deals (games) whose every event is traced.
+    pub trace: crate::trace::TraceSelection,
 }
 
 /// A checked scenario, ready to run.
@@ -262,6 +264,7 @@ impl Scenario {
             // `merge` compare the hash.
             "records": {
                 "decision_sample": self.output.decision_sample,
+                "trace": self.output.trace,
                 "chunk_rounds": self.output.chunk_rounds,
             },
         })

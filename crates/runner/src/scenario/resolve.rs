@@ -162,6 +162,32 @@ impl Resolver<'_> {
                  rounds.csv beside it",
             );
         }
+        let mut trace = crate::trace::TraceSelection::default();
+        if let Some(t) = &out.trace {
+            trace.deals = t.deals.clone().unwrap_or_default();
+            if t.every == Some(0) {
+                self.problem(
+                    "output.trace.every",
+                    "must be at least 1 (1000 traces deals 0, 1000, 2000...)",
+                );
+            }
+            trace.every = t.every;
+        }
+        trace.deals.extend(&overrides.trace);
+        trace.deals.sort_unstable();
+        trace.deals.dedup();
+        // A deal no stage plays would trace nothing, silently.
+        let largest = stages.iter().map(|s| s.matches).max().unwrap_or(0);
+        if let Some(&beyond) = trace.deals.iter().find(|&&d| d >= largest) {
+            self.problem(
+                "output.trace.deals",
+                format!(
+                    "deal {beyond} is beyond every stage (the largest plays {largest}, numbered \
+                     0 to {})",
+                    largest.saturating_sub(1)
+                ),
+            );
+        }
         let dir = overrides
             .out
             .clone()
@@ -175,6 +201,7 @@ impl Resolver<'_> {
                 .decision_timing
                 .unwrap_or(true)
                 .then(|| out.decision_sample.unwrap_or(DEFAULT_DECISION_SAMPLE)),
+            trace,
         };
         if !self.problems.is_empty() {
             return None;

@@ -243,6 +243,23 @@ pub struct OutputSpec {
     /// Untimed rows have an empty `decision_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision_sample: Option<u32>,
+    /// Write every event of chosen deals (games, for point scoring) to `<stage>/traces/`,
+    /// one JSON Lines file per deal and seating arrangement (docs/traces.md); `--trace`
+    /// adds deals on the command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+}
+
+/// Which deals (games) to trace.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Deal numbers (coins: a session's number; points: a game's number), from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deals: Option<Vec<u64>>,
+    /// Also every deal whose number is a multiple of this (1000: deals 0, 1000, 2000...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u64>,
 }
 
 /// The JSON Schema of scenario files (`schemas/scenario.schema.json`).
