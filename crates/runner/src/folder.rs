@@ -12,7 +12,7 @@
 //! DIR/source/...           every file it names (Rhai scripts), at the same relative paths
 //! DIR/scripts.log          what scripts printed
 //! DIR/<stage>/             records (`rounds/`, a Parquet dataset), summary and report of each
-//!                          stage (DIR itself without stages)
+//!                          stage (DIR itself without stages), and its traced deals (`traces/`)
 //! ```
 
 use std::path::{Component, Path, PathBuf};
@@ -42,6 +42,7 @@ const STAGE_FILES: &[&str] = &[
     "stats.json",
     "tables",
     "figures",
+    crate::trace::TRACES_DIR,
 ];
 /// The folder with the copy of the run's inputs.
 pub const SOURCE_DIR: &str = "source";

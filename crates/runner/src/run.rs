@@ -603,6 +603,25 @@ fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> anyhow::Result
             }
             from.insert(name, part.path);
         }
+        // The traces of those units (a unit's trace is beside its records).
+        let traces = stage_dir.join(crate::trace::TRACES_DIR);
+        if let Ok(entries) = std::fs::read_dir(&traces) {
+            let into = target.with_file_name(crate::trace::TRACES_DIR);
+            std::fs::create_dir_all(&into)
+                .with_context(|| format!("cannot create {}", into.display()))?;
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_none_or(|e| e != "jsonl") {
+                    continue;
+                }
+                let to = into.join(entry.file_name());
+                if !to.exists() && std::fs::hard_link(&path, &to).is_err() {
+                    std::fs::copy(&path, &to).with_context(|| {
+                        format!("cannot copy {} to {}", path.display(), to.display())
+                    })?;
+                }
+            }
+        }
     }
     Ok(())
 }
