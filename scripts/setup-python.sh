@@ -20,7 +20,8 @@ python="$venv/bin/python"
 # Versions known to work together; pettingzoo's api_test and gymnasium's env_checker are
 # what the tests run. pandas (with pyarrow, its Parquet reader) and duckdb read the records
 # in tests/python/test_records.py, as docs/records.md says they do (tested with pandas 2.2.3
-# and 3.1.1, pyarrow 16.1.0 and 26.0.1, duckdb 1.1.3 and 2.0.1).
+# and 3.1.1, pyarrow 16.1.0 and 26.0.1, duckdb 1.1.3 and 2.0.1); jsonschema checks traces
+# against schemas/trace.schema.json in tests/python/test_traces.py.
 need=(
     "numpy>=1.26"
     "gymnasium==1.2.2"
@@ -29,6 +30,7 @@ need=(
     "pandas>=2.2"
     "pyarrow>=16"
     "duckdb>=1.1"
+    "jsonschema>=4.18"
     "pytest>=8"
 )
 if ! "$python" - "${need[@]}" <<'PY' >/dev/null 2>&1
