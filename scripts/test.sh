@@ -12,6 +12,34 @@ if cargo fmt --version >/dev/null 2>&1; then
 else
     echo "test: cargo fmt is not installed (rustup component add rustfmt): formatting not checked" >&2
 fi
+# The replay page's test (tests/viewer.rs) drives headless Chromium: installed from Debian's
+# packages when no browser is found and this is root with apt-get (as in CI); without one the
+# test fails where it could be installed, and elsewhere is skipped, saying why.
+if [ -z "${DHUMBAL_CHROMIUM:-}" ] && ! command -v chromium chromium-browser google-chrome \
+    google-chrome-stable >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "test: installing chromium (apt-get) for the replay page's browser test" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
+            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                chromium >/dev/null; }; } || echo "test: could not install chromium" >&2
+    else
+        echo "test: no chromium and no way to install it (needs root and apt-get): the" \
+            "replay page's browser test is skipped" >&2
+    fi
+fi
+# The terminal tests (tests/show.rs: `show` in colour) run in tmux: installed the same way
+# when missing; without it they are skipped, saying why.
+if ! command -v tmux >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "test: installing tmux (apt-get) for the terminal tests" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null 2>&1 \
+            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                tmux >/dev/null; }; } || echo "test: could not install tmux" >&2
+    else
+        echo "test: no tmux and no way to install it (needs root and apt-get): the terminal" \
+            "tests are skipped" >&2
+    fi
+fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

@@ -262,6 +262,7 @@ fn agents_hear_every_round_and_game_through_the_runner() {
         stage,
         agents,
         decision_sample: None,
+        trace: Default::default(),
     };
     let records = lineup.play_unit(0).unwrap();
     assert_eq!(records.rounds(), 5);

@@ -973,6 +973,7 @@ fn table_one_statistics_match_the_papers_own() {
             seed: None,
             rounds: None,
             out: Some(out.path().to_path_buf()),
+            trace: Vec::new(),
         },
     )
     .unwrap();
@@ -1077,6 +1078,7 @@ fn point_games_are_analysed_with_the_game_as_unit() {
             seed: None,
             rounds: Some(games),
             out: Some(out.path().to_path_buf()),
+            trace: Vec::new(),
         },
     )
     .unwrap();

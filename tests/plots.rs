@@ -993,6 +993,7 @@ fn play(scenario: &str, deals: u64) -> Played {
         seed: None,
         rounds: Some(deals),
         out: Some(out.path().to_path_buf()),
+        trace: Vec::new(),
     };
     let sc = scenario::load(&path, &overrides).unwrap();
     let options = RunOptions {

@@ -367,14 +367,14 @@ fn report_never_replaces_a_report_unasked() {
 
 #[test]
 fn an_unknown_command_is_not_read_as_a_file() {
-    let o = run(&["play"]);
+    let o = run(&["raport"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
     assert!(
-        t.contains("`play` is neither a command nor a scenario file"),
+        t.contains("`raport` is neither a command nor a scenario file"),
         "{t}"
     );
-    assert!(t.contains("Did you mean `dhumbal-run plan`?"), "{t}");
+    assert!(t.contains("Did you mean `dhumbal-run report`?"), "{t}");
     assert!(!t.contains("cannot read the file"), "{t}");
 }
 
@@ -435,6 +435,7 @@ fn the_pulse_counts_rounds_as_they_are_played_and_stops_play() {
         stage,
         agents,
         decision_sample: None,
+        trace: Default::default(),
     };
     let pulse = Pulse::default();
     let units = lineup.units();

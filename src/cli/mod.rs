@@ -18,12 +18,14 @@ pub mod bench;
 pub mod interrupt;
 pub mod merge;
 pub mod plan;
+pub mod play;
 pub mod progress;
 pub mod report;
 pub mod rerun;
 pub mod run;
 pub mod schema;
 pub mod settings;
+pub mod show;
 pub mod train;
 pub mod validate;
 
@@ -119,6 +121,37 @@ pub enum Command {
     /// (Aggressive, Conservative, Balanced, Opportunistic under the `paper` preset), on one
     /// thread and on all threads, with each random generator.
     Bench(bench::BenchArgs),
+    /// Play a game yourself against agents, in the terminal: a scenario's stage (its rules
+    /// and agents, you in --seat's place) or a game given here (--rules, --players,
+    /// --opponent; the opponents default to the paper's four heuristics). You see only your
+    /// seat's view; each decision lists the legal actions numbered (type a number, or cards
+    /// such as `9h 10h jh`), `?` asks the advisor agent for its choice and top three candidates
+    /// (it decides on your view with its own random stream: hints never change the game), `h`
+    /// shows the round's history, `q` stops. Each round ends with every hand shown. Point
+    /// scoring plays until one player is left, coin scoring a session of --rounds rounds. The
+    /// same seed and the same answers give the same game; --out DIR writes its trace
+    /// (DIR/traces/, as a traced run writes it; `dhumbal-run show DIR` replays it). Exit codes:
+    /// 0 the game was played to its end, 2 bad input, 130 stopped before the end (`q`, end of
+    /// input, Ctrl-C; the trace so far is kept).
+    #[command(
+        after_help = "Examples:\n  dhumbal-run play --rules paper --players 2 --seat 0 --seed 3 --out /tmp/game\n  \
+        dhumbal-run play --rules jhyap --players 3 --opponent ismcts --opponent balanced\n  \
+        dhumbal-run play scenarios/variants/simplified-2p.yaml --seat 1 --advisor none\n  \
+        dhumbal-run show /tmp/game --deal 0"
+    )]
+    Play(play::PlayArgs),
+    /// Replay a traced deal in the terminal, turn by turn: the deal, each decision with the
+    /// agent's top candidates and their scores (where the agent explains itself), the cards
+    /// drawn, and a summary of each round; `--seat K` shows only what seat K saw. Cards in
+    /// colour on a terminal (plain when piped or with NO_COLOR). Reads RUN_DIR/traces/ (or
+    /// RUN_DIR/<stage>/traces/), written for the deals a run traces (`--trace DEALS`,
+    /// `output.trace`; docs/traces.md).
+    #[command(
+        after_help = "Examples:\n  dhumbal-run scenarios/championship.yaml --out /tmp/champ --trace 0\n  \
+        dhumbal-run show /tmp/champ --stage final --deal 0\n  \
+        dhumbal-run show /tmp/champ --stage final --deal 0 --arrangement 5 --round 2 --seat 1"
+    )]
+    Show(show::ShowArgs),
 }
 
 /// Runs the CLI; returns the process exit code.
@@ -164,6 +197,8 @@ where
         Some(Command::Bench(args)) => bench::bench(args),
         Some(Command::Report(args)) => report::report(args),
         Some(Command::Plan(args)) => plan::plan(args),
+        Some(Command::Play(args)) => play::play(args),
+        Some(Command::Show(args)) => show::show(args),
     };
     exit_code(result)
 }
@@ -188,7 +223,7 @@ pub(crate) fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     }
 }
 
-/// A bare word that is neither a file nor a command (`dhumbal-run play`): the message that
+/// A bare word that is neither a file nor a command (`dhumbal-run raport`): the message that
 /// says so, with the nearest command, instead of "cannot read the file".
 fn unknown_command(path: &Path) -> Option<String> {
     let word = path.to_str()?;

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use dhumbal_game::rng::RandomSource;
-use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Rules};
+use dhumbal_game::{
+    Agent, AgentError, Discard, Explanation, Observation, Pick, RoundOutcome, Rules,
+};
 
 use crate::RandomAgent;
 use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve, describe_params};
@@ -85,6 +87,7 @@ impl Recipe for EpsilonRecipe {
         Box::new(EpsilonAgent {
             inner: self.inner.build(id),
             epsilon: self.epsilon,
+            explored: false,
         })
     }
 
@@ -109,17 +112,20 @@ impl Recipe for EpsilonRecipe {
 struct EpsilonAgent {
     inner: Box<dyn Agent>,
     epsilon: f64,
+    /// Whether the last decision was the random one (for [`Agent::explain`]).
+    explored: bool,
 }
 
 impl EpsilonAgent {
-    fn noisy(&self, rng: &mut dyn RandomSource) -> bool {
-        if self.epsilon <= 0.0 {
+    fn noisy(&mut self, rng: &mut dyn RandomSource) -> bool {
+        self.explored = if self.epsilon <= 0.0 {
             false
         } else if self.epsilon >= 1.0 {
             true
         } else {
             rng.random() < self.epsilon
-        }
+        };
+        self.explored
     }
 }
 
@@ -128,7 +134,48 @@ impl Agent for EpsilonAgent {
         self.inner.name()
     }
 
-    dhumbal_game::pass_on_to!(inner);
+    // The oracle flag and the lifecycle hooks go to the wrapped agent (as
+    // `dhumbal_game::pass_on_to!` would hand them on); the explanation is its own.
+    fn oracle(&self) -> bool {
+        self.inner.oracle()
+    }
+
+    fn game_start(&mut self, seat: usize, rules: &Rules) {
+        self.inner.game_start(seat, rules)
+    }
+
+    fn round_start(&mut self, seat: usize, standings: &[i64]) {
+        self.inner.round_start(seat, standings)
+    }
+
+    fn round_end(&mut self, seat: usize, outcome: &RoundOutcome) {
+        self.inner.round_end(seat, outcome)
+    }
+
+    fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
+        self.inner.game_end(seat, standings, won)
+    }
+
+    /// Explored: every legal action with its probability under the uniform choice. Otherwise
+    /// the wrapped agent's explanation, with a note that this decision was its own.
+    fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+        if self.explored {
+            return Some(RandomAgent::explanation(
+                obs,
+                format!(
+                    "explored (epsilon {}): a uniformly random legal action instead of the wrapped agent's",
+                    self.epsilon
+                ),
+            ));
+        }
+        let note = format!(
+            "did not explore (epsilon {}): the wrapped agent decided",
+            self.epsilon
+        );
+        let mut e = self.inner.explain(obs).unwrap_or_default();
+        e.notes.insert(0, note);
+        Some(e)
+    }
 
     fn call(
         &mut self,

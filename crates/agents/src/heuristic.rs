@@ -11,7 +11,9 @@
 
 use dhumbal_game::Rules;
 use dhumbal_game::cards::{Card, Discard};
-use dhumbal_game::decision::{Agent, AgentError, Observation, Pick};
+use dhumbal_game::decision::{
+    Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick,
+};
 use dhumbal_game::discards::{Runs, for_each_multi_discard};
 use dhumbal_game::rng::RandomSource;
 use serde_json::Value;
@@ -167,6 +169,10 @@ pub struct Heuristic {
     /// Whether, for a positive risk, a single's score grows with its value (see
     /// `choose_discard`); fixed by the parameters, so decided once.
     singles_monotone: bool,
+    /// The last call decision's probability of calling, and the number it drew when it drew
+    /// one: kept for [`Agent::explain`], which must not draw again.
+    call_probability_used: f64,
+    call_draw: Option<f64>,
 }
 
 impl Heuristic {
@@ -180,6 +186,8 @@ impl Heuristic {
             singles_monotone: params.high_preference >= 0.0
                 && params.call_bonus >= 0.0
                 && params.improvement_weight > 0.0,
+            call_probability_used: 0.0,
+            call_draw: None,
         }
     }
 
@@ -193,31 +201,43 @@ impl Heuristic {
     }
 
     fn wants_call(&mut self, obs: &Observation<'_>, rng: &mut dyn RandomSource) -> bool {
+        let (p, draws) = self.call_rule(obs);
+        self.call_probability_used = p;
+        self.call_draw = None;
+        if !draws {
+            return p >= 1.0;
+        }
+        let u = rng.random();
+        self.call_draw = Some(u);
+        u < p
+    }
+
+    /// The call rule: the probability that it calls now, and whether it draws a number to
+    /// decide (where it does not, the probability is 0 or 1). Sets Opportunistic's risk and
+    /// base probability from the standings, as its rule does. Where the rule draws, it draws
+    /// whatever the probability (as the paper's code does), so that the stream moves alike.
+    fn call_rule(&mut self, obs: &Observation<'_>) -> (f64, bool) {
         let value = obs.hand_value();
         let limit = obs.call_threshold;
         if value > limit {
-            return false;
+            return (0.0, false);
         }
         let p = &self.params;
+        let sure = |b: bool| (if b { 1.0 } else { 0.0 }, false);
         match self.style {
-            Style::Aggressive => true,
-            Style::Conservative => value <= p.strict_threshold,
+            Style::Aggressive => sure(true),
+            Style::Conservative => sure(value <= p.strict_threshold),
             Style::Balanced => {
                 if value <= p.sure_threshold {
-                    true
+                    sure(true)
                 } else if value <= p.strict_threshold {
-                    rng.random() < p.call_probability
+                    (p.call_probability, true)
                 } else {
-                    rng.random() < p.late_call_probability
+                    (p.late_call_probability, true)
                 }
             }
             Style::Opportunistic => {
-                let n = obs.players();
-                let seats = (0..n).filter(|&s| obs.active[s]);
-                let total: i64 = seats.clone().map(|s| obs.standing(s)).sum();
-                let count = seats.count() as f64;
-                let mean = total as f64 / count;
-                if obs.standing(obs.seat) as f64 > mean {
+                if ahead(obs) {
                     self.risk = p.ahead_risk;
                     self.call_probability = p.ahead_call_probability;
                 } else {
@@ -225,48 +245,53 @@ impl Heuristic {
                     self.call_probability = p.behind_call_probability;
                 }
                 if value <= p.strict_threshold {
-                    return true;
+                    return sure(true);
                 }
                 let mut prob =
                     self.call_probability + f64::from(limit - value) * p.per_point_probability;
                 if obs.turn > p.late_turn {
                     prob += p.late_turn_bonus;
                 }
-                rng.random() < prob
+                (prob, true)
             }
         }
+    }
+
+    /// Equation (2) of the paper, term by term in the code's order of operations: the score of
+    /// a discard of `n` cards worth `v` (a run or not) from a hand worth `value`, under call
+    /// threshold `limit`.
+    #[inline]
+    fn eq2(&self, value: u32, limit: u32, v: u32, n: usize, run: bool) -> f64 {
+        let p = &self.params;
+        let remaining = value - v;
+        let mut s = f64::from(v) * p.high_preference;
+        if n > 1 {
+            s += n as f64 * p.multi_card_bonus;
+        }
+        if run {
+            s += p.sequence_bonus;
+        }
+        if remaining <= limit {
+            s += p.call_bonus;
+        }
+        let improvement = if value == 0 {
+            0.0
+        } else {
+            f64::from(value - remaining) / f64::from(value)
+        };
+        s += improvement.max(0.0) * p.improvement_weight;
+        s * self.risk
     }
 
     fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
         let hand = obs.hand.as_slice();
         let value = obs.hand_value();
         let limit = obs.call_threshold;
-        let p = &self.params;
         if value <= limit {
             return self.near_threshold_discard(obs);
         }
-        // Equation (2) of the paper, term by term in the code's order of operations.
         let risk = self.risk;
-        let score = |v: u32, n: usize, run: bool| {
-            let remaining = value - v;
-            let mut s = f64::from(v) * p.high_preference;
-            if n > 1 {
-                s += n as f64 * p.multi_card_bonus;
-            }
-            if run {
-                s += p.sequence_bonus;
-            }
-            if remaining <= limit {
-                s += p.call_bonus;
-            }
-            let improvement = if value == 0 {
-                0.0
-            } else {
-                f64::from(value - remaining) / f64::from(value)
-            };
-            s += improvement.max(0.0) * p.improvement_weight;
-            s * risk
-        };
+        let score = |v: u32, n: usize, run: bool| self.eq2(value, limit, v, n, run);
         // Singles first (hand order), then sets and maximal runs; the first maximum wins.
         let mut best_score = f64::NEG_INFINITY;
         let mut best_single = 0;
@@ -346,8 +371,19 @@ impl Heuristic {
         single(lowest.expect("a player on turn holds a card"))
     }
 
-    fn choose_pick(&self, obs: &Observation<'_>) -> Pick {
+    /// The pickup threshold for a hand (after the discard) worth `h`.
+    fn pickup_threshold(&self, h: u32) -> i64 {
         let p = &self.params;
+        let mut t = p.pickup_threshold;
+        if h > p.pickup_high_hand {
+            t += p.pickup_high_raise;
+        } else if h <= p.pickup_low_hand {
+            t -= p.pickup_low_drop;
+        }
+        t
+    }
+
+    fn choose_pick(&self, obs: &Observation<'_>) -> Pick {
         let Some(offer) = obs
             .pickable
             .iter()
@@ -356,19 +392,257 @@ impl Heuristic {
         else {
             return Pick::Stock;
         };
-        let h = obs.hand_value();
-        let mut t = p.pickup_threshold;
-        if h > p.pickup_high_hand {
-            t += p.pickup_high_raise;
-        } else if h <= p.pickup_low_hand {
-            t -= p.pickup_low_drop;
-        }
+        let t = self.pickup_threshold(obs.hand_value());
         if i64::from(obs.value(offer)) <= t {
             Pick::Pile(offer)
         } else {
             Pick::Stock
         }
     }
+}
+
+// Explanations (asked by a trace right after a decision, with the same observation): the
+// scores the rules above give, recomputed from the observation by the same functions; no
+// number is drawn (the call rule's draw is the one kept from the decision).
+impl Heuristic {
+    fn explain_call(&self, obs: &Observation<'_>) -> Explanation {
+        let p = &self.params;
+        let (value, limit) = (obs.hand_value(), obs.call_threshold);
+        let prob = self.call_probability_used;
+        let rule = if value > limit {
+            format!("hand {value} is above the call threshold {limit}: never calls")
+        } else {
+            match self.style {
+                Style::Aggressive => {
+                    format!("hand {value} at most the threshold {limit}: always calls")
+                }
+                Style::Conservative if value <= p.strict_threshold => {
+                    format!(
+                        "hand {value} at most strict_threshold {}: calls",
+                        p.strict_threshold
+                    )
+                }
+                Style::Conservative => {
+                    format!(
+                        "hand {value} above strict_threshold {}: plays on",
+                        p.strict_threshold
+                    )
+                }
+                Style::Balanced if value <= p.sure_threshold => {
+                    format!(
+                        "hand {value} at most sure_threshold {}: calls",
+                        p.sure_threshold
+                    )
+                }
+                Style::Balanced if value <= p.strict_threshold => format!(
+                    "hand {value} above sure_threshold {} and at most strict_threshold {}: calls with call_probability {}",
+                    p.sure_threshold, p.strict_threshold, p.call_probability
+                ),
+                Style::Balanced => format!(
+                    "hand {value} above strict_threshold {}: calls with late_call_probability {}",
+                    p.strict_threshold, p.late_call_probability
+                ),
+                Style::Opportunistic if value <= p.strict_threshold => {
+                    format!(
+                        "hand {value} at most strict_threshold {}: calls",
+                        p.strict_threshold
+                    )
+                }
+                Style::Opportunistic => format!(
+                    "hand {value} above strict_threshold {}: calls with probability {prob:.4} (base {} as {} the table mean, + {} per point under the threshold{})",
+                    p.strict_threshold,
+                    self.call_probability,
+                    if ahead(obs) {
+                        "ahead of"
+                    } else {
+                        "not ahead of"
+                    },
+                    p.per_point_probability,
+                    if obs.turn > p.late_turn {
+                        format!(
+                            ", + late_turn_bonus {} after turn {}",
+                            p.late_turn_bonus, p.late_turn
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+            }
+        };
+        let mut notes = vec![format!("{} call rule: {rule}", self.style.name())];
+        if let Some(u) = self.call_draw {
+            notes.push(format!(
+                "random: drew {u:.4} from its stream, {} {prob:.4}: {}",
+                if u < prob { "below" } else { "not below" },
+                if u < prob { "calls" } else { "plays on" }
+            ));
+        }
+        let call = prob.clamp(0.0, 1.0);
+        let mut candidates = vec![
+            Candidate::new(Choice::Call(true), call),
+            Candidate::new(Choice::Call(false), 1.0 - call),
+        ];
+        if call < 0.5 {
+            candidates.swap(0, 1);
+        }
+        Explanation {
+            score: "probability".into(),
+            candidates,
+            notes,
+        }
+    }
+
+    fn explain_discard(&self, obs: &Observation<'_>) -> Explanation {
+        let hand = obs.hand.as_slice();
+        let (value, limit) = (obs.hand_value(), obs.call_threshold);
+        let chosen = Choice::Discard(self.choose_discard(obs));
+        let mut candidates = Vec::new();
+        if value > limit {
+            for &c in hand {
+                let v = obs.value(c);
+                candidates.push(
+                    Candidate::new(
+                        Choice::Discard(single(c)),
+                        self.eq2(value, limit, v, 1, false),
+                    )
+                    .with("value", f64::from(v))
+                    .with("remaining", f64::from(value - v)),
+                );
+            }
+            for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
+                let v = obs.rules.hand_value(d);
+                let run = d.len() >= 3 && is_same_suit(d);
+                if let Some(discard) = Discard::from_slice(d) {
+                    candidates.push(
+                        Candidate::new(
+                            Choice::Discard(discard),
+                            self.eq2(value, limit, v, d.len(), run),
+                        )
+                        .with("value", f64::from(v))
+                        .with("remaining", f64::from(value - v)),
+                    );
+                }
+                true
+            });
+            // Best first; a stable sort keeps the first maximum (the one played) first.
+            candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+            return Explanation {
+                score: "eq. 2 score".into(),
+                candidates,
+                notes: vec![
+                    format!(
+                        "hand {value} above the call threshold {limit}: the discard of highest eq. 2 score (risk {}), the first of equals in hand order, singles before sets and maximal runs",
+                        self.risk
+                    ),
+                    format!("plays: {chosen}"),
+                ],
+            };
+        }
+        let draw = self.params.expected_draw;
+        let fits = |shed: u32| value - shed + draw <= limit;
+        let push = |d: &[Card], candidates: &mut Vec<Candidate>| {
+            let shed = obs.rules.hand_value(d);
+            if let Some(discard) = Discard::from_slice(d) {
+                candidates.push(
+                    Candidate::new(Choice::Discard(discard), f64::from(shed))
+                        .with("after_draw", f64::from(value - shed + draw))
+                        .with("fits", f64::from(u8::from(fits(shed)))),
+                );
+            }
+        };
+        for &c in hand {
+            push(&[c], &mut candidates);
+        }
+        let mut sets = Vec::new();
+        for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
+            if d.len() >= 2 && d.iter().all(|c| c.rank() == d[0].rank()) {
+                push(d, &mut sets);
+            }
+            true
+        });
+        let single_fits = hand.iter().any(|&c| fits(obs.value(c)));
+        let set_fits = sets.iter().any(|c| fits(c.score as u32));
+        let rule = if single_fits {
+            "the highest single that keeps it callable after an average draw"
+        } else if set_fits {
+            "no single keeps it callable after an average draw: the first same-rank set that does"
+        } else {
+            "nothing keeps it callable after an average draw: the lowest card"
+        };
+        candidates.extend(sets);
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+        if let Some(i) = candidates.iter().position(|c| c.choice == chosen) {
+            let played = candidates.remove(i);
+            candidates.insert(0, played);
+        }
+        Explanation {
+            score: "value shed".into(),
+            candidates,
+            notes: vec![
+                format!(
+                    "hand {value} at most the call threshold {limit}: {rule} (value - shed + expected_draw {draw} <= {limit})"
+                ),
+                format!("plays: {chosen}"),
+            ],
+        }
+    }
+
+    fn explain_pick(&self, obs: &Observation<'_>) -> Explanation {
+        let p = &self.params;
+        let h = obs.hand_value();
+        let t = self.pickup_threshold(h);
+        let adjusted = if h > p.pickup_high_hand {
+            format!(
+                "pickup_threshold {} + {} (hand {h} above pickup_high_hand {})",
+                p.pickup_threshold, p.pickup_high_raise, p.pickup_high_hand
+            )
+        } else if h <= p.pickup_low_hand {
+            format!(
+                "pickup_threshold {} - {} (hand {h} at most pickup_low_hand {})",
+                p.pickup_threshold, p.pickup_low_drop, p.pickup_low_hand
+            )
+        } else {
+            format!("pickup_threshold {}", p.pickup_threshold)
+        };
+        let mut candidates: Vec<Candidate> = obs
+            .pickable
+            .iter()
+            .map(|&c| {
+                let v = obs.value(c);
+                Candidate::new(Choice::Pick(Pick::Pile(c)), (t - i64::from(v)) as f64)
+                    .with("value", f64::from(v))
+            })
+            .collect();
+        candidates.push(Candidate::new(Choice::Pick(Pick::Stock), 0.0));
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let note = match self.choose_pick(obs) {
+            Pick::Pile(c) => format!(
+                "takes {c} from the pile: worth {}, at most the threshold {t} = {adjusted}",
+                obs.value(c)
+            ),
+            Pick::Stock => match obs.pickable.iter().map(|&c| obs.value(c)).min() {
+                Some(v) => format!(
+                    "draws: the lowest card on offer is worth {v}, above the threshold {t} = {adjusted}"
+                ),
+                None => "draws: nothing on offer".to_string(),
+            },
+        };
+        Explanation {
+            score: "pickup margin (threshold - value; the stock 0)".into(),
+            candidates,
+            notes: vec![note],
+        }
+    }
+}
+
+/// Whether the observer stands above the mean of the seats still in the game (Opportunistic).
+fn ahead(obs: &Observation<'_>) -> bool {
+    let n = obs.players();
+    let seats = (0..n).filter(|&s| obs.active[s]);
+    let total: i64 = seats.clone().map(|s| obs.standing(s)).sum();
+    let count = seats.count() as f64;
+    let mean = total as f64 / count;
+    obs.standing(obs.seat) as f64 > mean
 }
 
 fn single(c: Card) -> Discard {
@@ -409,6 +683,14 @@ impl Agent for Heuristic {
         _rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
         Ok(self.choose_pick(obs))
+    }
+
+    fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+        Some(match obs.phase {
+            Phase::Call => self.explain_call(obs),
+            Phase::Discard => self.explain_discard(obs),
+            Phase::Pick => self.explain_pick(obs),
+        })
     }
 }
 

@@ -122,6 +122,48 @@ impl Drop for Muted {
     }
 }
 
+/// Most lines one decision's capture keeps (a script printing in a loop must not fill the
+/// memory of a traced run); past it, one line says that more were left out.
+pub(crate) const MAX_CAPTURED: usize = 64;
+
+thread_local! {
+    /// The buffer that output written on this thread is also copied into, while an agent
+    /// captures it ([`capture`]).
+    static CAPTURE: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f`, copying every line of output written on this thread meanwhile (muted or not)
+/// into `lines` (which it appends to), then restores whatever capture was on before (a
+/// script rolling out inside another agent's decision captures into its own buffer). Moves
+/// the buffer in and out without allocating: a decision that prints nothing costs nothing.
+pub(crate) fn capture<R>(lines: &mut Vec<String>, f: impl FnOnce() -> R) -> R {
+    let previous = CAPTURE.with(|c| c.borrow_mut().replace(std::mem::take(lines)));
+    let out = f();
+    CAPTURE.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(mine) = c.take() {
+            *lines = mine;
+        }
+        *c = previous;
+    });
+    out
+}
+
+/// Copies `text` into this thread's capture, if one is on.
+pub(crate) fn captured(text: impl FnOnce() -> String) {
+    CAPTURE.with(|c| {
+        if let Some(lines) = c.borrow_mut().as_mut() {
+            if lines.len() < MAX_CAPTURED {
+                lines.push(text());
+            } else if lines.len() == MAX_CAPTURED {
+                lines.push(format!(
+                    "(more than {MAX_CAPTURED} lines: the rest are not kept here)"
+                ));
+            }
+        }
+    });
+}
+
 /// The line prefix for output from `who` on this thread: `[stage main, deal 12, seat 2, a]`.
 fn prefix(who: &str) -> Option<String> {
     PLACE.with(|p| {

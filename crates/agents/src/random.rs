@@ -5,7 +5,9 @@
 //! paper's pick rule (one card on offer) this is its `random.choice([True, False])`.
 
 use dhumbal_game::cards::Discard;
-use dhumbal_game::decision::{Agent, AgentError, Observation, Pick};
+use dhumbal_game::decision::{
+    Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick,
+};
 use dhumbal_game::discards::{Runs, count_multi_discards, for_each_multi_discard};
 use dhumbal_game::rng::RandomSource;
 
@@ -66,9 +68,50 @@ impl RandomAgent {
     }
 }
 
+impl RandomAgent {
+    /// Every legal action of `obs` with its probability under the uniform choice, and `note`.
+    pub(crate) fn explanation(obs: &Observation<'_>, note: String) -> Explanation {
+        let mut candidates = Vec::new();
+        match obs.phase {
+            Phase::Call => {
+                candidates.push(Candidate::new(Choice::Call(false), 0.0));
+                candidates.push(Candidate::new(Choice::Call(true), 0.0));
+            }
+            Phase::Discard => obs.for_each_legal_discard(|d| {
+                if let Some(d) = Discard::from_slice(d) {
+                    candidates.push(Candidate::new(Choice::Discard(d), 0.0));
+                }
+                true
+            }),
+            Phase::Pick => {
+                candidates.push(Candidate::new(Choice::Pick(Pick::Stock), 0.0));
+                for &c in obs.pickable {
+                    candidates.push(Candidate::new(Choice::Pick(Pick::Pile(c)), 0.0));
+                }
+            }
+        }
+        let p = 1.0 / candidates.len().max(1) as f64;
+        for c in &mut candidates {
+            c.score = p;
+        }
+        Explanation {
+            score: "probability".into(),
+            candidates,
+            notes: vec![note],
+        }
+    }
+}
+
 impl Agent for RandomAgent {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+        Some(RandomAgent::explanation(
+            obs,
+            "uniformly random over the legal actions (the draw is not shown)".into(),
+        ))
     }
 
     fn call(

@@ -20,7 +20,9 @@ use std::sync::Arc;
 use rhai::{AST, Array, CallFnOptions, Dynamic, Engine, EvalAltResult, FLOAT, INT, Map, Scope};
 
 use dhumbal_game::cards::{CARD_IDS, Card, Discard};
-use dhumbal_game::decision::{Agent, AgentError, Observation, Phase, Pick, PlayError};
+use dhumbal_game::decision::{
+    Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick, PlayError,
+};
 use dhumbal_game::discards::{Runs, classify, for_each_discard};
 use dhumbal_game::rng::{ChaChaStreams, RandomSource};
 use dhumbal_game::round::Table;
@@ -160,6 +162,8 @@ pub struct ScriptProgram {
     ast: AST,
     /// What `fn parameters()` declares, in name order; `None`: the script has no such function.
     declared: Option<Vec<Declared>>,
+    /// Whether it defines `fn explain(obs)` (asked only by a trace).
+    explains: bool,
 }
 
 /// A compile error with the script's line and column.
@@ -255,11 +259,15 @@ impl ScriptProgram {
                 });
             }
         }
+        let explains = ast
+            .iter_functions()
+            .any(|f| f.name == "explain" && f.params.len() == 1);
         let mut program = ScriptProgram {
             display: display.to_string(),
             source,
             log,
             max_operations,
+            explains,
             engine,
             ast,
             declared: None,
@@ -544,10 +552,19 @@ fn sandboxed_engine(
     engine.set_max_array_size(MAX_ARRAY);
     engine.set_max_map_size(MAX_MAP);
     engine.disable_symbol("eval");
+    // Each line also goes to the deciding agent's capture, if it keeps one (an explanation
+    // shows what a decision printed).
     let (name, print_log) = (display.to_string(), log.clone());
-    engine.on_print(move |text| print_log.write(&name, text));
+    engine.on_print(move |text| {
+        crate::log::captured(|| format!("print: {text}"));
+        print_log.write(&name, text)
+    });
     let name = display.to_string();
-    engine.on_debug(move |text, _source, pos| log.write(&name, &format!("debug at {pos}: {text}")));
+    engine.on_debug(move |text, _source, pos| {
+        let line = format!("debug at {pos}: {text}");
+        crate::log::captured(|| line.clone());
+        log.write(&name, &line)
+    });
 
     let r = rules.clone();
     engine.register_fn("value", move |card: INT| -> INT {
@@ -636,11 +653,262 @@ fn discards(rules: &Rules, hand: &Array, runs: Runs) -> Array {
     out
 }
 
+/// Reads what `fn explain(obs)` returned into `e` (docs/rhai.md, "Explaining a decision"):
+/// nothing (`()`); a string (a note); an array of notes (strings) and candidates (maps
+/// `#{choice: ..., score: ...}`, kept in the script's order); a map of choices to scores
+/// (ranked by score, best first); or a map `#{score: "what it measures", candidates: ...,
+/// notes: ...}`. What cannot be read is said in `problems` and left out.
+fn read_explanation(
+    value: &Dynamic,
+    obs: &Observation<'_>,
+    e: &mut Explanation,
+    problems: &mut Vec<String>,
+) {
+    if value.is_unit() {
+        return;
+    }
+    if let Ok(s) = value.clone().into_string() {
+        e.notes.push(s);
+        return;
+    }
+    if let Some(items) = value.clone().try_cast::<Array>() {
+        read_items(&items, obs, e, problems);
+        return;
+    }
+    let Some(map) = value.clone().try_cast::<Map>() else {
+        problems.push(format!(
+            "returned {} `{value}`; return a map of choices to scores, a string, or an array of notes and #{{choice: ..., score: ...}} maps",
+            value.type_name()
+        ));
+        return;
+    };
+    let whole = ["score", "candidates", "notes"];
+    let is_whole = map.keys().all(|k| whole.contains(&k.as_str()))
+        && (map.contains_key("candidates") || map.contains_key("notes"));
+    if !is_whole {
+        read_scores(&map, obs, e, problems);
+        return;
+    }
+    if let Some(label) = map.get("score") {
+        match label.clone().into_string() {
+            Ok(s) => e.score = s,
+            Err(t) => problems.push(format!(
+                "`score` (what the scores measure) must be a string, not {t}"
+            )),
+        }
+    }
+    match map.get("candidates") {
+        None => {}
+        Some(c) if c.is_map() => read_scores(&c.clone().cast::<Map>(), obs, e, problems),
+        Some(c) if c.is_array() => read_items(&c.clone().cast::<Array>(), obs, e, problems),
+        Some(c) => problems.push(format!(
+            "`candidates` must be a map of choices to scores or an array of #{{choice: ..., score: ...}}, not {}",
+            c.type_name()
+        )),
+    }
+    match map.get("notes") {
+        None => {}
+        Some(n) if n.is_string() => e.notes.push(n.to_string()),
+        Some(n) if n.is_array() => {
+            for item in n.clone().cast::<Array>() {
+                match item.clone().into_string() {
+                    Ok(s) => e.notes.push(s),
+                    Err(_) => e.notes.push(item.to_string()),
+                }
+            }
+        }
+        Some(n) => problems.push(format!(
+            "`notes` must be a string or an array of strings, not {}",
+            n.type_name()
+        )),
+    }
+}
+
+/// An array of notes (strings) and candidates (`#{choice: ..., score: ..., other: number}`).
+fn read_items(
+    items: &Array,
+    obs: &Observation<'_>,
+    e: &mut Explanation,
+    problems: &mut Vec<String>,
+) {
+    for (i, item) in items.iter().enumerate() {
+        if let Ok(s) = item.clone().into_string() {
+            e.notes.push(s);
+            continue;
+        }
+        let Some(m) = item
+            .clone()
+            .try_cast::<Map>()
+            .filter(|m| m.contains_key("choice"))
+        else {
+            problems.push(format!(
+                "item {i} is {} `{item}`: an item is a note (a string) or a candidate #{{choice: ..., score: ...}}",
+                item.type_name()
+            ));
+            continue;
+        };
+        let choice = m.get("choice").expect("checked");
+        match choice_of(choice, obs) {
+            Ok(c) => {
+                if let Some(candidate) = candidate(c, &m, &format!("item {i}"), problems) {
+                    e.candidates.push(candidate);
+                }
+            }
+            Err(why) => problems.push(format!("item {i}: {why}")),
+        }
+    }
+}
+
+/// A map of choices (as text) to scores, or to maps `#{score: ..., other: number}`; ranked
+/// by score, best first (equal scores in the map's order).
+fn read_scores(map: &Map, obs: &Observation<'_>, e: &mut Explanation, problems: &mut Vec<String>) {
+    let first = e.candidates.len();
+    for (text, score) in map {
+        let choice = match choice_of(&Dynamic::from(text.to_string()), obs) {
+            Ok(c) => c,
+            Err(why) => {
+                problems.push(why);
+                continue;
+            }
+        };
+        let scored = match score.clone().try_cast::<Map>() {
+            Some(m) => candidate(choice, &m, &format!("`{text}`"), problems),
+            None => match number(score) {
+                Some(x) => Some(Candidate::new(choice, x)),
+                None => {
+                    problems.push(format!(
+                        "`{text}` scores {} `{score}`, not a number",
+                        score.type_name()
+                    ));
+                    None
+                }
+            },
+        };
+        e.candidates.extend(scored);
+    }
+    e.candidates[first..].sort_by(|a, b| b.score.total_cmp(&a.score));
+}
+
+/// A candidate from a map `#{score: number, other: number, ...}` (`choice` aside): the other
+/// numbers are its details.
+fn candidate(choice: Choice, m: &Map, what: &str, problems: &mut Vec<String>) -> Option<Candidate> {
+    let Some(score) = m.get("score").and_then(number) else {
+        problems.push(format!("{what} has no number `score`"));
+        return None;
+    };
+    let mut c = Candidate::new(choice, score);
+    for (k, v) in m {
+        if k == "score" || k == "choice" {
+            continue;
+        }
+        match number(v) {
+            Some(x) => c.details.push((k.to_string(), x)),
+            None => problems.push(format!(
+                "{what}: detail `{k}` is {} `{v}`, not a number",
+                v.type_name()
+            )),
+        }
+    }
+    Some(c)
+}
+
+fn number(v: &Dynamic) -> Option<f64> {
+    v.as_float()
+        .ok()
+        .or_else(|| v.as_int().ok().map(|i| i as FLOAT))
+}
+
+/// The legal choice of this decision that `v` names: the text a trace writes ("discard 9♥
+/// 9♠", "take 9♥", "draw", "call", "play on"), that text without its verb ("9♥ 9♠", cards
+/// also as `9H`), or what the decision's function returns (a card id or an array of them,
+/// -1 or "stock" for the stock, true or false for a call).
+fn choice_of(v: &Dynamic, obs: &Observation<'_>) -> Result<Choice, String> {
+    let phase = match obs.phase {
+        Phase::Call => "call",
+        Phase::Discard => "discard",
+        Phase::Pick => "pick",
+    };
+    let not_legal = || format!("`{v}` is not a legal choice of this {phase} decision");
+    let mut legal = Vec::new();
+    match obs.phase {
+        Phase::Call => legal.extend([Choice::Call(false), Choice::Call(true)]),
+        Phase::Discard => obs.for_each_legal_discard(|d| {
+            legal.extend(Discard::from_slice(d).map(Choice::Discard));
+            true
+        }),
+        Phase::Pick => {
+            legal.push(Choice::Pick(Pick::Stock));
+            legal.extend(obs.pickable.iter().map(|&c| Choice::Pick(Pick::Pile(c))));
+        }
+    }
+    // The cards a discard or a pick names, as a set, matched against the legal choices.
+    let by_cards = |named: &[Card]| -> Result<Choice, String> {
+        let set: dhumbal_game::CardSet = named.iter().copied().collect();
+        legal
+            .iter()
+            .find(|c| match c {
+                Choice::Discard(d) => d.len() == named.len() && d.to_set() == set,
+                Choice::Pick(Pick::Pile(p)) => named == [*p],
+                _ => false,
+            })
+            .cloned()
+            .ok_or_else(not_legal)
+    };
+    if let Ok(b) = v.as_bool() {
+        return match obs.phase {
+            Phase::Call => Ok(Choice::Call(b)),
+            _ => Err(not_legal()),
+        };
+    }
+    if let Ok(id) = v.as_int() {
+        if id == -1 && obs.phase == Phase::Pick {
+            return Ok(Choice::Pick(Pick::Stock));
+        }
+        let card = card_of(id).ok_or_else(not_legal)?;
+        return by_cards(&[card]);
+    }
+    if let Some(list) = v.clone().try_cast::<Array>() {
+        let named = cards(&list);
+        if named.len() != list.len() {
+            return Err(not_legal());
+        }
+        return by_cards(&named);
+    }
+    let Ok(text) = v.clone().into_string() else {
+        return Err(format!(
+            "a choice is text, a card id, an array of card ids or a bool, not {}",
+            v.type_name()
+        ));
+    };
+    let text = text.trim();
+    if let Some(c) = legal.iter().find(|c| c.to_string() == text) {
+        return Ok(c.clone());
+    }
+    match (obs.phase, text) {
+        (Phase::Pick, "stock" | "draw" | "-1") => return Ok(Choice::Pick(Pick::Stock)),
+        (Phase::Call, "true" | "yes") => return Ok(Choice::Call(true)),
+        (Phase::Call, "false" | "no" | "no call") => return Ok(Choice::Call(false)),
+        _ => {}
+    }
+    let rest = text
+        .strip_prefix("discard ")
+        .or_else(|| text.strip_prefix("take "))
+        .unwrap_or(text);
+    let named: Result<Vec<Card>, _> = rest.split_whitespace().map(str::parse::<Card>).collect();
+    match named {
+        Ok(named) if !named.is_empty() && obs.phase != Phase::Call => by_cards(&named),
+        _ => Err(not_legal()),
+    }
+}
+
 /// One seat's handle on a shared program.
 pub struct ScriptAgent {
     name: Arc<str>,
     program: Arc<ScriptProgram>,
     params: Arc<Map>,
+    /// What the last decision printed (`print` and `debug`), for its explanation: cleared at
+    /// each decision, filled only by lines (a decision that prints nothing allocates nothing).
+    printed: Vec<String>,
 }
 
 impl ScriptAgent {
@@ -649,13 +917,60 @@ impl ScriptAgent {
             name: Arc::from(name),
             program,
             params,
+            printed: Vec::new(),
         }
     }
 
-    /// Calls `function` with the observation; what it prints names this seat and agent.
-    fn ask(&self, function: &str, obs: &Observation<'_>) -> Result<Dynamic, AgentError> {
+    /// Calls `function` with the observation; what it prints names this seat and agent, and
+    /// is kept for the decision's explanation.
+    fn ask(&mut self, function: &str, obs: &Observation<'_>) -> Result<Dynamic, AgentError> {
         let _speaking = crate::log::speaking(obs.seat, &self.name);
-        self.program.run(function, self.observation(obs))
+        self.printed.clear();
+        let map = self.observation(obs);
+        let program = &self.program;
+        crate::log::capture(&mut self.printed, || program.run(function, map))
+    }
+
+    /// The explanation of the decision just made: what `fn explain(obs)` returns (when the
+    /// script has one), and what the decision printed. Its second part is what was wrong with
+    /// `explain` (it failed, or returned something that is not an explanation), also noted in
+    /// the explanation itself. `explain`'s own output goes to no log (a traced run's
+    /// `scripts.log` is an untraced run's), only into the notes.
+    fn explanation(&mut self, obs: &Observation<'_>) -> (Option<Explanation>, Option<String>) {
+        let mut e = Explanation {
+            score: "script score".into(),
+            ..Explanation::default()
+        };
+        let mut problem = None;
+        let mut own = Vec::new();
+        if self.program.explains {
+            let map = self.observation(obs);
+            let out = {
+                let _quiet = crate::log::muted();
+                crate::log::capture(&mut own, || self.program.run("explain", map))
+            };
+            match out {
+                Ok(value) => {
+                    let mut problems = Vec::new();
+                    read_explanation(&value, obs, &mut e, &mut problems);
+                    for p in &problems {
+                        e.notes.push(format!("explain(): {p}"));
+                    }
+                    if let Some(first) = problems.into_iter().next() {
+                        problem = Some(self.program.error("explain", first).0);
+                    }
+                }
+                Err(err) => {
+                    e.notes.push(format!("explain() failed: {}", err.0));
+                    problem = Some(err.0);
+                }
+            }
+        }
+        e.notes.extend(self.printed.iter().cloned());
+        e.notes
+            .extend(own.into_iter().map(|l| format!("in explain(), {l}")));
+        let empty = e.candidates.is_empty() && e.notes.is_empty();
+        ((!empty).then_some(e), problem)
     }
 
     fn observation(&self, obs: &Observation<'_>) -> Map {
@@ -729,6 +1044,10 @@ impl ScriptAgent {
 impl Agent for ScriptAgent {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+        self.explanation(obs).0
     }
 
     fn call(
@@ -992,10 +1311,25 @@ const REHEARSAL_DECISIONS: u32 = 24;
 /// The rehearsal's seed: fixed, so that validation says the same every time.
 const REHEARSAL_SEED: u64 = 0x5c41_7e4e_a85a_1d00;
 
-/// A script agent that counts what it is asked (call, discard, pick).
+/// A script agent that counts what it is asked (call, discard, pick), and asks its
+/// `explain(obs)` after each decision, as a trace would, keeping the first problem.
 struct Rehearsing {
     agent: ScriptAgent,
     asked: [u32; 3],
+    problem: Option<String>,
+}
+
+impl Rehearsing {
+    fn explained<T>(
+        &mut self,
+        obs: &Observation<'_>,
+        out: Result<T, AgentError>,
+    ) -> Result<T, AgentError> {
+        if out.is_ok() && self.agent.program.explains && self.problem.is_none() {
+            self.problem = self.agent.explanation(obs).1;
+        }
+        out
+    }
 }
 
 impl Agent for Rehearsing {
@@ -1009,7 +1343,8 @@ impl Agent for Rehearsing {
         rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
         self.asked[0] += 1;
-        self.agent.call(obs, rng)
+        let out = self.agent.call(obs, rng);
+        self.explained(obs, out)
     }
 
     fn discard(
@@ -1018,7 +1353,8 @@ impl Agent for Rehearsing {
         rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
         self.asked[1] += 1;
-        self.agent.discard(obs, rng)
+        let out = self.agent.discard(obs, rng);
+        self.explained(obs, out)
     }
 
     fn pick(
@@ -1027,7 +1363,8 @@ impl Agent for Rehearsing {
         rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
         self.asked[2] += 1;
-        self.agent.pick(obs, rng)
+        let out = self.agent.pick(obs, rng);
+        self.explained(obs, out)
     }
 }
 
@@ -1055,6 +1392,7 @@ impl ScriptRecipe {
                     self.script_params.clone(),
                 ),
                 asked: [0; 3],
+                problem: None,
             })
             .collect();
         let slots: Vec<u32> = (0..n as u32).collect();
@@ -1076,6 +1414,11 @@ impl ScriptRecipe {
                         "failed in the rehearsal (a few rounds played at validation, the script in every seat, seed fixed): {what}"
                     )
                 })?;
+            if let Some(problem) = agents.iter().find_map(|a| a.problem.clone()) {
+                return Err(format!(
+                    "failed in the rehearsal (a few rounds played at validation, the script in every seat, seed fixed): {problem}"
+                ));
+            }
             let mut asked = [0u32; 3];
             for a in &agents {
                 for (total, k) in asked.iter_mut().zip(a.asked) {
@@ -1201,5 +1544,135 @@ fn json_to_rhai(v: &Value) -> Dynamic {
                 .map(|(k, v)| (k.as_str().into(), json_to_rhai(v)))
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! What `fn explain(obs)` may return, read into an explanation.
+
+    use super::*;
+    use dhumbal_game::cards::{CardSet, Hand};
+    use dhumbal_game::{Oracle, Preset};
+
+    fn card(s: &str) -> Card {
+        s.parse().unwrap()
+    }
+
+    /// Reads `rhai` (an expression, evaluated) as `explain` would return it, at a decision of
+    /// `phase` holding 9♥ 9♠ K♣ 2♦ A♠ with 7♦ on offer; the explanation and the problems.
+    fn read(rhai: &str, phase: Phase) -> (Explanation, Vec<String>) {
+        let rules = Rules::preset(Preset::Paper);
+        let mut hand = Hand::new();
+        for c in ["9H", "9S", "KC", "2D", "AS"] {
+            hand.push(card(c));
+        }
+        let pickable = [card("7D")];
+        let (active, sizes, standings) = ([true; 4], [5u8; 4], [0i64; 4]);
+        let known = [CardSet::default(); 4];
+        let obs = Observation {
+            rules: &rules,
+            phase,
+            seat: 0,
+            hand: &hand,
+            hand_value: rules.hand_value(hand.as_slice()),
+            turn: 3,
+            round: 0,
+            starter: 0,
+            active: &active,
+            hand_sizes: &sizes,
+            standings: &standings,
+            pile: &pickable,
+            pickable: if phase == Phase::Pick { &pickable } else { &[] },
+            discarded: &[],
+            known: &known,
+            seen: pickable.iter().copied().collect(),
+            stock_len: 30,
+            call_threshold: 10,
+            top_set: 1,
+            restocked: None,
+            oracle: Oracle::none(),
+        };
+        let value: Dynamic = Engine::new().eval(rhai).unwrap();
+        let mut e = Explanation::default();
+        let mut problems = Vec::new();
+        read_explanation(&value, &obs, &mut e, &mut problems);
+        (e, problems)
+    }
+
+    fn texts(e: &Explanation) -> Vec<String> {
+        e.candidates.iter().map(|c| c.choice.to_string()).collect()
+    }
+
+    #[test]
+    fn a_map_of_choices_to_scores_is_ranked_best_first() {
+        let (e, problems) = read(
+            r#"#{"discard 9♥ 9♠": 18, "K♣": 13.5, "discard 2D": #{score: 2, shed: 2}, "discard Q♥": 1}"#,
+            Phase::Discard,
+        );
+        assert_eq!(texts(&e), ["discard 9♥ 9♠", "discard K♣", "discard 2♦"]);
+        assert_eq!(e.candidates[1].score, 13.5);
+        assert_eq!(e.candidates[2].details, [("shed".to_string(), 2.0)]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("not a legal choice"), "{problems:?}");
+    }
+
+    #[test]
+    fn an_array_holds_notes_and_candidates_named_as_the_decision_answers() {
+        let nine_spades = card("9S").id();
+        let nine_hearts = card("9H").id();
+        let (e, problems) = read(
+            &format!(
+                r#"[#{{choice: [{nine_spades}, {nine_hearts}], score: 1, shed: 18}}, "a note", #{{choice: {nine_spades}, score: 2.5}}, 42]"#
+            ),
+            Phase::Discard,
+        );
+        // The script's order; the pair as the engine lists it.
+        assert_eq!(texts(&e), ["discard 9♥ 9♠", "discard 9♠"]);
+        assert_eq!(e.notes, ["a note"]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("item 3"), "{problems:?}");
+    }
+
+    #[test]
+    fn the_whole_form_names_what_scores_measure() {
+        let (e, problems) = read(
+            r#"#{score: "margin", candidates: #{"call": 3, "play on": -3}, notes: ["one", "two"]}"#,
+            Phase::Call,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(e.score, "margin");
+        assert_eq!(texts(&e), ["call", "play on"]);
+        assert_eq!(e.notes, ["one", "two"]);
+        let (e, _) = read(
+            r#"[#{choice: false, score: 1}, #{choice: true, score: 0}]"#,
+            Phase::Call,
+        );
+        assert_eq!(texts(&e), ["play on", "call"]);
+    }
+
+    #[test]
+    fn picks_are_named_by_card_or_stock() {
+        let seven = card("7D").id();
+        let (e, problems) = read(
+            &format!(
+                r#"[#{{choice: -1, score: 1}}, #{{choice: {seven}, score: 2}}, #{{choice: "take 7♦", score: 3}}, #{{choice: "stock", score: 4}}, #{{choice: "K♣", score: 5}}]"#
+            ),
+            Phase::Pick,
+        );
+        assert_eq!(texts(&e), ["draw", "take 7♦", "take 7♦", "draw"]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+    }
+
+    #[test]
+    fn a_value_that_is_no_explanation_is_a_problem() {
+        for rhai in ["42", "true", "#{notes: 3}", r#"#{"call": "high"}"#] {
+            let (_, problems) = read(rhai, Phase::Call);
+            assert_eq!(problems.len(), 1, "{rhai}: {problems:?}");
+        }
+        let (e, problems) = read("()", Phase::Call);
+        assert!(problems.is_empty() && e.candidates.is_empty() && e.notes.is_empty());
+        let (e, _) = read(r#""just a note""#, Phase::Call);
+        assert_eq!(e.notes, ["just a note"]);
     }
 }

@@ -24,7 +24,10 @@ use dhumbal_game::cards::{CardSet, Discard};
 use dhumbal_game::discards::{Runs, for_each_multi_discard};
 use dhumbal_game::rng::RandomSource;
 use dhumbal_game::rules::{PickRule, SetPick};
-use dhumbal_game::{Agent, AgentError, Card, Observation, Pick, RoundOutcome, Rules};
+use dhumbal_game::{
+    Agent, AgentError, Candidate, Card, Choice, Explanation, Observation, Phase, Pick,
+    RoundOutcome, Rules,
+};
 
 use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve};
 use crate::learned::PendingAgent;
@@ -304,6 +307,17 @@ pub trait Chooser: Send {
 
     /// The game ended.
     fn game_end(&mut self, _seat: usize, _standings: &[i64], _won: bool) {}
+
+    /// The value of each macro in `state` (in [`Macro::ALL`] order), for explanations: `None`
+    /// when the chooser has no values (a fixed rule).
+    fn values(&self, _state: State) -> Option<[f64; 3]> {
+        None
+    }
+
+    /// How it chooses, in words, for explanations.
+    fn rule(&self) -> String {
+        "chooses a macro per turn".into()
+    }
 }
 
 /// An agent that plays a macro action per turn, chosen by `C`.
@@ -314,6 +328,10 @@ pub struct MacroAgent<C> {
     chosen: Option<Macro>,
     /// The macro of this turn, for its pick.
     playing: Macro,
+    /// The state in which this turn's macro was chosen, and whether a call was offered then
+    /// (for [`Agent::explain`]).
+    chosen_in: State,
+    call_offered: bool,
 }
 
 impl<C: Chooser> MacroAgent<C> {
@@ -323,6 +341,88 @@ impl<C: Chooser> MacroAgent<C> {
             chooser,
             chosen: None,
             playing: Macro::GreedyDecrease,
+            chosen_in: State {
+                own: 1,
+                opponent: 1,
+                value: 1,
+            },
+            call_offered: false,
+        }
+    }
+
+    /// The turn's macro, the state it was chosen in, its values there, and what each macro
+    /// would do in this phase.
+    fn explanation(&self, obs: &Observation<'_>) -> Explanation {
+        let (m, state) = match obs.phase {
+            Phase::Call => (self.chosen.unwrap_or(self.playing), State::of(obs)),
+            _ => (self.playing, self.chosen_in),
+        };
+        let values = self.chooser.values(state);
+        let offered: &[Macro] = match obs.phase {
+            Phase::Call => &Macro::ALL,
+            _ => &Macro::ALL[..2],
+        };
+        let mut candidates: Vec<Candidate> = offered
+            .iter()
+            .map(|&k| {
+                let choice = match obs.phase {
+                    Phase::Call => Choice::Call(k == Macro::Call),
+                    Phase::Discard => Choice::Discard(macro_discard(obs, k)),
+                    Phase::Pick => Choice::Pick(macro_pick(obs, k)),
+                };
+                let score = match values {
+                    Some(v) => v[k.index()],
+                    None => f64::from(u8::from(k == m)),
+                };
+                Candidate::new(choice, score).with("macro", k.index() as f64)
+            })
+            .collect();
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let mut notes = vec![format!(
+            "state: {} cards held, opponent {}, hand value {} (state {})",
+            state.own,
+            state.opponent,
+            state.value,
+            state.index()
+        )];
+        if let Some(v) = values {
+            notes.push(format!(
+                "values: {} {}, {} {}, {} {}{}",
+                Macro::GreedyDecrease.name(),
+                v[0],
+                Macro::DelayCollect.name(),
+                v[1],
+                Macro::Call.name(),
+                v[2],
+                if self.call_offered {
+                    ""
+                } else {
+                    " (a call was not offered)"
+                }
+            ));
+        }
+        let when = match obs.phase {
+            Phase::Call => "chosen now",
+            _ if self.call_offered => "chosen at this turn's call",
+            _ => "chosen at this turn's discard",
+        };
+        notes.push(format!(
+            "plays {} ({when}); {}; candidates are each macro's action now (detail macro: 0 {}, 1 {}, 2 {})",
+            m.name(),
+            self.chooser.rule(),
+            Macro::NAMES[0],
+            Macro::NAMES[1],
+            Macro::NAMES[2]
+        ));
+        Explanation {
+            score: if values.is_some() {
+                "macro value"
+            } else {
+                "1 for the macro played"
+            }
+            .into(),
+            candidates,
+            notes,
         }
     }
 }
@@ -341,13 +441,19 @@ impl<C: Chooser> Agent for MacroAgent<C> {
         self.chooser.game_end(seat, standings, won);
     }
 
+    fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+        Some(self.explanation(obs))
+    }
+
     fn call(
         &mut self,
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        let m = self.chooser.choose(State::of(obs), true, rng);
+        let state = State::of(obs);
+        let m = self.chooser.choose(state, true, rng);
         self.chosen = Some(m);
+        (self.chosen_in, self.call_offered) = (state, true);
         Ok(m == Macro::Call)
     }
 
@@ -358,7 +464,11 @@ impl<C: Chooser> Agent for MacroAgent<C> {
     ) -> Result<Discard, AgentError> {
         let m = match self.chosen.take() {
             Some(m) => m,
-            None => self.chooser.choose(State::of(obs), false, rng),
+            None => {
+                let state = State::of(obs);
+                (self.chosen_in, self.call_offered) = (state, false);
+                self.chooser.choose(state, false, rng)
+            }
         };
         self.playing = m;
         Ok(macro_discard(obs, m))
@@ -580,6 +690,18 @@ impl Chooser for TableChooser {
     fn choose(&mut self, state: State, may_call: bool, _rng: &mut dyn RandomSource) -> Macro {
         self.0.action(state.index(), may_call)
     }
+
+    fn values(&self, state: State) -> Option<[f64; 3]> {
+        Some(self.0.values[state.index()])
+    }
+
+    fn rule(&self) -> String {
+        let method = match self.0.meta("method") {
+            "" => "a learned policy",
+            m => m,
+        };
+        format!("the table's action for the state ({method})")
+    }
 }
 
 /// Plays one macro at every turn, calling whenever its hand is worth `call_at` or less.
@@ -598,6 +720,14 @@ impl Chooser for FixedChooser {
         } else {
             self.action
         }
+    }
+
+    fn rule(&self) -> String {
+        format!(
+            "{} at every turn, calling when offered at a hand of {} or less",
+            self.action.name(),
+            self.call_at
+        )
     }
 }
 

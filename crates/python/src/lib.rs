@@ -48,6 +48,8 @@ struct Tables {
     seed: Option<u64>,
     /// The arrays every `reset` and `step` writes into (`bind`).
     arrays: Option<Arrays>,
+    /// Whether the tables keep what `render` shows (`set_render`).
+    render: bool,
 }
 
 /// The output arrays, Python's own, bound once and checked for shape then.
@@ -82,6 +84,7 @@ impl Tables {
             runs: Vec::new(),
             seed: None,
             arrays: None,
+            render: false,
         }
         .with_tables(n))
     }
@@ -244,7 +247,12 @@ impl Tables {
         let seed = seed.or(self.seed).expect("checked above");
         self.runs = first
             .iter()
-            .map(|&g| TableRun::start(self.setup.clone(), seed, g, stride))
+            .map(|&g| {
+                TableRun::start(self.setup.clone(), seed, g, stride).map(|mut r| {
+                    r.set_render(self.render);
+                    r
+                })
+            })
             .collect::<Result<_, _>>()
             .map_err(PyRuntimeError::new_err)?;
         self.seed = Some(seed);
@@ -328,6 +336,34 @@ impl Tables {
             .get(i)
             .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))?;
         Ok(run.describe())
+    }
+
+    /// Whether the tables keep, at each Python decision, what `render` shows (off by
+    /// default: stepping then keeps and allocates nothing for it). Takes effect at once.
+    fn set_render(&mut self, on: bool) {
+        self.render = on;
+        for r in &mut self.runs {
+            r.set_render(on);
+        }
+    }
+
+    /// Table `i` as text, drawn by the renderer of `dhumbal-run show`: at a decision, the
+    /// deciding seat's view (its hand face up, the other hands face down with the cards they
+    /// took from the pile, the pile's top, the stock, the standings) and the legal actions by
+    /// slot; after a game, its winner and standings. `colour`: ANSI colours (red hearts and
+    /// diamonds, dim face-down cards). Needs `set_render(True)` before the decision.
+    #[pyo3(signature = (i, colour = false))]
+    fn render(&self, i: usize, colour: bool) -> PyResult<String> {
+        let run = self
+            .runs
+            .get(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))?;
+        let paint = if colour {
+            dhumbal_runner::render::Paint::colour()
+        } else {
+            dhumbal_runner::render::Paint::plain()
+        };
+        Ok(run.render(paint))
     }
 
     /// Episodes of table `i` since the last reset that ended before its Python player's first

@@ -12,6 +12,7 @@ use dhumbal_agents::neural::{Action, Encoded, Encoding};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
 use dhumbal_game::rules::MAX_PLAYERS;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Seats, Table};
+use dhumbal_runner::render::{Decision, Entry, Paint, Scene};
 
 use crate::ACTION_SLOTS;
 use crate::config::{SeatChoice, Setup};
@@ -36,6 +37,13 @@ struct Exchange {
     games: u64,
     /// The game being played (its index in the seed's sequence).
     game: u64,
+    /// Whether the table keeps what `render` shows ([`TableRun::set_render`]); off, it keeps
+    /// and allocates nothing for it.
+    render: bool,
+    /// The pending decision as the deciding seat sees it (kept when `render` is on).
+    scene: Option<Scene>,
+    /// The standings when the last game ended (kept when `render` is on).
+    final_standings: Vec<i64>,
 }
 
 /// Resumed with the chosen action's index (ignored after a game over).
@@ -72,6 +80,9 @@ impl TableRun {
                 winner: None,
                 games: 0,
                 game: 0,
+                render: false,
+                scene: None,
+                final_standings: Vec::new(),
             })),
             co: None,
             failed: None,
@@ -209,6 +220,60 @@ impl TableRun {
         }
     }
 
+    /// Whether to keep, at each Python decision, what [`TableRun::render`] shows.
+    pub fn set_render(&mut self, on: bool) {
+        let mut ex = self.ex.borrow_mut();
+        ex.render = on;
+        if !on {
+            ex.scene = None;
+        }
+    }
+
+    /// The table as text, drawn by the renderer of `dhumbal-run show`: at a decision, the
+    /// deciding seat's view (its hand, the others' hands face down with the cards they took
+    /// from the pile, the pile, the stock, the standings) and the legal actions by slot; after
+    /// a game, its winner and standings.
+    pub fn render(&self, paint: Paint) -> String {
+        let ex = self.ex.borrow();
+        match ex.status {
+            None => "no game yet: call reset()".to_string(),
+            Some(Status::GameOver) => {
+                let standings: Vec<String> =
+                    ex.final_standings.iter().map(i64::to_string).collect();
+                let mut text = match ex.winner {
+                    Some(w) => format!("game over: seat {w} wins"),
+                    None => "game over".to_string(),
+                };
+                if !standings.is_empty() {
+                    text.push_str(&format!(" · standings {}", standings.join(" ")));
+                }
+                paint.bold(&text)
+            }
+            Some(Status::Decide) => {
+                let Some(scene) = &ex.scene else {
+                    return "(rendering was off at this decision)".to_string();
+                };
+                let mut scene = scene.clone();
+                drop(ex);
+                let options = self
+                    .describe()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, text)| Entry {
+                        index: Some(i),
+                        ..Entry::new(text)
+                    })
+                    .collect();
+                scene.decision = Some(Decision {
+                    heading: "legal actions (action index, then action):".to_string(),
+                    score: None,
+                    options,
+                });
+                scene.lines(paint).join("\n")
+            }
+        }
+    }
+
     /// The pending decision's legal actions, for people.
     pub fn describe(&self) -> Vec<String> {
         let ex = self.ex.borrow();
@@ -236,6 +301,9 @@ struct Seated<'a> {
     /// Seat to agent index; `None`: a Python player.
     map: &'a [Option<usize>; MAX_PLAYERS],
     encoding: Encoding,
+    /// Each seat's name in a rendered table (when rendering is on; else empty).
+    names: &'a [String],
+    points: bool,
 }
 
 impl Seated<'_> {
@@ -251,6 +319,9 @@ impl Seated<'_> {
             }
             ex.seat = seat;
             ex.status = Some(Status::Decide);
+            if ex.render {
+                ex.scene = Some(Scene::of_observation(obs, self.names, self.points));
+            }
         }
         let a = self.y.suspend(());
         let ex = self.ex.borrow();
@@ -352,6 +423,19 @@ fn drive(
                 }
             }
         }
+        // Seat names for a rendered table: `player_s` for Python seats (the AEC
+        // environment's agents), the opponents' ids.
+        let names: Vec<String> = if ex.borrow().render {
+            (0..n)
+                .map(|s| match map[s] {
+                    Some(k) => agents[k].name().to_string(),
+                    None if setup.all_seats() => format!("player_{s}"),
+                    None => "learner".to_string(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut streams = ChaChaStreams::new(seed, deal_id(game, 0), &slots);
         let mut table = Table::new((**rules).clone());
         for (s, k) in map.iter().enumerate().take(n) {
@@ -382,6 +466,8 @@ fn drive(
                     agents: &mut agents,
                     map: &map,
                     encoding: setup.encoding,
+                    names: &names,
+                    points,
                 };
                 table
                     .play_round_with(&mut seats, &mut streams, &mut ())
@@ -417,6 +503,10 @@ fn drive(
             }
             e.status = Some(Status::GameOver);
             e.winner = Some(leader);
+            if e.render {
+                e.final_standings = table.standings().to_vec();
+                e.scene = None;
+            }
             e.games += 1;
         }
         y.suspend(());

@@ -690,7 +690,8 @@ fn set_stage(
     });
 }
 
-/// What follows a stage's last part: `summary.csv`, and `rounds.csv` if asked for.
+/// What follows a stage's last part: `summary.csv`, `rounds.csv` if asked for, and the replay
+/// page of its traces (`traces/replay.html`) if it has any.
 fn finish_stage(
     result: &StageResult,
     dataset: &Dataset,
@@ -701,6 +702,7 @@ fn finish_stage(
     if (scenario.output.csv || opts.csv) && !result.dir.join("rounds.csv").is_file() {
         crate::dataset::write_csv(&result.dir, dataset)?;
     }
+    crate::viewer::write_viewer(&result.dir)?;
     crate::crash::point("stage-finished");
     Ok(())
 }

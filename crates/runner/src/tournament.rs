@@ -320,12 +320,7 @@ impl Lineup<'_> {
         }
         table.end_game(&mut agents);
         if let Some(t) = tracer {
-            t.line(serde_json::json!({
-                "event": "game_end",
-                "rounds": round,
-                "standings": table.standings(),
-                "winner": table.leader(),
-            }));
+            t.game_end(round, table.standings(), table.leader());
             cols.trace = Some((crate::trace::file_name(m, a), t.text()));
         }
         pulse.rounds.fetch_add(unreported, Ordering::Relaxed);
@@ -335,41 +330,24 @@ impl Lineup<'_> {
 
     /// A traced unit's first line: what is played, by whom, in which seat.
     fn trace_header(&self, tracer: &Tracer, m: u64, a: u64, slots: &[usize]) {
-        let stage = self.stage;
         let seats: Vec<serde_json::Value> = slots
             .iter()
             .enumerate()
             .map(|(seat, &slot)| {
                 let def = &self.agents[slot];
-                serde_json::json!({
-                    "seat": seat,
-                    "slot": slot,
-                    "agent": def.id,
-                    "kind": def.kind,
-                    "params": def.spec.get("params").cloned().unwrap_or(serde_json::Value::Null),
-                })
+                crate::trace::seat_json(
+                    seat,
+                    slot,
+                    &def.id,
+                    &def.kind,
+                    def.spec
+                        .get("params")
+                        .cloned()
+                        .unwrap_or(serde_json::Value::Null),
+                )
             })
             .collect();
-        tracer.line(serde_json::json!({
-            "event": "game",
-            "format": crate::trace::FORMAT,
-            "stage": stage.name,
-            "deal": m,
-            "arrangement": a,
-            "rules": dhumbal_game::rules::Preset::ALL
-                .iter()
-                .find(|p| {
-                    let mut v = p.variant();
-                    v.players = stage.rules.variant().players;
-                    v == *stage.rules.variant()
-                })
-                .map_or("custom", |p| p.name()),
-            "scoring": if stage.session.is_some() { "coins" } else { "points" },
-            "players": slots.len(),
-            "session": stage.session,
-            "seed": stage.seed,
-            "seats": seats,
-        }));
+        tracer.line(crate::trace::game_json(self.stage, m, a, seats));
     }
 
     #[allow(clippy::too_many_arguments)]

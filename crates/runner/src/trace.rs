@@ -100,6 +100,16 @@ impl Tracer {
         }));
     }
 
+    /// The end of the session or game: rounds played, the final standings, the winner.
+    pub fn game_end(&self, rounds: u32, standings: &[i64], winner: usize) {
+        self.line(json!({
+            "event": "game_end",
+            "rounds": rounds,
+            "standings": standings,
+            "winner": winner,
+        }));
+    }
+
     /// The end of a round: every hand shown and the outcome.
     pub fn round_end(&self, o: &RoundOutcome, standings: &[i64], points: bool) {
         let seats = 0..o.seats;
@@ -118,6 +128,42 @@ impl Tracer {
             "eliminated": &o.eliminated[..o.seats],
         }));
     }
+}
+
+/// A traced unit's first line: what is played (match `m` of `stage` under seating arrangement
+/// `a`), by whom, in which seat (`seats`: one [`seat_json`] per seat, in seat order).
+pub fn game_json(stage: &crate::scenario::Stage, m: u64, a: u64, seats: Vec<Value>) -> Value {
+    json!({
+        "event": "game",
+        "format": FORMAT,
+        "stage": stage.name,
+        "deal": m,
+        "arrangement": a,
+        "rules": dhumbal_game::rules::Preset::ALL
+            .iter()
+            .find(|p| {
+                let mut v = p.variant();
+                v.players = stage.rules.variant().players;
+                v == *stage.rules.variant()
+            })
+            .map_or("custom", |p| p.name()),
+        "scoring": if stage.session.is_some() { "coins" } else { "points" },
+        "players": seats.len(),
+        "session": stage.session,
+        "seed": stage.seed,
+        "seats": seats,
+    })
+}
+
+/// One seat of the [`game_json`] line: the agent of scenario slot `slot` sitting in `seat`.
+pub fn seat_json(seat: usize, slot: usize, agent: &str, kind: &str, params: Value) -> Value {
+    json!({
+        "seat": seat,
+        "slot": slot,
+        "agent": agent,
+        "kind": kind,
+        "params": params,
+    })
 }
 
 /// Writes the round's own events: the deal (every hand, the face-up card), the card each

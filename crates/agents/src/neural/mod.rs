@@ -10,7 +10,9 @@ pub mod net;
 use std::sync::Arc;
 
 use dhumbal_game::rng::RandomSource;
-use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick};
+use dhumbal_game::{
+    Agent, AgentError, Candidate, Choice as Decided, Discard, Explanation, Observation, Pick,
+};
 
 pub use checkpoint::Checkpoint;
 pub use encoding::{Action, Encoded, Encoding};
@@ -155,11 +157,72 @@ impl PolicyAgent {
         let i = self.policy.choose(&mut self.ws, self.choice, rng);
         self.ws.encoded.actions[i]
     }
+
+    /// The network's output for each legal action of `obs`, recomputed (the forward pass is
+    /// deterministic and draws nothing): Q-values, or PPO's probabilities (softmax of its
+    /// logits), best first.
+    fn explanation(&mut self, obs: &Observation<'_>) -> Explanation {
+        self.policy.evaluate(obs, &mut self.ws);
+        let raw: Vec<f64> = self.ws.scores.iter().map(|&x| f64::from(x)).collect();
+        let mut probs = self.ws.scores.clone();
+        net::softmax(&mut probs);
+        let ppo = self.policy.algorithm == Algorithm::Ppo;
+        let mut candidates: Vec<Candidate> = self
+            .ws
+            .encoded
+            .actions
+            .iter()
+            .zip(raw.iter().zip(&probs))
+            .map(|(&a, (&score, &p))| {
+                let choice = match a {
+                    Action::Call(c) => Decided::Call(c),
+                    Action::Discard(d) => Decided::Discard(d),
+                    Action::Pick(p) => Decided::Pick(p),
+                };
+                if ppo {
+                    Candidate::new(choice, f64::from(p)).with("logit", score)
+                } else if self.choice == Choice::Greedy {
+                    Candidate::new(choice, score)
+                } else {
+                    Candidate::new(choice, score).with("probability", f64::from(p))
+                }
+            })
+            .collect();
+        // Best first; a stable sort keeps the first of equals (the one greedy play takes) first.
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let how = match (self.choice, ppo) {
+            (Choice::Greedy, false) => "plays the legal action of highest Q-value (greedy)",
+            (Choice::Greedy, true) => "plays its most probable legal action (greedy)",
+            (Choice::Sample, false) => {
+                "samples from the softmax of the Q-values (greedy: false; the draw is not shown)"
+            }
+            (Choice::Sample, true) => {
+                "samples from these probabilities (greedy: false; the draw is not shown)"
+            }
+            (Choice::EpsilonGreedy(_), _) => {
+                "epsilon-greedy: a random legal action with probability epsilon, else the best"
+            }
+        };
+        Explanation {
+            score: if ppo { "probability" } else { "Q-value" }.into(),
+            candidates,
+            notes: vec![format!(
+                "{} network, `{}` encoding, {} legal actions: {how}",
+                self.policy.algorithm.name(),
+                self.policy.encoding.name(),
+                raw.len()
+            )],
+        }
+    }
 }
 
 impl Agent for PolicyAgent {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+        Some(self.explanation(obs))
     }
 
     fn call(

@@ -25,7 +25,10 @@ pub use determinize::Determinizer;
 use dhumbal_game::cards::{Discard, MAX_HAND};
 use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
 use dhumbal_game::rules::{MAX_PLAYERS, Scoring};
-use dhumbal_game::{Agent, AgentError, Observation, Pick, Resume, RoundOutcome, Seats, Table};
+use dhumbal_game::{
+    Agent, AgentError, Candidate as Weighed, Choice, Explanation, Observation, Phase, Pick, Resume,
+    RoundOutcome, Seats, Table,
+};
 use tree::{NodeId, ROOT, Tree, key};
 
 /// How a child is chosen inside the tree.
@@ -148,6 +151,10 @@ pub struct SearchAgent {
     /// Simulations run, and player-turns simulated, over all decisions (for benchmarks).
     simulations: u64,
     turns: u64,
+    /// The last search's iterations and simulations (worlds sampled), for [`Agent::explain`];
+    /// its tree stays in `tree` until the next search.
+    last_iterations: u32,
+    last_simulations: u64,
 }
 
 /// One legal action at a tree node in the current world.
@@ -170,6 +177,8 @@ impl SearchAgent {
             options: Vec::with_capacity(64),
             simulations: 0,
             turns: 0,
+            last_iterations: 0,
+            last_simulations: 0,
         }
     }
 
@@ -212,7 +221,10 @@ impl SearchAgent {
             .then(|| Duration::try_from_secs_f64(p.time_limit_ms / 1000.0).ok())
             .flatten()
             .and_then(|limit| Instant::now().checked_add(limit));
+        let simulations_before = self.simulations;
+        self.last_iterations = 0;
         'outer: for _ in 0..p.iterations.max(1) {
+            self.last_iterations += 1;
             for _ in 0..p.determinizations.max(1) {
                 let world = self
                     .worlds
@@ -250,6 +262,7 @@ impl SearchAgent {
                 break 'outer;
             }
         }
+        self.last_simulations = self.simulations - simulations_before;
         // The most visited root action (the robust child); ties go to the better mean.
         let best = self
             .tree
@@ -262,6 +275,156 @@ impl SearchAgent {
                     .then(b.key.cmp(&a.key))
             });
         best.ok_or_else(|| AgentError(format!("{}: the search found no action", self.name)))
+    }
+
+    /// The last search's root actions (its visits, mean reward and availability), ranked as
+    /// the decision ranks them, and the worlds it sampled. Reads the tree the search left.
+    fn explanation(&self, obs: &Observation<'_>) -> Option<Explanation> {
+        if self.tree.is_empty() {
+            return None;
+        }
+        let mut discards: Vec<(u64, Discard)> = Vec::new();
+        if obs.phase != Phase::Pick {
+            obs.for_each_legal_discard(|cards| {
+                let k = key::discard(cards);
+                if !discards.iter().any(|(d, _)| *d == k)
+                    && let Some(d) = Discard::from_slice(cards)
+                {
+                    discards.push((k, d));
+                }
+                true
+            });
+        }
+        let choice_of = |k: u64| -> Option<Choice> {
+            if k == key::CALL {
+                return Some(Choice::Call(true));
+            }
+            if k == key::STOCK {
+                return Some(Choice::Pick(Pick::Stock));
+            }
+            if let Some(&c) = obs.pickable.iter().find(|&&c| key::pile(c) == k) {
+                return Some(Choice::Pick(Pick::Pile(c)));
+            }
+            discards
+                .iter()
+                .find(|(d, _)| *d == k)
+                .map(|(_, d)| Choice::Discard(*d))
+        };
+        let mut nodes: Vec<tree::Node> = self
+            .tree
+            .children(ROOT)
+            .map(|c| *self.tree.node(c))
+            .collect();
+        // As `search` chooses: most visits, then the better mean, then the lower key.
+        nodes.sort_by(|a, b| {
+            b.visits
+                .cmp(&a.visits)
+                .then(b.mean().total_cmp(&a.mean()))
+                .then(a.key.cmp(&b.key))
+        });
+        let p = &self.params;
+        let mut notes = vec![format!(
+            "{} worlds sampled ({} iterations x {} determinizations{}), one simulation each; {} nodes",
+            self.last_simulations,
+            self.last_iterations,
+            p.determinizations.max(1),
+            if p.oracle {
+                ", the true world: oracle"
+            } else {
+                ""
+            },
+            self.tree.len()
+        )];
+        notes.push(format!(
+            "{} selection, exploration {}, reward {}, rollout {}{}; plays the most visited root action",
+            match p.selection {
+                Selection::Availability => "availability-count UCB (ISMCTS)",
+                Selection::Legality => "legality-probability UCB (the paper's eq. 4)",
+            },
+            p.exploration,
+            p.reward.name(),
+            self.rollout.name(),
+            if p.rollout_turns > 0 {
+                format!(" cut after {} turns", p.rollout_turns)
+            } else {
+                String::new()
+            }
+        ));
+        let weighed = |choice: Choice, n: &tree::Node| {
+            Weighed::new(choice, f64::from(n.visits))
+                .with("mean_reward", n.mean())
+                .with("available", f64::from(n.avail))
+        };
+        let mut candidates = Vec::with_capacity(nodes.len());
+        let mut unknown = 0;
+        if obs.phase == Phase::Call {
+            // The root's actions are the call and every discard (the discard of a turn that
+            // plays on is searched with its call): the decision's two choices are the call
+            // and the best discard, ranked as the search ranks them.
+            let tried: Vec<&tree::Node> = nodes.iter().filter(|n| n.key != key::CALL).collect();
+            for n in &nodes {
+                if n.key == key::CALL {
+                    candidates.push(weighed(Choice::Call(true), n));
+                } else if tried.first().is_some_and(|&b| std::ptr::eq(n, b)) {
+                    let all: u32 = tried.iter().map(|d| d.visits).sum();
+                    candidates.push(
+                        weighed(Choice::Call(false), n)
+                            .with("discard_visits", f64::from(all))
+                            .with("discards_tried", tried.len() as f64),
+                    );
+                }
+            }
+            let shown: Vec<String> = tried
+                .iter()
+                .take(8)
+                .map(|d| match choice_of(d.key) {
+                    Some(c) => format!("{c} {} visits (mean {:.3})", d.visits, d.mean()),
+                    None => format!("an unknown action {} visits", d.visits),
+                })
+                .collect();
+            let call = nodes.iter().find(|n| n.key == key::CALL);
+            notes.push(match (call, tried.first()) {
+                (Some(c), Some(b)) if candidates[0].choice == Choice::Call(false) => format!(
+                    "the call is searched together with every discard: plays on, as {} ({} visits) beats the call ({} visits)",
+                    choice_of(b.key).map_or("a discard".into(), |c| c.to_string()),
+                    b.visits,
+                    c.visits
+                ),
+                (Some(_), _) => {
+                    "the call is searched together with every discard: calls, the most visited"
+                        .to_string()
+                }
+                _ => "the call was never tried: plays on".to_string(),
+            });
+            if !shown.is_empty() {
+                notes.push(format!(
+                    "playing on, the discards searched: {}{}",
+                    shown.join(", "),
+                    if tried.len() > shown.len() {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        } else {
+            for n in &nodes {
+                match choice_of(n.key) {
+                    Some(choice) => candidates.push(weighed(choice, n)),
+                    None => unknown += 1,
+                }
+            }
+        }
+        if unknown > 0 {
+            notes.push(format!(
+                "{unknown} root actions are not legal in this observation (not shown)"
+            ));
+        }
+        Some(Explanation {
+            score: "visits".into(),
+            candidates,
+            notes,
+        })
     }
 
     fn backpropagate(&mut self, rewards: &[f64; MAX_PLAYERS]) {
@@ -516,6 +679,10 @@ impl Seats for Sim<'_> {
 impl Agent for SearchAgent {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
+        self.explanation(obs)
     }
 
     fn oracle(&self) -> bool {

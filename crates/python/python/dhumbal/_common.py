@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -12,7 +13,7 @@ from gymnasium import spaces
 
 from ._native import ACTION_SLOTS, Tables
 
-__all__ = ["ACTION_SLOTS", "Buffers", "make_tables", "observation_space", "reset_seed"]
+__all__ = ["ACTION_SLOTS", "Buffers", "make_tables", "observation_space", "render_text", "reset_seed"]
 
 
 def _rules(rules: str | Mapping[str, Any] | None, players: int | None) -> Any:
@@ -113,3 +114,16 @@ def reset_seed(seed: int | None, seeded: bool) -> int | None:
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: expected a whole number from 0, got {seed!r}")
     return int(seed) % (1 << 64)
+
+
+def render_text(tables: Tables, mode: str | None) -> str | None:
+    """`render()` of an environment on table 0: the text of `dhumbal-run show`'s renderer,
+    returned for `ansi` (plain, no escape codes), printed for `human` (in colour when stdout is
+    a terminal and NO_COLOR is not set), nothing without a render mode."""
+    if mode is None:
+        return None
+    if mode == "human":
+        colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        print(tables.render(0, colour), flush=True)
+        return None
+    return tables.render(0, False)

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._common import ACTION_SLOTS, Buffers, make_tables, observation_space, reset_seed
+from ._common import ACTION_SLOTS, Buffers, make_tables, observation_space, render_text, reset_seed
 
 __all__ = ["env", "raw_env", "DhumbalAEC"]
 
@@ -60,6 +60,8 @@ class DhumbalAEC(AECEnv):
         )
         self._buf = Buffers(self._tables)
         self.render_mode = render_mode
+        if render_mode is not None:
+            self._tables.set_render(True)
         n = self._tables.players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._space = observation_space(self._tables)
@@ -94,6 +96,8 @@ class DhumbalAEC(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self._last = {}
         self._select()
+        if self.render_mode == "human":
+            self.render()
 
     def _select(self) -> None:
         seat = int(self._buf.seat[0])
@@ -143,15 +147,12 @@ class DhumbalAEC(AECEnv):
         return self._tables.describe(0)
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        text = f"{self.agent_selection} to act: " + "; ".join(
-            f"{i}: {a}" for i, a in enumerate(self.legal_actions())
-        )
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        """The table as the agent to act sees it (its hand, the other hands face down with
+        the cards they took from the pile, the pile, the stock, the standings) and its legal
+        actions by index, drawn as `dhumbal-run show` draws a trace; after the game, the
+        winner and the standings. `ansi` returns the text (no colour codes), `human` prints
+        it (in colour on a terminal, unless NO_COLOR is set)."""
+        return render_text(self._tables, self.render_mode)
 
     def close(self) -> None:
         pass

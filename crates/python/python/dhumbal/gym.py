@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from ._common import ACTION_SLOTS, Buffers, make_tables, observation_space, reset_seed
+from ._common import ACTION_SLOTS, Buffers, make_tables, observation_space, render_text, reset_seed
 
 __all__ = ["DhumbalEnv", "DhumbalVectorEnv"]
 
@@ -67,7 +67,7 @@ class DhumbalEnv(gym.Env):
         + _DOC_ARGS
     )
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "human"]}
 
     def __init__(
         self,
@@ -85,10 +85,14 @@ class DhumbalEnv(gym.Env):
         invalid_action: str = "raise",
         invalid_penalty: float = 1.0,
     ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']}, got {render_mode!r}")
         _setup(self, 1, locals())
         self.observation_space = observation_space(self._tables)
         self.action_space = spaces.Discrete(ACTION_SLOTS)
         self.render_mode = render_mode
+        if render_mode is not None:
+            self._tables.set_render(True)
         self._action = np.zeros(1, np.int64)
         self._seat = 0
         self._obs: dict[str, np.ndarray] | None = None
@@ -100,6 +104,8 @@ class DhumbalEnv(gym.Env):
         self._seeded = True
         self._seat = int(self._buf.seat[0])
         self._obs = self._buf.observation(0)
+        if self.render_mode == "human":
+            self.render()
         return self._obs, {"seat": self._seat}
 
     def step(self, action: int):
@@ -117,6 +123,8 @@ class DhumbalEnv(gym.Env):
         self._tables.step(self._action, False)
         reward = float(self._buf.rewards[0, self._seat]) - penalty
         info: dict[str, Any] = {"seat": self._seat}
+        if self.render_mode == "human":
+            self.render()
         if self._buf.done[0]:
             info["winner"] = int(self._buf.winner[0])
             obs = self._obs
@@ -136,11 +144,12 @@ class DhumbalEnv(gym.Env):
         return self._tables.describe(0)
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi":
-            return None
-        return f"seat {self._seat} to act: " + "; ".join(
-            f"{i}: {a}" for i, a in enumerate(self.legal_actions())
-        )
+        """The table as the learner sees it at its pending decision (its hand, the other
+        hands face down with the cards they took from the pile, the pile, the stock, the
+        standings) and its legal actions by index, drawn as `dhumbal-run show` draws a trace;
+        after the game, the winner and the standings. `ansi` returns the text (no colour
+        codes), `human` prints it (in colour on a terminal, unless NO_COLOR is set)."""
+        return render_text(self._tables, self.render_mode)
 
 
 class DhumbalVectorEnv(gym.vector.VectorEnv):

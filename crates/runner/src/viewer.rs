@@ -1,0 +1,281 @@
+//! The replay viewer: one self-contained HTML page that replays traced deals (docs/traces.md)
+//! in a browser, turn by turn, with every seat's hand, the pile and the stock, each decision's
+//! candidates and each round's outcome.
+//!
+//! The page needs no server and no network: its style and script are inlined from the files
+//! beside this one (`viewer/page.html`, `viewer/page.css`, `viewer/page.js`, plain JavaScript
+//! without dependencies) and the traces are embedded as JSON in a
+//! `<script type="application/json">` element, with `<`, `>` and `&` written as `\u003c`,
+//! `\u003e` and `\u0026` so that no text of a trace (an agent's name, a script's note) can end
+//! the element or be read as markup. The page rebuilds the table at each step from the events
+//! alone (deal, decisions, draws, reshuffles, round ends) and checks what it rebuilt against
+//! each decision's view.
+//!
+//! A stage with traces gets `<stage>/traces/replay.html` when it finishes ([`write_viewer`],
+//! called by the run); `show --html FILE` writes a page of chosen traces ([`write_html`]).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use crate::trace::TRACES_DIR;
+
+/// The page a stage's traces get, in its `traces/` folder.
+pub const PAGE_FILE: &str = "replay.html";
+
+/// At most this much trace text goes into one page (a browser holds the page's data several
+/// times over); the traces beyond it are named in the page, to be shown with `show --html`.
+pub const MAX_EMBEDDED_BYTES: u64 = 192 << 20;
+
+const TEMPLATE: &str = include_str!("viewer/page.html");
+const STYLE: &str = include_str!("viewer/page.css");
+const SCRIPT: &str = include_str!("viewer/page.js");
+
+/// Writes `<stage_dir>/traces/replay.html` from every trace in `<stage_dir>/traces/*.jsonl`
+/// (in file name order: by deal, then by arrangement); `None` when the stage has no traces.
+pub fn write_viewer(stage_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let dir = stage_dir.join(TRACES_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    };
+    let mut traces = Vec::new();
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "jsonl") && path.is_file() {
+            traces.push(path);
+        }
+    }
+    if traces.is_empty() {
+        return Ok(None);
+    }
+    traces.sort();
+    let out = dir.join(PAGE_FILE);
+    write_html(&traces, &out)?;
+    Ok(Some(out))
+}
+
+/// Writes a replay page of `traces` (trace files, shown in this order) to `out`, whole or not
+/// at all (written beside it, then renamed).
+pub fn write_html(traces: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    anyhow::ensure!(!traces.is_empty(), "no trace to show");
+    let mut embedded = Vec::with_capacity(traces.len());
+    let mut omitted = Vec::new();
+    let mut bytes = 0u64;
+    for path in traces {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the trace {}", path.display()))?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        bytes += text.len() as u64;
+        if !embedded.is_empty() && bytes > MAX_EMBEDDED_BYTES {
+            omitted.push(name);
+            continue;
+        }
+        let events = text
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| !line.trim().is_empty())
+            .map(|(i, line)| {
+                serde_json::from_str::<Value>(line)
+                    .with_context(|| format!("{}:{}: not a trace event", path.display(), i + 1))
+            })
+            .collect::<anyhow::Result<Vec<Value>>>()?;
+        anyhow::ensure!(
+            events.first().and_then(|e| e["event"].as_str()) == Some("game"),
+            "{} is not a trace: its first line is not a `game` event",
+            path.display()
+        );
+        embedded.push(json!({"file": name, "events": events}));
+    }
+    let title = page_title(&embedded);
+    let data = json!({"traces": embedded, "omitted": omitted});
+    let page = render(&title, &data);
+    let tmp = out.with_file_name(format!(
+        ".{}.{}.tmp",
+        out.file_name()
+            .map_or_else(|| "replay.html".into(), |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, page).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))
+}
+
+/// "Replay: stage `name`" from the traces' `game` lines (the stages, if several).
+fn page_title(traces: &[Value]) -> String {
+    let mut stages: Vec<&str> = traces
+        .iter()
+        .filter_map(|t| t["events"][0]["stage"].as_str())
+        .collect();
+    stages.dedup();
+    match stages.as_slice() {
+        [] => "Dhumbal replay".into(),
+        [one] => format!("Dhumbal replay: {one}"),
+        several => format!("Dhumbal replay: {}", several.join(", ")),
+    }
+}
+
+/// The page: the template with its title, style, script and data filled in.
+fn render(title: &str, data: &Value) -> String {
+    let data = script_safe_json(data);
+    fill(
+        TEMPLATE,
+        &[
+            ("{{TITLE}}", &escape_html(title)),
+            ("/*STYLE*/", STYLE),
+            ("/*SCRIPT*/", SCRIPT),
+            ("/*DATA*/", &data),
+        ],
+    )
+}
+
+/// Replaces each marker of `template` (and only the template's own text: a value that
+/// happens to contain a marker stays as it is).
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out =
+        String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
+    let mut rest = template;
+    loop {
+        let next = values
+            .iter()
+            .filter_map(|(marker, value)| rest.find(marker).map(|at| (at, *marker, *value)))
+            .min_by_key(|(at, _, _)| *at);
+        let Some((at, marker, value)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(value);
+        rest = &rest[at + marker.len()..];
+    }
+}
+
+/// JSON that can sit inside a `<script>` element: `<`, `>` and `&` only occur inside JSON
+/// strings, where their `\u` escapes mean the same.
+fn script_safe_json(data: &Value) -> String {
+    let text = data.to_string();
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(dir: &Path, name: &str, agent: &str) -> PathBuf {
+        let path = dir.join(name);
+        let game = json!({"event": "game", "format": 1, "stage": "s</script><b>", "deal": 0,
+            "arrangement": 0, "players": 2, "rules": "paper", "scoring": "coins",
+            "seats": [{"seat": 0, "slot": 0, "agent": agent, "kind": "random", "params": {}},
+                      {"seat": 1, "slot": 1, "agent": "b", "kind": "random", "params": {}}]});
+        std::fs::write(&path, format!("{game}\n")).unwrap();
+        path
+    }
+
+    #[test]
+    fn the_template_has_each_marker_once_and_the_page_nothing_external() {
+        for marker in ["{{TITLE}}", "/*STYLE*/", "/*SCRIPT*/", "/*DATA*/"] {
+            assert_eq!(TEMPLATE.matches(marker).count(), 1, "{marker}");
+        }
+        for part in [TEMPLATE, STYLE, SCRIPT] {
+            for external in ["http://", "https://", "<link", "src=", "@import", "url("] {
+                assert!(!part.contains(external), "{external}");
+            }
+        }
+        assert!(!SCRIPT.contains("</script"));
+        assert!(!STYLE.contains("</style"));
+    }
+
+    #[test]
+    fn no_trace_text_can_end_the_data_element() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = "</script><script>alert(1)</script>/*DATA*/{{TITLE}}&amp;\u{2028}";
+        let path = trace(dir.path(), "deal-000000-arrangement-000.jsonl", agent);
+        let out = dir.path().join("page.html");
+        write_html(&[path], &out).unwrap();
+        let page = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            page.matches("</script>").count(),
+            2,
+            "the data and the script only"
+        );
+        assert!(!page.contains("<script>alert"));
+        assert!(page.contains("<title>Dhumbal replay: s&lt;/script&gt;&lt;b&gt;</title>"));
+        // The embedded data reads back as the trace.
+        let start = page.find("id=\"replay-data\">").unwrap() + "id=\"replay-data\">".len();
+        let end = start + page[start..].find("</script>").unwrap();
+        let data: Value = serde_json::from_str(&page[start..end]).unwrap();
+        assert_eq!(data["traces"][0]["events"][0]["seats"][0]["agent"], agent);
+        assert_eq!(
+            data["traces"][0]["file"],
+            "deal-000000-arrangement-000.jsonl"
+        );
+    }
+
+    #[test]
+    fn a_stage_without_traces_gets_no_page_and_one_with_gets_it() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(write_viewer(dir.path()).unwrap(), None);
+        let traces = dir.path().join(TRACES_DIR);
+        std::fs::create_dir(&traces).unwrap();
+        assert_eq!(write_viewer(dir.path()).unwrap(), None);
+        trace(&traces, "deal-000001-arrangement-000.jsonl", "a");
+        trace(&traces, "deal-000000-arrangement-000.jsonl", "a");
+        let page = write_viewer(dir.path()).unwrap().unwrap();
+        assert_eq!(page, traces.join(PAGE_FILE));
+        let text = std::fs::read_to_string(&page).unwrap();
+        let first = text.find("deal-000000-arrangement-000").unwrap();
+        assert!(first < text.find("deal-000001-arrangement-000").unwrap());
+        // Written again, the same page (nothing of the moment goes in).
+        write_viewer(dir.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&page).unwrap(), text);
+        assert_eq!(
+            std::fs::read_dir(&traces).unwrap().count(),
+            3,
+            "no temporary file left"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_trace_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, "{\"event\": \"deal\"}\n").unwrap();
+        let e = write_html(std::slice::from_ref(&path), &dir.path().join("p.html")).unwrap_err();
+        assert!(format!("{e:#}").contains("x.jsonl"), "{e:#}");
+        std::fs::write(&path, "not json\n").unwrap();
+        let e = write_html(&[path], &dir.path().join("p.html")).unwrap_err();
+        assert!(format!("{e:#}").contains("x.jsonl:1"), "{e:#}");
+    }
+}

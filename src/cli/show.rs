@@ -1,0 +1,804 @@
+//! `dhumbal-run show RUN_DIR --deal N`: a traced deal replayed in the terminal, turn by turn,
+//! from its trace (`<stage>/traces/deal-NNNNNN-arrangement-AAA.jsonl`, docs/traces.md): the
+//! deal, every decision with the agent's top candidates where it explains itself, the cards
+//! drawn where the viewer may see them, and a summary of each round. `--seat K` shows only
+//! what seat K saw. Drawn by the text renderer ([`dhumbal_runner::render`]) that the Python
+//! environments' `render()` uses too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::Value;
+
+use dhumbal_runner::folder::Refusal;
+use dhumbal_runner::render::{self, Entry, Hand, Paint, Scene, Seat};
+use dhumbal_runner::trace;
+
+/// `dhumbal-run show`.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// A run's output folder (its traces are in traces/, or in <stage>/traces/ for a staged
+    /// scenario), or one stage's folder.
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// The traced deal to show: under coin scoring the session's number, under point
+    /// scoring the game's number (as `--trace` names them). May be left out when the
+    /// stage traced one deal; a deal that was not traced is refused with the list of those
+    /// that were.
+    #[arg(long, value_name = "N")]
+    pub deal: Option<u64>,
+    /// The stage, for a staged scenario whose stages traced several (without it, the only
+    /// stage with traces).
+    #[arg(long, value_name = "NAME")]
+    pub stage: Option<String>,
+    /// The seating arrangement (a traced deal is traced under each one it is played);
+    /// default: the first.
+    #[arg(long, value_name = "A")]
+    pub arrangement: Option<u64>,
+    /// Only this round of the session or game (numbered from 0).
+    #[arg(long, value_name = "R")]
+    pub round: Option<u32>,
+    /// Show only what seat K saw: its own hand and candidates, the others' hands face down
+    /// (with the cards they took from the pile), their decisions by their public effect (what
+    /// they discarded, took from the pile, or that they drew), and at a round's end their hand
+    /// values only. Without it, every hand and every decision is shown.
+    #[arg(long, value_name = "K")]
+    pub seat: Option<usize>,
+    /// Write the deal as a web page to FILE instead (the replay viewer: every arrangement of
+    /// the deal traced, or the one --arrangement names; one self-contained page, no server).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["round", "seat"])]
+    pub html: Option<PathBuf>,
+}
+
+/// `dhumbal-run show`.
+pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let dir = traces_dir(&args.dir, args.stage.as_deref())?;
+    let traced = traced(&dir)?;
+    let deal = match args.deal {
+        Some(d) if traced.contains_key(&d) => d,
+        Some(d) => {
+            return Err(refuse(format!(
+                "deal {d} was not traced in {}; traced deals: {} (a run traces deals with \
+                 --trace DEALS or output.trace)",
+                dir.display(),
+                list(traced.keys())
+            )));
+        }
+        None if traced.len() == 1 => *traced.keys().next().expect("one"),
+        None => {
+            return Err(refuse(format!(
+                "{} holds the traces of {} deals: {}; pick one with --deal N",
+                dir.display(),
+                traced.len(),
+                list(traced.keys())
+            )));
+        }
+    };
+    let arrangements = &traced[&deal];
+    let arrangement = match args.arrangement {
+        Some(a) if arrangements.contains(&a) => a,
+        Some(a) => {
+            return Err(refuse(format!(
+                "deal {deal} was not traced under arrangement {a}; its arrangements: {}",
+                list(arrangements)
+            )));
+        }
+        None => *arrangements
+            .iter()
+            .next()
+            .expect("a traced deal has a file"),
+    };
+    // `--html FILE`: the replay viewer's page (crates/runner/src/viewer.rs) of the deal.
+    if let Some(out) = &args.html {
+        if let Some(parent) = out.parent()
+            && !parent.as_os_str().is_empty()
+            && !parent.is_dir()
+        {
+            return Err(refuse(format!(
+                "--html {}: the folder {} does not exist",
+                out.display(),
+                parent.display()
+            )));
+        }
+        let chosen: Vec<u64> = match args.arrangement {
+            Some(a) => vec![a],
+            None => arrangements.iter().copied().collect(),
+        };
+        let paths: Vec<PathBuf> = chosen
+            .iter()
+            .map(|&a| dir.join(trace::file_name(deal, a)))
+            .collect();
+        dhumbal_runner::viewer::write_html(&paths, out)?;
+        println!(
+            "wrote {} (deal {deal}, {} arrangement{})",
+            out.display(),
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let path = dir.join(trace::file_name(deal, arrangement));
+    let events = read(&path)?;
+    let game = &events[0];
+    let players = game["players"].as_u64().unwrap_or(0) as usize;
+    if let Some(k) = args.seat
+        && k >= players
+    {
+        return Err(refuse(format!(
+            "--seat {k}: the game has {players} seats, 0 to {}",
+            players.saturating_sub(1)
+        )));
+    }
+    let rounds: BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e["event"] == "deal")
+        .filter_map(|e| e["round"].as_u64())
+        .collect();
+    if let Some(r) = args.round
+        && !rounds.contains(&u64::from(r))
+    {
+        return Err(refuse(format!(
+            "--round {r}: deal {deal} (arrangement {arrangement}) played rounds {}",
+            list(&rounds)
+        )));
+    }
+    let paint = Paint::for_terminal(std::io::stdout().is_terminal());
+    let view = View {
+        seat: args.seat,
+        round: args.round,
+        paint,
+        arrangements: arrangements.len(),
+    };
+    let lines = view.replay(&events);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = lines
+        .iter()
+        .try_for_each(|l| writeln!(out, "{l}"))
+        .and_then(|()| out.flush());
+    match written {
+        // `show ... | head` closes the pipe: not a failure.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write to stdout"))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn refuse(message: String) -> anyhow::Error {
+    Refusal(message).into()
+}
+
+/// Numbers for a message, the first 20 of them.
+fn list<'a>(values: impl IntoIterator<Item = &'a u64>) -> String {
+    let all: Vec<String> = values.into_iter().map(u64::to_string).collect();
+    if all.len() > 20 {
+        format!("{}, ... ({} in all)", all[..20].join(", "), all.len())
+    } else {
+        all.join(", ")
+    }
+}
+
+/// The folder of the traces to show: `DIR/traces` (a single-stage run, or a stage's folder),
+/// `DIR/<stage>/traces`, or the only stage's of those.
+fn traces_dir(dir: &Path, stage: Option<&str>) -> anyhow::Result<PathBuf> {
+    if !dir.is_dir() {
+        return Err(refuse(format!(
+            "{} is not a folder (show reads a run's output folder)",
+            dir.display()
+        )));
+    }
+    let staged: Vec<String> = {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join(trace::TRACES_DIR).is_dir())
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        names.sort();
+        names
+    };
+    let own = dir.join(trace::TRACES_DIR);
+    match stage {
+        Some(name) => {
+            let path = dir.join(name).join(trace::TRACES_DIR);
+            if path.is_dir() {
+                Ok(path)
+            } else if own.is_dir() {
+                Err(refuse(format!(
+                    "{} is a single-stage run (its traces are in {}): leave out --stage",
+                    dir.display(),
+                    own.display()
+                )))
+            } else if staged.is_empty() {
+                Err(no_traces(dir))
+            } else {
+                Err(refuse(format!(
+                    "no stage `{name}` with traces in {}; stages with traces: {}",
+                    dir.display(),
+                    staged.join(", ")
+                )))
+            }
+        }
+        None if own.is_dir() => Ok(own),
+        None => match staged.as_slice() {
+            [] => Err(no_traces(dir)),
+            [one] => Ok(dir.join(one).join(trace::TRACES_DIR)),
+            several => Err(refuse(format!(
+                "several stages of {} have traces: {}; pick one with --stage NAME",
+                dir.display(),
+                several.join(", ")
+            ))),
+        },
+    }
+}
+
+fn no_traces(dir: &Path) -> anyhow::Error {
+    refuse(format!(
+        "{} holds no traces (neither traces/ nor <stage>/traces/): a run writes them for the \
+         deals given with --trace DEALS or the scenario's output.trace",
+        dir.display()
+    ))
+}
+
+/// The traced deals of a folder and, for each, its arrangements.
+fn traced(dir: &Path) -> anyhow::Result<BTreeMap<u64, BTreeSet<u64>>> {
+    let mut out: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let parsed = name
+            .strip_prefix("deal-")
+            .and_then(|r| r.strip_suffix(".jsonl"))
+            .and_then(|r| r.split_once("-arrangement-"))
+            .and_then(|(d, a)| Some((d.parse::<u64>().ok()?, a.parse::<u64>().ok()?)));
+        if let Some((d, a)) = parsed {
+            out.entry(d).or_default().insert(a);
+        }
+    }
+    if out.is_empty() {
+        return Err(refuse(format!(
+            "{} holds no trace files (deal-NNNNNN-arrangement-AAA.jsonl)",
+            dir.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// A trace's events, checked to start with its `game` line in a format this program reads.
+fn read(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| refuse(format!("cannot read {}: {e}", path.display())))?;
+    let mut events = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            refuse(format!(
+                "{} line {}: not a trace event ({e})",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        events.push(v);
+    }
+    match events.first() {
+        Some(g) if g["event"] == "game" => {
+            let format = g["format"].as_u64().unwrap_or(0);
+            if format > u64::from(trace::FORMAT) {
+                return Err(refuse(format!(
+                    "{} is in trace format {format}, newer than this program's {}; show it \
+                     with a newer dhumbal-run",
+                    path.display(),
+                    trace::FORMAT
+                )));
+            }
+            Ok(events)
+        }
+        _ => Err(refuse(format!(
+            "{} does not start with a `game` event: not a trace",
+            path.display()
+        ))),
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or("?")
+}
+
+/// How a trace is shown: by whom (every seat, or one), which rounds, in which paint.
+struct View {
+    seat: Option<usize>,
+    round: Option<u32>,
+    paint: Paint,
+    arrangements: usize,
+}
+
+/// One seat's turn as it is being gathered: its decisions, the card it drew, the reshuffle.
+struct Turn<'a> {
+    round: u64,
+    turn: u64,
+    seat: usize,
+    /// The first decision of the turn (what the seat held then).
+    first: &'a Value,
+    actions: Vec<String>,
+    /// Lines under the turn's line: candidates, notes, a reshuffle.
+    below: Vec<String>,
+}
+
+impl View {
+    /// Whether the viewer sees seat `s`'s hand and reasons.
+    fn sees(&self, s: usize) -> bool {
+        self.seat.is_none_or(|k| k == s)
+    }
+
+    fn shows(&self, round: u64) -> bool {
+        self.round.is_none_or(|r| u64::from(r) == round)
+    }
+
+    fn replay(&self, events: &[Value]) -> Vec<String> {
+        let p = self.paint;
+        let game = &events[0];
+        let names: Vec<String> = game["seats"]
+            .as_array()
+            .map(|a| a.iter().map(|s| text(&s["agent"]).to_string()).collect())
+            .unwrap_or_default();
+        let name_w = names.iter().map(|n| render::width(n)).max().unwrap_or(0);
+        // The hands of the turn lines in one column, as wide as the widest.
+        let hand_w = events
+            .iter()
+            .filter(|e| e["event"] == "decision")
+            .map(|e| {
+                let seat = e["seat"].as_u64().unwrap_or(0) as usize;
+                render::width(&render::hand(&self.turn_hand(seat, e), Paint::plain()))
+            })
+            .max()
+            .unwrap_or(0);
+        let widths = (name_w, hand_w);
+        let scoring = text(&game["scoring"]).to_string();
+        let mut out = self.header(game, &names);
+        let mut turn: Option<Turn> = None;
+        // The seats still in the game in the round being shown.
+        let mut active: Vec<bool> = Vec::new();
+        for (i, e) in events.iter().enumerate().skip(1) {
+            let round = e["round"].as_u64().unwrap_or(0);
+            if e["event"] != "game_end" && !self.shows(round) {
+                continue;
+            }
+            match text(&e["event"]) {
+                "deal" => {
+                    let first = events[i + 1..]
+                        .iter()
+                        .take_while(|x| x["event"] != "round_end")
+                        .find(|x| x["event"] == "decision");
+                    out.push(String::new());
+                    active = (0..names.len())
+                        .map(|s| {
+                            first
+                                .and_then(|f| f["view"]["active"][s].as_bool())
+                                .unwrap_or(true)
+                        })
+                        .collect();
+                    out.extend(self.deal(e, first, &names, &scoring));
+                }
+                "decision" => {
+                    let seat = e["seat"].as_u64().unwrap_or(0) as usize;
+                    let t = e["turn"].as_u64().unwrap_or(0);
+                    let same = turn
+                        .as_ref()
+                        .is_some_and(|x| x.round == round && x.turn == t && x.seat == seat);
+                    if !same {
+                        if let Some(done) = turn.take() {
+                            out.extend(self.turn_lines(&done, &names, widths));
+                        }
+                        turn = Some(Turn {
+                            round,
+                            turn: t,
+                            seat,
+                            first: e,
+                            actions: Vec::new(),
+                            below: Vec::new(),
+                        });
+                    }
+                    let current = turn.as_mut().expect("set above");
+                    self.decision(e, current);
+                }
+                "drew" => {
+                    if let Some(t) = turn.as_mut()
+                        && self.sees(t.seat)
+                        && let Some(card) = e["card"].as_str()
+                        && let Some(last) = t.actions.last_mut()
+                    {
+                        *last = format!("draw → {}", p.card(card));
+                    }
+                }
+                "reshuffle" => {
+                    let line = format!(
+                        "         {}",
+                        p.dim(&format!(
+                            "the pile is turned over into the stock: {} cards; the pile keeps {}",
+                            e["stock"].as_u64().unwrap_or(0),
+                            strings(&e["pile"]).join(" ")
+                        ))
+                    );
+                    match turn.as_mut() {
+                        Some(t) => t.below.push(line),
+                        None => out.push(line),
+                    }
+                }
+                "round_end" => {
+                    if let Some(done) = turn.take() {
+                        out.extend(self.turn_lines(&done, &names, widths));
+                    }
+                    out.extend(self.round_end(e, &names, &active, name_w, &scoring));
+                }
+                "game_end" if self.round.is_none() => {
+                    out.push(String::new());
+                    let w = e["winner"].as_u64().unwrap_or(0) as usize;
+                    let standings: Vec<String> = e["standings"]
+                        .as_array()
+                        .map(|a| a.iter().map(|v| v.to_string()).collect())
+                        .unwrap_or_default();
+                    out.push(p.bold(&format!(
+                        "{} after {} round{}: seat {w} ({}) {} · {scoring}: {}",
+                        if scoring == "points" {
+                            "game over"
+                        } else {
+                            "session over"
+                        },
+                        e["rounds"].as_u64().unwrap_or(0),
+                        if e["rounds"] == 1 { "" } else { "s" },
+                        names.get(w).map_or("?", String::as_str),
+                        if scoring == "points" { "wins" } else { "leads" },
+                        standings.join(" ")
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if let Some(done) = turn.take() {
+            out.extend(self.turn_lines(&done, &names, widths));
+        }
+        out
+    }
+
+    fn header(&self, game: &Value, names: &[String]) -> Vec<String> {
+        let p = self.paint;
+        let arrangement = game["arrangement"].as_u64().unwrap_or(0);
+        let mut out = vec![p.bold(&format!(
+            "stage {} · deal {} · arrangement {}{} · rules {} ({} scoring) · seed {}",
+            text(&game["stage"]),
+            game["deal"],
+            arrangement,
+            if self.arrangements > 1 {
+                format!(" of {} traced", self.arrangements)
+            } else {
+                String::new()
+            },
+            text(&game["rules"]),
+            if game["scoring"] == "points" {
+                "point"
+            } else {
+                "coin"
+            },
+            game["seed"],
+        ))];
+        let seats: Vec<String> = game["seats"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let agent = text(&s["agent"]);
+                let kind = text(&s["kind"]);
+                let seat = s["seat"].as_u64().unwrap_or(0);
+                if agent == kind {
+                    format!("{seat} {agent}")
+                } else {
+                    format!("{seat} {agent} ({kind})")
+                }
+            })
+            .collect();
+        out.push(format!("seats: {}", seats.join(" · ")));
+        out.push(match self.seat {
+            None => "view: every hand and every decision".to_string(),
+            Some(k) => format!(
+                "view: seat {k} ({}) only: the other hands face down, their decisions by what \
+                 they showed",
+                names.get(k).map_or("?", String::as_str)
+            ),
+        });
+        out
+    }
+
+    /// The deal of a round: every seat's hand (or its count), the pile, the stock.
+    fn deal(
+        &self,
+        e: &Value,
+        first: Option<&Value>,
+        names: &[String],
+        scoring: &str,
+    ) -> Vec<String> {
+        let p = self.paint;
+        let hands: Vec<Vec<String>> = e["hands"]
+            .as_array()
+            .map(|a| a.iter().map(strings).collect())
+            .unwrap_or_default();
+        let standings: Vec<Option<i64>> = e["standings"]
+            .as_array()
+            .map(|a| a.iter().map(Value::as_i64).collect())
+            .unwrap_or_default();
+        let view = first.map(|f| &f["view"]);
+        let active = |s: usize| {
+            view.and_then(|v| v["active"][s].as_bool())
+                .unwrap_or(!hands[s].is_empty())
+        };
+        let starter = view.and_then(|v| v["starter"].as_u64());
+        let seats = hands
+            .iter()
+            .enumerate()
+            .map(|(s, h)| Seat {
+                seat: s,
+                name: names.get(s).cloned().unwrap_or_default(),
+                hand: if self.sees(s) {
+                    Hand::Shown {
+                        cards: h.clone(),
+                        value: None,
+                    }
+                } else {
+                    Hand::Hidden {
+                        count: h.len(),
+                        known: Vec::new(),
+                    }
+                },
+                standing: standings.get(s).copied().flatten(),
+                active: active(s),
+                acting: self.seat == Some(s),
+            })
+            .collect();
+        let scene = Scene {
+            heading: None,
+            seats,
+            standings: scoring.to_string(),
+            pile: strings(&e["pile"]),
+            top_set: 1,
+            pickable: Vec::new(),
+            stock: e["stock"].as_u64().unwrap_or(0) as usize,
+            threshold: view
+                .and_then(|v| v["call_threshold"].as_u64())
+                .map(|t| t as u32),
+            decision: None,
+        };
+        let mut out = vec![p.bold(&format!(
+            "── round {}{} ──",
+            e["round"],
+            starter.map_or(String::new(), |s| format!(
+                " · seat {s} ({}) starts",
+                names.get(s as usize).map_or("?", String::as_str)
+            ))
+        ))];
+        out.extend(scene.lines(p));
+        out
+    }
+
+    /// Adds a decision to its turn: the action as the viewer may see it and, for a seat the
+    /// viewer sees, the agent's top candidates and notes.
+    fn decision(&self, e: &Value, t: &mut Turn) {
+        let p = self.paint;
+        let seen = self.sees(t.seat);
+        let choice = &e["choice"];
+        let action = match text(&choice["kind"]) {
+            "call" if choice["call"] == true => Some(p.bold("call")),
+            // Playing on tells the others nothing (nor that the seat could have called).
+            "call" => seen.then(|| "play on".to_string()),
+            "pick" if choice["card"].is_null() => Some("draw".to_string()),
+            _ => Some(p.words(text(&choice["text"]))),
+        };
+        t.actions.extend(action);
+        if !seen {
+            return;
+        }
+        let expl = &e["explanation"];
+        let Some(cands) = expl["candidates"].as_array() else {
+            return;
+        };
+        let chosen = text(&choice["text"]);
+        let entries: Vec<(usize, Entry)> = cands
+            .iter()
+            .enumerate()
+            .map(|(rank, c)| {
+                let mut entry = Entry::new(text(&c["choice"]["text"]));
+                entry.score = c["score"].as_f64();
+                entry.details = c["details"]
+                    .as_object()
+                    .map(|d| {
+                        d.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                entry.chosen = entry.text == chosen;
+                (rank, entry)
+            })
+            .collect();
+        // The top three, and the chosen one where it ranks lower.
+        let mut shown: Vec<Entry> = entries.iter().take(3).map(|(_, e)| e.clone()).collect();
+        if let Some((rank, e)) = entries.iter().skip(3).find(|(_, e)| e.chosen) {
+            let mut e = e.clone();
+            e.text = format!("{} (ranked {} of {})", e.text, rank + 1, entries.len());
+            shown.push(e);
+        }
+        let score = expl["score"].as_str().filter(|s| !s.is_empty());
+        t.below
+            .extend(render::options(&shown, score, p, "           "));
+        for note in strings(&expl["notes"]) {
+            t.below
+                .push(format!("             {}", p.dim(&format!("· {note}"))));
+        }
+    }
+
+    /// What the viewer sees of seat `seat`'s hand at its decision `e`.
+    fn turn_hand(&self, seat: usize, e: &Value) -> Hand {
+        let v = &e["view"];
+        if self.sees(seat) {
+            Hand::Shown {
+                cards: strings(&v["hand"]),
+                value: v["hand_value"].as_u64().map(|x| x as u32),
+            }
+        } else {
+            // Public: how many cards it holds and those it took from the pile.
+            Hand::Hidden {
+                count: v["hand_sizes"][seat].as_u64().unwrap_or(0) as usize,
+                known: strings(&v["known"][seat]),
+            }
+        }
+    }
+
+    fn turn_lines(
+        &self,
+        t: &Turn,
+        names: &[String],
+        (name_w, hand_w): (usize, usize),
+    ) -> Vec<String> {
+        let p = self.paint;
+        if t.actions.is_empty() && t.below.is_empty() {
+            return Vec::new();
+        }
+        let hand = self.turn_hand(t.seat, t.first);
+        let mut out = vec![format!(
+            "  turn {:>3}  {} {}  {}  {}",
+            t.turn,
+            t.seat,
+            render::pad(names.get(t.seat).map_or("?", String::as_str), name_w),
+            render::pad(&render::hand(&hand, p), hand_w),
+            t.actions.join(" · ")
+        )];
+        out.extend(t.below.iter().cloned());
+        out
+    }
+
+    fn round_end(
+        &self,
+        e: &Value,
+        names: &[String],
+        active: &[bool],
+        name_w: usize,
+        scoring: &str,
+    ) -> Vec<String> {
+        let p = self.paint;
+        let name = |s: u64| {
+            names
+                .get(s as usize)
+                .map_or("?", String::as_str)
+                .to_string()
+        };
+        let end = match text(&e["end"]) {
+            "call" => "a call",
+            "empty_hand" => "an empty hand",
+            "turn_limit" => "the turn limit",
+            "stock_exhausted" => "an exhausted stock",
+            other => other,
+        };
+        let mut summary = format!(
+            "end of round {} by {end} after {} turns",
+            e["round"],
+            e["turns"].as_u64().unwrap_or(0)
+        );
+        let winner = e["winner"].as_u64();
+        let caller = e["caller"].as_u64();
+        match (caller, e["call_success"].as_bool()) {
+            (Some(c), Some(true)) if winner == Some(c) => {
+                summary.push_str(&format!(": seat {c} ({}) called and wins", name(c)));
+            }
+            (Some(c), success) => {
+                let how = match success {
+                    Some(true) => " and succeeded",
+                    Some(false) => " and failed",
+                    None => "",
+                };
+                summary.push_str(&format!(": seat {c} ({}) called{how}", name(c)));
+                if let Some(w) = winner {
+                    summary.push_str(&format!("; seat {w} ({}) wins", name(w)));
+                }
+            }
+            (None, _) => {
+                if let Some(w) = winner {
+                    summary.push_str(&format!(": seat {w} ({}) wins", name(w)));
+                }
+            }
+        }
+        let mut out = vec![format!("  {}", p.bold(&summary))];
+        let hands: Vec<Vec<String>> = e["hands"]
+            .as_array()
+            .map(|a| a.iter().map(strings).collect())
+            .unwrap_or_default();
+        let playing = |s: usize| active.get(s).copied().unwrap_or(true);
+        // What each seat's row shows: its hand at the end and its change, or, for a seat
+        // out of the game before this round, only its standing.
+        let rows: Vec<(String, String)> = (0..hands.len())
+            .map(|s| {
+                if playing(s) {
+                    let value = e["hand_values"][s].as_u64();
+                    (
+                        self.final_hand(&hands[s], value, s, p),
+                        signed(&e["change"][s]),
+                    )
+                } else {
+                    (p.dim("out of the game"), String::new())
+                }
+            })
+            .collect();
+        let change_w = rows.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
+        let hand_w = rows
+            .iter()
+            .map(|(h, _)| render::width(h))
+            .max()
+            .unwrap_or(0);
+        for (s, (hand, change)) in rows.iter().enumerate() {
+            let out_now = playing(s) && e["eliminated"][s] == true;
+            out.push(format!(
+                "    {} {}  {}  {:>change_w$} → {} {scoring}{}",
+                s,
+                render::pad(&name(s as u64), name_w),
+                render::pad(hand, hand_w),
+                change,
+                e["standings"][s],
+                if out_now { " · out" } else { "" },
+            ));
+        }
+        out
+    }
+
+    /// A hand at a round's end: the cards for a seat the viewer sees, the value for the others.
+    fn final_hand(&self, cards: &[String], value: Option<u64>, s: usize, p: Paint) -> String {
+        let value = value.map_or(String::new(), |v| format!("({v})"));
+        if self.sees(s) {
+            format!("{} {}", p.cards(cards), p.dim(&value))
+        } else {
+            format!("{} {}", p.face_down(cards.len()), p.dim(&value))
+        }
+    }
+}
+
+/// A change with its sign: `+57`, `0`, `-57`.
+fn signed(v: &Value) -> String {
+    match v.as_i64() {
+        Some(x) if x > 0 => format!("+{x}"),
+        Some(x) => x.to_string(),
+        None => v.to_string(),
+    }
+}

@@ -1,0 +1,686 @@
+//! The replay page (crates/runner/src/viewer.rs) as a person uses it: a traced run writes
+//! `traces/replay.html`; headless Chromium opens it from `file://`, keys are pressed through
+//! the DevTools protocol (`Input.dispatchKeyEvent`) and what the page then shows is read back
+//! and compared with the trace.
+//!
+//! Chromium is driven over `--remote-debugging-pipe` (the protocol's JSON messages, each ended
+//! by a NUL byte, on the browser's file descriptors 3 and 4, which `sh` wires to our pipes): no
+//! websocket client, no port and no crate needed. scripts/test.sh installs Debian's `chromium`
+//! when it is missing and it can (root with apt-get); without a browser this test fails where
+//! one could be installed and is skipped, saying why, where none can.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{bin, run, scenario, text, tmp};
+
+/// Three rounds (one session) of three seats; deal 0 is traced under each of its three
+/// arrangements, so the page has a deal picker.
+const TRACED: &str = "\
+name: replayed
+seed: 5
+deals: 3
+session: 3
+seating: rotate
+rules: {preset: paper, players: 3}
+agents:
+  - id: searcher
+    kind: ismcts
+    params: {iterations: 60}
+  - kind: balanced
+  - kind: random
+output: {decision_timing: false, trace: {deals: [0]}}
+";
+
+fn go(args: &[&str]) {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The browser: `$DHUMBAL_CHROMIUM`, or Chromium or Chrome on the PATH. `None` (the test is
+/// skipped, saying why) only where none is installed and none can be.
+fn browser() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("DHUMBAL_CHROMIUM") {
+        return Some(PathBuf::from(path));
+    }
+    let found = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .find_map(|name| on_path(name));
+    if found.is_some() {
+        return found;
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if root && on_path("apt-get").is_some() {
+        panic!(
+            "the replay page is tested in headless Chromium, which is not installed: \
+             `apt-get install -y chromium` (scripts/test.sh installs it), or name a browser \
+             in DHUMBAL_CHROMIUM"
+        );
+    }
+    eprintln!(
+        "SKIPPED: the replay page's browser test needs Chromium (chromium, chromium-browser or \
+         google-chrome on the PATH, or DHUMBAL_CHROMIUM), and it cannot be installed here \
+         (that takes root and apt-get)"
+    );
+    None
+}
+
+/// One headless browser and one page in it, spoken to through the DevTools protocol.
+struct Browser {
+    child: Child,
+    to: ChildStdin,
+    from: Receiver<Value>,
+    next: u64,
+    session: Option<String>,
+    log: PathBuf,
+}
+
+impl Browser {
+    fn start(chrome: &Path, dir: &Path) -> Browser {
+        let log = dir.join("chromium.log");
+        let profile = dir.join("profile");
+        // Chromium reads commands on fd 3 and answers on fd 4: our stdin and stdout.
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(
+                "exec \"$0\" --headless=new --disable-gpu --no-sandbox --no-first-run \
+                 --no-default-browser-check --disable-extensions --hide-scrollbars \
+                 --user-data-dir=\"$1\" --remote-debugging-pipe about:blank \
+                 3<&0 4>&1 0</dev/null 1>&2",
+            )
+            .arg(chrome)
+            .arg(&profile)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", chrome.display()));
+        let to = child.stdin.take().unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let (send, from) = channel();
+        std::thread::spawn(move || {
+            let mut buffer = Vec::new();
+            let mut chunk = [0u8; 1 << 16];
+            while let Ok(n) = out.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                buffer.extend_from_slice(&chunk[..n]);
+                while let Some(end) = buffer.iter().position(|&b| b == 0) {
+                    let message: Vec<u8> = buffer.drain(..=end).collect();
+                    let value = serde_json::from_slice(&message[..end]).unwrap_or(Value::Null);
+                    if send.send(value).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Browser {
+            child,
+            to,
+            from,
+            next: 0,
+            session: None,
+            log,
+        }
+    }
+
+    /// Sends a command (to the page, once attached) and waits for its answer.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = &self.session {
+            message["sessionId"] = json!(session);
+        }
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        if let Err(e) = self.to.write_all(&bytes).and_then(|()| self.to.flush()) {
+            panic!("{method}: the browser is gone ({e}): {}", self.log_tail());
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(answer) = self.from.recv_timeout(left) else {
+                panic!("{method}: no answer from the browser: {}", self.log_tail());
+            };
+            if answer["id"] == json!(id) {
+                assert!(answer.get("error").is_none(), "{method}: {answer}");
+                return answer["result"].clone();
+            }
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let start = log.len().saturating_sub(3000);
+        log.get(start..).unwrap_or(&log).to_string()
+    }
+
+    /// Opens a page and attaches to it.
+    fn open(&mut self, url: &str) {
+        let target = self.call("Target.createTarget", json!({"url": "about:blank"}));
+        let attached = self.call(
+            "Target.attachToTarget",
+            json!({"targetId": target["targetId"], "flatten": true}),
+        );
+        self.session = Some(attached["sessionId"].as_str().unwrap().to_string());
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": 1440, "height": 960, "deviceScaleFactor": 1, "mobile": false}),
+        );
+        self.call(
+            "Emulation.setFocusEmulationEnabled",
+            json!({"enabled": true}),
+        );
+        self.call("Page.enable", json!({}));
+        self.call("Page.navigate", json!({"url": url}));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.eval("document.body && document.body.dataset.ready || ''") != "1" {
+            assert!(
+                Instant::now() < deadline,
+                "the page did not start: {}",
+                self.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The value of a JavaScript expression in the page (a script error fails the test).
+    fn eval(&mut self, expression: &str) -> Value {
+        let answer = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true}),
+        );
+        assert!(
+            answer.get("exceptionDetails").is_none(),
+            "{expression}: {answer}"
+        );
+        answer["result"]["value"].clone()
+    }
+
+    /// The text an element shows (its `innerText`, as laid out).
+    fn text(&mut self, selector: &str) -> String {
+        let v = self.eval(&format!(
+            "(document.querySelector({}) || {{}}).innerText || ''",
+            json!(selector)
+        ));
+        v.as_str().unwrap_or_default().to_string()
+    }
+
+    fn step(&mut self) -> usize {
+        self.eval("document.body.dataset.step")
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// Presses and releases a key, as the keyboard would.
+    fn key(&mut self, key: &str) {
+        let code = match key {
+            "PageUp" => 33,
+            "PageDown" => 34,
+            "End" => 35,
+            "Home" => 36,
+            "ArrowLeft" => 37,
+            "ArrowUp" => 38,
+            "ArrowRight" => 39,
+            "ArrowDown" => 40,
+            _ => panic!("no key {key}"),
+        };
+        for kind in ["rawKeyDown", "keyUp"] {
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": key, "code": key,
+                       "windowsVirtualKeyCode": code, "nativeVirtualKeyCode": code}),
+            );
+        }
+    }
+
+    /// Chooses an option of a `<select>` as a person does: focus it, pick, and it blurs.
+    fn choose(&mut self, id: &str, value: &str) {
+        self.eval(&format!(
+            "(() => {{ const s = document.getElementById({}); s.focus(); s.value = {};
+                s.dispatchEvent(new Event('change', {{bubbles: true}})); return s.value; }})()",
+            json!(id),
+            json!(value)
+        ));
+    }
+
+    /// A PNG of the page as laid out, down to its end.
+    fn screenshot(&mut self, path: &Path) {
+        let height =
+            self.eval("Math.ceil(document.documentElement.getBoundingClientRect().height)");
+        let clip = json!({"x": 0, "y": 0, "width": 1440, "height": height, "scale": 1});
+        let shot = self.call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "clip": clip}),
+        );
+        std::fs::write(path, base64(shot["data"].as_str().unwrap())).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Standard base64 (the screenshot's encoding), decoded.
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    for group in digits.chunks(4) {
+        let mut bits = 0u32;
+        for (i, &d) in group.iter().enumerate() {
+            bits |= u32::from(d) << (18 - 6 * i);
+        }
+        for i in 0..group.len() - 1 {
+            out.push((bits >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
+}
+
+/// One trace's events, and the steps the page makes of them: its deals, decisions, round
+/// ends and the game's end.
+struct Trace {
+    events: Vec<Value>,
+    steps: Vec<Value>,
+}
+
+fn read_trace(path: &Path) -> Trace {
+    let events: Vec<Value> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let steps = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e["event"].as_str(),
+                Some("deal" | "decision" | "round_end" | "game_end")
+            )
+        })
+        .cloned()
+        .collect();
+    Trace { events, steps }
+}
+
+fn signed(x: i64) -> String {
+    match x {
+        0 => "0".into(),
+        x if x > 0 => format!("+{x}"),
+        x => format!("−{}", -x),
+    }
+}
+
+#[test]
+fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
+    let Some(chrome) = browser() else {
+        return;
+    };
+    let began = Instant::now();
+    let dir = tmp();
+    let file = scenario(dir.path(), "replayed.yaml", TRACED);
+    let out = dir.path().join("out");
+    go(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+    ]);
+    let page = out.join("traces").join("replay.html");
+    assert!(page.is_file(), "a traced stage gets its replay page");
+    let trace = read_trace(&out.join("traces").join("deal-000000-arrangement-000.jsonl"));
+    let steps = trace.steps.len();
+    let game = &trace.events[0];
+    let agent = |seat: &Value| {
+        game["seats"][seat.as_u64().unwrap() as usize]["agent"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let ran = began.elapsed();
+
+    let mut b = Browser::start(&chrome, dir.path());
+    b.open(&format!("file://{}", page.display()));
+    let opened = began.elapsed();
+    assert_eq!(
+        b.eval("document.body.dataset.steps"),
+        json!(steps.to_string())
+    );
+    assert_eq!(b.step(), 0);
+    assert!(b.text("#decision").contains("Round 1 dealt"));
+    let title = b.text("header");
+    for seat in game["seats"].as_array().unwrap() {
+        assert!(title.contains(seat["agent"].as_str().unwrap()), "{title}");
+    }
+    assert!(
+        title.contains("deal 0") && title.contains("arrangement 0"),
+        "{title}"
+    );
+    assert!(title.contains("replayed"), "{title}");
+
+    // Step to the end by →, one step a press; a press at the end stays there.
+    let mut with_candidates = None;
+    for i in 1..steps + 2 {
+        b.key("ArrowRight");
+        let at = i.min(steps - 1);
+        assert_eq!(b.step(), at, "after {i} presses of →");
+        let step = &trace.steps[at];
+        if step["event"] == "decision" {
+            let shown = b.text("#decision");
+            let choice = step["choice"]["text"].as_str().unwrap();
+            assert!(shown.contains(choice), "step {at}: {choice} in {shown}");
+            let seat = step["seat"].as_u64().unwrap();
+            assert!(
+                shown.contains(&format!("Seat {seat}")),
+                "step {at}: {shown}"
+            );
+            if step["explanation"].is_null() {
+                assert!(shown.contains("no explanation"), "step {at}: {shown}");
+            } else if with_candidates.is_none()
+                && step["explanation"]["candidates"].as_array().unwrap().len() > 2
+                && step["turn"].as_u64().unwrap() >= 4
+            {
+                // Mid-round, a few candidates: looked at below, and the screenshot.
+                with_candidates = Some(at);
+            }
+            // The deciding seat is marked at the table.
+            let marked =
+                b.eval("[...document.querySelectorAll('.seat.to-play')].map(s => s.dataset.seat)");
+            assert_eq!(marked, json!([seat.to_string()]), "step {at}");
+        }
+    }
+    assert_eq!(
+        b.eval("document.body.dataset.mismatches"),
+        json!("0"),
+        "the table rebuilt from the events is what each seat saw"
+    );
+
+    // The end: the session's winner, the last round's outcome and its last decision.
+    let end = trace
+        .events
+        .iter()
+        .rev()
+        .find(|e| e["event"] == "round_end")
+        .unwrap();
+    let last = trace
+        .events
+        .iter()
+        .rev()
+        .find(|e| e["event"] == "decision")
+        .unwrap();
+    let game_end = trace.events.last().unwrap();
+    assert_eq!(game_end["event"], "game_end");
+    let outcome = b.text("#outcome");
+    assert!(outcome.contains("Session over"), "{outcome}");
+    assert!(
+        outcome.contains(&format!(
+            "Winner: seat {} ({})",
+            game_end["winner"],
+            agent(&game_end["winner"])
+        )),
+        "{outcome}"
+    );
+    let rounds = game_end["rounds"].as_u64().unwrap();
+    assert!(
+        outcome.contains(&format!("Round {rounds} ends by")),
+        "{outcome}"
+    );
+    for (seat, change) in end["change"].as_array().unwrap().iter().enumerate() {
+        let row = b.text(&format!(
+            "#outcome .result tbody tr:nth-child({})",
+            seat + 1
+        ));
+        let value = end["hand_values"][seat].as_u64().unwrap();
+        assert!(row.contains(&signed(change.as_i64().unwrap())), "{row}");
+        assert!(row.contains(&format!("\t{value}\t")), "{row}");
+    }
+    if end["end"] == "call" {
+        let verdict = if end["call_success"] == true {
+            "success"
+        } else {
+            "failed"
+        };
+        assert!(
+            outcome.contains(&format!(
+                "Seat {} ({}) called: {verdict}",
+                end["caller"],
+                agent(&end["caller"])
+            )),
+            "{outcome}"
+        );
+    }
+    let decision = b.text("#decision");
+    assert!(decision.contains("Last decision"), "{decision}");
+    assert!(
+        decision.contains(last["choice"]["text"].as_str().unwrap()),
+        "{decision}"
+    );
+    // Every hand is shown at the end.
+    assert_eq!(
+        b.eval("document.querySelectorAll('.seat .card.back').length"),
+        json!(0)
+    );
+
+    // ← goes back a step, and again to the last decision itself.
+    b.key("ArrowLeft");
+    assert_eq!(b.step(), steps - 2);
+    assert!(
+        b.text("#position")
+            .contains(&format!("step {} of {steps}", steps - 1))
+    );
+    b.key("ArrowLeft");
+    assert_eq!(b.step(), steps - 3);
+    let decision = b.text("#decision");
+    assert!(decision.starts_with("Decision"), "{decision}");
+    assert!(
+        decision.contains(last["choice"]["text"].as_str().unwrap()),
+        "{decision}"
+    );
+    assert!(
+        b.text("#outcome").is_empty(),
+        "no outcome before the round ends"
+    );
+
+    // ↑ and PageUp go back a round at a time (to the deal), ↓ and PageDown forward.
+    let deals: Vec<usize> = (0..steps)
+        .filter(|&i| trace.steps[i]["event"] == "deal")
+        .collect();
+    assert_eq!(deals.len() as u64, rounds);
+    b.key("ArrowUp");
+    assert_eq!(b.step(), deals[2]);
+    assert!(b.text("#decision").contains("Round 3 dealt"));
+    b.key("PageUp");
+    assert_eq!(b.step(), deals[1]);
+    b.key("ArrowUp");
+    b.key("ArrowUp");
+    assert_eq!(b.step(), 0);
+    b.key("PageDown");
+    assert_eq!(b.step(), deals[1]);
+    assert!(b.text("#decision").contains("Round 2 dealt"));
+    b.key("ArrowDown");
+    b.key("ArrowDown");
+    assert_eq!(b.step(), steps - 1);
+
+    // A decision with candidates: the table lists them as given, the chosen one marked.
+    let at = with_candidates.expect("the searcher explains its decisions");
+    b.key("Home");
+    for _ in 0..at {
+        b.key("ArrowRight");
+    }
+    assert_eq!(b.step(), at);
+    let step = &trace.steps[at];
+    let candidates = step["explanation"]["candidates"].as_array().unwrap();
+    let rows = b.eval(
+        "[...document.querySelectorAll('#decision table.cands tbody tr')].map(r => r.innerText)",
+    );
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), candidates.len());
+    for (row, c) in rows.iter().zip(candidates) {
+        assert!(
+            row.as_str()
+                .unwrap()
+                .contains(c["choice"]["text"].as_str().unwrap()),
+            "{row}"
+        );
+    }
+    let chosen =
+        b.eval("[...document.querySelectorAll('#decision tr.chosen')].map(r => r.innerText)");
+    let chosen = chosen.as_array().unwrap();
+    assert_eq!(chosen.len(), 1, "{chosen:?}");
+    assert!(chosen[0].as_str().unwrap().contains('✔'));
+    assert!(
+        chosen[0]
+            .as_str()
+            .unwrap()
+            .contains(step["choice"]["text"].as_str().unwrap())
+    );
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-viewer.png");
+    b.screenshot(&shot);
+
+    // Seen as another seat: the decider's hand is face down and its candidates hidden; the
+    // viewer's own hand is face up.
+    let decider = step["seat"].as_u64().unwrap();
+    let other = (decider + 1) % 3;
+    b.choose("view", &other.to_string());
+    assert_eq!(b.step(), at, "choosing a view keeps the place");
+    b.key("ArrowLeft");
+    b.key("ArrowRight");
+    assert_eq!(b.step(), at, "the keys work after choosing");
+    let decision = b.text("#decision");
+    assert!(decision.contains("hidden"), "{decision}");
+    assert_eq!(
+        b.eval("document.querySelectorAll('#decision table.cands').length"),
+        json!(0)
+    );
+    let backs = |b: &mut Browser, seat: u64| {
+        b.eval(&format!(
+            "document.querySelectorAll('.seat[data-seat=\"{seat}\"] .card.back').length"
+        ))
+        .as_u64()
+        .unwrap()
+    };
+    assert!(backs(&mut b, decider) > 0);
+    assert_eq!(backs(&mut b, other), 0);
+    b.choose("view", "all");
+    assert_eq!(backs(&mut b, decider), 0);
+    assert_eq!(
+        b.eval("document.querySelectorAll('#decision table.cands').length"),
+        json!(1)
+    );
+
+    // The deal picker: another arrangement of the deal, from its first step.
+    b.choose("trace", "1");
+    assert_eq!(b.step(), 0);
+    assert!(b.text("header").contains("arrangement 1"));
+    assert_eq!(b.eval("document.body.dataset.mismatches"), json!("0"));
+    b.key("End");
+    assert!(b.text("#outcome").contains("Session over"));
+
+    if let Some(copy) = std::env::var_os("DHUMBAL_VIEWER_SCREENSHOT") {
+        std::fs::copy(&shot, copy).unwrap();
+    }
+    eprintln!(
+        "replay page: run {:.1} s, browser open {:.1} s, all {:.1} s; screenshot {}",
+        ran.as_secs_f64(),
+        (opened - ran).as_secs_f64(),
+        began.elapsed().as_secs_f64(),
+        shot.display()
+    );
+}
+
+/// The page is written wherever a stage finishes: a run killed after its last part and
+/// resumed, and shards merged.
+#[test]
+fn resumed_and_merged_runs_get_the_replay_page() {
+    let dir = tmp();
+    let body = TRACED
+        .replace("iterations: 60", "iterations: 10")
+        .replace("deals: 3", "deals: 6");
+    let file = scenario(dir.path(), "replayed.yaml", &body);
+    let f = file.to_str().unwrap();
+    let cut = dir.path().join("cut");
+    let o = bin()
+        .args([f, "--out", cut.to_str().unwrap(), "--no-report"])
+        .env("DHUMBAL_RUN_CRASH_AT", "part-placed:1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), None, "not killed: {}", text(&o));
+    assert!(
+        cut.join("traces")
+            .join("deal-000000-arrangement-000.jsonl")
+            .is_file()
+    );
+    assert!(
+        !cut.join("traces/replay.html").exists(),
+        "killed before the stage finished"
+    );
+    go(&[f, "--out", cut.to_str().unwrap(), "--no-report", "--resume"]);
+    assert!(cut.join("traces/replay.html").is_file());
+
+    let shards: Vec<String> = (0..2)
+        .map(|i| {
+            let out = dir.path().join(format!("s{i}"));
+            go(&[
+                f,
+                "--out",
+                out.to_str().unwrap(),
+                "--shard",
+                &format!("{i}/2"),
+            ]);
+            assert!(
+                !out.join("traces/replay.html").exists(),
+                "a shard does not finish its stage"
+            );
+            out.to_str().unwrap().to_string()
+        })
+        .collect();
+    let merged = dir.path().join("merged");
+    go(&[
+        "merge",
+        &shards[0],
+        &shards[1],
+        "--out",
+        merged.to_str().unwrap(),
+        "--no-report",
+    ]);
+    let page = std::fs::read_to_string(merged.join("traces/replay.html")).unwrap();
+    for a in 0..3 {
+        assert!(page.contains(&format!("deal-000000-arrangement-{a:03}.jsonl")));
+    }
+}
