@@ -205,17 +205,9 @@ impl Traced {
         }
         let start = clock::ticks();
         let out = f(&mut *self.inner);
-        let spent = clock::ticks().wrapping_sub(start);
-        if let Ok(answer) = &out {
-            let explanation = self.inner.explain(obs);
-            self.tracer.decision(
-                self.inner.name(),
-                obs,
-                &choice(answer),
-                explanation,
-                clock::to_nanos(spent),
-            );
-        }
+        let spent = clock::to_nanos(clock::ticks().wrapping_sub(start));
+        self.tracer
+            .decided(&mut *self.inner, obs, &out, choice, spent);
         out
     }
 

@@ -109,3 +109,74 @@ def test_the_schema_refuses_what_it_should(run):
     bad = copy.deepcopy(line); bad["event"] = "decided"; broken.append(bad)
     for b in broken:
         assert not VALIDATOR.is_valid(b), b
+
+
+# Every agent family at one table (eight seats of the paper's rules: the shipped networks were
+# trained at a paper table) and the tabular policy against epsilon (its abstraction is for
+# simplified-2p), with a script that explains itself in each of its forms.
+SCRIPT = """
+fn call_jhyap(obs) { obs.hand_value <= 5 }
+fn discard(obs) {
+    let best = obs.hand[0];
+    for c in obs.hand { if value(c) > value(best) { best = c; } }
+    print("shedding " + card_name(best));
+    best
+}
+fn pick(obs) {
+    for c in obs.pickable { if value(c) <= 3 { return c; } }
+    "stock"
+}
+fn explain(obs) {
+    if obs.phase == "discard" {
+        let scores = #{};
+        for c in obs.hand { scores["discard " + card_name(c)] = value(c); }
+        scores
+    } else if obs.phase == "pick" {
+        let out = [#{choice: "stock", score: 0}];
+        for c in obs.pickable { out.push(#{choice: c, score: 3 - value(c)}); }
+        out.push("takes a card worth 3 or less");
+        out
+    } else {
+        #{score: "margin", candidates: #{"call": 5 - obs.hand_value, "play on": obs.hand_value - 5},
+          notes: "calls at 5 or less"}
+    }
+}
+"""
+
+
+def test_every_familys_traces_validate(tmp_path):
+    learning = ROOT / "scenarios" / "learning"
+    (tmp_path / "agent.rhai").write_text(SCRIPT)
+    scenario = {
+        "name": "families", "seed": 7, "output": {"trace": {"every": 1}},
+        "stages": [
+            {"name": "paper", "rules": {"preset": "paper", "players": 8}, "deals": 3, "agents": [
+                {"kind": "aggressive"}, {"kind": "conservative"}, {"kind": "balanced"},
+                {"kind": "ismcts", "params": {"iterations": 40}},
+                {"kind": "mcts", "params": {"iterations": 40, "determinizations": 2}},
+                {"id": "ppo", "kind": "ppo",
+                 "params": {"checkpoint": str(learning / "checkpoints/paper/ppo-cards-2p.safetensors")}},
+                {"id": "dqn", "kind": "dqn",
+                 "params": {"checkpoint": str(learning / "checkpoints/paper/dqn-paper-2p.safetensors")}},
+                {"script": "agent.rhai"}]},
+            {"name": "tabular", "rules": {"preset": "simplified-2p"}, "games": 2, "agents": [
+                {"kind": "tabular", "params": {"policy": str(learning / "tabular/q-learning.csv")}},
+                {"kind": "epsilon", "params": {"agent": "balanced", "epsilon": 0.3}}]},
+        ],
+    }
+    path = tmp_path / "families.yaml"
+    path.write_text(json.dumps(scenario))
+    out = tmp_path / "out"
+    dhumbal.run(path, out, extra=["--no-report"])
+    explained = set()
+    files = sorted(out.glob("*/traces/*.jsonl"))
+    assert files
+    for f in files:
+        for n, line in enumerate(_lines(f), 1):
+            errors = sorted(VALIDATOR.iter_errors(line), key=lambda e: e.path)
+            assert not errors, f"{f.name}:{n}: {errors[0].message} at {list(errors[0].path)}"
+            if line["event"] == "decision" and line["explanation"]:
+                explained.add(line["agent"])
+    # Every family explained at least one of its decisions.
+    assert explained >= {"aggressive", "conservative", "balanced", "ismcts", "mcts", "ppo", "dqn",
+                         "tabular", "epsilon"} and any(a.startswith("agent") for a in explained), explained

@@ -129,15 +129,8 @@ impl Timed {
         if self.timing {
             self.ticks += spent;
         }
-        if let (Some(tracer), Ok(answer)) = (&self.tracer, &out) {
-            let explanation = self.inner.explain(obs);
-            tracer.decision(
-                self.inner.name(),
-                obs,
-                &choice(answer),
-                explanation,
-                clock::to_nanos(spent),
-            );
+        if let Some(tracer) = &self.tracer {
+            tracer.decided(&mut *self.inner, obs, &out, choice, clock::to_nanos(spent));
         }
         out
     }

@@ -74,6 +74,22 @@ impl Tracer {
             .clone()
     }
 
+    /// After `agent` answered the decision `obs` asked for (`out`): the decision, with the
+    /// agent's explanation, when it was answered. `ns`: the time it took.
+    pub fn decided<T>(
+        &self,
+        agent: &mut dyn dhumbal_game::Agent,
+        obs: &Observation<'_>,
+        out: &Result<T, dhumbal_game::AgentError>,
+        choice: impl FnOnce(&T) -> Choice,
+        ns: u64,
+    ) {
+        if let Ok(answer) = out {
+            let explanation = agent.explain(obs);
+            self.decision(agent.name(), obs, &choice(answer), explanation, ns);
+        }
+    }
+
     /// A decision: what the seat saw, the legal actions in the engine's order, the choice,
     /// the agent's explanation and the time it took.
     pub fn decision(
