@@ -17,16 +17,22 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::trace::TRACES_DIR;
 
 /// The page a stage's traces get, in its `traces/` folder.
 pub const PAGE_FILE: &str = "replay.html";
 
-/// At most this much trace text goes into one page (a browser holds the page's data several
-/// times over); the traces beyond it are named in the page, to be shown with `show --html`.
+/// At most this much trace text goes into a page asked for with `show --html` (a browser holds
+/// the page's data several times over); the traces beyond it are named in the page.
 pub const MAX_EMBEDDED_BYTES: u64 = 192 << 20;
+
+/// At most this much goes into the page a stage gets by itself (`traces/replay.html`): a run
+/// that traces one deal in a thousand of a big stage writes hundreds of megabytes of traces,
+/// which no one replays in one page, and reading them all would cost the run more than the
+/// tracing did. The traces beyond it are named in the page, for `show --html`.
+pub const STAGE_PAGE_BYTES: u64 = 16 << 20;
 
 const TEMPLATE: &str = include_str!("viewer/page.html");
 const STYLE: &str = include_str!("viewer/page.css");
@@ -55,47 +61,78 @@ pub fn write_viewer(stage_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
     }
     traces.sort();
     let out = dir.join(PAGE_FILE);
-    write_html(&traces, &out)?;
+    write_page(&traces, &out, STAGE_PAGE_BYTES)?;
     Ok(Some(out))
 }
 
 /// Writes a replay page of `traces` (trace files, shown in this order) to `out`, whole or not
 /// at all (written beside it, then renamed).
 pub fn write_html(traces: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    write_page(traces, out, MAX_EMBEDDED_BYTES)
+}
+
+/// [`write_html`], embedding at most `max_bytes` of trace text (the first trace always).
+fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<()> {
     anyhow::ensure!(!traces.is_empty(), "no trace to show");
-    let mut embedded = Vec::with_capacity(traces.len());
-    let mut omitted = Vec::new();
+    let mut embedded: Vec<String> = Vec::with_capacity(traces.len());
+    let mut omitted: Vec<String> = Vec::new();
+    let mut stages: Vec<String> = Vec::new();
     let mut bytes = 0u64;
     for path in traces {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the trace {}", path.display()))?;
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into(),
         );
-        bytes += text.len() as u64;
-        if !embedded.is_empty() && bytes > MAX_EMBEDDED_BYTES {
+        let size = std::fs::metadata(path)
+            .with_context(|| format!("cannot read the trace {}", path.display()))?
+            .len();
+        bytes += size;
+        if !embedded.is_empty() && bytes > max_bytes {
+            // Not read: a big stage's page costs what it shows, not what was traced.
             omitted.push(name);
             continue;
         }
-        let events = text
-            .lines()
-            .enumerate()
-            .filter(|(_, line)| !line.trim().is_empty())
-            .map(|(i, line)| {
-                serde_json::from_str::<Value>(line)
-                    .with_context(|| format!("{}:{}: not a trace event", path.display(), i + 1))
-            })
-            .collect::<anyhow::Result<Vec<Value>>>()?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the trace {}", path.display()))?;
+        // Each line is checked to be JSON and goes into the page as it is: the page costs
+        // what it shows, not a parsed copy of every event.
+        let mut events = String::with_capacity(text.len() + 64);
+        let mut first: Option<Value> = None;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = || format!("{}:{}: not a trace event", path.display(), i + 1);
+            if first.is_none() {
+                first = Some(serde_json::from_str::<Value>(line).with_context(at)?);
+            } else {
+                serde_json::from_str::<serde::de::IgnoredAny>(line).with_context(at)?;
+                events.push(',');
+            }
+            events.push_str(line);
+        }
+        let first = first.unwrap_or(Value::Null);
         anyhow::ensure!(
-            events.first().and_then(|e| e["event"].as_str()) == Some("game"),
+            first["event"].as_str() == Some("game"),
             "{} is not a trace: its first line is not a `game` event",
             path.display()
         );
-        embedded.push(json!({"file": name, "events": events}));
+        if let Some(stage) = first["stage"].as_str()
+            && stages.last().is_none_or(|s: &String| s != stage)
+        {
+            stages.push(stage.to_string());
+        }
+        embedded.push(format!(
+            "{{\"file\":{},\"events\":[{events}]}}",
+            Value::from(name)
+        ));
     }
-    let title = page_title(&embedded);
-    let data = json!({"traces": embedded, "omitted": omitted});
+    let title = page_title(&stages);
+    let data = format!(
+        "{{\"traces\":[{}],\"omitted\":{}}}",
+        embedded.join(","),
+        Value::from(omitted)
+    );
     let page = render(&title, &data);
     let tmp = out.with_file_name(format!(
         ".{}.{}.tmp",
@@ -107,22 +144,16 @@ pub fn write_html(traces: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))
 }
 
-/// "Replay: stage `name`" from the traces' `game` lines (the stages, if several).
-fn page_title(traces: &[Value]) -> String {
-    let mut stages: Vec<&str> = traces
-        .iter()
-        .filter_map(|t| t["events"][0]["stage"].as_str())
-        .collect();
-    stages.dedup();
-    match stages.as_slice() {
+/// "Dhumbal replay: name" from the traces' stages (all of them, if several).
+fn page_title(stages: &[String]) -> String {
+    match stages {
         [] => "Dhumbal replay".into(),
-        [one] => format!("Dhumbal replay: {one}"),
         several => format!("Dhumbal replay: {}", several.join(", ")),
     }
 }
 
 /// The page: the template with its title, style, script and data filled in.
-fn render(title: &str, data: &Value) -> String {
+fn render(title: &str, data: &str) -> String {
     let data = script_safe_json(data);
     fill(
         TEMPLATE,
@@ -158,8 +189,7 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 
 /// JSON that can sit inside a `<script>` element: `<`, `>` and `&` only occur inside JSON
 /// strings, where their `\u` escapes mean the same.
-fn script_safe_json(data: &Value) -> String {
-    let text = data.to_string();
+fn script_safe_json(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 16);
     for c in text.chars() {
         match c {
@@ -192,6 +222,7 @@ fn escape_html(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn trace(dir: &Path, name: &str, agent: &str) -> PathBuf {
         let path = dir.join(name);
