@@ -286,7 +286,7 @@ def conclusions(root: pathlib.Path) -> list[str]:
         "",
         f"**{'Holds for the corrected agents, but not for every training' if holds3 else 'Does not hold'}.** Paper: PPO 55.4% against DQN",
         "44.6% (PPO in seat 0). The paper's networks cannot be rebuilt (trained five-handed on shaped",
-        "rewards, evaluated on another encoding; paper-code-facts.md). This repository's networks on the",
+        "rewards, evaluated on another encoding: `dqn.py`, `ppo.py`, `compete.py`). This repository's networks on the",
         f"paper's encoding, trained heads-up: {wtext(t4, 'ppo')} for PPO in the paper's setting (seat 0,",
         f"one 1024-round session with coins carried over), but {wtext(t4r, 'ppo')} over independent",
         f"rotated deals ({d3r:+.2f} points, {ptext(p3r)}): there DQN is the stronger network. Not because",
@@ -329,14 +329,14 @@ def conclusions(root: pathlib.Path) -> list[str]:
         f"ISMCTS {wtext(t6, 'ismcts')}, PPO {wtext(t6, 'ppo')}, Random {wtext(t6, 'random')}; rotated,",
         f"Aggressive still wins {wtext(t6r, 'aggressive')} (from seat 0, its seat in the paper:",
         f"{seat_rate(t6r, 'aggressive', 0):.2f}%). So at the paper's budgets Aggressive's lead is real, though far",
-        "smaller than 88.3% (the paper's ISMCTS and PPO were broken, paper-code-facts.md). With the",
+        "smaller than 88.3% (the paper's ISMCTS and PPO were broken: docs/agents.md, docs/learning.md). With the",
         "corrected design's finalists (all seat permutations, category winners at sensible budgets): "
         + ", ".join(f"{a['agent']} {wtext(fi, a['agent'])}" for a in sorted(fi["agents"], key=lambda a: -a["win"]["rate"]))
         + f". The most rounds go to **{champion}**. Aggressive {vs}. ISMCTS's edge is",
         "narrow and it plays out its rollouts with the Aggressive heuristic: search built on the",
         f"heuristic, not instead of it. PPO against Random: {d5:+.2f} points ({ptext(p5)}), far from random play.",
         "The paper's text says the championship used randomized seating; its code kept every agent in",
-        "one seat (paper-code-facts.md), which is what table6.yaml does.",
+        "one seat (`championship/final.py`), which is what table6.yaml does.",
         "",
     ]
     # Seat effects in one table.
@@ -503,7 +503,7 @@ def figures(root: pathlib.Path) -> list[str]:
         "",
         "**Fig. 7** (championship: (a) win rates with 95% intervals, (b) cumulative coins). Paper:",
         "Aggressive 88.3% +/- 2.0, ISMCTS 9.0% +/- 1.8, PPO 1.5% +/- 0.7, Random 1.3% +/- 0.7, median",
-        "5.2% (panel (a) was drawn from hard-coded table values, paper-code-facts.md); (b) Aggressive",
+        "5.2% (panel (a) was drawn from hard-coded table values in the paper's plotting code); (b) Aggressive",
         "+70.1 coins per round, ISMCTS -12.8, PPO -29.2, Random -28.0. Ours (the paper's setting): "
         + ", ".join(f"{n} {wtext(t6, n)}, {econ(t6, n):+.2f} coins per round" for n in ("aggressive", "ismcts", "ppo", "random"))
         + ". Bottom: the corrected design's final.",
@@ -527,7 +527,7 @@ def main() -> None:
         "budgets and seeding; docs in each scenario file), under the paper's statistical",
         "definitions (normal 95% interval of eq. 6 over rounds, Welch's test, Cohen's d). Table I",
         "is reproduced exactly (the paper's generator and agents); Tables II-VI cannot be: the",
-        "paper's search and learning agents had bugs its code shows (paper-code-facts.md), its",
+        "paper's search and learning agents had bugs its code shows (docs/agents.md, docs/learning.md), its",
         "championship was unseeded and its search budgets took seconds per decision. Ours use the",
         "corrected agents and this repository's trained networks. Intervals of win rates in the",
         "tables are printed the paper's way, the rounded rate plus and minus the rounded half-width,",

@@ -1,5 +1,5 @@
-//! The paper's Table I, reproduced to every printed digit, and the golden trace of
-//! `shared/reference/paper-code-facts.md` §1.10: the `paper` preset, Aggressive, Conservative,
+//! The paper's Table I, reproduced to every printed digit, and the golden trace of the
+//! paper's public code run as published: the `paper` preset, Aggressive, Conservative,
 //! Balanced, Opportunistic in seats 0-3, CPython's generator seeded with 42, 1024 rounds.
 
 use dhumbal::agents::{Heuristic, Style};

@@ -3,7 +3,7 @@
 //! One implementation with a [`Style`] (which call rule) and [`HeuristicParams`] (every constant
 //! of the public code, settable). The defaults reproduce `RuleBasedAI` in the paper's
 //! `rule_based_agent.py` exactly, including candidate order, first-maximum tie-breaks and the
-//! order of floating-point operations (see `shared/reference/paper-code-facts.md` §1.3).
+//! order of floating-point operations (as `rule_based_agent.py` computes them).
 //!
 //! Where the paper's code hard-wires its own rules (threshold 10, the own-discard pick), these
 //! agents read the variant instead: "10" is the call threshold in force, and with several cards
@@ -100,7 +100,7 @@ pub struct HeuristicParams {
 }
 
 impl HeuristicParams {
-    /// The public code's values for a style (paper-code-facts §1.3).
+    /// The public code's values for a style (`RuleBasedAI` in `rule_based_agent.py`).
     pub fn paper(style: Style) -> HeuristicParams {
         let base = HeuristicParams {
             pickup_threshold: 4,

@@ -230,8 +230,8 @@ pub struct Variant {
 /// A named starting point for a variant; every preset documents its source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Preset {
-    /// Exactly the paper's public code (`rule_based_agent.py`, see
-    /// `shared/reference/paper-code-facts.md` §1.2): 4 players, threshold 10, coins, caller pays
+    /// Exactly the paper's public code (`rule_based_agent.py` and the game loop it runs
+    /// under): 4 players, threshold 10, coins, caller pays
     /// the table on a failed call, own-discard pick, seat 0 always starts, 100-turn limit.
     Paper,
     /// Common Nepali play (Wikipedia "Jhyap", prashantacharya/dhumbal): threshold 5, failed call

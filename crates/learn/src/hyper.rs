@@ -1,6 +1,6 @@
 //! Hyperparameters: every one settable from a scenario (`train: [{hyper: {lr: 3e-4}}]`), with
 //! two presets. `paper` is the paper's section III-B/C as its code ran them
-//! (`shared/reference/paper-code-facts.md` §1.6: DQN replays once per episode, syncs its target
+//! (its `dqn.py` and `ppo.py`: DQN replays once per episode, syncs its target
 //! every 100 episodes, decays ε per episode; PPO updates after every episode, minibatch 16, 5
 //! epochs). `default` is what this project found to learn well and fast: bigger batches,
 //! several episodes per iteration (played in parallel), more updates per episode.
