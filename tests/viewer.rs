@@ -383,7 +383,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
         json!(steps.to_string())
     );
     assert_eq!(b.step(), 0);
-    assert!(b.text("#decision").contains("Round 1 dealt"));
+    assert!(b.text("#decision").contains("Round 0 dealt"));
     let title = b.text("header");
     for seat in game["seats"].as_array().unwrap() {
         assert!(title.contains(seat["agent"].as_str().unwrap()), "{title}");
@@ -458,7 +458,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     );
     let rounds = game_end["rounds"].as_u64().unwrap();
     assert!(
-        outcome.contains(&format!("Round {rounds} ends by")),
+        outcome.contains(&format!("Round {} ends by", rounds - 1)),
         "{outcome}"
     );
     for (seat, change) in end["change"].as_array().unwrap().iter().enumerate() {
@@ -524,7 +524,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     assert_eq!(deals.len() as u64, rounds);
     b.key("ArrowUp");
     assert_eq!(b.step(), deals[2]);
-    assert!(b.text("#decision").contains("Round 3 dealt"));
+    assert!(b.text("#decision").contains("Round 2 dealt"));
     b.key("PageUp");
     assert_eq!(b.step(), deals[1]);
     b.key("ArrowUp");
@@ -532,7 +532,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     assert_eq!(b.step(), 0);
     b.key("PageDown");
     assert_eq!(b.step(), deals[1]);
-    assert!(b.text("#decision").contains("Round 2 dealt"));
+    assert!(b.text("#decision").contains("Round 1 dealt"));
     b.key("ArrowDown");
     b.key("ArrowDown");
     assert_eq!(b.step(), steps - 1);

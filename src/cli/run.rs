@@ -323,6 +323,28 @@ pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner
         },
         scenario.output.dir.display()
     );
+    if !scenario.output.trace.is_empty() {
+        // Where the traces are and how to look at them.
+        for (i, stage) in scenario.stages.iter().enumerate() {
+            let traces = scenario
+                .stage_dir(i)
+                .join(dhumbal_runner::trace::TRACES_DIR);
+            if traces.is_dir() {
+                let stage_flag = if scenario.staged {
+                    format!(" --stage {}", shell_word(&stage.name))
+                } else {
+                    String::new()
+                };
+                println!(
+                    "traces of stage `{}` in {} (open replay.html in a browser, or `dhumbal-run \
+                     show {}{stage_flag} --deal N`)",
+                    stage.name,
+                    traces.display(),
+                    shell_word(&scenario.output.dir.display().to_string()),
+                );
+            }
+        }
+    }
     if settings.report {
         overview(&scenario.output.dir, &scenario.output.dir);
     }

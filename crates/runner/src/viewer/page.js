@@ -129,7 +129,7 @@
     // Compares the table as rebuilt with what a decision's seat saw.
     const check = (ev) => {
       const v = ev.view;
-      const where = `round ${ev.round + 1}, turn ${ev.turn}, seat ${ev.seat} (${ev.phase})`;
+      const where = `round ${ev.round}, turn ${ev.turn}, seat ${ev.seat} (${ev.phase})`;
       if (sorted(st.hands[ev.seat]) !== sorted(v.hand))
         mismatches.push(`${where}: hand ${st.hands[ev.seat].join(" ")} but the view has ${v.hand.join(" ")}`);
       if (!same(st.pile, v.pile))
@@ -161,7 +161,7 @@
           };
           rounds.push({ round: ev.round, start: steps.length, end: steps.length });
           const up = ev.pile.length ? `, ${ev.pile[ev.pile.length - 1]} face up` : "";
-          log.push({ text: `Round ${ev.round + 1} dealt${up}, ${ev.stock} cards in the stock.` });
+          log.push({ text: `Round ${ev.round} dealt${up}, ${ev.stock} cards in the stock.` });
           push({ kind: "deal", ev, state: snapshot() });
           break;
         }
@@ -188,7 +188,7 @@
           } else if (c.kind === "discard") {
             for (const card of c.cards) {
               if (!removeOne(st.hands[s], card))
-                mismatches.push(`round ${ev.round + 1}, turn ${ev.turn}: seat ${s} discards ${card}, not in its hand`);
+                mismatches.push(`round ${ev.round}, turn ${ev.turn}: seat ${s} discards ${card}, not in its hand`);
               removeOne(st.known[s], card);
               st.pile.push(card);
             }
@@ -197,7 +197,7 @@
             log.push({ text: `Seat ${s} discards ${c.cards.join(" ")}.` });
           } else if (c.kind === "pick" && c.card) {
             if (!removeOne(st.pile, c.card))
-              mismatches.push(`round ${ev.round + 1}, turn ${ev.turn}: seat ${s} takes ${c.card}, not on the pile`);
+              mismatches.push(`round ${ev.round}, turn ${ev.turn}: seat ${s} takes ${c.card}, not on the pile`);
             st.hands[s].push(c.card);
             st.known[s].push(c.card);
             st.fresh = { seat: s, card: c.card };
@@ -443,7 +443,7 @@
       ? `<p class="muted hidden-note">Seat ${ev.seat}'s hand and candidates are hidden in seat ${ui.view}'s view.</p>`
       : candidatesHtml(ev) + `<details class="legal"><summary>all ${ev.legal.length} legal choices</summary><ul>${legal}</ul></details>`;
     return (
-      `<h2>${title} <small>round ${ev.round + 1} · turn ${ev.turn}</small></h2>` +
+      `<h2>${title} <small>round ${ev.round} · turn ${ev.turn}</small></h2>` +
       `<div class="who"><b>Seat ${ev.seat}</b> · ${esc(agentOf(m, ev.seat))} ` +
       `<span class="phase phase-${ev.phase}">${ev.phase}</span> <span class="muted">${ev.legal.length} legal</span></div>` +
       `<div class="chose">chose <b class="choice">${inlineCards(ev.choice.text)}</b>` +
@@ -478,7 +478,7 @@
       })
       .join("");
     return (
-      `<h2>Round ${end.round + 1} ends by ${END_NAMES[end.end] || esc(end.end)} <small>after ${end.turns} turns</small></h2>` +
+      `<h2>Round ${end.round} ends by ${END_NAMES[end.end] || esc(end.end)} <small>after ${end.turns} turns</small></h2>` +
       `<p class="verdict">${verdict} Winner: <b>${who(end.winner)}</b>.</p>` +
       `<table class="result"><thead><tr><th>seat</th><th>hand</th><th class="num">value</th>` +
       `<th class="num">change</th><th class="num">${unit(m)}</th></tr></thead><tbody>${rows}</tbody></table>`
@@ -500,7 +500,7 @@
     const starter = s.starter === null || s.starter === undefined ? "" : ` ${capital(seatName(m, s.starter))} plays first.`;
     const threshold = s.threshold === null || s.threshold === undefined ? "" : ` Calls allowed at ${s.threshold} or less.`;
     return (
-      `<h2>Round ${ev.round + 1} dealt <small>${m.n} seats</small></h2>` +
+      `<h2>Round ${ev.round} dealt <small>${m.n} seats</small></h2>` +
       `<p>${ev.hands.map((h) => h.length)[0]} cards each, one face up on the pile, ${ev.stock} in the stock.${starter}${threshold}</p>` +
       `<p class="muted">Step forward (→) to the first decision.</p>`
     );
@@ -536,7 +536,7 @@
 
     const r = roundIndex(m, ui.step);
     const turn = step.state.turn ? ` · turn ${step.state.turn}` : "";
-    $("position").textContent = `step ${ui.step + 1} of ${m.steps.length} · round ${r + 1} of ${m.rounds.length}${turn}`;
+    $("position").textContent = `step ${ui.step + 1} of ${m.steps.length} · round ${m.rounds[r] ? m.rounds[r].round : r} of 0–${m.rounds.length - 1}${turn}`;
     const scrub = $("scrub");
     scrub.max = String(m.steps.length - 1);
     scrub.value = String(ui.step);
