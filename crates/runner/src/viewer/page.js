@@ -536,7 +536,7 @@
 
     const r = roundIndex(m, ui.step);
     const turn = step.state.turn ? ` · turn ${step.state.turn}` : "";
-    $("position").textContent = `step ${ui.step + 1} of ${m.steps.length} · round ${m.rounds[r] ? m.rounds[r].round : r} of 0–${m.rounds.length - 1}${turn}`;
+    $("position").textContent = `step ${ui.step + 1} of ${m.steps.length} · round ${m.rounds[r] ? m.rounds[r].round : r}${m.rounds.length > 1 ? ` of 0–${m.rounds.length - 1}` : ""}${turn}`;
     const scrub = $("scrub");
     scrub.max = String(m.steps.length - 1);
     scrub.value = String(ui.step);
