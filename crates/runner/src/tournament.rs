@@ -314,7 +314,7 @@ impl Lineup<'_> {
         table.end_game(&mut agents);
         if let Some(t) = tracer {
             t.game_end(round, table.standings(), table.leader());
-            cols.trace = Some((crate::trace::file_name(m, a), t.text()));
+            cols.trace = Some((crate::trace::file_name(m, a), t.take()));
         }
         pulse.rounds.fetch_add(unreported, Ordering::Relaxed);
         pulse.units.fetch_add(1, Ordering::Relaxed);

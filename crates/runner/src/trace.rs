@@ -74,6 +74,12 @@ impl Tracer {
             .clone()
     }
 
+    /// The text written so far, taken (the tracer is left empty): a finished unit's trace
+    /// moves into its records instead of being copied.
+    pub fn take(&self) -> String {
+        std::mem::take(&mut *self.0.lock().expect("a tracer's lock is never poisoned"))
+    }
+
     /// After `agent` answered the decision `obs` asked for (`out`): the decision, with the
     /// agent's explanation, when it was answered. `ns`: the time it took.
     pub fn decided<T>(
