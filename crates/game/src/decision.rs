@@ -182,8 +182,8 @@ impl fmt::Display for Choice {
             Choice::Call(true) => write!(f, "call"),
             Choice::Call(false) => write!(f, "play on"),
             Choice::Discard(d) => {
-                let cards: Vec<String> = d.iter().map(|c| c.to_string()).collect();
-                write!(f, "discard {}", cards.join(" "))
+                f.write_str("discard")?;
+                d.iter().try_for_each(|c| write!(f, " {c}"))
             }
             Choice::Pick(Pick::Stock) => write!(f, "draw"),
             Choice::Pick(Pick::Pile(c)) => write!(f, "take {c}"),

@@ -16,11 +16,12 @@
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq};
 use serde_json::{Value, json};
 
 use dhumbal_game::{
-    Card, CardSet, Choice, Event, Explanation, Observation, Observer, Phase, Pick, RoundOutcome,
-    RoundState,
+    Candidate, Card, CardSet, Choice, Event, Explanation, Observation, Observer, Phase, Pick,
+    RoundOutcome, RoundState,
 };
 
 /// The trace format's version, in every trace's first line.
@@ -56,28 +57,34 @@ pub fn file_name(m: u64, a: u64) -> String {
 
 /// One unit's trace as it is written: JSON Lines, shared by the seats' wrappers and the round
 /// observer of the unit (one thread plays a unit; the lock is never contended).
+///
+/// Events are serialized straight into the buffer from borrowed views of the engine's values
+/// ([`Serialize`] structs below), never through a `serde_json::Value` tree: a traced round of
+/// four heuristics writes about 60 KB, and building a tree of maps and strings for it cost more
+/// than playing a thousand untraced rounds.
 #[derive(Clone, Default)]
-pub struct Tracer(Arc<Mutex<String>>);
+pub struct Tracer(Arc<Mutex<Vec<u8>>>);
 
 impl Tracer {
-    pub fn line(&self, event: Value) {
+    /// Appends one event as a line.
+    pub fn line(&self, event: impl Serialize) {
         let mut text = self.0.lock().expect("a tracer's lock is never poisoned");
-        text.push_str(&event.to_string());
-        text.push('\n');
+        serde_json::to_writer(&mut *text, &event)
+            .expect("a trace event serializes (its maps have string keys)");
+        text.push(b'\n');
     }
 
     /// The text written so far.
     pub fn text(&self) -> String {
-        self.0
-            .lock()
-            .expect("a tracer's lock is never poisoned")
-            .clone()
+        let text = self.0.lock().expect("a tracer's lock is never poisoned");
+        String::from_utf8(text.clone()).expect("serde_json writes UTF-8")
     }
 
     /// The text written so far, taken (the tracer is left empty): a finished unit's trace
     /// moves into its records instead of being copied.
     pub fn take(&self) -> String {
-        std::mem::take(&mut *self.0.lock().expect("a tracer's lock is never poisoned"))
+        let text = std::mem::take(&mut *self.0.lock().expect("a tracer's lock is never poisoned"));
+        String::from_utf8(text).expect("serde_json writes UTF-8")
     }
 
     /// After `agent` answered the decision `obs` asked for (`out`): the decision, with the
@@ -106,52 +113,299 @@ impl Tracer {
         explanation: Option<Explanation>,
         ns: u64,
     ) {
-        let legal: Vec<Value> = legal_choices(obs).iter().map(choice_json).collect();
-        self.line(json!({
-            "event": "decision",
-            "round": obs.round,
-            "turn": obs.turn,
-            "seat": obs.seat,
-            "agent": agent,
-            "phase": phase_name(obs.phase),
-            "view": view(obs),
-            "legal": legal,
-            "choice": choice_json(choice),
-            "explanation": explanation.map(|e| explanation_json(&e)),
-            "ns": ns,
-        }));
+        self.line(DecisionEvent {
+            event: "decision",
+            round: obs.round,
+            turn: obs.turn,
+            seat: obs.seat,
+            agent,
+            phase: phase_name(obs.phase),
+            view: View(obs),
+            legal: Legal(obs),
+            choice: ChoiceJson(choice),
+            explanation: explanation.as_ref().map(ExplanationJson),
+            ns,
+        });
     }
 
     /// The end of the session or game: rounds played, the final standings, the winner.
     pub fn game_end(&self, rounds: u32, standings: &[i64], winner: usize) {
-        self.line(json!({
-            "event": "game_end",
-            "rounds": rounds,
-            "standings": standings,
-            "winner": winner,
-        }));
+        #[derive(Serialize)]
+        struct GameEnd<'a> {
+            event: &'static str,
+            rounds: u32,
+            standings: &'a [i64],
+            winner: usize,
+        }
+        self.line(GameEnd {
+            event: "game_end",
+            rounds,
+            standings,
+            winner,
+        });
     }
 
     /// The end of a round: every hand shown and the outcome.
     pub fn round_end(&self, o: &RoundOutcome, standings: &[i64], points: bool) {
-        let seats = 0..o.seats;
-        self.line(json!({
-            "event": "round_end",
-            "round": o.round,
-            "end": o.end.as_str(),
-            "turns": o.turns,
-            "caller": o.caller,
-            "call_success": o.call_success,
-            "winner": o.winner,
-            "hands": seats.clone().map(|s| cards(o.final_hands[s].as_slice())).collect::<Vec<_>>(),
-            "hand_values": &o.hand_values[..o.seats],
-            "change": if points { &o.points_delta[..o.seats] } else { &o.coin_delta[..o.seats] },
-            "standings": standings,
-            "eliminated": &o.eliminated[..o.seats],
-        }));
+        #[derive(Serialize)]
+        struct RoundEnd<'a> {
+            event: &'static str,
+            round: u32,
+            end: &'static str,
+            turns: u32,
+            caller: Option<usize>,
+            call_success: bool,
+            winner: Option<usize>,
+            hands: Hands<'a>,
+            hand_values: &'a [u32],
+            change: &'a [i64],
+            standings: &'a [i64],
+            eliminated: &'a [bool],
+        }
+        let n = o.seats;
+        self.line(RoundEnd {
+            event: "round_end",
+            round: o.round,
+            end: o.end.as_str(),
+            turns: o.turns,
+            caller: o.caller,
+            call_success: o.call_success,
+            winner: o.winner,
+            hands: Hands(&o.final_hands[..n]),
+            hand_values: &o.hand_values[..n],
+            change: if points {
+                &o.points_delta[..n]
+            } else {
+                &o.coin_delta[..n]
+            },
+            standings,
+            eliminated: &o.eliminated[..n],
+        });
     }
 }
 
+#[derive(Serialize)]
+struct DecisionEvent<'a> {
+    event: &'static str,
+    round: u32,
+    turn: u32,
+    seat: usize,
+    agent: &'a str,
+    phase: &'static str,
+    view: View<'a>,
+    legal: Legal<'a>,
+    choice: ChoiceJson<'a>,
+    explanation: Option<ExplanationJson<'a>>,
+    ns: u64,
+}
+
+/// Cards as their names ("9♥"), written without a string per card.
+struct Cards<'a>(&'a [Card]);
+
+impl Serialize for Cards<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for card in self.0 {
+            seq.serialize_element(&Name(card))?;
+        }
+        seq.end()
+    }
+}
+
+/// A set of cards, in the set's order.
+struct Set(CardSet);
+
+impl Serialize for Set {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for card in self.0.iter() {
+            seq.serialize_element(&Name(&card))?;
+        }
+        seq.end()
+    }
+}
+
+/// The hands of the first seats of a round in play.
+struct SeatHands<'a>(&'a RoundState, usize);
+
+impl Serialize for SeatHands<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((0..self.1).map(|p| Cards(self.0.hand(p).as_slice())))
+    }
+}
+
+/// One hand per seat.
+struct Hands<'a>(&'a [dhumbal_game::Hand]);
+
+impl Serialize for Hands<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|h| Cards(h.as_slice())))
+    }
+}
+
+/// Anything shown, written as a JSON string through its `Display`.
+struct Name<'a, T: std::fmt::Display>(&'a T);
+
+impl<T: std::fmt::Display> Serialize for Name<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self.0)
+    }
+}
+
+/// A choice as the trace writes it: its kind, its cards, and how `show` says it.
+struct ChoiceJson<'a>(&'a Choice);
+
+impl Serialize for ChoiceJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(3))?;
+        match self.0 {
+            Choice::Call(call) => {
+                map.serialize_entry("kind", "call")?;
+                map.serialize_entry("call", call)?;
+            }
+            Choice::Discard(d) => {
+                map.serialize_entry("kind", "discard")?;
+                map.serialize_entry("cards", &Cards(d.as_slice()))?;
+            }
+            Choice::Pick(pick) => {
+                map.serialize_entry("kind", "pick")?;
+                let card = match pick {
+                    Pick::Stock => None,
+                    Pick::Pile(c) => Some(Name(c)),
+                };
+                map.serialize_entry("card", &card)?;
+            }
+        }
+        map.serialize_entry("text", &Name(self.0))?;
+        map.end()
+    }
+}
+
+/// Every legal answer to the decision, in the engine's order, enumerated as it is written.
+struct Legal<'a>(&'a Observation<'a>);
+
+impl Serialize for Legal<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let obs = self.0;
+        let mut seq = s.serialize_seq(None)?;
+        match obs.phase {
+            Phase::Call => {
+                seq.serialize_element(&ChoiceJson(&Choice::Call(true)))?;
+                seq.serialize_element(&ChoiceJson(&Choice::Call(false)))?;
+            }
+            Phase::Discard => {
+                let mut failed = None;
+                obs.for_each_legal_discard(|d| {
+                    let choice = Choice::Discard(
+                        dhumbal_game::Discard::from_slice(d).expect("a legal discard fits"),
+                    );
+                    match seq.serialize_element(&ChoiceJson(&choice)) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            failed = Some(e);
+                            false
+                        }
+                    }
+                });
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+            Phase::Pick => {
+                for &c in obs.pickable {
+                    seq.serialize_element(&ChoiceJson(&Choice::Pick(Pick::Pile(c))))?;
+                }
+                seq.serialize_element(&ChoiceJson(&Choice::Pick(Pick::Stock)))?;
+            }
+        }
+        seq.end()
+    }
+}
+
+struct ExplanationJson<'a>(&'a Explanation);
+
+impl Serialize for ExplanationJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let e = self.0;
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("score", &e.score)?;
+        map.serialize_entry("candidates", &Candidates(&e.candidates))?;
+        map.serialize_entry("notes", &e.notes)?;
+        map.end()
+    }
+}
+
+struct Candidates<'a>(&'a [Candidate]);
+
+impl Serialize for Candidates<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for c in self.0 {
+            seq.serialize_element(&CandidateJson(c))?;
+        }
+        seq.end()
+    }
+}
+
+struct CandidateJson<'a>(&'a Candidate);
+
+impl Serialize for CandidateJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let c = self.0;
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("choice", &ChoiceJson(&c.choice))?;
+        map.serialize_entry("score", &finite(c.score))?;
+        map.serialize_entry("details", &Details(&c.details))?;
+        map.end()
+    }
+}
+
+struct Details<'a>(&'a [(String, f64)]);
+
+impl Serialize for Details<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, finite(*v))))
+    }
+}
+
+/// JSON has no NaN or infinity: they are written as null.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// What the deciding seat sees (the fields of its observation), nothing hidden.
+struct View<'a>(&'a Observation<'a>);
+
+impl Serialize for View<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let obs = self.0;
+        let mut map = s.serialize_map(Some(14))?;
+        map.serialize_entry("hand", &Cards(obs.hand.as_slice()))?;
+        map.serialize_entry("hand_value", &obs.hand_value)?;
+        map.serialize_entry("starter", &obs.starter)?;
+        map.serialize_entry("active", obs.active)?;
+        map.serialize_entry("hand_sizes", obs.hand_sizes)?;
+        map.serialize_entry("standings", obs.standings)?;
+        map.serialize_entry("pile", &Cards(obs.pile))?;
+        map.serialize_entry("top_set", &obs.top_set)?;
+        map.serialize_entry("pickable", &Cards(obs.pickable))?;
+        map.serialize_entry("discarded", &Cards(obs.discarded))?;
+        map.serialize_entry("known", &Known(obs.known))?;
+        map.serialize_entry("stock", &obs.stock_len)?;
+        map.serialize_entry("call_threshold", &obs.call_threshold)?;
+        map.serialize_entry("restocked", &obs.restocked.map(Set))?;
+        map.end()
+    }
+}
+
+/// What each seat is known to hold.
+struct Known<'a>(&'a [CardSet]);
+
+impl Serialize for Known<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|k| Set(*k)))
+    }
+}
 /// A traced unit's first line: what is played (match `m` of `stage` under seating arrangement
 /// `a`), by whom, in which seat (`seats`: one [`seat_json`] per seat, in seat order).
 pub fn game_json(stage: &crate::scenario::Stage, m: u64, a: u64, seats: Vec<Value>) -> Value {
@@ -198,37 +452,60 @@ pub struct RoundObserver<'a> {
 
 impl Observer for RoundObserver<'_> {
     fn event(&mut self, s: &RoundState, e: &Event) {
+        #[derive(Serialize)]
+        struct Deal<'a> {
+            event: &'static str,
+            round: u32,
+            hands: SeatHands<'a>,
+            pile: Cards<'a>,
+            stock: usize,
+            standings: &'a [i64],
+        }
+        #[derive(Serialize)]
+        struct Drew<'a> {
+            event: &'static str,
+            round: u32,
+            turn: u32,
+            seat: usize,
+            card: Option<Name<'a, Card>>,
+            stock: usize,
+        }
+        #[derive(Serialize)]
+        struct Reshuffle<'a> {
+            event: &'static str,
+            round: u32,
+            turn: u32,
+            stock: usize,
+            pile: Cards<'a>,
+        }
         let players = self.standings.len();
         match e {
-            Event::Dealt => self.tracer.line(json!({
-                "event": "deal",
-                "round": self.round,
-                "hands": (0..players).map(|p| cards(s.hand(p).as_slice())).collect::<Vec<_>>(),
-                "pile": cards(s.pile().as_slice()),
-                "stock": s.stock().len(),
-                "standings": self.standings,
-            })),
+            Event::Dealt => self.tracer.line(Deal {
+                event: "deal",
+                round: self.round,
+                hands: SeatHands(s, players),
+                pile: Cards(s.pile().as_slice()),
+                stock: s.stock().len(),
+                standings: self.standings,
+            }),
             Event::Took {
                 seat,
                 pick: Pick::Stock,
-            } => {
-                let drawn = s.hand(*seat).as_slice().last().map(|c| c.to_string());
-                self.tracer.line(json!({
-                    "event": "drew",
-                    "round": self.round,
-                    "turn": s.turn(),
-                    "seat": seat,
-                    "card": drawn,
-                    "stock": s.stock().len(),
-                }));
-            }
-            Event::Reshuffled => self.tracer.line(json!({
-                "event": "reshuffle",
-                "round": self.round,
-                "turn": s.turn(),
-                "stock": s.stock().len(),
-                "pile": cards(s.pile().as_slice()),
-            })),
+            } => self.tracer.line(Drew {
+                event: "drew",
+                round: self.round,
+                turn: s.turn(),
+                seat: *seat,
+                card: s.hand(*seat).as_slice().last().map(Name),
+                stock: s.stock().len(),
+            }),
+            Event::Reshuffled => self.tracer.line(Reshuffle {
+                event: "reshuffle",
+                round: self.round,
+                turn: s.turn(),
+                stock: s.stock().len(),
+                pile: Cards(s.pile().as_slice()),
+            }),
             _ => {}
         }
     }
@@ -263,64 +540,4 @@ pub fn phase_name(phase: Phase) -> &'static str {
         Phase::Discard => "discard",
         Phase::Pick => "pick",
     }
-}
-
-fn cards(cards: &[Card]) -> Vec<String> {
-    cards.iter().map(Card::to_string).collect()
-}
-
-fn set(set: CardSet) -> Vec<String> {
-    set.iter().map(|c| c.to_string()).collect()
-}
-
-/// A choice as the trace writes it: its kind, its cards, and how `show` says it.
-pub fn choice_json(choice: &Choice) -> Value {
-    let text = choice.to_string();
-    match choice {
-        Choice::Call(call) => json!({"kind": "call", "call": call, "text": text}),
-        Choice::Discard(d) => {
-            json!({"kind": "discard", "cards": cards(d.as_slice()), "text": text})
-        }
-        Choice::Pick(Pick::Stock) => json!({"kind": "pick", "card": null, "text": text}),
-        Choice::Pick(Pick::Pile(c)) => {
-            json!({"kind": "pick", "card": c.to_string(), "text": text})
-        }
-    }
-}
-
-fn explanation_json(e: &Explanation) -> Value {
-    json!({
-        "score": e.score,
-        "candidates": e.candidates.iter().map(|c| {
-            let details: serde_json::Map<String, Value> =
-                c.details.iter().map(|(k, v)| (k.clone(), finite(*v))).collect();
-            json!({"choice": choice_json(&c.choice), "score": finite(c.score), "details": details})
-        }).collect::<Vec<_>>(),
-        "notes": e.notes,
-    })
-}
-
-/// JSON has no NaN or infinity: they are written as null.
-fn finite(x: f64) -> Value {
-    if x.is_finite() { json!(x) } else { Value::Null }
-}
-
-/// What the deciding seat sees (the fields of its observation), nothing hidden.
-fn view(obs: &Observation<'_>) -> Value {
-    json!({
-        "hand": cards(obs.hand.as_slice()),
-        "hand_value": obs.hand_value,
-        "starter": obs.starter,
-        "active": obs.active,
-        "hand_sizes": obs.hand_sizes,
-        "standings": obs.standings,
-        "pile": cards(obs.pile),
-        "top_set": obs.top_set,
-        "pickable": cards(obs.pickable),
-        "discarded": cards(obs.discarded),
-        "known": obs.known.iter().map(|k| set(*k)).collect::<Vec<_>>(),
-        "stock": obs.stock_len,
-        "call_threshold": obs.call_threshold,
-        "restocked": obs.restocked.map(set),
-    })
 }

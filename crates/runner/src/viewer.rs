@@ -14,6 +14,7 @@
 //! A stage with traces gets `<stage>/traces/replay.html` when it finishes ([`write_viewer`],
 //! called by the run); `show --html FILE` writes a page of chosen traces ([`write_html`]).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -72,9 +73,12 @@ pub fn write_html(traces: &[PathBuf], out: &Path) -> anyhow::Result<()> {
 }
 
 /// [`write_html`], embedding at most `max_bytes` of trace text (the first trace always).
+///
+/// The page is streamed to its file: each embedded trace is read once and copied into the page
+/// line by line, so a big trace costs one copy in memory, not one per step of building the page.
 fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<()> {
     anyhow::ensure!(!traces.is_empty(), "no trace to show");
-    let mut embedded: Vec<String> = Vec::with_capacity(traces.len());
+    let mut embedded: Vec<(String, String)> = Vec::with_capacity(traces.len());
     let mut omitted: Vec<String> = Vec::new();
     let mut stages: Vec<String> = Vec::new();
     let mut bytes = 0u64;
@@ -96,7 +100,6 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<
             .with_context(|| format!("cannot read the trace {}", path.display()))?;
         // Each line is checked to be JSON and goes into the page as it is: the page costs
         // what it shows, not a parsed copy of every event.
-        let mut events = String::with_capacity(text.len() + 64);
         let mut first: Option<Value> = None;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
@@ -107,9 +110,7 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<
                 first = Some(serde_json::from_str::<Value>(line).with_context(at)?);
             } else {
                 serde_json::from_str::<serde::de::IgnoredAny>(line).with_context(at)?;
-                events.push(',');
             }
-            events.push_str(line);
         }
         let first = first.unwrap_or(Value::Null);
         anyhow::ensure!(
@@ -122,25 +123,21 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<
         {
             stages.push(stage.to_string());
         }
-        embedded.push(format!(
-            "{{\"file\":{},\"events\":[{events}]}}",
-            Value::from(name)
-        ));
+        embedded.push((name, text));
     }
     let title = page_title(&stages);
-    let data = format!(
-        "{{\"traces\":[{}],\"omitted\":{}}}",
-        embedded.join(","),
-        Value::from(omitted)
-    );
-    let page = render(&title, &data);
     let tmp = out.with_file_name(format!(
         ".{}.{}.tmp",
         out.file_name()
             .map_or_else(|| "replay.html".into(), |n| n.to_string_lossy()),
         std::process::id()
     ));
-    std::fs::write(&tmp, page).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let written = (|| -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        render(&mut w, &title, &embedded, &omitted)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+    })();
+    written.with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))
 }
 
@@ -152,30 +149,59 @@ fn page_title(stages: &[String]) -> String {
     }
 }
 
-/// The page: the template with its title, style, script and data filled in.
-fn render(title: &str, data: &str) -> String {
-    let data = script_safe_json(data);
-    fill(
-        TEMPLATE,
-        &[
-            ("{{TITLE}}", &escape_html(title)),
-            ("/*STYLE*/", STYLE),
-            ("/*SCRIPT*/", SCRIPT),
-            ("/*DATA*/", &data),
-        ],
-    )
+/// The page: the template with its title, style, script and data (`traces`: each embedded
+/// trace's file name and text, `omitted`: the names of those left out) filled in.
+fn render(
+    w: &mut impl Write,
+    title: &str,
+    traces: &[(String, String)],
+    omitted: &[String],
+) -> std::io::Result<()> {
+    let (head, tail) = TEMPLATE
+        .split_once(DATA)
+        .expect("the template has a data marker");
+    let values = [
+        ("{{TITLE}}", escape_html(title)),
+        ("/*STYLE*/", STYLE.to_string()),
+        ("/*SCRIPT*/", SCRIPT.to_string()),
+    ];
+    w.write_all(fill(head, &values).as_bytes())?;
+    w.write_all(b"{\"traces\":[")?;
+    for (i, (name, text)) in traces.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        write!(w, "{{\"file\":")?;
+        script_safe_json(w, &Value::from(name.as_str()).to_string())?;
+        w.write_all(b",\"events\":[")?;
+        let lines = text.lines().filter(|l| !l.trim().is_empty());
+        for (j, line) in lines.enumerate() {
+            if j > 0 {
+                w.write_all(b",")?;
+            }
+            script_safe_json(w, line)?;
+        }
+        w.write_all(b"]}")?;
+    }
+    w.write_all(b"],\"omitted\":")?;
+    script_safe_json(w, &Value::from(omitted.to_vec()).to_string())?;
+    w.write_all(b"}")?;
+    w.write_all(fill(tail, &values).as_bytes())
 }
+
+/// The marker the page's data replaces.
+const DATA: &str = "/*DATA*/";
 
 /// Replaces each marker of `template` (and only the template's own text: a value that
 /// happens to contain a marker stays as it is).
-fn fill(template: &str, values: &[(&str, &str)]) -> String {
+fn fill(template: &str, values: &[(&str, String)]) -> String {
     let mut out =
         String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
     let mut rest = template;
     loop {
         let next = values
             .iter()
-            .filter_map(|(marker, value)| rest.find(marker).map(|at| (at, *marker, *value)))
+            .filter_map(|(marker, value)| rest.find(marker).map(|at| (at, *marker, value)))
             .min_by_key(|(at, _, _)| *at);
         let Some((at, marker, value)) = next else {
             out.push_str(rest);
@@ -187,21 +213,31 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     }
 }
 
-/// JSON that can sit inside a `<script>` element: `<`, `>` and `&` only occur inside JSON
-/// strings, where their `\u` escapes mean the same.
-fn script_safe_json(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 16);
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
+/// Writes JSON so that it can sit inside a `<script>` element: `<`, `>` and `&` only occur
+/// inside JSON strings, where their `\u` escapes mean the same (so do U+2028 and U+2029, which
+/// old script parsers took for line ends).
+fn script_safe_json(w: &mut impl Write, text: &str) -> std::io::Result<()> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    for (at, &b) in bytes.iter().enumerate() {
+        let escape = match b {
+            b'<' => "\\u003c",
+            b'>' => "\\u003e",
+            b'&' => "\\u0026",
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+            0xE2 if bytes.get(at + 1) == Some(&0x80) && bytes.get(at + 2) == Some(&0xA8) => {
+                "\\u2028"
+            }
+            0xE2 if bytes.get(at + 1) == Some(&0x80) && bytes.get(at + 2) == Some(&0xA9) => {
+                "\\u2029"
+            }
+            _ => continue,
+        };
+        w.write_all(&bytes[from..at])?;
+        w.write_all(escape.as_bytes())?;
+        from = at + if b == 0xE2 { 3 } else { 1 };
     }
-    out
+    w.write_all(&bytes[from..])
 }
 
 fn escape_html(text: &str) -> String {
