@@ -21,7 +21,9 @@ pub mod metrics;
 pub mod overview;
 pub mod plan;
 pub mod power;
+pub mod ratings;
 pub mod report;
+pub mod sequential;
 pub mod stats;
 pub mod tables;
 pub mod training;
@@ -47,6 +49,26 @@ pub enum Definitions {
     /// the normal win interval with z = 1.96, stars on Bonferroni-adjusted Welch p-values, the
     /// paper's five metrics under its names.
     Paper,
+}
+
+/// Each agent's headline intervals as the stage's report gives them (stats.json's `win.ci95`
+/// and `games.ci95`, by deal or game in blocked designs), for the run's `summary.csv` and the
+/// table printed at the end of a stage: one pass over the records, nothing written.
+pub fn design_intervals(
+    dir: &Path,
+    info: &StageInfo,
+) -> anyhow::Result<Vec<dhumbal_runner::summary::DesignIntervals>> {
+    let (s, _) = analyze_stage(dir, info, &Options::default())?;
+    let pair = |c: Option<[f64; 2]>| c.map(|[l, h]| (l, h));
+    Ok(s.agents
+        .iter()
+        .map(|a| dhumbal_runner::summary::DesignIntervals {
+            win: pair(a.win.ci95),
+            win_method: a.win.ci95_method,
+            game_win: a.games.as_ref().and_then(|g| pair(g.ci95)),
+            game_win_method: a.games.as_ref().map_or("wilson", |g| g.ci95_method),
+        })
+        .collect())
 }
 
 /// Analyses the stage whose records are in `dir` (without writing anything).
