@@ -7,8 +7,8 @@ normal intervals as the paper's eq. 6, Welch tests on rounds, Cohen's d with ddo
 
     python3 scripts/paper_report.py reports/paper        (scripts/reproduce-paper.sh runs it)
 
-Standard library only. The paper's numbers are copied from
-../shared/seeds/000_e809b93f4ac993e4.txt (section IV); each table says where.
+Standard library only. The paper's numbers are copied from its section IV (the paper is cited
+in docs/paper-code.md); each table says where.
 """
 
 from __future__ import annotations
@@ -329,7 +329,7 @@ def conclusions(root: pathlib.Path) -> list[str]:
         f"ISMCTS {wtext(t6, 'ismcts')}, PPO {wtext(t6, 'ppo')}, Random {wtext(t6, 'random')}; rotated,",
         f"Aggressive still wins {wtext(t6r, 'aggressive')} (from seat 0, its seat in the paper:",
         f"{seat_rate(t6r, 'aggressive', 0):.2f}%). So at the paper's budgets Aggressive's lead is real, though far",
-        "smaller than 88.3% (the paper's ISMCTS and PPO were broken: docs/agents.md, docs/learning.md). With the",
+        "smaller than 88.3% (the paper's ISMCTS and PPO were broken: docs/paper-code.md). With the",
         "corrected design's finalists (all seat permutations, category winners at sensible budgets): "
         + ", ".join(f"{a['agent']} {wtext(fi, a['agent'])}" for a in sorted(fi["agents"], key=lambda a: -a["win"]["rate"]))
         + f". The most rounds go to **{champion}**. Aggressive {vs}. ISMCTS's edge is",
@@ -522,12 +522,12 @@ def main() -> None:
         "# The paper's tables beside ours",
         "",
         "Written by `scripts/reproduce-paper.sh` (`scripts/paper_report.py`). For each table: the",
-        "paper's number (../shared/seeds/000_e809b93f4ac993e4.txt, section IV) and ours from",
+        "paper's number (its section IV; the paper and its public code: docs/paper-code.md) and ours from",
         "`scenarios/paper/`, set up as the paper's code ran it (fixed seats, seat 0 first, its",
         "budgets and seeding; docs in each scenario file), under the paper's statistical",
         "definitions (normal 95% interval of eq. 6 over rounds, Welch's test, Cohen's d). Table I",
         "is reproduced exactly (the paper's generator and agents); Tables II-VI cannot be: the",
-        "paper's search and learning agents had bugs its code shows (docs/agents.md, docs/learning.md), its",
+        "paper's search and learning agents had bugs its code shows (docs/paper-code.md), its",
         "championship was unseeded and its search budgets took seconds per decision. Ours use the",
         "corrected agents and this repository's trained networks. Intervals of win rates in the",
         "tables are printed the paper's way, the rounded rate plus and minus the rounded half-width,",

@@ -102,11 +102,11 @@ fn table_one_through_the_cli() {
     let s = summary(&out.path().join("summary.csv"));
     let wins: Vec<u64> = s.iter().map(|r| r.2).collect();
     assert_eq!(wins, [359, 199, 257, 209]);
-    // Coin stages: the columns as they always were.
+    // Coin stages: the per-round columns (the design's interval, then Wilson's by its own name).
     assert_eq!(
         csv_rows(&out.path().join("summary.csv"))[0].join(","),
-        "stage,agent,kind,rounds,wins,win_rate,win_ci95_low,win_ci95_high,mean_coin_delta,\
-         mean_points_delta,calls,calls_per_round,call_success_rate,cards_discarded_per_round,\
+        "stage,agent,kind,rounds,wins,win_rate,win_ci95_low,win_ci95_high,win_ci95_method,\
+         win_ci95_wilson_low,win_ci95_wilson_high,mean_coin_delta,mean_points_delta,calls,calls_per_round,call_success_rate,cards_discarded_per_round,\
          pile_picks_per_round,decisions,mean_decision_us,games,game_wins"
     );
     let econ: Vec<String> = s.iter().map(|r| format!("{:.2}", r.3)).collect();
@@ -786,9 +786,9 @@ fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
     let rows = csv_rows(&out.join("first/summary.csv"));
     assert_eq!(
         rows[0][..9].join(","),
-        "stage,agent,kind,games,game_wins,game_win_rate,game_win_ci95_low,game_win_ci95_high,rounds"
+        "stage,agent,kind,games,game_wins,game_win_rate,game_win_ci95_low,game_win_ci95_high,game_win_ci95_method"
     );
-    assert_eq!(rows[0].iter().filter(|c| c.starts_with("game")).count(), 5);
+    assert_eq!(rows[0].iter().filter(|c| c.starts_with("game")).count(), 8);
     let col = |n: &str| rows[0].iter().position(|c| c == n).unwrap();
     let best = |rate: &str| {
         let r = &rows[1..];
@@ -1285,4 +1285,48 @@ fn rotated_reports_label_the_by_deal_interval_as_primary() {
     let csv = std::fs::read_to_string(out.join("tables/agents.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("win_ci95_method"));
     assert!(csv.lines().nth(1).unwrap().contains(",deal,"));
+}
+
+/// Every argument of every command (and of the trainer's command line) is described in its
+/// --help: no bare `<SCENARIO>` or `--seed <SEED>` line.
+#[test]
+fn every_argument_of_every_command_is_described() {
+    use clap::CommandFactory;
+    fn undescribed(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            let help = arg
+                .get_help()
+                .or(arg.get_long_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            if help.trim().is_empty() {
+                out.push(format!("{path} {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            undescribed(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+    let mut out = Vec::new();
+    undescribed(&dhumbal::cli::Cli::command(), "dhumbal-run", &mut out);
+    undescribed(
+        &dhumbal::cli::train::TrainerCli::command(),
+        "dhumbal-train",
+        &mut out,
+    );
+    assert!(out.is_empty(), "arguments without help: {out:?}");
+    // As a user sees it.
+    let help = text(&run(&["validate", "--help"]));
+    for line in ["<SCENARIO>  ", "--seed <SEED>  ", "--rounds <ROUNDS>  "] {
+        // The argument's own line (not the usage line), with words after the name.
+        let shown = help.lines().find(|l| l.trim_start().starts_with(line));
+        assert!(
+            shown.is_some_and(|l| !l.trim_start()[line.len()..].trim().is_empty()),
+            "{line:?} undescribed in {help}"
+        );
+    }
 }

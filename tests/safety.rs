@@ -258,6 +258,67 @@ fn resume_names_a_script_that_changed() {
     );
 }
 
+/// `--resume` with other settings than the run was started with says so in the command line's
+/// words (`--rounds`, `--seed`), not the resolved scenario's (`stages[0].matches`), with what to
+/// do; a changed scenario file is named in the file's words.
+#[test]
+fn resume_with_other_settings_names_them_as_given() {
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("small.yaml");
+    std::fs::write(&file, SMALL).unwrap();
+    let out = work.path().join("results");
+    let o = run(&[s(&file), "--out", s(&out), "--rounds", "40", "--no-report"]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Pretend the run was interrupted.
+    std::fs::remove_file(out.join("manifest.json")).unwrap();
+    let o = run(&[s(&file), "--out", s(&out), "--rounds", "60", "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    for says in [
+        "was started with other settings; nothing was changed",
+        "--rounds: this folder was started with --rounds 40, this command gives --rounds 60 \
+         (--rounds replaces every stage's sample size: its deals, or games under point scoring)",
+        "resume it as it was started (--rounds 40)",
+        "the same command with --force in place of --resume",
+    ] {
+        assert!(t.contains(says), "{says:?} not in {t}");
+    }
+    assert!(!t.contains("matches") && !t.contains("stages["), "{t}");
+    // No --rounds where the run had one, and a --seed it had not.
+    let o = run(&[s(&file), "--out", s(&out), "--seed", "9", "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    for says in [
+        "--rounds: this folder was started with --rounds 40, this command gives no --rounds",
+        "--seed: this folder was started without --seed, this command gives --seed 9",
+        "resume it as it was started (--rounds 40, no --seed)",
+    ] {
+        assert!(t.contains(says), "{says:?} not in {t}");
+    }
+    // The file changed: named in its own words.
+    let other = work.path().join("other.yaml");
+    std::fs::write(&other, SMALL.replace("seating: rotate", "seating: permute")).unwrap();
+    let o = run(&[s(&other), "--out", s(&out), "--rounds", "40", "--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("was started from a different scenario")
+            && t.contains("stage `small`: seating \"rotate\" there, \"permute\" here"),
+        "{t}"
+    );
+    // As it was started, it resumes.
+    let o = run(&[
+        s(&file),
+        "--out",
+        s(&out),
+        "--rounds",
+        "40",
+        "--resume",
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
 /// Waits until the run writing `out` has `units` units of its first stage on disk.
 fn wait_for_units(out: &Path, units: u64) {
     let start = Instant::now();

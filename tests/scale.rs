@@ -369,26 +369,72 @@ fn shards_merge_to_the_single_run() {
             "1",
         ])
     };
-    // The final seats the league's winner: it waits for the league.
+    // The final seats the league's winner: it waits for the league. A shard says what it
+    // played, what is missing and the commands that play it, the final's wave before the
+    // merge (which needs every stage).
     let o = shard(0, "league");
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("dhumbal-run merge"), "{}", text(&o));
+    let t = text(&o);
+    for says in [
+        "stage `league`: played 384 rounds, this shard's share (units 0..384 of 1200)",
+        "shards 1/3, 2/3 have not finished their share",
+        &format!("{f} --out {s} --shard I/3 --stage league, for I = 1, 2"),
+        &format!(
+            "stage `final`: every shard (its wave): dhumbal-run {f} --out {s} --shard I/3 --stage final"
+        ),
+        &format!("then: dhumbal-run merge {s}"),
+    ] {
+        assert!(t.contains(says), "{says:?} not in {t}");
+    }
+    assert!(!t.contains("finishes the study"), "{t}");
     let o = shard(0, "final");
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    assert!(
-        text(&o).contains("seats the winner of stage `league`")
-            && text(&o).contains("not complete"),
-        "{}",
-        text(&o)
-    );
-    // A merge now names what is missing.
+    let t = text(&o);
+    for says in [
+        "not yet: stage `final` seats the winner of stage `league`, whose records are not \
+         complete: shards 1/3, 2/3 have not finished their share of it",
+        "shard 0/3: 0 rounds",
+        "stage `final`: not played: it waits for `league`",
+        &format!("{f} --out {s} --shard I/3 --stage league, for I = 1, 2"),
+    ] {
+        assert!(t.contains(says), "{says:?} not in {t}");
+    }
+    // Without --stage, a shard plays its share of the league, then stops at the final (exit
+    // 3), saying what it played.
+    let o = run(&[f, "--out", s, "--shard", "1/3", "--threads", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let t = text(&o);
+    for says in [
+        "shard 1/3: 384 rounds",
+        "stage `league`: played 384 rounds, this shard's share (units 384..768 of 1200); not \
+         complete: shard 2/3 has not finished its share",
+        &format!(
+            "stage `league`: shard 2/3 to finish: dhumbal-run {f} --out {s} --shard 2/3 --stage league"
+        ),
+    ] {
+        assert!(t.contains(says), "{says:?} not in {t}");
+    }
+    // A merge now names what is missing, the shard that owes it and the commands that finish
+    // the study (not --resume, which a shards' folder refuses).
     let o = run(&["merge", s]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("stage `league` is not complete") && text(&o).contains("units"),
-        "{}",
-        text(&o)
-    );
+    let t = text(&o);
+    let copy = study.join("source/staged.yaml");
+    let copy = copy.to_str().unwrap();
+    for says in [
+        "cannot merge yet: stage `league` is not complete: 432 of its 1200 units have no \
+         records (units 768..1200",
+        "Shard 2/3 has not finished its share of `league`",
+        &format!("  dhumbal-run {copy} --out {s} --shard 2/3 --stage league\n"),
+        "then the shards of stage `final` (after `league` is complete):",
+        &format!(
+            "  dhumbal-run {copy} --out {s} --shard I/3 --stage final, for each I from 0 to 2"
+        ),
+        &format!("Then merge again: dhumbal-run merge {s}"),
+    ] {
+        assert!(t.contains(says), "{says:?} not in {t}");
+    }
+    assert!(!t.contains("--resume the run"), "{t}");
     // A refused merge writes nothing, and the shared folder is no run to --resume.
     assert!(!study.join("progress.json").exists());
     let o = run(&[f, "--out", s, "--resume"]);
@@ -398,6 +444,18 @@ fn shards_merge_to_the_single_run() {
         let o = shard(i, "league");
         assert!(o.status.success(), "{}", text(&o));
     }
+    // The league is complete; the final's wave comes before the merge.
+    let t = text(&shard(2, "league"));
+    assert!(
+        t.contains("stage `league`: this shard's share (units 768..1200 of 1200) was on disk")
+            && t.contains("complete: every unit is on disk")
+            && t.contains(&format!(
+                "stage `final`: every shard (its wave): dhumbal-run {f} --out {s} --shard I/3 --stage final, \
+                 for each I from 0 to 2"
+            ))
+            && !t.contains("finishes the study"),
+        "{t}"
+    );
     // Run again (a resubmitted task), a shard plays nothing and changes nothing.
     let parts = Dataset::open(&study.join("league")).unwrap().parts.len();
     let o = shard(1, "league");
@@ -410,6 +468,15 @@ fn shards_merge_to_the_single_run() {
     for i in 0..3 {
         let o = shard(i, "final");
         assert!(o.status.success(), "{}", text(&o));
+        if i == 2 {
+            assert!(
+                text(&o).contains(&format!(
+                    "Every unit of every stage is on disk: `dhumbal-run merge {s}`"
+                )),
+                "{}",
+                text(&o)
+            );
+        }
     }
     let o = go(&["merge", s]);
     assert!(

@@ -1,4 +1,4 @@
-//! Seed 001's tabular plan (docs/tabular.md): the 1,600-state abstraction over real
+//! The two-player tabular plan (docs/tabular.md): the 1,600-state abstraction over real
 //! observations, the macro actions' legality, learning from a scenario, and reproducibility.
 
 use std::sync::{Arc, Mutex};

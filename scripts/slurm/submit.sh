@@ -51,7 +51,7 @@ binary: it must be reachable from the nodes, and must not be rebuilt while the
 study runs.
 
 Example:
-  $PROG scenarios/championship.yaml /shared/champ 32 -- --cpus-per-task=4
+  $PROG scenarios/championship.yaml /scratch/champ 32 -- --cpus-per-task=4
 EOF
 }
 

@@ -60,8 +60,8 @@ use dhumbal_runner::folder::Refusal;
     after_help = "Examples:\n  dhumbal-run scenarios/paper/table1.yaml\n  dhumbal-run validate scenarios/championship.yaml\n  \
         dhumbal-run scenarios/championship.yaml --threads 8 --out /tmp/champ\n  dhumbal-run scenarios/big.yaml --resume\n  \
         dhumbal-run rerun /tmp/champ --out /tmp/champ-again\n  \
-        dhumbal-run scenarios/big.yaml --out /shared/big --shard 0/4   (then 1/4, 2/4, 3/4)\n  \
-        dhumbal-run merge /shared/big\n  \
+        dhumbal-run scenarios/big.yaml --out /scratch/big --shard 0/4   (then 1/4, 2/4, 3/4)\n  \
+        dhumbal-run merge /scratch/big\n  \
         dhumbal-run report /tmp/champ --definitions paper --out /tmp/champ-paper\n  dhumbal-run plan scenarios/championship.yaml --delta 0.05\n  \
         dhumbal-run train scenarios/learning/quick.yaml"
 )]
@@ -93,13 +93,14 @@ pub enum Command {
     /// with --resume and replaced only with --force. Same seed, same threads: the same
     /// checkpoint, bit for bit. Networks train in the trainer executable dhumbal-train (the
     /// only program linking libtorch; scripts/run.sh builds it beside dhumbal-run), which
-    /// this command starts; seed 001's tabular policies (`algorithm: q-learning` or
+    /// this command starts; the two-player tabular policies (`algorithm: q-learning` or
     /// `value-iteration`, docs/tabular.md) learn in dhumbal-run itself, into a .csv table,
     /// afresh each time.
     #[command(after_help = train::hyper_help())]
     Train(train::TrainArgs),
     /// Check a scenario file and print what it would run, without running it: every problem
-    /// with its line, and one short deal played by each script agent to catch runtime errors.
+    /// with its line, and a rehearsal of each script agent (a few rounds, or eight, the script
+    /// in every seat) to catch runtime errors.
     Validate(validate::ValidateArgs),
     /// List the built-in agent kinds and their parameters with defaults.
     Agents,

@@ -120,6 +120,27 @@ impl Reporter for Terminal {
         *self.stage.lock().expect("lock") = Some((bar, over));
     }
 
+    fn intervals(
+        &self,
+        stage: &Stage,
+        result: &StageResult,
+    ) -> Option<Vec<dhumbal_runner::summary::DesignIntervals>> {
+        // Asked whether or not a report is written: summary.csv and the table give the
+        // design's interval, the same as stats.json's.
+        let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
+        match dhumbal_report::design_intervals(&result.dir, &info) {
+            Ok(i) => Some(i),
+            Err(e) => {
+                eprintln!(
+                    "warning: stage `{}`: the design's intervals could not be computed \
+                     ({e:#}); summary.csv and the table give Wilson's",
+                    stage.name
+                );
+                None
+            }
+        }
+    }
+
     fn stage_done(&self, stage: &Stage, result: &StageResult) {
         self.end_stage();
         println!(
@@ -192,7 +213,7 @@ impl dhumbal_runner::train::TrainReporter for TrainTerminal {
                     p.checkpoint.display()
                 ),
                 scenario::Plan::Tabular(p) => println!(
-                    "training `{}`: {} over seed 001's 1,600 states, {} games to elimination, opponents {}, policy {}",
+                    "training `{}`: {} over the tabular plan's 1,600 states, {} games to elimination, opponents {}, policy {}",
                     p.id,
                     p.method.name(),
                     p.episodes,

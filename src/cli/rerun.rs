@@ -73,6 +73,7 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<ExitCode> {
                 shell_word(&dir.display().to_string()),
                 shell_word(&out.display().to_string())
             ),
+            shard_base: String::new(),
         },
     ) {
         Ok(r) => r,

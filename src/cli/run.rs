@@ -132,6 +132,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let deals: Vec<String> = args.trace.iter().map(u64::to_string).collect();
         base.push_str(&format!(" --trace {}", deals.join(",")));
     }
+    // A shard's command for shard I of a stage (what its messages tell to run next).
+    let shard_base = base.clone();
     // How to finish this run if it is interrupted: the same file and settings, --resume (a
     // shard: the same command again).
     let resume_command = match shard {
@@ -161,10 +163,130 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 trace: args.trace.clone(),
             },
             resume_command,
+            shard_base: shard_base.clone(),
         },
     )
     .map(|_| ExitCode::SUCCESS)
     .or_else(interrupted)
+    .or_else(|e| waiting(e, &scenario, &shard_base, shard))
+}
+
+/// Exit code 3 and what to do for a shard whose stage waits for an earlier one (what it
+/// played is printed by [`play`]); other errors go on to `main`.
+fn waiting(
+    e: anyhow::Error,
+    scenario: &Scenario,
+    base: &str,
+    shard: Option<runner::Shard>,
+) -> anyhow::Result<ExitCode> {
+    let (Some(w), Some(shard)) = (e.downcast_ref::<runner::Waiting>(), shard) else {
+        return Err(e);
+    };
+    let owing = w
+        .shard_stages
+        .iter()
+        .find(|s| s.name == w.waits_for)
+        .map(|s| s.shards_missing.clone())
+        .unwrap_or_default();
+    eprintln!(
+        "not yet: stage `{}` seats the winner of stage `{}`, whose records are not complete{}. \
+         What this shard played is kept, and this same command succeeds once `{}` is complete.",
+        w.stage,
+        w.waits_for,
+        if owing.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": {} {} share of it",
+                shard_list(&owing, shard.count),
+                if owing.len() == 1 {
+                    "has not finished its"
+                } else {
+                    "have not finished their"
+                }
+            )
+        },
+        w.waits_for
+    );
+    eprint!("{}", next_steps(scenario, base, shard, &w.shard_stages));
+    eprintln!(
+        "On Slurm, scripts/slurm/submit.sh submits each stage's shards as an array that waits \
+         for the one before (afterok), so no task starts too early."
+    );
+    Ok(ExitCode::from(3))
+}
+
+/// `shards 1/3, 2/3` (`shard 1/3` for one; the first eight and a count for more).
+fn shard_list(shards: &[u64], count: u64) -> String {
+    let mut names: Vec<String> = shards
+        .iter()
+        .take(8)
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if shards.len() > 8 {
+        names.push(format!("... ({} shards)", shards.len()));
+    }
+    format!(
+        "{} {}",
+        if shards.len() == 1 { "shard" } else { "shards" },
+        names.join(", ")
+    )
+}
+
+/// What a shard's study still needs, stage by stage, with the commands, then the merge.
+fn next_steps(
+    scenario: &Scenario,
+    base: &str,
+    shard: runner::Shard,
+    stages: &[runner::ShardStage],
+) -> String {
+    let dir = shell_word(&scenario.output.dir.display().to_string());
+    if stages.iter().all(|s| s.complete) {
+        return format!(
+            "Every unit of every stage is on disk: `dhumbal-run merge {dir}` checks them and \
+             writes the summaries, the manifest and the reports.\n"
+        );
+    }
+    let mut text = "Next (merge writes the reports once every stage is complete, so each stage's \
+         shards come first):\n"
+        .to_string();
+    for stage in stages.iter().filter(|s| !s.complete) {
+        let flag = if scenario.staged {
+            format!(" --stage {}", shell_word(&stage.name))
+        } else {
+            String::new()
+        };
+        let missing = &stage.shards_missing;
+        let run = match missing.as_slice() {
+            [] => format!("{base} --shard I/{}{flag}", shard.count),
+            [one] => format!("{base} --shard {one}/{}{flag}", shard.count),
+            _ if missing.len() as u64 == shard.count => format!(
+                "{base} --shard I/{n}{flag}, for each I from 0 to {}",
+                shard.count - 1,
+                n = shard.count
+            ),
+            _ => {
+                let list: Vec<String> = missing.iter().take(8).map(u64::to_string).collect();
+                format!(
+                    "{base} --shard I/{n}{flag}, for I = {}{}",
+                    list.join(", "),
+                    if missing.len() > 8 { ", ..." } else { "" },
+                    n = shard.count
+                )
+            }
+        };
+        let who = if missing.len() as u64 == shard.count {
+            "every shard (its wave)".to_string()
+        } else {
+            format!("{} to finish", shard_list(missing, shard.count))
+        };
+        text.push_str(&format!("  stage `{}`: {who}: {run}\n", stage.name));
+    }
+    text.push_str(&format!(
+        "  then: dhumbal-run merge {dir} (checks every stage, writes the summaries, the manifest \
+         and the reports)\n"
+    ));
+    text
 }
 
 /// The shard `--shard` names: `I/N`, or (`slurm`, the flag without a value) the Slurm array
@@ -239,6 +361,9 @@ pub struct RunSettings {
     pub command_line: CommandLine,
     /// The command that finishes the run after an interruption.
     pub resume_command: String,
+    /// A shard's command without `--shard` and `--stage` (the scenario and settings), which
+    /// its messages complete to say what to run next.
+    pub shard_base: String,
 }
 
 /// Plays a loaded scenario with progress on the terminal and Ctrl-C handled: the first stops
@@ -275,6 +400,20 @@ pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner
         &reporter,
     );
     reporter.end_stage();
+    if let (Some(shard), Err(e)) = (settings.shard, &result)
+        && let Some(w) = e.downcast_ref::<runner::Waiting>()
+    {
+        // What the shard played before it had to stop: the caller says why and what next.
+        let waits = Some((w.stage.as_str(), w.waits_for.as_str()));
+        shard_played(
+            scenario,
+            shard,
+            w.rounds_now,
+            w.seconds,
+            &w.shard_stages,
+            waits,
+        );
+    }
     let report = result.map_err(|e| match e.downcast::<Interrupted>() {
         Ok(i) => anyhow::Error::new(ResumeWith(i, settings.resume_command.clone())),
         Err(e) => e,
@@ -283,31 +422,18 @@ pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner
         eprintln!("warning: {warning}");
     }
     if let Some(shard) = settings.shard {
-        println!(
-            "shard {shard}: {} rounds in {:.2} s ({:.0} rounds/s), in {}",
+        shard_played(
+            scenario,
+            shard,
             report.rounds_now,
             report.seconds,
-            report.rounds_now as f64 / report.seconds.max(1e-9),
-            scenario.output.dir.display()
+            &report.shard_stages,
+            None,
         );
-        for (stage, complete) in &report.shard_stages {
-            println!(
-                "  stage `{stage}`: {}",
-                if *complete {
-                    "every unit is on disk"
-                } else {
-                    "this shard's share is on disk; other shards' are not all there yet"
-                }
-            );
-        }
-        let dir = shell_word(&scenario.output.dir.display().to_string());
-        if report.shard_stages.iter().all(|(_, complete)| *complete) {
-            println!(
-                "every unit of these stages is on disk: `dhumbal-run merge {dir}` finishes the study"
-            );
-        } else {
-            println!("when every shard is done: dhumbal-run merge {dir}");
-        }
+        print!(
+            "{}",
+            next_steps(scenario, &settings.shard_base, shard, &report.shard_stages)
+        );
         return Ok(report);
     }
     let earlier = report.rounds.saturating_sub(report.rounds_now);
@@ -349,6 +475,61 @@ pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner
         overview(&scenario.output.dir, &scenario.output.dir);
     }
     Ok(report)
+}
+
+/// What a shard played, stage by stage, and where each stage stands; `waits`: the stage it
+/// stopped at, and the stage that one waits for.
+fn shard_played(
+    scenario: &Scenario,
+    shard: runner::Shard,
+    rounds: u64,
+    seconds: f64,
+    stages: &[runner::ShardStage],
+    waits: Option<(&str, &str)>,
+) {
+    println!(
+        "shard {shard}: {rounds} rounds in {seconds:.2} s ({:.0} rounds/s), in {}",
+        rounds as f64 / seconds.max(1e-9),
+        scenario.output.dir.display()
+    );
+    for stage in stages {
+        let played = match waits {
+            Some((at, of)) if at == stage.name => {
+                format!("not played: it waits for `{of}` (below)")
+            }
+            _ if !stage.played => "not played by this command".to_string(),
+            _ if stage.rounds_now == 0 => format!(
+                "this shard's share (units {}..{} of {}) was on disk already: nothing to play",
+                stage.share.start, stage.share.end, stage.units
+            ),
+            _ => format!(
+                "played {} rounds, this shard's share (units {}..{} of {})",
+                stage.rounds_now, stage.share.start, stage.share.end, stage.units
+            ),
+        };
+        let state = if stage.complete {
+            "complete: every unit is on disk".to_string()
+        } else if stage.shards_missing.len() as u64 == shard.count {
+            "not started: no shard's share is on disk yet".to_string()
+        } else {
+            let mine = stage.shards_missing.contains(&shard.index);
+            format!(
+                "not complete: {} {} share{}",
+                shard_list(&stage.shards_missing, shard.count),
+                if stage.shards_missing.len() == 1 {
+                    "has not finished its"
+                } else {
+                    "have not finished their"
+                },
+                if mine || !stage.played {
+                    ""
+                } else {
+                    " (this shard's is on disk)"
+                }
+            )
+        };
+        println!("  stage `{}`: {played}; {state}", stage.name);
+    }
 }
 
 /// Writes the overview page of a run of several stages (`report.md` at its root), or says why

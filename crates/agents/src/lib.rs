@@ -1,5 +1,5 @@
 //! Agent families: the paper's heuristics, uniform random, information-set and determinized
-//! MCTS, Rhai scripts, trained networks, seed 001's tabular policies and macro actions, and
+//! MCTS, Rhai scripts, trained networks, two-player tabular policies and macro actions, and
 //! wrappers such as `epsilon`. Each implements
 //! [`dhumbal_game::Agent`] and sees only its [`dhumbal_game::Observation`].
 //!

@@ -17,7 +17,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rhai::{AST, Array, CallFnOptions, Dynamic, Engine, EvalAltResult, FLOAT, INT, Map, Scope};
+use rhai::{
+    AST, Array, CallFnOptions, Dynamic, Engine, EvalAltResult, FLOAT, INT, Map, Position, Scope,
+};
 
 use dhumbal_game::cards::{CARD_IDS, Card, Discard};
 use dhumbal_game::decision::{
@@ -48,6 +50,33 @@ pub const HELPERS: &[&str] = &[
     "is_legal",
     "unseen",
 ];
+
+/// The keys of the observation map (`ScriptAgent::observation`), for "did you mean".
+pub const OBS_KEYS: &[&str] = &[
+    "phase",
+    "seat",
+    "players",
+    "turn",
+    "round",
+    "starter",
+    "threshold",
+    "hand",
+    "hand_value",
+    "hand_sizes",
+    "standings",
+    "active",
+    "scoring",
+    "pile",
+    "pickable",
+    "discarded",
+    "known",
+    "seen",
+    "stock_len",
+    "params",
+];
+
+/// The functions the engine calls with the observation map.
+const ENTRY_POINTS: &[&str] = &["call_jhyap", "discard", "pick", "explain"];
 
 /// The keys of one parameter's declaration in `fn parameters()`.
 const DECLARATION_KEYS: &[&str] = &["type", "default_value", "doc"];
@@ -297,7 +326,7 @@ impl ScriptProgram {
             )
         };
         let value = value.map_err(|e| {
-            let failure = self.failure("parameters", "call", &e);
+            let failure = self.failure("parameters", "call", &e, None);
             ScriptError {
                 line: failure.line,
                 column: failure.column,
@@ -398,16 +427,18 @@ impl ScriptProgram {
         Ok(out)
     }
 
-    fn run(&self, function: &str, obs: Map) -> Result<Dynamic, AgentError> {
+    /// Calls `function` with the observation map; `params` is what the map holds as
+    /// `obs.params` (for the message when the script reads a key that is not there).
+    fn run(&self, function: &str, obs: Map, params: &Map) -> Result<Dynamic, AgentError> {
         let mut scope = Scope::new();
         let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
         self.engine
             .call_fn_with_options::<Dynamic>(options, &mut scope, &self.ast, function, (obs,))
-            .map_err(|e| AgentError(self.describe(function, &e)))
+            .map_err(|e| AgentError(self.describe(function, &e, params)))
     }
 
-    fn describe(&self, function: &str, e: &EvalAltResult) -> String {
-        let failure = self.failure(function, "decision", e);
+    fn describe(&self, function: &str, e: &EvalAltResult, params: &Map) -> String {
+        let failure = self.failure(function, "decision", e, Some(params));
         let mut out = format!("script {}, in {function}()", self.display);
         if let Some(via) = &failure.via {
             out.push_str(&format!(" via {via}"));
@@ -425,7 +456,14 @@ impl ScriptProgram {
 
     /// What went wrong in `function` (a `what`: a decision, a call): the innermost error says
     /// what and where (line and column in the script), and the functions it went through.
-    fn failure(&self, function: &str, what: &str, e: &EvalAltResult) -> Failure {
+    /// `params`: the map `obs.params` held, when the function was given one.
+    fn failure(
+        &self,
+        function: &str,
+        what: &str,
+        e: &EvalAltResult,
+        params: Option<&Map>,
+    ) -> Failure {
         let mut inner: &EvalAltResult = e;
         let mut chain = Vec::new();
         while let EvalAltResult::ErrorInFunctionCall(name, _, err, _) = inner {
@@ -451,6 +489,8 @@ impl ScriptProgram {
                 thousands(MAX_MAP as u64)
             ),
             EvalAltResult::ErrorFunctionNotFound(signature, _) => self.not_found(signature),
+            EvalAltResult::ErrorPropertyNotFound(key, _) => self.missing_key(key, pos, params),
+            EvalAltResult::ErrorVariableNotFound(name, _) => self.unknown_variable(name),
             other => {
                 let text = other.to_string();
                 let suffix = format!(" ({pos})");
@@ -504,8 +544,160 @@ impl ScriptProgram {
         format!("unknown function `{name}` (called with {args}){hint}")
     }
 
+    /// A key the script read from a map that does not hold it (the engine fails on a missing
+    /// key, `set_fail_on_invalid_map_property`): which map, from the expression before the key
+    /// in the source (`obs.`, `obs.params.`, `obs.params.weights.`), and the nearest key it
+    /// has, or its keys.
+    fn missing_key(&self, key: &str, pos: Position, params: Option<&Map>) -> String {
+        let chain = self.receiver(pos);
+        let empty = Map::new();
+        let params = params.unwrap_or(&empty);
+        // The map the chain names, when it starts at the observation: its path and keys.
+        let mut known: Option<(String, Map)> = None;
+        if let Some(first) = chain.first()
+            && self.observation_names().contains(&first.as_str())
+        {
+            let mut obs: Map = OBS_KEYS
+                .iter()
+                .map(|k| ((*k).into(), Dynamic::UNIT))
+                .collect();
+            obs.insert("params".into(), Dynamic::from_map(params.clone()));
+            known = Some((first.clone(), obs));
+            for segment in &chain[1..] {
+                known = known.and_then(|(path, m)| {
+                    m.get(segment.as_str())
+                        .and_then(|v| v.clone().try_cast::<Map>())
+                        .map(|m| (format!("{path}.{segment}"), m))
+                });
+            }
+        }
+        let optional = format!(
+            "a key that may be absent is tested with `\"{key}\" in map` before it is read, or read with `map.get(\"{key}\")`, which gives `()`"
+        );
+        let Some((path, map)) = known else {
+            // Another map (the script's own, or one of the engine's under another name): the
+            // nearest key of the observation or of its parameters, if one is near.
+            let own: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
+            let hint = crate::nearest(key, OBS_KEYS)
+                .map(|n| format!("; did you mean `obs.{n}`?"))
+                .or_else(|| {
+                    crate::nearest(key, &own).map(|n| format!("; did you mean `obs.params.{n}`?"))
+                })
+                .unwrap_or_default();
+            let map = if chain.is_empty() {
+                "the map".to_string()
+            } else {
+                format!("`{}`", chain.join("."))
+            };
+            return format!("{map} has no key `{key}`{hint} ({optional})");
+        };
+        let names: Vec<&str> = map.keys().map(|k| k.as_str()).collect();
+        if names.is_empty() && path.ends_with(".params") {
+            return format!(
+                "`{path}` has no key `{key}`: the script declares no parameters (a script declares them in `fn parameters()`, see docs/rhai.md)"
+            );
+        }
+        match crate::nearest(key, &names) {
+            Some(n) => format!("`{path}` has no key `{key}`; did you mean `{n}`?"),
+            None => format!(
+                "`{path}` has no key `{key}`; its keys: {} ({optional})",
+                names.join(", ")
+            ),
+        }
+    }
+
+    /// The names the script gives the observation map: `obs`, and the parameter of each
+    /// function the engine calls with it.
+    fn observation_names(&self) -> Vec<&str> {
+        let mut names = vec!["obs"];
+        for f in self.ast.iter_functions() {
+            if ENTRY_POINTS.contains(&f.name)
+                && let Some(p) = f.params.first()
+            {
+                names.push(p);
+            }
+        }
+        names
+    }
+
+    /// The chain of names before the key at `pos` in the source: `["obs", "params"]` for
+    /// `obs.params.callat` or `obs.params["callat"]`; empty when it is not a plain chain of
+    /// names (a function's result, an array element).
+    fn receiver(&self, pos: Position) -> Vec<String> {
+        let (Some(line), Some(column)) = (pos.line(), pos.position()) else {
+            return Vec::new();
+        };
+        let Some(text) = self.source.lines().nth(line.saturating_sub(1)) else {
+            return Vec::new();
+        };
+        let before: String = text.chars().take(column.saturating_sub(1)).collect();
+        let rest = before.trim_end();
+        let mut rest = match rest.strip_suffix('[') {
+            Some(r) => r.strip_suffix('?').unwrap_or(r).trim_end(),
+            None => match rest.strip_suffix('.') {
+                Some(r) => r.strip_suffix('?').unwrap_or(r),
+                None => return Vec::new(),
+            },
+        };
+        let mut chain = Vec::new();
+        loop {
+            let start = rest
+                .char_indices()
+                .rev()
+                .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+                .last()
+                .map(|(i, _)| i);
+            let Some(start) = start else { break };
+            chain.push(rest[start..].to_string());
+            rest = &rest[..start];
+            match rest.strip_suffix('.') {
+                Some(r) => rest = r.strip_suffix('?').unwrap_or(r),
+                None => break,
+            }
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// A variable that is not set where it is read: most often one set by top-level code,
+    /// which is not run (a function sees its arguments and its own variables only).
+    fn unknown_variable(&self, name: &str) -> String {
+        match top_level_variable(&self.source, name) {
+            Some(line) => format!(
+                "variable `{name}` not found: it is set by top-level code (line {line}), which is not run when the engine calls a function; a function sees only its arguments and its own variables. Make the value a parameter (`fn parameters()`, read as `obs.params.{name}`) or a function (`fn {name}() {{ ... }}`), see docs/rhai.md"
+            ),
+            None => format!(
+                "variable `{name}` not found (a function sees only its arguments and its own variables; top-level code is not run)"
+            ),
+        }
+    }
+
+    /// The line of `fn name(` in the source (1-based), for messages about what it returned.
+    fn function_line(&self, name: &str) -> Option<usize> {
+        self.source
+            .lines()
+            .position(|l| {
+                let l = l.trim_start();
+                let l = l.strip_prefix("private ").map_or(l, str::trim_start);
+                l.strip_prefix("fn ")
+                    .map(str::trim_start)
+                    .and_then(|l| l.strip_prefix(name))
+                    .is_some_and(|l| l.trim_start().starts_with('('))
+            })
+            .map(|i| i + 1)
+    }
+
+    /// What the script's `function` answered wrong (a return value of the wrong type, an
+    /// illegal choice), naming the line of its `fn`.
     fn error(&self, function: &str, message: String) -> AgentError {
-        AgentError(format!("script {}, {function}() {message}", self.display))
+        let line = self
+            .function_line(function)
+            .map(|l| format!(" (line {l})"))
+            .unwrap_or_default();
+        AgentError(format!(
+            "script {}, {function}(){line} {message}",
+            self.display
+        ))
     }
 }
 
@@ -516,6 +708,75 @@ struct Failure {
     /// The script's functions it happened in, outermost first, past the one called.
     via: Option<String>,
     message: String,
+}
+
+/// The line (1-based) of a top-level `let name` or `const name` in `source`: outside every
+/// `{ }`, strings and comments skipped.
+fn top_level_variable(source: &str, name: &str) -> Option<usize> {
+    let chars: Vec<char> = source.chars().collect();
+    let (mut i, mut line, mut depth) = (0, 1, 0usize);
+    let mut after_keyword = false;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\n' => line += 1,
+            '/' if chars.get(i + 1) == Some(&'/') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            '/' if chars.get(i + 1) == Some(&'*') => {
+                i += 2;
+                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                    if chars[i] == '\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            '"' | '`' | '\'' => {
+                i += 1;
+                while i < chars.len() && chars[i] != c {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    } else if chars[i] == '\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                if depth == 0 && after_keyword && word == name {
+                    return Some(line);
+                }
+                after_keyword = depth == 0 && (word == "let" || word == "const");
+                continue;
+            }
+            c if c.is_whitespace() => {}
+            _ => after_keyword = false,
+        }
+        i += 1;
+    }
+    None
+}
+
+/// For a function that returned `()` where a value was due: the usual cause.
+fn unit_hint(type_name: &str) -> &'static str {
+    if type_name == "()" {
+        " (a function's value is that of its last statement, or what `return` gives: an `if` without `else` gives `()` when its condition is false)"
+    } else {
+        ""
+    }
 }
 
 /// `1000000` as `1,000,000`.
@@ -552,6 +813,9 @@ fn sandboxed_engine(
     engine.set_max_array_size(MAX_ARRAY);
     engine.set_max_map_size(MAX_MAP);
     engine.disable_symbol("eval");
+    // A misspelt key (`obs.hand_vlaue`, `obs.params.callat`) is an error with its line, not a
+    // silent `()` that makes every comparison false (docs/rhai.md, "A key that is not there").
+    engine.set_fail_on_invalid_map_property(true);
     // Each line also goes to the deciding agent's capture, if it keeps one (an explanation
     // shows what a decision printed).
     let (name, print_log) = (display.to_string(), log.clone());
@@ -561,7 +825,12 @@ fn sandboxed_engine(
     });
     let name = display.to_string();
     engine.on_debug(move |text, _source, pos| {
-        let line = format!("debug at {pos}: {text}");
+        // As errors say where they are: "line 8, column 9".
+        let line = match (pos.line(), pos.position()) {
+            (Some(l), Some(c)) => format!("debug at line {l}, column {c}: {text}"),
+            (Some(l), None) => format!("debug at line {l}: {text}"),
+            _ => format!("debug: {text}"),
+        };
         crate::log::captured(|| line.clone());
         log.write(&name, &line)
     });
@@ -927,8 +1196,8 @@ impl ScriptAgent {
         let _speaking = crate::log::speaking(obs.seat, &self.name);
         self.printed.clear();
         let map = self.observation(obs);
-        let program = &self.program;
-        crate::log::capture(&mut self.printed, || program.run(function, map))
+        let (program, params) = (&self.program, &self.params);
+        crate::log::capture(&mut self.printed, || program.run(function, map, params))
     }
 
     /// The explanation of the decision just made: what `fn explain(obs)` returns (when the
@@ -947,7 +1216,7 @@ impl ScriptAgent {
             let map = self.observation(obs);
             let out = {
                 let _quiet = crate::log::muted();
-                crate::log::capture(&mut own, || self.program.run("explain", map))
+                crate::log::capture(&mut own, || self.program.run("explain", map, &self.params))
             };
             match out {
                 Ok(value) => {
@@ -1057,8 +1326,10 @@ impl Agent for ScriptAgent {
     ) -> Result<bool, AgentError> {
         let out = self.ask("call_jhyap", obs)?;
         out.as_bool().map_err(|t| {
-            self.program
-                .error("call_jhyap", format!("must return true or false, not {t}"))
+            self.program.error(
+                "call_jhyap",
+                format!("must return true or false, not {t}{}", unit_hint(t)),
+            )
         })
     }
 
@@ -1076,8 +1347,9 @@ impl Agent for ScriptAgent {
             return Err(self.program.error(
                 "discard",
                 format!(
-                    "must return a card id or an array of card ids, not {}",
-                    out.type_name()
+                    "must return a card id or an array of card ids, not {}{}",
+                    out.type_name(),
+                    unit_hint(out.type_name())
                 ),
             ));
         };
@@ -1124,7 +1396,10 @@ impl Agent for ScriptAgent {
             }),
             Err(t) => Err(self.program.error(
                 "pick",
-                format!("must return a card id, -1 or \"stock\", not {t}"),
+                format!(
+                    "must return a card id, -1 or \"stock\", not {t}{}",
+                    unit_hint(t)
+                ),
             )),
         }
     }

@@ -1,10 +1,10 @@
-//! Seed 001's two-player tabular plan (`../shared/seeds/001_*`, docs/tabular.md): a state
-//! abstraction of 1,600 states, three macro actions, and the agents that play them.
+//! The two-player tabular learning plan (docs/tabular.md): a state abstraction of 1,600
+//! states, three macro actions, and the agents that play them.
 //!
 //! - [`State`]: the cards the player holds (1-5), the cards its opponent holds (1-5), and its
 //!   own hand value (1-64). Nothing else: the plan's players have no memory of earlier events.
 //! - [`Macro`]: `GREEDY_DECREASE`, `DELAY_COLLECT` and `CALL`, mapped onto the engine's legal
-//!   actions by [`macro_discard`] and [`macro_pick`] (every choice the seed leaves open is
+//!   actions by [`macro_discard`] and [`macro_pick`] (every choice the plan leaves open is
 //!   written down there and in docs/tabular.md).
 //! - Kinds: `tabular` plays a learned policy table ([`PolicyTable`], a CSV file written by
 //!   `dhumbal-run train`), `macro` plays one macro action at every turn (the baselines).
@@ -85,7 +85,7 @@ impl State {
     }
 }
 
-/// The three macro actions of the seed.
+/// The three macro actions of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Macro {
     /// Discard the highest-scoring set; take the card on offer when it is worth less than a
@@ -236,7 +236,7 @@ fn best_offer(rules: &Rules, hand: &[Card], offered: &[Card]) -> Option<(Card, u
 ///   the legal discard of highest score, ties to more cards, then to the engine's order.
 /// - `DELAY_COLLECT`: among the cards on offer (the previous discard, as the pick rule lets
 ///   one take it), the one that makes the best set with the hand; the hand cards of that set
-///   are kept, unless a set worth more than the set to be collected breaks it (the seed's
+///   are kept, unless a set worth more than the set to be collected breaks it (the plan's
 ///   "only consider sets that have score higher than the set that can be obtained after
 ///   picking"), and the highest-scoring other set goes. With nothing on offer that combines
 ///   with the hand, or nothing left to discard, it is `GREEDY_DECREASE`.
@@ -753,7 +753,7 @@ impl Family for TabularFamily {
     }
 
     fn doc(&self) -> &'static str {
-        "seed 001's 1,600-state policy (Q-learning or value iteration, `dhumbal-run train`): plays the macro action of highest value"
+        "a two-player tabular policy over 1,600 states (Q-learning or value iteration, `dhumbal-run train`): plays the macro action of highest value"
     }
 
     fn params(&self) -> Vec<Param> {
@@ -869,7 +869,7 @@ impl Recipe for TabularRecipe {
     }
 }
 
-/// `macro`: one of the seed's macro actions at every turn (the baselines of the plan).
+/// `macro`: one of the plan's macro actions at every turn (the baselines of the plan).
 pub struct MacroFamily;
 
 impl Family for MacroFamily {
@@ -878,7 +878,7 @@ impl Family for MacroFamily {
     }
 
     fn doc(&self) -> &'static str {
-        "one of seed 001's macro actions at every turn (greedy-decrease, delay-collect or call), calling at or below `call_at`"
+        "one of the tabular plan's three macro actions at every turn (greedy-decrease, delay-collect or call), calling at or below `call_at`"
     }
 
     fn params(&self) -> Vec<Param> {

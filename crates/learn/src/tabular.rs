@@ -1,4 +1,4 @@
-//! Seed 001's two ways to learn over its 1,600-state abstraction (`dhumbal_agents::tabular`),
+//! The two-player tabular plan's two ways to learn over its 1,600-state abstraction (`dhumbal_agents::tabular`),
 //! without libtorch: Q-learning, and Monte-Carlo estimates of the transitions under the
 //! current policy followed by value or policy iteration, repeated until the policy stops
 //! changing.
@@ -535,7 +535,7 @@ fn finish_table(
     table.set_meta("program", plan.program.clone());
     table.set_meta(
         "kind",
-        "tabular policy (seed 001: 1,600 states, 3 macro actions)",
+        "tabular policy (two-player plan: 1,600 states, 3 macro actions)",
     );
     table.set_meta("method", plan.method.name());
     table.set_meta("hyper", plan.method.to_json().to_string());

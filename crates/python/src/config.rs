@@ -65,45 +65,64 @@ impl Setup {
         matches!(self.rules.variant().scoring, Scoring::Points(_))
     }
 
+    /// Checks the whole configuration and reports every problem at once, as scenario
+    /// validation does: one problem alone as `field: message`, several as `N problems with
+    /// the configuration:` and a line each.
     pub fn parse(config: &str, base: &Path) -> Result<Setup, String> {
         let v: Value = serde_json::from_str(config).map_err(|e| format!("configuration: {e}"))?;
         let o = v.as_object().ok_or("configuration: expected an object")?;
+        let mut problems: Vec<String> = Vec::new();
         for k in o.keys() {
             if !KEYS.contains(&k.as_str()) {
-                return Err(format!(
-                    "unknown setting `{k}`; the settings are: {}",
+                let hint = dhumbal_agents::nearest(k, KEYS)
+                    .map(|n| format!("did you mean `{n}`? "))
+                    .unwrap_or_default();
+                problems.push(format!(
+                    "unknown setting `{k}`; {hint}the settings are: {}",
                     KEYS.join(", ")
                 ));
             }
         }
-        let rules = rules(o.get("rules").unwrap_or(&Value::Null))?;
+        let rules = match rules(o.get("rules").unwrap_or(&Value::Null)) {
+            Ok(r) => Some(Arc::new(r)),
+            Err(e) => {
+                problems.extend(e);
+                None
+            }
+        };
         let name = o.get("encoding").and_then(Value::as_str).unwrap_or("cards");
-        let encoding = Encoding::from_name(name).ok_or_else(|| {
-            format!(
+        let encoding = Encoding::from_name(name);
+        if encoding.is_none() {
+            problems.push(format!(
                 "encoding: unknown encoding `{name}`; valid: {}",
                 Encoding::NAMES.join(", ")
-            )
-        })?;
-        let players = rules.players();
+            ));
+        }
+        let players = rules.as_ref().map(|r| r.players());
         let entries = match o.get("opponents") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a.clone(),
             Some(other) => {
-                return Err(format!(
+                problems.push(format!(
                     "opponents: expected a list of agent entries, got {other}"
                 ));
+                Vec::new()
             }
         };
-        if !entries.is_empty() && entries.len() != players - 1 {
-            return Err(format!(
+        if let Some(players) = players
+            && !entries.is_empty()
+            && entries.len() != players - 1
+        {
+            problems.push(format!(
                 "opponents: {} given for a table of {players} players: list one per seat the learner does not take ({}), or none to play every seat from Python",
                 entries.len(),
                 players - 1
             ));
         }
-        let rules = Arc::new(rules);
+        // Every entry is checked, even when their number is wrong or the rules are: a
+        // misspelt kind is named either way.
         let mut cx = Cx {
-            rules: Some(rules.clone()),
+            rules: rules.clone(),
             base: base.to_path_buf(),
             problems: Vec::new(),
             log: Arc::new(AgentLog::default()),
@@ -127,104 +146,118 @@ impl Setup {
                 opponents.push((id, recipe));
             }
         }
-        if !cx.problems.is_empty() {
-            let lines: Vec<String> = cx
-                .problems
-                .iter()
-                .map(|(field, m)| format!("  {field}: {m}"))
-                .collect();
-            return Err(format!(
-                "{} problem{} with the opponents:\n{}",
-                lines.len(),
-                if lines.len() == 1 { "" } else { "s" },
-                lines.join("\n")
-            ));
-        }
+        problems.extend(cx.problems.iter().map(|(field, m)| format!("{field}: {m}")));
         let seat = match o.get("seat") {
-            None | Some(Value::Null) => SeatChoice::Rotate,
-            Some(Value::String(s)) if s == "rotate" => SeatChoice::Rotate,
-            Some(Value::String(s)) if s == "random" => SeatChoice::Random,
-            Some(Value::Number(n)) if n.as_u64().is_some_and(|s| (s as usize) < players) => {
-                SeatChoice::Fixed(n.as_u64().unwrap_or(0) as usize)
+            None | Some(Value::Null) => Some(SeatChoice::Rotate),
+            Some(Value::String(s)) if s == "rotate" => Some(SeatChoice::Rotate),
+            Some(Value::String(s)) if s == "random" => Some(SeatChoice::Random),
+            Some(Value::Number(n))
+                if n.as_u64()
+                    .is_some_and(|s| players.is_none_or(|p| (s as usize) < p)) =>
+            {
+                Some(SeatChoice::Fixed(n.as_u64().unwrap_or(0) as usize))
             }
             Some(other) => {
-                return Err(format!(
-                    "seat: expected `rotate`, `random` or a seat from 0 to {}, got {other}",
-                    players - 1
-                ));
+                problems.push(match players {
+                    Some(p) => format!(
+                        "seat: expected `rotate`, `random` or a seat from 0 to {}, got {other}",
+                        p - 1
+                    ),
+                    None => format!("seat: expected `rotate`, `random` or a seat, got {other}"),
+                });
+                None
             }
         };
         let name = o.get("reward").and_then(Value::as_str).unwrap_or("score");
-        let reward = Reward::from_name(name).ok_or_else(|| {
-            format!(
+        let reward = Reward::from_name(name);
+        if reward.is_none() {
+            problems.push(format!(
                 "reward: unknown reward `{name}`; valid: score (coins won or lost, minus the points taken), win (1 for the round's winner)"
-            )
-        })?;
-        let num = |key: &str, default: f64| -> Result<f64, String> {
+            ));
+        }
+        let mut num = |key: &str, default: f64| -> f64 {
             match o.get(key) {
-                None | Some(Value::Null) => Ok(default),
-                Some(v) => v
-                    .as_f64()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| format!("{key}: expected a number, got {v}")),
+                None | Some(Value::Null) => default,
+                Some(v) => v.as_f64().filter(|x| x.is_finite()).unwrap_or_else(|| {
+                    problems.push(format!("{key}: expected a number, got {v}"));
+                    default
+                }),
             }
         };
-        let reward_scale = num("reward_scale", 1.0)?;
+        let reward_scale = num("reward_scale", 1.0);
+        let game_reward = num("game_reward", 1.0);
         if reward_scale <= 0.0 {
-            return Err(format!("reward_scale: must be above 0, got {reward_scale}"));
+            problems.push(format!("reward_scale: must be above 0, got {reward_scale}"));
         }
-        let game_reward = num("game_reward", 1.0)?;
         let rounds = match o.get("rounds") {
             None | Some(Value::Null) => 1,
-            Some(v) => v
-                .as_u64()
-                .filter(|&r| (1..=1 << 20).contains(&r))
-                .ok_or_else(|| format!("rounds: expected a whole number from 1, got {v}"))?
-                as u32,
+            Some(v) => match v.as_u64().filter(|&r| (1..=1 << 20).contains(&r)) {
+                Some(r) => r as u32,
+                None => {
+                    problems.push(format!("rounds: expected a whole number from 1, got {v}"));
+                    1
+                }
+            },
         };
-        let rules_json =
-            serde_json::to_string(&RulesSpec::from_variant(rules.variant())).unwrap_or_default();
-        Ok(Setup {
-            rules,
-            rules_json,
-            encoding,
-            opponents,
-            seat,
-            reward,
-            reward_scale,
-            game_reward,
-            rounds,
-        })
+        match (rules, encoding, seat, reward) {
+            (Some(rules), Some(encoding), Some(seat), Some(reward)) if problems.is_empty() => {
+                let rules_json = serde_json::to_string(&RulesSpec::from_variant(rules.variant()))
+                    .unwrap_or_default();
+                Ok(Setup {
+                    rules,
+                    rules_json,
+                    encoding,
+                    opponents,
+                    seat,
+                    reward,
+                    reward_scale,
+                    game_reward,
+                    rounds,
+                })
+            }
+            _ if problems.len() == 1 => Err(problems.remove(0)),
+            _ => Err(format!(
+                "{} problems with the configuration:\n  {}",
+                problems.len(),
+                problems.join("\n  ")
+            )),
+        }
     }
 }
 
-/// The `rules:` section: a preset name, or a mapping as in a scenario.
-fn rules(v: &Value) -> Result<Rules, String> {
+/// The `rules:` section: a preset name, or a mapping as in a scenario. Every problem, each
+/// as `rules...: message`.
+fn rules(v: &Value) -> Result<Rules, Vec<String>> {
     let spec: RulesSpec = match v {
         Value::Null => RulesSpec::default(),
         Value::String(preset) => serde_json::from_value(serde_json::json!({ "preset": preset }))
-            .map_err(|e| format!("rules: {e}"))?,
+            .map_err(|e| vec![format!("rules: {e}")])?,
         Value::Object(o) => {
             // Unknown fields are named, as `validate` does.
             let known = RulesSpec::field_names();
             let names: Vec<&str> = known.iter().map(String::as_str).collect();
-            for k in o.keys() {
-                if !names.contains(&k.as_str()) {
+            let unknown: Vec<String> = o
+                .keys()
+                .filter(|k| !names.contains(&k.as_str()))
+                .map(|k| {
                     let hint = dhumbal_agents::nearest(k, &names)
                         .map(|n| format!("did you mean `{n}`? "))
                         .unwrap_or_default();
-                    return Err(format!(
+                    format!(
                         "rules: unknown field `{k}`; {hint}the fields: {} (docs/scenarios.md)",
                         names.join(", ")
-                    ));
-                }
+                    )
+                })
+                .collect();
+            if !unknown.is_empty() {
+                return Err(unknown);
             }
-            serde_json::from_value(v.clone()).map_err(|e| format!("rules: {e}"))?
+            serde_json::from_value(v.clone()).map_err(|e| vec![format!("rules: {e}")])?
         }
         other => {
-            return Err(format!(
+            return Err(vec![format!(
                 "rules: expected a preset name or a mapping, got {other}"
-            ));
+            )]);
         }
     };
     let variant = spec.to_variant().map_err(|problems| {
@@ -232,9 +265,8 @@ fn rules(v: &Value) -> Result<Rules, String> {
             .iter()
             .map(|(f, m)| format!("rules.{f}: {m}"))
             .collect::<Vec<_>>()
-            .join("\n")
     })?;
-    Rules::new(variant).map_err(|e| format!("rules: {e}"))
+    Rules::new(variant).map_err(|e| vec![format!("rules: {e}")])
 }
 
 /// Resolves agent entries with paths relative to `base`, collecting problems.

@@ -427,6 +427,15 @@ pub struct Pairwise {
     pub mde: Option<f64>,
     /// Win metrics: power to detect a difference of `delta` at alpha/k.
     pub power_at_delta: Option<f64>,
+    /// 95% interval of `difference` from this test's standard error and degrees of freedom:
+    /// difference ± t_{0.975, df}·se (se = sqrt(V) of the paired or clustered test, Welch's
+    /// sqrt(s²ₐ/nₐ + s²ᵦ/nᵦ)).
+    pub ci95: Option<[f64; 2]>,
+    /// The smallest |difference| this pair's test declares significant at the stage's
+    /// Bonferroni level alpha/k: t_{1−alpha/(2k), df}·se. Smaller than `mde` (the difference
+    /// detected with the target power), by about z_{1−alpha/(2k)}/(z_{1−alpha/(2k)} +
+    /// z_power).
+    pub critical_difference: Option<f64>,
     /// The test the stars and the figures use for this metric.
     pub primary: bool,
 }
@@ -464,6 +473,12 @@ pub struct VarianceRatio {
     pub design: Option<f64>,
     /// Paired over unpaired variance of the same unit means.
     pub pairing: Option<f64>,
+    /// Each agent's own mean: its variance under this design (by unit, cluster-robust) over
+    /// that of as many independent observations (s²/n), median over agents. What blocking
+    /// did to one agent's estimate, free of the correlation between agents at one table that
+    /// `design` and `pairing` also carry (with one winner per round, a heads-up pair's
+    /// `pairing` ratio is exactly 2).
+    pub per_agent: Option<f64>,
 }
 
 /// Power of the stage's design for its headline outcome: the win rate under coin scoring,
@@ -689,6 +704,7 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
             welch.power_at_delta = pooled
                 .filter(|_| is_win)
                 .map(|s| power::ttest_ind_power(opts.delta / s, ma.n as f64, alpha_k, ratio_n));
+            welch.set_interval(welch_se2.map(f64::sqrt), alpha_k);
             welch.primary = !primary_design;
             welch_rows.push(welch);
 
@@ -743,6 +759,7 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
             r.power_at_delta = measured
                 .filter(|_| is_win)
                 .map(|m| m.power(opts.delta, g as f64, alpha_k));
+            r.set_interval(var_d.map(f64::sqrt), alpha_k);
             r.primary = primary_design;
             design_rows.push(r);
         }
@@ -753,10 +770,21 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
             .filter_map(|r| r.variance_ratio)
             .collect();
         let mut q: Vec<f64> = design_rows.iter().filter_map(|r| r.pairing_ratio).collect();
+        let mut own: Vec<f64> = acc
+            .agents
+            .iter()
+            .filter_map(|t| {
+                let m = observations(t, metric);
+                let independent = m.var(1)? / m.n as f64;
+                let v = t.unit[metric.block_index()].var_mean()?;
+                (independent > 0.0).then(|| v / independent)
+            })
+            .collect();
         ratios.push(VarianceRatio {
             metric: metric.key(),
             design: percentile(&mut r, 0.5),
             pairing: percentile(&mut q, 0.5),
+            per_agent: percentile(&mut own, 0.5),
         });
         pairwise.extend(welch_rows);
         pairwise.extend(design_rows);
@@ -799,9 +827,10 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
         start_positions,
         power,
         families: format!(
-            "one family per metric and test: the {k} pairs of agents (fewer where a pair has \
+            "one family per metric and test: the {k} {} of agents (fewer where a pair has \
              no test, e.g. an agent never called: `family` in each row); Bonferroni multiplies \
-             by the family's size, Holm steps down over it"
+             by the family's size, Holm steps down over it",
+            if k == 1 { "pair" } else { "pairs" }
         ),
         stars_on,
         notes: notes(info, acc, defs),
@@ -963,6 +992,8 @@ fn row(
         sd_units: None,
         mde: None,
         power_at_delta: None,
+        ci95: None,
+        critical_difference: None,
         primary: false,
     }
 }
@@ -974,6 +1005,22 @@ impl Pairwise {
         self.p = result.map(|r| r.p);
         self.effect = effect;
         self.effect_name = name;
+    }
+
+    /// Sets `ci95` and `critical_difference` from the test's standard error `se` (its degrees
+    /// of freedom already set) at the stage's Bonferroni level `alpha_k`.
+    fn set_interval(&mut self, se: Option<f64>, alpha_k: f64) {
+        let (Some(se), Some(df), Some(d)) = (
+            se.filter(|s| s.is_finite() && *s > 0.0),
+            self.df,
+            self.difference,
+        ) else {
+            return;
+        };
+        let t = super::dist::t_quantile(0.975, df);
+        self.ci95 = Some([d - t * se, d + t * se]);
+        self.critical_difference =
+            Some(super::dist::t_quantile(1.0 - alpha_k / 2.0, df) * se).filter(|c| c.is_finite());
     }
 }
 

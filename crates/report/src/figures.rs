@@ -219,17 +219,22 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         },
     ));
 
-    // Cumulative wins (Fig. 3b, 5b) and cumulative coins (Fig. 7b) with 95% bands.
-    let win_series = cumulative(acc, &names, RoundMetric::Win);
+    // Cumulative wins (Fig. 3b, 5b) and cumulative coins (Fig. 7b) with 95% bands that follow
+    // the design: widened (or narrowed) by each agent's measured design effect.
+    let unit = super::analyze::cluster_unit(&s.info);
+    let (win_series, win_d) = cumulative(acc, &names, RoundMetric::Win, unit.is_some());
     out.push(spec(
         "cumulative_wins",
         title("Cumulative wins".into()),
-        "Cumulative wins over the stage's rounds (in record order). Band: 95% interval of the \
-         expected cumulative count, S_t ± 1.96·s·√t, s the agent's per-round SD."
-            .into(),
+        format!(
+            "Cumulative wins over the stage's rounds (in record order). Band: 95% interval of \
+             the expected cumulative count, S_t ± 1.96·s·√(D·t), s the agent's per-round SD \
+             and {}",
+            band_caption(unit, &win_d)
+        ),
         move |title| plots::lines(title, "Round", "Wins", &win_series, Width::OneColumn),
     ));
-    let econ_series = cumulative(acc, &names, RoundMetric::Economic);
+    let (econ_series, econ_d) = cumulative(acc, &names, RoundMetric::Economic, unit.is_some());
     let y = if points { "−Points" } else { "Coins" };
     out.push(spec(
         "cumulative_economic",
@@ -242,12 +247,14 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             .into(),
         ),
         format!(
-            "Cumulative {} over the stage's rounds, with the 95% band S_t ± 1.96·s·√t.",
+            "Cumulative {} over the stage's rounds, with the 95% band S_t ± 1.96·s·√(D·t), s \
+             the agent's per-round SD and {}",
             if points {
                 "points taken (negated)"
             } else {
                 "coin change"
-            }
+            },
+            band_caption(unit, &econ_d)
         ),
         move |title| plots::lines(title, "Round", y, &econ_series, Width::OneColumn),
     ));
@@ -379,16 +386,60 @@ fn spec(
     }
 }
 
-/// Cumulative series per agent with the band S_t ± 1.96·s·√t_a, t_a the rounds the agent had
-/// played by then (all rounds under coin scoring; its share of them in point games).
-fn cumulative(acc: &Accumulated, names: &[String], metric: RoundMetric) -> Vec<Band> {
+/// What D is in a cumulative band's caption: the design effect by `unit`, with its range over
+/// agents, or 1 where rounds are independent.
+fn band_caption(unit: Option<&str>, d: &[f64]) -> String {
+    let (lo, hi) = d
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+    match unit {
+        Some(u) if lo.is_finite() => format!(
+            "D the agent's design effect, the variance of its mean by {u} (cluster-robust, \
+             the {u}'s rounds not independent) over that of independent rounds, measured over \
+             the whole stage ({} to {} here): at the last round the band is the interval by \
+             {u} of the total; with D = 1 it would assume independent rounds.",
+            super::tables::num(Some(lo), 2),
+            super::tables::num(Some(hi), 2)
+        ),
+        Some(u) => format!(
+            "D = 1: too few {u}s to measure the design effect, so the band assumes independent \
+             rounds, which the rounds of a {u} are not."
+        ),
+        None => "D = 1: rounds are independent in this design.".into(),
+    }
+}
+
+/// Cumulative series per agent with the band S_t ± 1.96·s·√(D·t_a), t_a the rounds the agent
+/// had played by then (all rounds under coin scoring; its share of them in point games) and D
+/// its design effect (`blocked`: the variance of its mean by unit over s²/n; else 1), which
+/// is returned beside the series, one per agent.
+fn cumulative(
+    acc: &Accumulated,
+    names: &[String],
+    metric: RoundMetric,
+    blocked: bool,
+) -> (Vec<Band>, Vec<f64>) {
     let total = acc.rounds.max(1) as f64;
-    names
+    let mut effects = Vec::new();
+    let bands = names
         .iter()
         .enumerate()
         .map(|(a, name)| {
             let t = &acc.agents[a];
-            let sd = t.round[metric.index()].sd().unwrap_or(0.0);
+            let m = &t.round[metric.index()];
+            let design = blocked
+                .then(|| {
+                    let independent = m.var(1)? / m.n as f64;
+                    let v = t.unit[metric.index()].var_mean()?;
+                    (independent > 0.0).then(|| v / independent)
+                })
+                .flatten();
+            if let Some(d) = design {
+                effects.push(d);
+            }
+            let sd = m.sd().unwrap_or(0.0) * design.unwrap_or(1.0).sqrt();
             let share = t.rounds as f64 / total;
             let mut points = vec![(0.0, 0.0)];
             let mut band = vec![(0.0, 0.0, 0.0)];
@@ -415,7 +466,8 @@ fn cumulative(acc: &Accumulated, names: &[String], metric: RoundMetric) -> Vec<B
                 band: Some(band),
             }
         })
-        .collect()
+        .collect();
+    (bands, effects)
 }
 
 /// The effects figure: its panels, the colour bar's label and the caption.

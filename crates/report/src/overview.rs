@@ -105,9 +105,44 @@ impl StageView {
     }
 
     /// The smallest difference in the headline rate that the stage detects with power 0.8 for
-    /// its least favourable pair (the report's `power.design`).
-    fn mde(&self) -> Option<f64> {
+    /// its least favourable pair (the report's `power.design`): not the winner's pair's.
+    fn worst_mde(&self) -> Option<f64> {
         self.stats["power"]["design"]["mde"]["worst"].as_f64()
+    }
+
+    /// The primary test's row of the headline metric for the pair (a, b), and the sign that
+    /// turns its a − b into `a` minus `b`.
+    fn row(&self, a: &str, b: &str) -> Option<(&Value, f64)> {
+        let metric = self.headline_metric();
+        self.stats["pairwise"].as_array()?.iter().find_map(|t| {
+            if t["metric"].as_str() != Some(metric) || t["primary"].as_bool() != Some(true) {
+                return None;
+            }
+            match (t["a"].as_str()?, t["b"].as_str()?) {
+                (ta, tb) if (ta, tb) == (a, b) => Some((t, 1.0)),
+                (ta, tb) if (ta, tb) == (b, a) => Some((t, -1.0)),
+                _ => None,
+            }
+        })
+    }
+
+    /// The pair's own 95% interval of the difference `a` minus `b`, and its critical
+    /// difference at the stage's Bonferroni level (stats.json's `ci95`, `critical_difference`).
+    fn lead_interval(&self, a: &str, b: &str) -> (Option<(f64, f64)>, Option<f64>) {
+        let Some((t, sign)) = self.row(a, b) else {
+            return (None, None);
+        };
+        let ci = t["ci95"].as_array().and_then(|c| {
+            let (lo, hi) = (sign * c.first()?.as_f64()?, sign * c.get(1)?.as_f64()?);
+            Some((lo.min(hi), lo.max(hi)))
+        });
+        (ci, t["critical_difference"].as_f64())
+    }
+
+    /// The stage's Bonferroni level α/k, k its pairs.
+    fn alpha_k(&self) -> Option<f64> {
+        let p = &self.stats["power"];
+        Some(p["alpha"].as_f64()? / p["pairs"].as_u64()?.max(1) as f64)
     }
 
     fn headline_metric(&self) -> &'static str {
@@ -283,9 +318,9 @@ fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> St
     let _ = writeln!(out, "## Stages\n");
     let _ = writeln!(
         out,
-        "| stage | players | design | agents | winner | its rate, 95% CI | lead over the next | p (Holm) | resolvable difference |"
+        "| stage | players | design | agents | winner | its rate, 95% CI | lead over the next, 95% CI of the difference | p (Holm) | significant from (this pair, α/k) | least favourable pair detects (power 0.8) |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
     for v in views {
         let agents: Vec<String> = v
             .agents
@@ -295,10 +330,32 @@ fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> St
                 None => id.clone(),
             })
             .collect();
+        let mut critical = "–".to_string();
         let (lead, p) = match v.runner_up() {
             Some(next) => match v.test(&v.winner, next) {
                 Some((d, p, stars)) => (
-                    format!("{} percentage points over {next}", signed(100.0 * d)),
+                    {
+                        let (ci, crit) = v.lead_interval(&v.winner, next);
+                        if let Some(c) = crit {
+                            critical = format!(
+                                "±{} points{}",
+                                num(Some(100.0 * c), 2),
+                                v.alpha_k()
+                                    .map(|a| format!(" (α/k = {})", pval(Some(a))))
+                                    .unwrap_or_default()
+                            );
+                        }
+                        format!(
+                            "{} percentage points over {next}{}",
+                            signed(100.0 * d),
+                            ci.map(|(lo, hi)| format!(
+                                " [{}, {}]",
+                                signed(100.0 * lo),
+                                signed(100.0 * hi)
+                            ))
+                            .unwrap_or_default()
+                        )
+                    },
                     format!(
                         "{}{}",
                         pval(Some(p)),
@@ -315,7 +372,7 @@ fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> St
         };
         let _ = writeln!(
             out,
-            "| [{n}](<{n}/report.md>) | {} | {} | {} | **{}** | {} | {} | {} | {} |",
+            "| [{n}](<{n}/report.md>) | {} | {} | {} | **{}** | {} | {} | {} | {} | {} |",
             v.stats["design"]["players"],
             v.design(),
             cell(&agents.join(", ")),
@@ -323,7 +380,8 @@ fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> St
             rate_text(v.rate(&v.winner)),
             cell(&lead),
             p,
-            v.mde().map_or("–".into(), |m| format!(
+            critical,
+            v.worst_mde().map_or("–".into(), |m| format!(
                 "{} points",
                 num(Some(100.0 * m), 2)
             )),
@@ -343,9 +401,16 @@ fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> St
         "## Definitions\n\n\
          A stage's winner is the agent `winner_of` seats: the highest win rate (games won under \
          point scoring), economic performance (coins, or minus points, per round) breaking a tie, \
-         then the order of the list. The resolvable difference is the smallest difference in the \
-         headline rate that the stage detects with power 0.8 at its Bonferroni level, for its \
-         least favourable pair (`power.design` in stats.json). Rates are rounds won (games won under point scoring) with \
+         then the order of the list. The winner's lead is the primary test's difference between \
+         the winner and the next agent, with that pair's own 95% interval of the difference \
+         (`ci95` of its row in stats.json's `pairwise`). *Significant from* is that pair's \
+         critical difference: the smallest lead its test declares significant at the stage's \
+         Bonferroni level α/k, k the stage's pairs (`critical_difference`; Holm's step-down \
+         uses α/k for the smallest p-value and larger levels after it). *Least favourable pair \
+         detects* is another quantity, about another pair: the smallest difference the stage's \
+         least favourable pair (the one whose difference varies most) detects with power 0.8 \
+         at α/k (`power.design.mde.worst`), larger than a critical difference by about \
+         z_power·se. Rates are rounds won (games won under point scoring) with \
          95% intervals by the design's unit (the {unit}, every arrangement of it together); \
          p-values are the {}, and * p<0.05, ** p<0.01, *** p<0.001. \
          Every number here is in the stages' `stats.json`; docs/analysis.md defines them.",

@@ -274,37 +274,54 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     if !d.variance_ratio.is_empty() {
         let _ = writeln!(
             out,
-            "How much variance the design removed, median over pairs. *Design*: variance of a \
-             mean difference under this design (paired {unit} means) over what as many \
-             independent rounds would give (Welch's s²ₐ/nₐ + s²ᵦ/nᵦ on rounds); below 1 the \
-             design removed variance, above 1 it added some: agents at one table are negatively \
-             correlated (one winner per round), and the arrangements of one deal repeat much of \
-             its information. Welch's test on rounds ignores both, so its p-values are too small \
-             whenever the ratio exceeds 1. For call success the design's test is the clustered \
-             comparison and the reference Welch's test on calls; for games won, Welch's test on \
-             games. *Pairing*: variance of the {unit} differences over the unpaired variance of \
-             the same {unit} means (1 − 2·cov/(varₐ + varᵦ)); none for call success, whose \
-             calls do not pair.\n",
+            "What the design did to the variance, as ratios (below 1: less variance than the \
+             reference, above 1: more). *Per agent* (median over agents): the variance of one \
+             agent's mean under this design (by {unit}, cluster-robust) over that of as many \
+             independent observations (s²/n): what blocking by {unit} did to each agent's own \
+             estimate, the ratio of the squared widths of its interval by {unit} and its \
+             Wilson interval. *Difference* (median over pairs): the variance of a mean \
+             difference under this design (paired {unit} means) over Welch's s²ₐ/nₐ + s²ᵦ/nᵦ on \
+             rounds, which treats the two agents as independent samples. It carries two things: \
+             the blocking (the per-agent ratio) and the correlation of the agents at one table, \
+             which is the game, not the design: one winner per round makes their wins \
+             negatively correlated, and a difference of negatively correlated means varies more \
+             than Welch assumes. *Pairing* (median over pairs): the variance of the {unit} \
+             differences over the unpaired variance of the same {unit} means (1 − \
+             2·cov/(varₐ + varᵦ)); above 1 when the agents are negatively correlated (in a \
+             heads-up round one's win is the other's loss, so the pairing ratio of the win rate \
+             is exactly 2 there); none for call success, whose calls do not pair. For call \
+             success the design's test is the clustered comparison and the reference Welch's \
+             test on calls; for games won, Welch's test on games. Welch's test on rounds \
+             ignores all of this, so its p-values are too small wherever the difference ratio \
+             exceeds 1.\n",
             unit = d.unit
         );
         let _ = writeln!(
             out,
-            "| metric | design ratio | removed | pairing ratio | removed |\n|---|---:|---:|---:|---:|"
+            "| metric | per agent | its variance | difference | its variance | pairing |\n|---|---:|---:|---:|---:|---:|"
         );
-        let removed = |r: Option<f64>| {
+        // A change in words that cannot be misread: "−29.1%" is less variance, "+41.8%" more.
+        let change = |r: Option<f64>| {
             r.map_or("–".into(), |r| {
-                format!("{}%", num(Some(100.0 * (1.0 - r)), 1))
+                let c = 100.0 * (r - 1.0);
+                let text = num(Some(c.abs()), 1);
+                if c < 0.0 {
+                    format!("−{text}% (less)")
+                } else {
+                    format!("+{text}% (more)")
+                }
             })
         };
         for v in &d.variance_ratio {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 v.metric,
+                num(v.per_agent, 3),
+                change(v.per_agent),
                 num(v.design, 3),
-                removed(v.design),
+                change(v.design),
                 num(v.pairing, 3),
-                removed(v.pairing)
             );
         }
         out.push('\n');
@@ -324,12 +341,10 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             "**by {u}** (the primary interval): the cluster-robust t interval with the {}{u}s \
              as units (G − 1 degrees of freedom, clipped to [0, 100]%), because the rounds of \
              one {u} are not independent; beside it the Wilson interval, which treats every \
-             round as independent and so misstates the uncertainty here (too narrow where the \
-             rounds of a {u} are positively correlated, as the arrangements of a `permute` \
-             deal or the rounds of a game; too wide where they balance each other, as the \
-             rotations of a `rotate` deal), and the paper's normal interval (eq. 6, clipped \
-             to [0, 100]%)",
-            units.map_or(String::new(), |g| format!("{g} "))
+             round as independent and so misstates the uncertainty here{}, and the paper's \
+             normal interval (eq. 6, clipped to [0, 100]%)",
+            units.map_or(String::new(), |g| format!("{g} ")),
+            wilson_against_units(s, u)
         ),
         (false, None) => "Wilson score (rounds are independent in this design); beside it the \
              paper's normal interval (eq. 6, clipped to [0, 100]%)"
@@ -513,9 +528,11 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
          measured variance of the difference: σ_u = sqrt(G·V), the SD of the {unit} \
          differences, which carries the design effect (median over pairs {}: the variance of \
          a difference under this design over that of independent {}s). To detect a {rate_name} \
-         difference δ = {} the design has power **{}** for the median pair ({} for the least \
-         favourable); it detects **{}** with power {} ({} for the least favourable pair), and \
-         **{}** {unit}s would reach power {} at δ for the median pair ({} for every pair). \
+         difference δ = {} the design has power **{}** (median of the pairs' powers; {} for \
+         the least favourable pair); it detects **{}** with power {} (median of the pairs' \
+         detectable differences; {} for the least favourable pair), and **{}** {unit}s would \
+         reach power {} at δ (median of the pairs' numbers; {} for every pair). Each pair's \
+         own values are in the table below. \
          `dhumbal-run plan SCENARIO --pilot THIS_RUN` plans a new run with these variances.\n",
         d.units,
         if s.design.arrangements > 1 {
@@ -600,4 +617,30 @@ fn power_section(out: &mut String, s: &StageAnalysis) {
         num(i.mde_bonferroni, 4),
         iu = i.unit,
     );
+}
+
+/// What the Wilson interval does here, measured: its width over that of the interval by
+/// `unit` (median over agents), and what that says about the rounds of a unit.
+fn wilson_against_units(s: &StageAnalysis, unit: &str) -> String {
+    let width = |c: Option<[f64; 2]>| c.map(|[l, h]| h - l).filter(|w| *w > 0.0);
+    let mut ratios: Vec<f64> = s
+        .agents
+        .iter()
+        .filter_map(|a| Some(width(a.win.ci95_wilson)? / width(a.win.ci95_units)?))
+        .collect();
+    match super::stats::percentile(&mut ratios, 0.5) {
+        Some(r) if r < 1.0 => format!(
+            " (here {} times as wide as the interval by {unit}, median over agents: too \
+             narrow, the rounds of a {unit} being positively correlated, as the arrangements \
+             of a `permute` deal or the rounds of a game can be)",
+            num(Some(r), 2)
+        ),
+        Some(r) => format!(
+            " (here {} times as wide as the interval by {unit}, median over agents: too wide, \
+             the rounds of a {unit} balancing each other, as the arrangements of a deal do \
+             when each agent plays, in turn, the cards the others had)",
+            num(Some(r), 2)
+        ),
+        None => String::new(),
+    }
 }

@@ -496,7 +496,14 @@ pub fn stars(p: Option<f64>) -> &'static str {
 /// The Wilson score interval for k successes in n trials (statsmodels' `proportion_confint(
 /// method="wilson")`); `None` when n is 0 (nothing to estimate).
 pub fn wilson(k: u64, n: u64, confidence: f64) -> Option<(f64, f64)> {
-    dhumbal_runner::totals::wilson(k, n, normal_quantile(1.0 - (1.0 - confidence) / 2.0))
+    // At 95% the correctly rounded quantile the run's summary.csv uses too (erfc_inv's is an
+    // ulp off), so that both files give the same bits.
+    let z = if confidence == 0.95 {
+        dhumbal_runner::totals::Z_95
+    } else {
+        normal_quantile(1.0 - (1.0 - confidence) / 2.0)
+    };
+    dhumbal_runner::totals::wilson(k, n, z)
 }
 
 /// The normal (Wald) interval p ± z·sqrt(p(1-p)/n), clipped to [0, 1]: the paper's eq. 6

@@ -376,9 +376,61 @@ pub fn saved_run(dir: &Path) -> anyhow::Result<SavedRun> {
     })
 }
 
-/// Where two resolved scenarios differ, as `path: there -> here` lines (at most `limit`).
+/// Where two resolved scenarios differ, one line each (at most `limit`), in the scenario
+/// file's words: `seed: 5 there, 9 here`, `stage `league`: deals 2 there, 3 here`, `stage
+/// `league`, agent `x`: params.call_bonus 50.0 there, 60.0 here`, `output.trace.deals: [] there,
+/// [1] here`, or a script that changed, by name.
 pub fn differences(there: &Value, here: &Value, limit: usize) -> Vec<String> {
-    fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<String>, limit: usize) {
+    /// One difference: `ctx` (the stage and agent, in words) and `path` (the key under them).
+    fn line(ctx: &str, path: &str, what: String) -> String {
+        match (ctx.is_empty(), path.is_empty()) {
+            (true, _) => format!("{path}: {what}"),
+            (false, true) => format!("{ctx}: {what}"),
+            (false, false) => format!("{ctx}: {path} {what}"),
+        }
+    }
+    /// A stage's sample size as the scenario gives it: deals (coins, `session` rounds per
+    /// session) or games (points).
+    fn sample(stage: &Value) -> Option<(&'static str, u64)> {
+        let matches = stage.get("matches")?.as_u64()?;
+        Some(match stage.get("session").and_then(Value::as_u64) {
+            Some(session) => ("deals", matches * session),
+            None => ("games", matches),
+        })
+    }
+    /// What names the `i`-th element of the array at `path`: a stage by its name, an agent by
+    /// its id (a seat of `winner_of` by that), anything else by its index.
+    fn element(ctx: &str, path: &str, i: usize, a: &Value, b: &Value) -> (String, String) {
+        let named = |key: &str| {
+            b.get(key)
+                .or_else(|| a.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let join = |what: String| {
+            if ctx.is_empty() {
+                what
+            } else {
+                format!("{ctx}, {what}")
+            }
+        };
+        match (ctx.is_empty(), path) {
+            (true, "stages") => match named("name") {
+                Some(name) => (join(format!("stage `{name}`")), String::new()),
+                None => (join(format!("stage {}", i + 1)), String::new()),
+            },
+            (false, "agents") => match (named("id"), named("winner_of")) {
+                (Some(id), _) => (join(format!("agent `{id}`")), String::new()),
+                (None, Some(of)) => (
+                    join(format!("seat {} (winner_of `{of}`)", i + 1)),
+                    String::new(),
+                ),
+                (None, None) => (join(format!("agent {}", i + 1)), String::new()),
+            },
+            _ => (ctx.to_string(), format!("{path}[{i}]")),
+        }
+    }
+    fn walk(ctx: &str, path: &str, a: &Value, b: &Value, out: &mut Vec<String>, limit: usize) {
         if out.len() >= limit || a == b {
             return;
         }
@@ -392,23 +444,59 @@ pub fn differences(there: &Value, here: &Value, limit: usize) -> Vec<String> {
                 if let Some(script) = script
                     && x.get("source_fnv1a") != y.get("source_fnv1a")
                 {
-                    out.push(format!(
+                    let what = format!(
                         "the script {} changed since the run began (source_fnv1a {} there, {} here)",
                         script,
                         short(x.get("source_fnv1a").unwrap_or(&Value::Null)),
                         short(y.get("source_fnv1a").unwrap_or(&Value::Null)),
-                    ));
+                    );
+                    out.push(if ctx.is_empty() {
+                        what
+                    } else {
+                        format!("{ctx}: {what}")
+                    });
+                }
+                // A stage (it has a name under `stages`): its sample size in the file's words,
+                // deals or games, rather than the sessions (`matches`) it is played as.
+                let stage = !ctx.is_empty() && path.is_empty() && x.contains_key("matches");
+                if stage {
+                    let (s, t) = (sample(a), sample(b));
+                    if s != t {
+                        let word = |v: Option<(&str, u64)>| {
+                            v.map_or("none".to_string(), |(w, n)| format!("{n} {w}"))
+                        };
+                        match (s, t) {
+                            (Some((w, m)), Some((v, n))) if w == v => {
+                                out.push(line(ctx, w, format!("{m} there, {n} here")))
+                            }
+                            _ => out.push(line(
+                                ctx,
+                                "sample size",
+                                format!("{} there, {} here", word(s), word(t)),
+                            )),
+                        }
+                    }
                 }
                 for k in keys {
                     if script.is_some() && k == "source_fnv1a" {
                         continue;
                     }
-                    let p = if path.is_empty() {
-                        k.clone()
+                    if stage && k == "matches" {
+                        continue;
+                    }
+                    // `records` in the resolved scenario is what the file's `output:` says of them.
+                    let key = if ctx.is_empty() && path.is_empty() && k == "records" {
+                        "output"
                     } else {
-                        format!("{path}.{k}")
+                        k.as_str()
+                    };
+                    let p = if path.is_empty() {
+                        key.to_string()
+                    } else {
+                        format!("{path}.{key}")
                     };
                     walk(
+                        ctx,
                         &p,
                         x.get(k).unwrap_or(&Value::Null),
                         y.get(k).unwrap_or(&Value::Null),
@@ -419,10 +507,15 @@ pub fn differences(there: &Value, here: &Value, limit: usize) -> Vec<String> {
             }
             (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
                 for (i, (u, v)) in x.iter().zip(y).enumerate() {
-                    walk(&format!("{path}[{i}]"), u, v, out, limit);
+                    let (c, p) = element(ctx, path, i, u, v);
+                    walk(&c, &p, u, v, out, limit);
                 }
             }
-            _ => out.push(format!("{path}: {} there, {} here", short(a), short(b))),
+            _ => out.push(line(
+                ctx,
+                path,
+                format!("{} there, {} here", short(a), short(b)),
+            )),
         }
     }
     fn short(v: &Value) -> String {
@@ -434,7 +527,8 @@ pub fn differences(there: &Value, here: &Value, limit: usize) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    walk("", there, here, &mut out, limit);
+    walk("", "", there, here, &mut out, limit);
+    out.truncate(limit);
     out
 }
 
@@ -620,8 +714,47 @@ mod tests {
         let b = json!({"stages": [{"agents": [{"source_fnv1a": "bb", "id": "x"}]}], "seed": 1});
         assert_eq!(
             differences(&a, &b, 5),
-            vec!["stages[0].agents[0].source_fnv1a: \"aa\" there, \"bb\" here"]
+            vec!["stage 1, agent `x`: source_fnv1a \"aa\" there, \"bb\" here"]
         );
         assert!(differences(&a, &a, 5).is_empty());
+    }
+
+    #[test]
+    fn differences_speak_the_scenario_files_words() {
+        let stage = |matches: u64, session: Value, cap: u64| {
+            json!({"name": "league", "matches": matches, "session": session, "seed": 5,
+                   "rules": {"cap": cap}, "agents": [{"id": "a", "params": {"k": 1}}]})
+        };
+        let a = json!({"seed": 5, "stages": [stage(2, json!(1), 100)],
+                       "records": {"trace": {"deals": []}}});
+        let b = json!({"seed": 5, "stages": [stage(3, json!(1), 50)],
+                       "records": {"trace": {"deals": [1]}}});
+        assert_eq!(
+            differences(&a, &b, 8),
+            vec![
+                "output.trace.deals: [] there, [1] here",
+                "stage `league`: deals 2 there, 3 here",
+                "stage `league`: rules.cap 100 there, 50 here",
+            ]
+        );
+        // Sessions of 4 rounds: the deals are what the file says.
+        let c = json!({"seed": 5, "stages": [stage(2, json!(4), 100)],
+                       "records": {"trace": {"deals": []}}});
+        assert_eq!(
+            differences(&a, &c, 8),
+            vec![
+                "stage `league`: deals 2 there, 8 here",
+                "stage `league`: session 1 there, 4 here"
+            ]
+        );
+        // Point scoring: games.
+        let d = json!({"seed": 5, "stages": [stage(3, Value::Null, 100)],
+                       "records": {"trace": {"deals": []}}});
+        let e = json!({"seed": 5, "stages": [stage(4, Value::Null, 100)],
+                       "records": {"trace": {"deals": []}}});
+        assert_eq!(
+            differences(&d, &e, 8),
+            vec!["stage `league`: games 3 there, 4 here"]
+        );
     }
 }

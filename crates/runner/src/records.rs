@@ -263,7 +263,7 @@ record_schema! {
     pile_picks: U32 = |r| r.pile_picks;
     /// player-turns in the round, the last one included
     turns: U32 = |r| r.turns;
-    /// `call`, `empty_hand`, `turn_limit` or `stock_exhausted`
+    /// `call`, `empty_hand`, `turn_limit` or `stock_exhausted`; the enum also lists `horizon` (a search's simulated round cut short by its rollout cap), which never occurs in records
     end_reason: Enum(end_reason) = |r| end_code(r.end_reason);
     /// decisions asked of this seat's agent (call, discard, pick)
     decisions: U32 = |r| r.decisions;

@@ -19,11 +19,29 @@ use crate::tournament::{Halt, Lineup, Pulse, StageTotals, UnitError};
 /// complete (other shards are still playing it). Not bad input: the same command succeeds once
 /// they are (the CLI exits with 3).
 #[derive(Debug)]
-pub struct Waiting(pub String);
+pub struct Waiting {
+    /// The stage that cannot start.
+    pub stage: String,
+    /// The earlier stage whose winner it seats.
+    pub waits_for: String,
+    /// A shard's run: what it played before it stopped, and where every stage stands (as
+    /// [`RunReport::shard_stages`]); empty otherwise.
+    pub shard_stages: Vec<ShardStage>,
+    /// Rounds this invocation played before it stopped, and in how many seconds.
+    pub rounds_now: u64,
+    pub seconds: f64,
+}
 
 impl std::fmt::Display for Waiting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        write!(
+            f,
+            "stage `{}` seats the winner of stage `{}`, whose records are not complete yet; \
+             play that stage to the end first (shards: `dhumbal-run merge` says what is \
+             missing; on Slurm, submit the shards of a stage as a job that depends on those of \
+             the stage before, as scripts/slurm/submit.sh does)",
+            self.stage, self.waits_for
+        )
     }
 }
 
@@ -147,6 +165,17 @@ pub trait Reporter: Sync {
     /// A stage finished: its records, `summary.csv` and `progress.json` are on disk, so
     /// whatever is done here (a report, say) cannot cost the stage's data.
     fn stage_done(&self, _stage: &Stage, _result: &StageResult) {}
+    /// The design's 95% intervals of each agent's headline rates (what the stage's report
+    /// puts in stats.json's `ci95`: by deal or game in blocked designs), for `summary.csv`
+    /// and the stage's table; asked once per finished stage, before `summary.csv` is written.
+    /// `None` (the default): the summary gives Wilson's and says so.
+    fn intervals(
+        &self,
+        _stage: &Stage,
+        _result: &StageResult,
+    ) -> Option<Vec<crate::summary::DesignIntervals>> {
+        None
+    }
 }
 
 /// A reporter that says nothing.
@@ -167,6 +196,9 @@ pub struct StageResult {
     /// Finished before this invocation (`--resume`, other shards): nothing was played or
     /// written for it this time.
     pub restored: bool,
+    /// The design's intervals of each agent's rates ([`Reporter::intervals`]), set when the
+    /// stage is finished; `None`: Wilson's stand in.
+    pub intervals: Option<Vec<crate::summary::DesignIntervals>>,
 }
 
 impl StageResult {
@@ -195,10 +227,77 @@ pub struct RunReport {
     pub rounds: u64,
     /// Rounds played by this invocation.
     pub rounds_now: u64,
-    /// A shard's run: the stages it played a share of, and whether each is now complete.
-    pub shard_stages: Vec<(String, bool)>,
+    /// A shard's run: every stage of the scenario, with what this shard played of it and what
+    /// is still missing.
+    pub shard_stages: Vec<ShardStage>,
     /// A merge: the shards' folders (stage seconds are then summed over the shards).
     pub merged_from: Vec<PathBuf>,
+}
+
+/// Where a stage stands after a shard's run: what this shard played of it, and which shards
+/// (of as many as this one's study has) have not finished their share yet.
+#[derive(Clone, Debug)]
+pub struct ShardStage {
+    pub name: String,
+    /// This invocation played (its share of) the stage; false for a stage it was not asked to
+    /// play (`--stage`) or did not reach.
+    pub played: bool,
+    /// Rounds this invocation played in it.
+    pub rounds_now: u64,
+    /// The stage's units, and this shard's share of them.
+    pub units: u64,
+    pub share: std::ops::Range<u64>,
+    /// Every unit of the stage is on disk.
+    pub complete: bool,
+    /// The shards (indices, of this shard's count) whose share is not all on disk.
+    pub shards_missing: Vec<u64>,
+}
+
+/// The units of a stage (every seating of every session or game).
+fn stage_units(stage: &Stage) -> u64 {
+    stage.matches * stage.arrangements()
+}
+
+/// The units in one part of `stage`: the part grid that shards and `merge` share.
+fn part_units(scenario: &Scenario, stage: &Stage) -> u64 {
+    let per_unit = u64::from(stage.session.unwrap_or(8)).max(1);
+    (scenario.output.chunk_rounds / per_unit).max(1)
+}
+
+/// The shards of `count` whose share of `stage` is not all in `dataset`.
+fn shards_missing(scenario: &Scenario, stage: &Stage, dataset: &Dataset, count: u64) -> Vec<u64> {
+    let (units, part) = (stage_units(stage), part_units(scenario, stage));
+    (0..count)
+        .filter(|&index| {
+            let share = Shard { index, count }.units(units, part);
+            !share.is_empty() && !dataset.missing(share).is_empty()
+        })
+        .collect()
+}
+
+/// Where every stage of `scenario` stands for `shard`, read from the disk; `played` names the
+/// stages this invocation played, with the rounds it played in each.
+fn shard_status(
+    scenario: &Scenario,
+    shard: Shard,
+    played: &[(String, u64)],
+) -> anyhow::Result<Vec<ShardStage>> {
+    let mut out = Vec::with_capacity(scenario.stages.len());
+    for (index, stage) in scenario.stages.iter().enumerate() {
+        let dataset = Dataset::open(&scenario.stage_dir(index))?;
+        let units = stage_units(stage);
+        let now = played.iter().find(|(n, _)| *n == stage.name);
+        out.push(ShardStage {
+            name: stage.name.clone(),
+            played: now.is_some(),
+            rounds_now: now.map_or(0, |(_, r)| *r),
+            units,
+            share: shard.units(units, part_units(scenario, stage)),
+            complete: dataset.is_complete(units),
+            shards_missing: shards_missing(scenario, stage, &dataset, shard.count),
+        });
+    }
+    Ok(out)
 }
 
 /// Plays every stage of `scenario` (or a shard's share of them), writing records, summaries
@@ -239,7 +338,12 @@ pub fn run(
             .ok()
             .filter(|p| p.scenario_hash == scenario.hash())
             .map_or_else(|| Progress::start(&progress_file, scenario, false), Ok)?,
-        None => Progress::start(&progress_file, scenario, opts.resume)?,
+        None => {
+            if opts.resume {
+                check_resume(root, scenario, &opts.command_line)?;
+            }
+            Progress::start(&progress_file, scenario, opts.resume)?
+        }
     };
     // From here on (the sources are copied), `--resume` finishes whatever happens.
     progress.save(&progress_file)?;
@@ -256,7 +360,8 @@ pub fn run(
     // Each stage's result once it is complete on disk; `None` for a stage that is not.
     let mut results: Vec<Option<StageResult>> = Vec::new();
     let mut rounds_now = 0u64;
-    let mut shard_stages = Vec::new();
+    // A shard's run: the stages it played, with the rounds it played in each.
+    let mut shard_played: Vec<(String, u64)> = Vec::new();
     // Time spent in the reporter's `stage_done` (reports): not the run's.
     let mut reporter_seconds = 0.0;
     for (index, stage) in scenario.stages.iter().enumerate() {
@@ -268,7 +373,19 @@ pub fn run(
                 results.push(None);
                 continue;
             }
-            Err(e) => return Err(e),
+            // A shard that must wait says what it played before, and what is missing.
+            Err(e) => {
+                return Err(match (opts.shard, e.downcast::<Waiting>()) {
+                    (Some(shard), Ok(mut waiting)) => {
+                        waiting.shard_stages = shard_status(scenario, shard, &shard_played)?;
+                        waiting.rounds_now = rounds_now;
+                        waiting.seconds = start.elapsed().as_secs_f64() - reporter_seconds;
+                        waiting.into()
+                    }
+                    (None, Ok(waiting)) => waiting.into(),
+                    (_, Err(e)) => e,
+                });
+            }
         };
         let lineup = Lineup {
             stage,
@@ -289,15 +406,16 @@ pub fn run(
             .map_or(0.0, |s| s.seconds);
         if !selected || (opts.shard.is_none() && dataset.is_complete(units)) {
             let complete = dataset.is_complete(units);
-            let result = complete.then(|| {
+            let mut result = complete.then(|| {
                 let mut r = stage_result(&lineup, &dir, on_disk, saved_seconds);
                 r.restored = true;
                 r
             });
-            if let Some(result) = &result
+            if let Some(result) = &mut result
                 && selected
             {
                 // Finished earlier but perhaps not finalised (a kill after the last part).
+                result.intervals = reporter.intervals(stage, result);
                 finish_stage(result, &dataset, scenario, opts)?;
                 set_stage(&mut progress, stage, 0..units, &dataset, result.seconds);
                 progress.save(&progress_file)?;
@@ -314,8 +432,8 @@ pub fn run(
             // One process owns the folder: what a killed run left half written goes.
             let _ = std::fs::remove_dir_all(dir.join(crate::dataset::INCOMING_DIR));
         }
-        let per_unit = u64::from(stage.session.unwrap_or(8)).max(1);
-        let part_units = (scenario.output.chunk_rounds / per_unit).max(1);
+        let part_units = part_units(scenario, stage);
+        let rounds_before = rounds_now;
         let slice = opts.shard.map_or(0..units, |s| s.units(units, part_units));
         let work = crate::pipeline::cut(&dataset.missing(slice.clone()), part_units);
         set_stage(&mut progress, stage, slice.clone(), &dataset, saved_seconds);
@@ -377,7 +495,7 @@ pub fn run(
         if opts.shard.is_some() {
             // Other shards may still be playing: `merge` finishes the stage.
             let complete = dataset.is_complete(units);
-            shard_stages.push((stage.name.clone(), complete));
+            shard_played.push((stage.name.clone(), rounds_now - rounds_before));
             results.push(
                 complete.then(|| {
                     stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds)
@@ -385,7 +503,8 @@ pub fn run(
             );
             continue;
         }
-        let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        let mut result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        result.intervals = reporter.intervals(stage, &result);
         finish_stage(&result, &dataset, scenario, opts)?;
         let heard = Instant::now();
         reporter.stage_done(stage, &result);
@@ -395,6 +514,10 @@ pub fn run(
     let seconds = start.elapsed().as_secs_f64() - reporter_seconds;
     let stages: Vec<StageResult> = results.into_iter().flatten().collect();
     let rounds = stages.iter().map(|r| r.totals.rounds).sum();
+    let shard_stages = match opts.shard {
+        Some(shard) => shard_status(scenario, shard, &shard_played)?,
+        None => Vec::new(),
+    };
     let report = RunReport {
         warnings: scenario
             .agent_log
@@ -484,6 +607,13 @@ pub fn merge(
         let dir = scenario.stage_dir(index);
         let key = key_of(&hash, &lineup);
         let dataset = Dataset::open(&dir)?;
+        // Units without records: the shards that owe them, named.
+        if dataset.check(&key).is_ok() {
+            let gaps = dataset.missing(0..key.stage_units);
+            if !gaps.is_empty() {
+                return Err(incomplete(scenario, index, &dataset, gaps, &opts.dirs)?.into());
+            }
+        }
         let complete = dataset.check(&key).and_then(|()| {
             dataset.check_complete()?;
             Ok(())
@@ -502,8 +632,9 @@ pub fn merge(
     }
     let mut progress = Progress::start(&root.join(PROGRESS_FILE), scenario, false)?;
     let mut reporter_seconds = 0.0;
-    for ((result, dataset), stage) in checked.iter().zip(&scenario.stages) {
+    for ((result, dataset), stage) in checked.iter_mut().zip(&scenario.stages) {
         let _ = std::fs::remove_dir_all(result.dir.join(crate::dataset::INCOMING_DIR));
+        result.intervals = reporter.intervals(stage, result);
         finish_stage(
             result,
             dataset,
@@ -538,6 +669,270 @@ pub fn merge(
         &report,
     )?;
     Ok(report)
+}
+
+/// Refuses (a [`Refusal`]) to `--resume` the run in `root` with settings or a scenario other than
+/// those it was started with, saying what differs in the command line's words (`--rounds`,
+/// `--seed`, `--trace`) and the scenario file's (a stage's deals, an agent's parameter, a
+/// script), and what to do.
+fn check_resume(root: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+    // Without the folder's source/run.json, `Progress::start` compares the hashes alone.
+    let Ok(saved) = folder::saved_run(root) else {
+        return Ok(());
+    };
+    if saved.hash.as_deref() == Some(scenario.hash().as_str()) {
+        return Ok(());
+    }
+    let was = &saved.command_line;
+    let with = |flag: &str, value: Option<String>| match value {
+        Some(v) => format!("with {flag} {v}"),
+        None => format!("without {flag}"),
+    };
+    let gives = |flag: &str, value: Option<String>| match value {
+        Some(v) => format!("gives {flag} {v}"),
+        None => format!("gives no {flag}"),
+    };
+    let deals = |d: &[u64]| {
+        (!d.is_empty()).then(|| d.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+    };
+    // Each setting that differs: (what it was, the line that says so).
+    let mut settings: Vec<(String, String)> = Vec::new();
+    if was.rounds != cli.rounds {
+        settings.push((
+            was.rounds
+                .map_or("no --rounds".into(), |r| format!("--rounds {r}")),
+            format!(
+                "--rounds: this folder was started {}, this command {} (--rounds replaces \
+                 every stage's sample size: its deals, or games under point scoring)",
+                with("--rounds", was.rounds.map(|r| r.to_string())),
+                gives("--rounds", cli.rounds.map(|r| r.to_string())),
+            ),
+        ));
+    }
+    if was.seed != cli.seed {
+        settings.push((
+            was.seed
+                .map_or("no --seed".into(), |s| format!("--seed {s}")),
+            format!(
+                "--seed: this folder was started {}, this command {}",
+                with("--seed", was.seed.map(|s| s.to_string())),
+                gives("--seed", cli.seed.map(|s| s.to_string())),
+            ),
+        ));
+    }
+    if was.trace != cli.trace {
+        settings.push((
+            deals(&was.trace).map_or("no --trace".into(), |d| format!("--trace {d}")),
+            format!(
+                "--trace: this folder was started {}, this command {}",
+                with("--trace", deals(&was.trace)),
+                gives("--trace", deals(&cli.trace)),
+            ),
+        ));
+    }
+    // The scenario file and its scripts, compared under the folder's own settings, so that
+    // a changed setting is not also reported as every stage it changes.
+    let as_started = crate::scenario::load(
+        &scenario.path,
+        &crate::scenario::Overrides {
+            seed: was.seed,
+            rounds: was.rounds,
+            trace: was.trace.clone(),
+            out: Some(root.to_path_buf()),
+        },
+    );
+    let files: Vec<String> = match as_started {
+        Ok(s) if saved.hash.as_deref() == Some(s.hash().as_str()) => Vec::new(),
+        Ok(s) => folder::differences(&saved.resolved, &s.resolved_json(), 8),
+        Err(_) => folder::differences(&saved.resolved, &scenario.resolved_json(), 8),
+    };
+    let mut message = format!(
+        "--resume: {} was started {}; nothing was changed. What differs:",
+        root.display(),
+        if files.is_empty() {
+            "with other settings"
+        } else {
+            "from a different scenario"
+        }
+    );
+    for line in settings.iter().map(|(_, l)| l).chain(&files) {
+        message.push_str(&format!("\n  {line}"));
+    }
+    message.push_str("\nTo finish the interrupted run, resume it as it was started");
+    if !settings.is_empty() {
+        let flags: Vec<&str> = settings.iter().map(|(f, _)| f.as_str()).collect();
+        message.push_str(&format!(" ({})", flags.join(", ")));
+    }
+    if !files.is_empty() {
+        message.push_str(
+            ", with the scenario file and scripts as they were (the folder's source/ holds \
+             the copy it was started with)",
+        );
+    }
+    message.push_str(&format!(
+        ". To play with this command's settings instead, start over: the same command with \
+         --force in place of --resume (it removes the records, summaries and reports a run \
+         writes in {}; other files stay), or with another --out",
+        root.display()
+    ));
+    Err(Refusal(message).into())
+}
+
+/// `merge` found a stage that lacks units: which, the shards that still owe them, and the
+/// stages after it that are not complete either. Bad input (the CLI exits with 2); nothing was
+/// changed.
+#[derive(Debug)]
+pub struct Incomplete {
+    pub stage: String,
+    /// Whether the scenario has stages (each in a folder of its own, `--stage` names them).
+    pub staged: bool,
+    pub units: u64,
+    /// The units without records.
+    pub gaps: Vec<std::ops::Range<u64>>,
+    /// Where the stage's parts are.
+    pub dir: PathBuf,
+    /// The study's number of shards, read from the shards' progress files
+    /// (`shards/I-of-N.json`; the most common where they differ), if any shard left one.
+    pub count: Option<u64>,
+    /// The shards (of `count`) whose share has units missing, each with the merged folder that
+    /// holds its progress file, if one does.
+    pub shards: Vec<(u64, Option<PathBuf>)>,
+    /// The stages after it that are not complete either.
+    pub later: Vec<String>,
+    /// Several folders (shards with an --out of their own) were given, not one they shared.
+    pub separate: bool,
+}
+
+impl Incomplete {
+    /// Units without records.
+    pub fn missing(&self) -> u64 {
+        self.gaps.iter().map(|g| g.end - g.start).sum()
+    }
+
+    /// The first gaps, as `a..b, c..d, ...`.
+    pub fn gap_list(&self) -> String {
+        let list: Vec<String> = self
+            .gaps
+            .iter()
+            .take(4)
+            .map(|g| format!("{}..{}", g.start, g.end))
+            .collect();
+        format!(
+            "{}{}",
+            list.join(", "),
+            if self.gaps.len() > 4 { ", ..." } else { "" }
+        )
+    }
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot merge: stage `{}` is not complete: {} of its {} units have no records yet \
+             (units {}) in {}; nothing was changed. ",
+            self.stage,
+            self.missing(),
+            self.units,
+            self.gap_list(),
+            self.dir.display()
+        )?;
+        match self.count {
+            Some(count) => {
+                let names: Vec<String> = self
+                    .shards
+                    .iter()
+                    .map(|(i, _)| format!("{i}/{count}"))
+                    .collect();
+                write!(
+                    f,
+                    "Shard(s) {} have not finished their share: run them again (each plays \
+                     only what is missing)",
+                    names.join(", ")
+                )?;
+            }
+            None => f.write_str("No shard has started it: run the study's shards")?,
+        }
+        if !self.later.is_empty() {
+            write!(
+                f,
+                ", then the stage(s) after it ({})",
+                self.later.join(", ")
+            )?;
+        }
+        f.write_str(", then merge again")
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
+/// What [`Incomplete`] says of stage `index`, whose `gaps` are missing.
+fn incomplete(
+    scenario: &Scenario,
+    index: usize,
+    dataset: &Dataset,
+    gaps: Vec<std::ops::Range<u64>>,
+    dirs: &[PathBuf],
+) -> anyhow::Result<Incomplete> {
+    let stage = &scenario.stages[index];
+    // The shards' progress files, `I-of-N.json`, in each folder.
+    let mut found: Vec<(u64, u64, PathBuf)> = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir.join(SHARDS_DIR)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some((i, n)) = name
+                .strip_suffix(".json")
+                .and_then(|stem| stem.split_once("-of-"))
+            else {
+                continue;
+            };
+            if let (Ok(i), Ok(n)) = (i.parse::<u64>(), n.parse::<u64>())
+                && i < n
+            {
+                found.push((i, n, dir.clone()));
+            }
+        }
+    }
+    // The most common count (the larger where two are as common).
+    let mut counts: Vec<u64> = found.iter().map(|(_, n, _)| *n).collect();
+    counts.sort_unstable();
+    let count = counts
+        .chunk_by(|a, b| a == b)
+        .max_by_key(|run| (run.len(), run[0]))
+        .map(|run| run[0]);
+    let shards = match count {
+        Some(count) => shards_missing(scenario, stage, dataset, count)
+            .into_iter()
+            .map(|i| {
+                let dir = found
+                    .iter()
+                    .find(|(j, n, _)| *j == i && *n == count)
+                    .map(|(_, _, d)| d.clone());
+                (i, dir)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut later = Vec::new();
+    for (j, s) in scenario.stages.iter().enumerate().skip(index + 1) {
+        if !Dataset::open(&scenario.stage_dir(j))?.is_complete(stage_units(s)) {
+            later.push(s.name.clone());
+        }
+    }
+    Ok(Incomplete {
+        stage: stage.name.clone(),
+        staged: scenario.staged,
+        units: stage_units(stage),
+        gaps,
+        dir: dataset.dir.clone(),
+        count,
+        shards,
+        later,
+        separate: dirs.len() > 1,
+    })
 }
 
 /// Whether two paths name the same folder.
@@ -724,14 +1119,13 @@ fn seat_agents(
             }
             SeatEntry::WinnerOf(i) => {
                 let Some(result) = &results[*i] else {
-                    return Err(Waiting(format!(
-                        "stage `{}` seats the winner of stage `{}`, whose records are not \
-                         complete yet; play that stage to the end first (shards: `dhumbal-run \
-                         merge` says what is missing; on Slurm, submit the shards of a stage \
-                         as a job that depends on those of the stage before, as \
-                         scripts/slurm/submit.sh does)",
-                        stage.name, stages[*i].name
-                    ))
+                    return Err(Waiting {
+                        stage: stage.name.clone(),
+                        waits_for: stages[*i].name.clone(),
+                        shard_stages: Vec::new(),
+                        rounds_now: 0,
+                        seconds: 0.0,
+                    }
                     .into());
                 };
                 let mut def = result.agents[result.winner()].clone();
@@ -777,6 +1171,7 @@ fn stage_result(lineup: &Lineup<'_>, dir: &Path, totals: StageTotals, seconds: f
         points: lineup.stage.is_points(),
         seconds,
         restored: false,
+        intervals: None,
     }
 }
 

@@ -17,8 +17,15 @@ pub struct SummaryRow {
     pub rounds: u64,
     pub wins: u64,
     pub win_rate: f64,
-    pub win_ci_low: f64,
-    pub win_ci_high: f64,
+    /// The design's 95% interval of the win rate (`summary.csv`'s `win_ci95_low`,
+    /// `win_ci95_high`): stats.json's `ci95`, by deal (game) in blocked designs, else Wilson;
+    /// how it was computed is `win_ci_method`. `None` without rounds.
+    pub win_ci: Option<(f64, f64)>,
+    /// `deal`, `game` or `wilson` (stats.json's `ci95_method`).
+    pub win_ci_method: &'static str,
+    /// The Wilson score interval, every round counted as independent
+    /// (`win_ci95_wilson_low`, `win_ci95_wilson_high`).
+    pub win_wilson: Option<(f64, f64)>,
     pub mean_coin_delta: f64,
     pub mean_points_delta: f64,
     pub calls: u64,
@@ -33,9 +40,29 @@ pub struct SummaryRow {
     pub games: u64,
     pub game_wins: u64,
     pub game_win_rate: f64,
-    /// The Wilson interval over games (as if they were independent; the report's interval
-    /// follows the design), `None` without games.
+    /// The design's 95% interval of the game-win rate (stats.json's `games.ci95`): by game
+    /// where a game is played in several seat arrangements, else Wilson over games; `None`
+    /// without games.
     pub game_win_ci: Option<(f64, f64)>,
+    /// `game` or `wilson`.
+    pub game_win_ci_method: &'static str,
+    /// The Wilson interval over games, as if they were independent.
+    pub game_win_wilson: Option<(f64, f64)>,
+}
+
+/// One agent's headline intervals as the design asks for them: what the stage's report puts
+/// in stats.json (`win.ci95`, `games.ci95`) and its tables. The runner does not compute them
+/// (the report crate does, from the records: [`crate::run::Reporter::intervals`]); without
+/// them the summary falls back to Wilson's, and says so in `*_ci95_method`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DesignIntervals {
+    pub win: Option<(f64, f64)>,
+    /// `deal`, `game` or `wilson`.
+    pub win_method: &'static str,
+    /// Point games; `None` under coin scoring.
+    pub game_win: Option<(f64, f64)>,
+    /// `game` or `wilson`.
+    pub game_win_method: &'static str,
 }
 
 /// The summary of a stage, one row per agent slot.
@@ -44,7 +71,8 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
         .agents
         .iter()
         .zip(&result.totals.agents)
-        .map(|(def, t)| {
+        .enumerate()
+        .map(|(slot, (def, t))| {
             let per_round = |x: u64| {
                 if t.rounds == 0 {
                     0.0
@@ -52,15 +80,18 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
                     x as f64 / t.rounds as f64
                 }
             };
-            let (lo, hi) = wilson(t.wins, t.rounds, Z_95).unwrap_or((0.0, 1.0));
+            let win_wilson = wilson(t.wins, t.rounds, Z_95);
+            let game_win_wilson = wilson(t.game_wins, t.games, Z_95);
+            let design = result.intervals.as_ref().and_then(|d| d.get(slot));
             SummaryRow {
                 agent: def.id.clone(),
                 kind: def.kind.clone(),
                 rounds: t.rounds,
                 wins: t.wins,
                 win_rate: t.win_rate(),
-                win_ci_low: lo,
-                win_ci_high: hi,
+                win_ci: design.map_or(win_wilson, |d| d.win),
+                win_ci_method: design.map_or("wilson", |d| d.win_method),
+                win_wilson,
                 mean_coin_delta: t.mean_coin_delta(),
                 mean_points_delta: t.mean_points_delta(),
                 calls: t.calls,
@@ -73,7 +104,9 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
                 games: t.games,
                 game_wins: t.game_wins,
                 game_win_rate: t.game_win_rate(),
-                game_win_ci: wilson(t.game_wins, t.games, Z_95),
+                game_win_ci: design.map_or(game_win_wilson, |d| d.game_win),
+                game_win_ci_method: design.map_or("wilson", |d| d.game_win_method),
+                game_win_wilson,
             }
         })
         .collect()
@@ -103,6 +136,9 @@ fn summary_frame(result: &StageResult) -> anyhow::Result<DataFrame> {
     let col_u = |name: &str, f: &dyn Fn(&SummaryRow) -> u64| {
         Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>())
     };
+    let col_s = |name: &str, f: &dyn Fn(&SummaryRow) -> &'static str| {
+        Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>())
+    };
     let names = [
         Column::new("stage".into(), vec![result.name.as_str(); n]),
         Column::new(
@@ -118,18 +154,30 @@ fn summary_frame(result: &StageResult) -> anyhow::Result<DataFrame> {
         col_u("games", &|r| r.games),
         col_u("game_wins", &|r| r.game_wins),
     ];
-    // No games (no rounds): no interval, rather than a made-up [0, 1].
+    // No games (no rounds): no interval, rather than a made-up [0, 1]. `*_ci95_*` is the
+    // design's interval (stats.json's `ci95`, named by `*_ci95_method`), as in the report's
+    // tables/agents.csv; `*_ci95_wilson_*` counts every game (round) as independent.
     let game_rates = [
         col_f("game_win_rate", &|r| r.game_win_rate),
         col_o("game_win_ci95_low", &|r| r.game_win_ci.map(|c| c.0)),
         col_o("game_win_ci95_high", &|r| r.game_win_ci.map(|c| c.1)),
+        col_s("game_win_ci95_method", &|r| r.game_win_ci_method),
+        col_o("game_win_ci95_wilson_low", &|r| {
+            r.game_win_wilson.map(|c| c.0)
+        }),
+        col_o("game_win_ci95_wilson_high", &|r| {
+            r.game_win_wilson.map(|c| c.1)
+        }),
     ];
     let per_round = [
         col_u("rounds", &|r| r.rounds),
         col_u("wins", &|r| r.wins),
         col_f("win_rate", &|r| r.win_rate),
-        col_f("win_ci95_low", &|r| r.win_ci_low),
-        col_f("win_ci95_high", &|r| r.win_ci_high),
+        col_o("win_ci95_low", &|r| r.win_ci.map(|c| c.0)),
+        col_o("win_ci95_high", &|r| r.win_ci.map(|c| c.1)),
+        col_s("win_ci95_method", &|r| r.win_ci_method),
+        col_o("win_ci95_wilson_low", &|r| r.win_wilson.map(|c| c.0)),
+        col_o("win_ci95_wilson_high", &|r| r.win_wilson.map(|c| c.1)),
         col_f("mean_coin_delta", &|r| r.mean_coin_delta),
         col_f("mean_points_delta", &|r| r.mean_points_delta),
         col_u("calls", &|r| r.calls),
@@ -152,12 +200,40 @@ fn summary_frame(result: &StageResult) -> anyhow::Result<DataFrame> {
 
 /// Under the terminal table of a point stage.
 pub const POINTS_NOTE: &str = "note: per-round rates are conditional on table size (survivors \
-     play smaller tables); games won is the primary outcome, its 95% CI a Wilson interval over \
-     games (report.md has the design-based one)";
+     play smaller tables); games won is the primary outcome";
+
+/// How the terminal names an interval method (`*_ci95_method`).
+fn method_label(method: &str) -> &'static str {
+    match method {
+        "deal" => "by deal",
+        "game" => "by game",
+        _ => "Wilson",
+    }
+}
+
+/// Under the terminal table, when some interval follows the design: what that means, and
+/// where Wilson's is.
+fn interval_note(rows: &[SummaryRow], points: bool) -> Option<String> {
+    let first = rows.first()?;
+    let shown = [
+        Some(first.win_ci_method),
+        points.then_some(first.game_win_ci_method),
+    ];
+    if shown.iter().flatten().all(|m| *m == "wilson") {
+        return None;
+    }
+    Some(
+        "note: 95% CIs \"by deal\" or \"by game\" follow the design, as stats.json's ci95 (a \
+         deal or game with all its seat arrangements is one unit: its rounds are not \
+         independent); summary.csv also has Wilson's, every round or game counted as \
+         independent (*_ci95_wilson_*)"
+            .to_string(),
+    )
+}
 
 /// One column of the terminal table: heading, least width, a cell per agent.
 struct TableColumn {
-    heading: &'static str,
+    heading: String,
     width: usize,
     cells: Vec<String>,
 }
@@ -170,8 +246,19 @@ pub fn table(result: &StageResult) -> String {
     let rows = rows(result);
     let pct = |x: f64| format!("{:.2}", 100.0 * x);
     let interval = |(lo, hi): (f64, f64)| format!("[{:.2}, {:.2}]", 100.0 * lo, 100.0 * hi);
-    let column = |heading, width, cell: &dyn Fn(&SummaryRow) -> String| TableColumn {
-        heading,
+    // Each interval headed by what it is (the first row's method: every row has the same).
+    let label = |m: Option<&'static str>| method_label(m.unwrap_or("wilson"));
+    let game_ci = format!(
+        "95% CI ({})",
+        label(rows.first().map(|r| r.game_win_ci_method))
+    );
+    let win_ci = format!(
+        "95% CI{} ({})",
+        if points { "/round" } else { "" },
+        label(rows.first().map(|r| r.win_ci_method))
+    );
+    let column = |heading: &str, width, cell: &dyn Fn(&SummaryRow) -> String| TableColumn {
+        heading: heading.to_string(),
         width,
         cells: rows.iter().map(cell).collect(),
     };
@@ -181,20 +268,20 @@ pub fn table(result: &StageResult) -> String {
             column("games", 7, &|r| r.games.to_string()),
             column("games won", 10, &|r| r.game_wins.to_string()),
             column("game win %", 11, &|r| pct(r.game_win_rate)),
-            column("95% CI (Wilson)", 17, &|r| {
+            column(&game_ci, 17, &|r| {
                 r.game_win_ci.map_or("-".to_string(), interval)
             }),
         ]);
     }
-    let (win, win_width, ci) = if points {
-        ("win %/round", 12, "95% CI/round")
+    let (win, win_width) = if points {
+        ("win %/round", 12)
     } else {
-        ("win %", 8, "95% CI (Wilson)")
+        ("win %", 8)
     };
     columns.extend([
         column("rounds", 9, &|r| r.rounds.to_string()),
         column(win, win_width, &|r| pct(r.win_rate)),
-        column(ci, 17, &|r| interval((r.win_ci_low, r.win_ci_high))),
+        column(&win_ci, 17, &|r| r.win_ci.map_or("-".to_string(), interval)),
         if points {
             column("points/round", 13, &|r| {
                 format!("{:.3}", r.mean_points_delta)
@@ -236,6 +323,10 @@ pub fn table(result: &StageResult) -> String {
     }
     if points {
         out.push_str(POINTS_NOTE);
+        out.push('\n');
+    }
+    if let Some(note) = interval_note(&rows, points) {
+        out.push_str(&note);
         out.push('\n');
     }
     out
@@ -323,6 +414,7 @@ mod tests {
             points,
             seconds: 1.0,
             restored: false,
+            intervals: None,
         }
     }
 
@@ -348,12 +440,15 @@ mod tests {
     /// The first columns of every summary, and those after them (after the games under point
     /// scoring).
     const NAMES: [&str; 3] = ["stage", "agent", "kind"];
-    const PER_ROUND: [&str; 14] = [
+    const PER_ROUND: [&str; 17] = [
         "rounds",
         "wins",
         "win_rate",
         "win_ci95_low",
         "win_ci95_high",
+        "win_ci95_method",
+        "win_ci95_wilson_low",
+        "win_ci95_wilson_high",
         "mean_coin_delta",
         "mean_points_delta",
         "calls",
@@ -390,13 +485,34 @@ mod tests {
             "game_win_rate",
             "game_win_ci95_low",
             "game_win_ci95_high",
+            "game_win_ci95_method",
+            "game_win_ci95_wilson_low",
+            "game_win_ci95_wilson_high",
         ];
         assert_eq!(header(&result), [&NAMES[..], &games, &PER_ROUND].concat());
         let df = summary_frame(&result).unwrap();
         let f = |c: &str| df.column(c).unwrap().f64().unwrap().get(0).unwrap();
         assert_eq!(f("game_win_rate"), 74.0 / 160.0);
+        // Without the report's intervals: Wilson's, and named so.
         let (lo, hi) = wilson(74, 160, Z_95).unwrap();
         assert_eq!((f("game_win_ci95_low"), f("game_win_ci95_high")), (lo, hi));
+        assert_eq!(
+            (
+                f("game_win_ci95_wilson_low"),
+                f("game_win_ci95_wilson_high")
+            ),
+            (lo, hi)
+        );
+        let method = |c: &str| {
+            df.column(c)
+                .unwrap()
+                .str()
+                .unwrap()
+                .get(0)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(method("game_win_ci95_method"), "wilson");
 
         let t = table(&result);
         let lines: Vec<&str> = t.lines().collect();
@@ -409,7 +525,7 @@ mod tests {
             "95% CI (Wilson)",
             "rounds",
             "win %/round",
-            "95% CI/round",
+            "95% CI/round (Wilson)",
             "points/round",
             "calls",
             "success %",
@@ -468,5 +584,45 @@ balanced                             1024    25.10    [22.54, 27.84]        0.65
 random                               1024    20.41    [18.05, 22.99]        0.515     211     99.05     11.000       21.000
 ";
         assert_eq!(table(&result), want);
+    }
+
+    #[test]
+    fn the_design_intervals_lead_and_wilson_keeps_its_own_name() {
+        let mut result = stage(
+            false,
+            vec![
+                agent(1024, 359, 0, 0),
+                agent(1024, 199, 0, 0),
+                agent(1024, 257, 0, 0),
+                agent(1024, 209, 0, 0),
+            ],
+        );
+        result.intervals = Some(
+            (0..4)
+                .map(|i| DesignIntervals {
+                    win: Some((0.1 + 0.01 * i as f64, 0.5)),
+                    win_method: "deal",
+                    game_win: None,
+                    game_win_method: "wilson",
+                })
+                .collect(),
+        );
+        let df = summary_frame(&result).unwrap();
+        let f = |c: &str| df.column(c).unwrap().f64().unwrap().get(1).unwrap();
+        assert_eq!((f("win_ci95_low"), f("win_ci95_high")), (0.11, 0.5));
+        let (lo, hi) = wilson(199, 1024, Z_95).unwrap();
+        assert_eq!(
+            (f("win_ci95_wilson_low"), f("win_ci95_wilson_high")),
+            (lo, hi)
+        );
+        let m = df.column("win_ci95_method").unwrap().str().unwrap();
+        assert_eq!(m.get(1), Some("deal"));
+        let t = table(&result);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].contains("95% CI (by deal)"), "{t}");
+        assert!(!t.contains("Wilson)"), "{t}");
+        assert!(lines[2].contains("[11.00, 50.00]"), "{t}");
+        assert!(lines[5].starts_with("note: 95% CIs \"by deal\""), "{t}");
+        assert_eq!(lines.len(), 6, "{t}");
     }
 }

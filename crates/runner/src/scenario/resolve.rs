@@ -1034,7 +1034,7 @@ impl Resolver<'_> {
         })
     }
 
-    /// A tabular `train:` entry (seed 001: `q-learning` or `value-iteration`).
+    /// A tabular `train:` entry (`q-learning` or `value-iteration`; docs/tabular.md).
     fn tabular_training(
         &mut self,
         spec: &ScenarioSpec,
@@ -1056,7 +1056,7 @@ impl Resolver<'_> {
                 self.problem(
                     &at(p, field),
                     format!(
-                        "is for networks (dqn, ddqn, ppo); `{}` learns a table over seed 001's 1,600 states, with the learner's seat drawn per game",
+                        "is for networks (dqn, ddqn, ppo); `{}` learns a table over the tabular plan's 1,600 states, with the learner's seat drawn per game",
                         t.algorithm
                     ),
                 );

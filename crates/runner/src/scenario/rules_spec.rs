@@ -18,7 +18,7 @@ use dhumbal_game::rules::{
 #[schemars(deny_unknown_fields)]
 pub struct RulesSpec {
     /// Starting point: `paper` (the paper's public code), `jhyap` (common Nepali play),
-    /// `simplified-2p` (seed 001) or `yaniv`. Default: `paper`.
+    /// `simplified-2p` (the tabular plan's) or `yaniv`. Default: `paper`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<PresetName>,
     /// Seats at the table, 2 to 8.

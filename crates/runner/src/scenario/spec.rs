@@ -149,7 +149,7 @@ pub struct TrainSpec {
     /// Names the run (its records go to `<output>/train/<id>/`).
     pub id: String,
     /// `dqn`, `ddqn` (Double DQN) or `ppo` (networks), or `q-learning` or `value-iteration`
-    /// (seed 001's tabular policy over 1,600 states, two players; docs/tabular.md).
+    /// (a tabular policy over 1,600 states, two players; docs/tabular.md).
     pub algorithm: String,
     /// `cards` (default: every legal action scored from its cards) or `paper` (the paper's
     /// 117 features and 128 outputs).
