@@ -22,7 +22,16 @@ pub struct Terminal {
     /// Set by Ctrl-C.
     stop: Arc<AtomicBool>,
     resume_command: String,
+    /// The analysis of the stage just finished, made once for its summary's intervals and its
+    /// report (the stage's folder, with what `analyze_stage` gave).
+    analysis: Mutex<Option<(std::path::PathBuf, Analyzed)>>,
 }
+
+/// What [`dhumbal_report::analyze_stage`] gives.
+type Analyzed = (
+    dhumbal_report::StageAnalysis,
+    dhumbal_report::metrics::Accumulated,
+);
 
 impl Terminal {
     /// A reporter that writes each stage's statistics when `report`, watches `stop` (set by
@@ -33,6 +42,7 @@ impl Terminal {
             stage: Mutex::new(None),
             stop,
             resume_command,
+            analysis: Mutex::new(None),
         }
     }
 
@@ -125,11 +135,21 @@ impl Reporter for Terminal {
         stage: &Stage,
         result: &StageResult,
     ) -> Option<Vec<dhumbal_runner::summary::DesignIntervals>> {
-        // Asked whether or not a report is written: summary.csv and the table give the
-        // design's interval, the same as stats.json's.
+        // The design's intervals come from the stage's analysis, which its report needs
+        // anyway: made once, here, and kept for `stage_done`. With --no-report nothing is
+        // analysed (a run that asks for records alone pays for nothing more): the summary
+        // and the table give Wilson's interval, and say so (`win_ci95_method`).
+        if !self.report {
+            return None;
+        }
         let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
-        match dhumbal_report::design_intervals(&result.dir, &info) {
-            Ok(i) => Some(i),
+        match dhumbal_report::analyze_stage(&result.dir, &info, &dhumbal_report::Options::default())
+        {
+            Ok(analyzed) => {
+                let intervals = dhumbal_report::design_intervals(&analyzed.0);
+                *self.analysis.lock().expect("lock") = Some((result.dir.clone(), analyzed));
+                Some(intervals)
+            }
             Err(e) => {
                 eprintln!(
                     "warning: stage `{}`: the design's intervals could not be computed \
@@ -149,14 +169,21 @@ impl Reporter for Terminal {
         );
         print!("{}", dhumbal_runner::summary::table(result));
         println!();
+        let analyzed = self
+            .analysis
+            .lock()
+            .expect("lock")
+            .take()
+            .filter(|(dir, _)| *dir == result.dir);
         if self.report && !result.restored {
             let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
-            let report = dhumbal_report::report_stage(
-                &result.dir,
-                &result.dir,
-                &info,
-                &dhumbal_report::Options::default(),
-            );
+            let opts = dhumbal_report::Options::default();
+            let report = match analyzed {
+                Some((_, (analysis, acc))) => {
+                    dhumbal_report::report_analyzed(&result.dir, &opts, analysis, acc)
+                }
+                None => dhumbal_report::report_stage(&result.dir, &result.dir, &info, &opts),
+            };
             report_done(stage, &report);
         }
     }

@@ -35,7 +35,7 @@ use serde::Serialize;
 pub use analyze::{Options, StageAnalysis};
 pub use load::{Seating, StageInfo};
 pub use overview::write_overview;
-pub use report::{StageReport, report_dir, report_stage};
+pub use report::{StageReport, report_analyzed, report_dir, report_stage};
 
 /// Whose definitions the statistics follow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -53,14 +53,11 @@ pub enum Definitions {
 
 /// Each agent's headline intervals as the stage's report gives them (stats.json's `win.ci95`
 /// and `games.ci95`, by deal or game in blocked designs), for the run's `summary.csv` and the
-/// table printed at the end of a stage: one pass over the records, nothing written.
-pub fn design_intervals(
-    dir: &Path,
-    info: &StageInfo,
-) -> anyhow::Result<Vec<dhumbal_runner::summary::DesignIntervals>> {
-    let (s, _) = analyze_stage(dir, info, &Options::default())?;
+/// table printed at the end of a stage, from the stage's analysis ([`analyze_stage`]).
+pub fn design_intervals(analysis: &StageAnalysis) -> Vec<dhumbal_runner::summary::DesignIntervals> {
     let pair = |c: Option<[f64; 2]>| c.map(|[l, h]| (l, h));
-    Ok(s.agents
+    analysis
+        .agents
         .iter()
         .map(|a| dhumbal_runner::summary::DesignIntervals {
             win: pair(a.win.ci95),
@@ -68,7 +65,7 @@ pub fn design_intervals(
             game_win: a.games.as_ref().and_then(|g| pair(g.ci95)),
             game_win_method: a.games.as_ref().map_or("wilson", |g| g.ci95_method),
         })
-        .collect())
+        .collect()
 }
 
 /// Analyses the stage whose records are in `dir` (without writing anything).

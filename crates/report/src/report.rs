@@ -77,6 +77,17 @@ pub fn report_stage(
     opts: &Options,
 ) -> anyhow::Result<StageReport> {
     let (analysis, acc) = analyze_stage(records, info, opts)?;
+    report_analyzed(dir, opts, analysis, acc)
+}
+
+/// [`report_stage`] from the analysis [`analyze_stage`] made of the same records with the same
+/// options (a run computes it once, for the stage's summary and its report).
+pub fn report_analyzed(
+    dir: &Path,
+    opts: &Options,
+    analysis: StageAnalysis,
+    acc: super::metrics::Accumulated,
+) -> anyhow::Result<StageReport> {
     let mut files = Vec::new();
     let write = |path: PathBuf, text: &str, files: &mut Vec<PathBuf>| -> anyhow::Result<()> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
