@@ -62,23 +62,32 @@ pub fn write_viewer(stage_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
     }
     traces.sort();
     let out = dir.join(PAGE_FILE);
-    write_page(&traces, &out, STAGE_PAGE_BYTES)?;
+    // The run wrote these traces itself, event by event: their lines are not parsed again.
+    write_page(&traces, &out, STAGE_PAGE_BYTES, Check::FirstLine)?;
     Ok(Some(out))
 }
 
 /// Writes a replay page of `traces` (trace files, shown in this order) to `out`, whole or not
 /// at all (written beside it, then renamed).
 pub fn write_html(traces: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    write_page(traces, out, MAX_EMBEDDED_BYTES)
+    write_page(traces, out, MAX_EMBEDDED_BYTES, Check::EveryLine)
+}
+
+/// How much of a trace is checked to be JSON before it goes into a page: every line (files a
+/// user names), or the first alone (the `game` line; traces the run has just written).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    EveryLine,
+    FirstLine,
 }
 
 /// [`write_html`], embedding at most `max_bytes` of trace text (the first trace always).
 ///
-/// The page is streamed to its file: each embedded trace is read once and copied into the page
-/// line by line, so a big trace costs one copy in memory, not one per step of building the page.
-fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<()> {
+/// The page is streamed to its file: each embedded trace is copied into the page line by line
+/// from its file, so a page costs a buffer in memory, not its traces.
+fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> anyhow::Result<()> {
     anyhow::ensure!(!traces.is_empty(), "no trace to show");
-    let mut embedded: Vec<(String, String)> = Vec::with_capacity(traces.len());
+    let mut embedded: Vec<(String, &Path)> = Vec::with_capacity(traces.len());
     let mut omitted: Vec<String> = Vec::new();
     let mut stages: Vec<String> = Vec::new();
     let mut bytes = 0u64;
@@ -96,23 +105,7 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<
             omitted.push(name);
             continue;
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the trace {}", path.display()))?;
-        // Each line is checked to be JSON and goes into the page as it is: the page costs
-        // what it shows, not a parsed copy of every event.
-        let mut first: Option<Value> = None;
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at = || format!("{}:{}: not a trace event", path.display(), i + 1);
-            if first.is_none() {
-                first = Some(serde_json::from_str::<Value>(line).with_context(at)?);
-            } else {
-                serde_json::from_str::<serde::de::IgnoredAny>(line).with_context(at)?;
-            }
-        }
-        let first = first.unwrap_or(Value::Null);
+        let first = first_event(path)?;
         anyhow::ensure!(
             first["event"].as_str() == Some("game"),
             "{} is not a trace: its first line is not a `game` event",
@@ -123,7 +116,7 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<
         {
             stages.push(stage.to_string());
         }
-        embedded.push((name, text));
+        embedded.push((name, path));
     }
     let title = page_title(&stages);
     let tmp = out.with_file_name(format!(
@@ -132,13 +125,43 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64) -> anyhow::Result<
             .map_or_else(|| "replay.html".into(), |n| n.to_string_lossy()),
         std::process::id()
     ));
-    let written = (|| -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        render(&mut w, &title, &embedded, &omitted)?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+    let written = (|| -> anyhow::Result<()> {
+        let file = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        render(&mut w, &title, &embedded, &omitted, check)?;
+        w.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot write {}", tmp.display()))
     })();
-    written.with_context(|| format!("cannot write {}", tmp.display()))?;
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))
+}
+
+/// The first non-blank line of the trace at `path`, parsed.
+fn first_event(path: &Path) -> anyhow::Result<Value> {
+    let mut reader = std::io::BufReader::new(
+        std::fs::File::open(path)
+            .with_context(|| format!("cannot read the trace {}", path.display()))?,
+    );
+    let mut line = String::new();
+    for number in 1.. {
+        line.clear();
+        let read = std::io::BufRead::read_line(&mut reader, &mut line)
+            .with_context(|| format!("cannot read the trace {}", path.display()))?;
+        if read == 0 {
+            return Ok(Value::Null);
+        }
+        if !line.trim().is_empty() {
+            return serde_json::from_str(&line)
+                .with_context(|| format!("{}:{number}: not a trace event", path.display()));
+        }
+    }
+    unreachable!("the loop returns")
 }
 
 /// "Dhumbal replay: name" from the traces' stages (all of them, if several).
@@ -150,13 +173,15 @@ fn page_title(stages: &[String]) -> String {
 }
 
 /// The page: the template with its title, style, script and data (`traces`: each embedded
-/// trace's file name and text, `omitted`: the names of those left out) filled in.
+/// trace's file name and file, copied line by line and, with [`Check::EveryLine`], each line
+/// checked to be JSON; `omitted`: the names of those left out) filled in.
 fn render(
     w: &mut impl Write,
     title: &str,
-    traces: &[(String, String)],
+    traces: &[(String, &Path)],
     omitted: &[String],
-) -> std::io::Result<()> {
+    check: Check,
+) -> anyhow::Result<()> {
     let (head, tail) = TEMPLATE
         .split_once(DATA)
         .expect("the template has a data marker");
@@ -167,26 +192,47 @@ fn render(
     ];
     w.write_all(fill(head, &values).as_bytes())?;
     w.write_all(b"{\"traces\":[")?;
-    for (i, (name, text)) in traces.iter().enumerate() {
+    let mut line = String::new();
+    for (i, (name, path)) in traces.iter().enumerate() {
         if i > 0 {
             w.write_all(b",")?;
         }
         write!(w, "{{\"file\":")?;
         script_safe_json(w, &Value::from(name.as_str()).to_string())?;
         w.write_all(b",\"events\":[")?;
-        let lines = text.lines().filter(|l| !l.trim().is_empty());
-        for (j, line) in lines.enumerate() {
-            if j > 0 {
+        let cannot = || format!("cannot read the trace {}", path.display());
+        let mut reader = std::io::BufReader::with_capacity(
+            1 << 20,
+            std::fs::File::open(path).with_context(cannot)?,
+        );
+        let (mut number, mut events) = (0usize, 0usize);
+        loop {
+            line.clear();
+            if std::io::BufRead::read_line(&mut reader, &mut line).with_context(cannot)? == 0 {
+                break;
+            }
+            number += 1;
+            let event = line.trim_end_matches(['\n', '\r']);
+            if event.trim().is_empty() {
+                continue;
+            }
+            if check == Check::EveryLine {
+                serde_json::from_str::<serde::de::IgnoredAny>(event)
+                    .with_context(|| format!("{}:{number}: not a trace event", path.display()))?;
+            }
+            if events > 0 {
                 w.write_all(b",")?;
             }
-            script_safe_json(w, line)?;
+            events += 1;
+            script_safe_json(w, event)?;
         }
         w.write_all(b"]}")?;
     }
     w.write_all(b"],\"omitted\":")?;
     script_safe_json(w, &Value::from(omitted.to_vec()).to_string())?;
     w.write_all(b"}")?;
-    w.write_all(fill(tail, &values).as_bytes())
+    w.write_all(fill(tail, &values).as_bytes())?;
+    Ok(())
 }
 
 /// The marker the page's data replaces.
