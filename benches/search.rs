@@ -1,7 +1,8 @@
 //! Milliseconds per decision of the search agents, in 4-player games under the paper's rules,
 //! the search agent in seat 0 against the paper's heuristics. Run with
 //! `cargo bench --bench search` (release profile); `-- --quick` for a short run,
-//! `-- --params '{"rollout_turns": 0}'` to change a setting in every configuration.
+//! `-- --params '{"rollout_turns": 0}'` to change a setting in every configuration, `-- --only
+//! aggressive` to run only the configurations whose label says so.
 //!
 //! Reports, for each configuration: decisions timed, mean and 95th percentile ms per decision,
 //! simulations per second, and the tree size of the last search.
@@ -71,9 +72,25 @@ fn search(kind: &str, params: serde_json::Value) -> SearchParams {
 }
 
 fn bench(label: &str, params: SearchParams, rounds: u64) {
+    bench_with(label, params, dhumbal::agents::Rollout::Random, rounds);
+}
+
+/// `--only TEXT`: only the configurations whose label contains TEXT (for a profiler).
+fn selected(label: &str) -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--only") {
+        Some(i) => label.contains(args[i + 1].as_str()),
+        None => true,
+    }
+}
+
+fn bench_with(label: &str, params: SearchParams, rollout: dhumbal::agents::Rollout, rounds: u64) {
+    if !selected(label) {
+        return;
+    }
     let rules = Rules::new(Preset::Paper.variant()).unwrap();
     let mut timed = Timed {
-        inner: SearchAgent::new("search", params, dhumbal::agents::Rollout::Random),
+        inner: SearchAgent::new("search", params, rollout),
         times: Vec::new(),
     };
     let mut others: Vec<Heuristic> = [Style::Aggressive, Style::Conservative, Style::Balanced]
@@ -135,6 +152,13 @@ fn main() {
     bench(
         "ismcts 1000 (default)",
         search("ismcts", serde_json::json!({})),
+        10 * scale,
+    );
+    // The configuration studies use (the championship's search stage and final).
+    bench_with(
+        "ismcts 1000, aggressive rollouts",
+        search("ismcts", serde_json::json!({"iterations": 1000})),
+        dhumbal::agents::Rollout::Agent(Box::new(Heuristic::paper(Style::Aggressive))),
         10 * scale,
     );
     bench(
