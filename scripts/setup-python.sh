@@ -32,6 +32,7 @@ need=(
     "duckdb>=1.1"
     "jsonschema>=4.18"
     "pytest>=8"
+    "choix>=0.4"  # scripts/reference/ratings_fixture.py (tests/fixtures/ratings.json)
 )
 if ! "$python" - "${need[@]}" <<'PY' >/dev/null 2>&1
 import sys

@@ -168,6 +168,14 @@ impl Reporter for Terminal {
             result.name, result.totals.rounds, result.seconds
         );
         print!("{}", dhumbal_runner::summary::table(result));
+        if let Ok(Some(o)) = dhumbal_runner::sequential::Outcome::read(&result.dir) {
+            let what = if o.plan.decide {
+                "winner"
+            } else {
+                "sequential test"
+            };
+            println!("{what}: {}", o.sentence());
+        }
         println!();
         let analyzed = self
             .analysis

@@ -46,6 +46,14 @@ pub struct ReportArgs {
     /// the caption, and report.md's captions carry it.
     #[arg(long)]
     pub titles: bool,
+    /// Bootstrap resamples of the design's units for the ratings' 95% intervals
+    /// (docs/analysis.md, "Ratings"; 0: ratings without intervals).
+    #[arg(long, default_value_t = 200)]
+    pub rating_resamples: usize,
+    /// The agent rated 0 on the ratings' Elo scale, by id (default: `random`, else the
+    /// first agent).
+    #[arg(long, value_name = "ID")]
+    pub rating_anchor: Option<String>,
 }
 
 /// `--definitions` of `report`.
@@ -105,6 +113,8 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         delta,
         no_figures,
         titles,
+        rating_resamples,
+        rating_anchor,
     } = args;
     if !dir.is_dir() {
         eprintln!("error: {} is not a folder", dir.display());
@@ -120,6 +130,10 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         delta,
         figures: !no_figures,
         titles,
+        ratings: dhumbal_report::ratings::RatingSettings {
+            resamples: rating_resamples,
+            anchor: rating_anchor,
+        },
     };
     if dhumbal_report::training::is_training(&dir) {
         return training_report(&dir, out.as_deref(), force, titles);

@@ -51,6 +51,33 @@ pub fn interval_bars(
     chart.draw(width)
 }
 
+/// [`interval_bars`] with each bar's colour given: `(label, colour index, interval)`, bar i
+/// in the colour of agent `colour index` (so that bars sorted by value keep each agent's
+/// colour from the other figures). No median line.
+pub fn interval_bars_coloured(
+    title: &str,
+    y_label: &str,
+    bars: &[(String, usize, Interval)],
+    width: Width,
+) -> Result<Figure> {
+    if bars.is_empty() {
+        bail!("interval_bars_coloured: no bars to draw");
+    }
+    let chart = BarChart {
+        title,
+        x_label: "",
+        y_label,
+        categories: bars.iter().map(|(name, _, _)| text::clean(name)).collect(),
+        bars: bars
+            .iter()
+            .map(|(_, colour, iv)| vec![(SeriesStyle::of(*colour), *iv)])
+            .collect(),
+        legend: Vec::new(),
+        median: None,
+    };
+    chart.draw(width)
+}
+
 /// Grouped bars: x = groups (e.g. "seat 0".."seat 3"), one bar per series (agent) in each
 /// group, with interval whiskers (win rate by seat / by starting position).
 ///

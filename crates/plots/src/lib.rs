@@ -35,7 +35,7 @@ mod text;
 use std::path::{Path, PathBuf};
 
 pub use axis::group_thousands;
-pub use bars::{grouped_interval_bars, interval_bars};
+pub use bars::{grouped_interval_bars, interval_bars, interval_bars_coloured};
 pub use heatmap::{Cells, HeatmapOptions, heatmaps, heatmaps_with};
 pub use lines::lines;
 pub use logpoints::{log_points, log_points_labelled};

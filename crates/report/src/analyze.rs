@@ -159,6 +159,8 @@ pub struct Options {
     /// title in the caption (report.md's captions carry it).
     #[serde(skip)]
     pub titles: bool,
+    /// Ratings: bootstrap resamples and anchor (docs/analysis.md, "Ratings").
+    pub ratings: super::ratings::RatingSettings,
 }
 
 impl Default for Options {
@@ -170,6 +172,7 @@ impl Default for Options {
             delta: 0.05,
             figures: true,
             titles: false,
+            ratings: Default::default(),
         }
     }
 }
@@ -592,6 +595,10 @@ pub struct StageAnalysis {
     pub families: String,
     pub stars_on: &'static str,
     pub notes: Vec<String>,
+    /// The agents' ratings (stages of two or more agents; filled by the report, which pays
+    /// for the bootstrap, not by every analysis).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratings: Option<super::ratings::Leaderboard>,
 }
 
 /// The metrics compared pairwise, in table order: the headline outcome first (games won
@@ -834,6 +841,7 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
         ),
         stars_on,
         notes: notes(info, acc, defs),
+        ratings: None,
     }
 }
 

@@ -277,6 +277,16 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         }));
     }
 
+    // Ratings (Elo with bootstrap intervals, best first).
+    if let Some(r) = &s.ratings {
+        out.extend(super::ratings::figure_spec(
+            r,
+            &names,
+            titled,
+            "of this stage's agents",
+        ));
+    }
+
     // Win rate by seat, and by starting position when it differs from the seat.
     let seat_groups =
         |per: &dyn Fn(&super::analyze::AgentMetrics) -> &Vec<super::analyze::Position>| {

@@ -25,6 +25,7 @@ pub mod ratings;
 pub mod report;
 pub mod sequential;
 pub mod stats;
+pub mod sweep;
 pub mod tables;
 pub mod training;
 

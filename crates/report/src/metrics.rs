@@ -139,6 +139,8 @@ pub struct Accumulated {
     /// Records (agent-rounds) by table size, index m - 1 for m players at the table: the
     /// stage's table-size mix.
     pub table_rows: Vec<u64>,
+    /// The games and units the ratings are fitted to (docs/analysis.md, "Ratings").
+    pub ratings: Result<super::ratings::Data, super::ratings::RatingError>,
 }
 
 /// Checkpoints kept for the cumulative figures: between this and twice this many.
@@ -174,6 +176,7 @@ pub struct Accumulator {
     cum_wins: Vec<f64>,
     cum_econ: Vec<f64>,
     stride: u64,
+    ratings: super::ratings::Collector,
 }
 
 impl Accumulator {
@@ -213,6 +216,7 @@ impl Accumulator {
                 seat_units: vec![Cluster::default(); seats],
                 start_units: vec![Cluster::default(); seats],
                 table_rows: vec![0; seats],
+                ratings: Ok(super::ratings::Data::new(0, Default::default())),
             },
             group: Vec::with_capacity(8),
             blocks: HashMap::new(),
@@ -222,6 +226,7 @@ impl Accumulator {
             cum_wins: vec![0.0; n],
             cum_econ: vec![0.0; n],
             stride: 1,
+            ratings: super::ratings::Collector::new(info),
         }
     }
 
@@ -236,6 +241,7 @@ impl Accumulator {
             bail!("row for an unknown agent slot {}", row.slot);
         }
         self.group.push(*row);
+        self.ratings.push(row);
         self.acc.rows += 1;
         Ok(())
     }
@@ -256,6 +262,7 @@ impl Accumulator {
         if self.acc.checkpoints.last().is_none_or(|c| c.round != last) && last > 0 {
             self.checkpoint();
         }
+        self.acc.ratings = self.ratings.finish();
         Ok(self.acc)
     }
 

@@ -32,6 +32,9 @@ pub fn write_overview(run: &Path, reports: &Path) -> anyhow::Result<Option<PathB
         views.push(StageView::new(name, stage, spec, stats)?);
     }
     let text = page(&manifest, &views, run, reports);
+    let text = super::sequential::with_overview(text, &manifest, reports);
+    let text = text + super::sweep::section(&manifest, run, reports).as_str();
+    let text = super::ratings::with_overview(text, run, reports, &manifest, &Default::default());
     let path = reports.join("report.md");
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(Some(path))

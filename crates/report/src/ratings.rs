@@ -30,15 +30,34 @@
 //! every split of the agents into two groups has someone in each group beating someone in the
 //! other); otherwise [`fit`] refuses. Results are on the Elo scale, `400/ln 10` per unit of
 //! `θ`, so that a difference of `D` means an expected pairwise score of `1/(1 + 10^(-D/400))`.
+//!
+//! Data: [`Data`] holds the games reduced as they are added, unit by unit: each distinct game
+//! (agents by seat, finishing order) once with what it adds to the sufficient statistics, each
+//! unit as its pattern (the multiset of its distinct games), equal patterns stored once. A
+//! resample's statistics are then the distinct games' weighted sums, the weights counted from
+//! the drawn patterns. The bootstrap resamples units within each stratum (a stage), resample
+//! `r` from ChaCha8 stream `r` of the seed, on as many threads as asked, with the same result
+//! on any.
+//!
+//! Reports: [`Collector`] reads a stage's records into games (the hook in `metrics`' one
+//! pass); [`of_stage`] rates them for `stats.json`'s `ratings`, with [`csv`] (`ratings.csv`),
+//! [`table`], [`figure_spec`] (`figures/ratings.*`) and [`section`] (report.md's *Ratings*);
+//! [`with_overview`] puts the leaderboard of all stages together on a run's overview page.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::f64::consts::LN_10;
 use std::fmt;
+use std::path::Path;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
+use serde::Serialize;
 
-use crate::stats::percentile;
+use super::analyze::StageAnalysis;
+use super::figures::{FigureOutcome, FigureSpec};
+use super::load::{Row, StageInfo};
+use super::stats::percentile;
+use super::tables::{Table, csv_num, num};
 
 /// Elo points per unit of log-strength.
 pub const ELO_PER_NAT: f64 = 400.0 / LN_10;
@@ -81,6 +100,9 @@ pub struct RatingOptions {
     pub confidence: f64,
     /// Seed of the resampling (ChaCha8): the same seed gives the same intervals, bit for bit.
     pub seed: u64,
+    /// Threads drawing the resamples (0: as many as the machine has); the intervals do not
+    /// depend on it.
+    pub threads: usize,
 }
 
 impl Default for RatingOptions {
@@ -92,6 +114,7 @@ impl Default for RatingOptions {
             resamples: 1000,
             confidence: 0.95,
             seed: 0,
+            threads: 0,
         }
     }
 }
@@ -137,8 +160,9 @@ pub enum RatingError {
     /// An agent played no game with another agent.
     Absent(usize),
     /// `alpha = 0` and the comparisons are not strongly connected: the maximum-likelihood
-    /// estimate does not exist.
-    NotConnected,
+    /// estimate does not exist. `top`: a group of agents none of whom ever finished behind
+    /// one of `rest`.
+    NotConnected { top: Vec<usize>, rest: Vec<usize> },
     /// Bad options (a negative penalty, a confidence outside (0, 1)).
     BadOptions(String),
 }
@@ -151,12 +175,55 @@ impl fmt::Display for RatingError {
             }
             RatingError::BadAnchor(a) => write!(f, "the anchor (agent {a}) played no rated game"),
             RatingError::Absent(a) => write!(f, "agent {a} played no game against another agent"),
-            RatingError::NotConnected => write!(
-                f,
-                "the comparisons are not strongly connected (some agents never lost or never \
-                 won against the others): no maximum-likelihood estimate; use alpha > 0"
-            ),
+            RatingError::NotConnected { .. } => {
+                let names: Vec<String> = (0..=self.largest_agent())
+                    .map(|a| format!("agent {a}"))
+                    .collect();
+                write!(
+                    f,
+                    "{}; a penalty alpha > 0 gives finite ratings",
+                    self.describe(&names)
+                )
+            }
             RatingError::BadOptions(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl RatingError {
+    fn largest_agent(&self) -> usize {
+        match self {
+            RatingError::NotConnected { top, rest } => {
+                top.iter().chain(rest).copied().max().unwrap_or(0)
+            }
+            RatingError::BadAnchor(a) | RatingError::Absent(a) => *a,
+            _ => 0,
+        }
+    }
+
+    /// The message with agents called by `names` (indexed like the agents).
+    pub fn describe(&self, names: &[String]) -> String {
+        let name = |a: &usize| {
+            names
+                .get(*a)
+                .cloned()
+                .unwrap_or_else(|| format!("agent {a}"))
+        };
+        let list = |v: &[usize]| v.iter().map(name).collect::<Vec<_>>().join(", ");
+        match self {
+            RatingError::NotConnected { top, rest } => format!(
+                "no maximum-likelihood rating exists: {} never finished behind {} (the \
+                 comparisons are not strongly connected, so the gap between them is unbounded)",
+                list(top),
+                list(rest)
+            ),
+            RatingError::BadAnchor(a) => {
+                format!("the anchor {} played no rated game", name(a))
+            }
+            RatingError::Absent(a) => {
+                format!("{} played no game against another agent", name(a))
+            }
+            other => other.to_string(),
         }
     }
 }
@@ -179,124 +246,310 @@ pub fn places_from_round(won: &[bool], hand_values: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// The sufficient statistics of some games: the weight with which each agent was chosen
-/// (`wins`) and with which each distinct choice set was used (`uses`).
+/// Per pattern weights: the weight with which each agent was chosen (`wins`) and with which
+/// each distinct choice set was used (`uses`).
 #[derive(Clone, Debug)]
 struct Stats {
     wins: Vec<f64>,
     uses: Vec<f64>,
 }
 
-/// One unit reduced: (agent, weight chosen), (set, weight used), and its comparisons
-/// (winner, loser), all sorted.
-type UnitStats = (Vec<(usize, f64)>, Vec<(usize, f64)>, Vec<(usize, usize)>);
-
-/// The data, reduced once: the distinct choice sets and each unit's statistics.
-struct Design {
-    agents: usize,
-    /// Distinct choice sets, each as (agent, multiplicity) pairs in agent order.
-    sets: Vec<Vec<(usize, f64)>>,
-    units: Vec<UnitStats>,
-    /// Seats played per agent.
-    games: Vec<u64>,
+/// What a game adds to the statistics: (agent, weight chosen), (set, weight used) and its
+/// comparisons (winner, loser).
+#[derive(Clone, Debug, Default)]
+struct Adds {
+    wins: Vec<(usize, f64)>,
+    uses: Vec<(usize, f64)>,
+    beats: Vec<(usize, usize)>,
 }
 
-impl Design {
-    fn new(agents: usize, units: &[Unit], model: Model) -> Result<Design, RatingError> {
-        let mut index: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
-        let mut sets = Vec::new();
-        let mut out = Vec::with_capacity(units.len());
-        let mut games = vec![0u64; agents];
-        for (u, unit) in units.iter().enumerate() {
-            let mut wins: BTreeMap<usize, f64> = BTreeMap::new();
-            let mut uses: BTreeMap<usize, f64> = BTreeMap::new();
-            let mut beats: std::collections::BTreeSet<(usize, usize)> = Default::default();
-            for (g, game) in unit.iter().enumerate() {
-                let bad = |reason: &str| RatingError::BadGame {
-                    unit: u,
-                    game: g,
-                    reason: reason.to_string(),
-                };
-                if game.agents.len() != game.places.len() {
-                    return Err(bad("agents and places differ in length"));
-                }
-                if game.agents.len() < 2 {
-                    return Err(bad("fewer than two seats"));
-                }
-                if game.agents.iter().any(|&a| a >= agents) {
-                    return Err(bad("an agent index is out of range"));
-                }
-                for &a in &game.agents {
-                    games[a] += 1;
-                }
-                let mut add = |chosen: usize, set: &[usize], w: f64| {
-                    let mut key = vec![0u32; agents];
-                    for &a in set {
-                        key[a] += 1;
-                        if a != chosen {
-                            beats.insert((chosen, a));
-                        }
-                    }
-                    let next = index.len();
-                    let j = *index.entry(key).or_insert_with_key(|key| {
-                        sets.push(
-                            key.iter()
-                                .enumerate()
-                                .filter(|(_, m)| **m > 0)
-                                .map(|(a, m)| (a, f64::from(*m)))
-                                .collect(),
-                        );
-                        next
-                    });
-                    *wins.entry(chosen).or_default() += w;
-                    *uses.entry(j).or_default() += w;
-                };
-                match model {
-                    Model::PlackettLuce => choices_pl(game, &mut add),
-                    Model::BradleyTerry => choices_bt(game, &mut add),
-                }
-            }
-            out.push((
-                wins.into_iter().collect(),
-                uses.into_iter().collect(),
-                beats.into_iter().collect(),
-            ));
-        }
-        Ok(Design {
-            agents,
-            sets,
-            units: out,
-            games,
-        })
+/// Games reduced for rating: the distinct choice sets, the distinct games (agents by seat
+/// and places, with what each adds), the distinct unit patterns (the multiset of a unit's
+/// distinct games) and, per stratum (a stage, for ratings across stages),
+/// the pattern of each unit in the order the units were added. Built once, unit by unit
+/// ([`Data::add_unit`]), then rated any number of times ([`Data::rate`]); memory grows with
+/// the distinct games and patterns, not with the games.
+#[derive(Clone, Debug)]
+pub struct Data {
+    agents: usize,
+    model: Model,
+    /// Distinct choice sets, each as (agent, multiplicity) pairs in agent order.
+    sets: Vec<Vec<(usize, f64)>>,
+    /// A set's agents, sorted, to its index.
+    set_index: FxMap<Vec<u32>, usize>,
+    /// Distinct games: what each adds, and the agents at its seats.
+    distinct: Vec<(Adds, Vec<usize>)>,
+    /// A game's agents then places to its index in `distinct`.
+    game_index: FxMap<Vec<u32>, u32>,
+    /// Each pattern's distinct games (indices into `distinct`, sorted), one after the other:
+    /// pattern `p` is `pattern_games[pattern_at[p]..pattern_at[p + 1]]`.
+    pattern_games: Vec<u32>,
+    pattern_at: Vec<u32>,
+    /// A unit's distinct games, sorted, to its pattern.
+    pattern_index: FxMap<Vec<u32>, u32>,
+    /// Per stratum, each unit's pattern.
+    strata: Vec<Vec<u32>>,
+    /// Seats played per agent.
+    games: Vec<u64>,
+    /// Games added.
+    played: u64,
+    /// Scratch: the key of a game, the games of a unit.
+    key: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+/// A hash map on the Fx hash (rustc's: one multiply per word), for the small integer keys
+/// read once per game; lookups only, so its order never shows.
+type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
     }
 
-    /// The statistics of a resample (unit `u` counted `counts[u]` times; all once if `None`),
-    /// and whether its comparisons are strongly connected over the agents that play.
-    fn stats(&self, counts: Option<&[u32]>) -> (Stats, bool) {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+impl Data {
+    /// No games yet, for `agents` agents (indices `0..agents`).
+    pub fn new(agents: usize, model: Model) -> Data {
+        Data {
+            agents,
+            model,
+            sets: Vec::new(),
+            set_index: FxMap::default(),
+            distinct: Vec::new(),
+            game_index: FxMap::default(),
+            pattern_games: Vec::new(),
+            pattern_at: vec![0],
+            pattern_index: FxMap::default(),
+            strata: Vec::new(),
+            games: vec![0; agents],
+            played: 0,
+            key: Vec::new(),
+            ids: Vec::new(),
+        }
+    }
+
+    pub fn agents(&self) -> usize {
+        self.agents
+    }
+
+    pub fn model(&self) -> Model {
+        self.model
+    }
+
+    /// Units added, over all strata.
+    pub fn units(&self) -> u64 {
+        self.strata.iter().map(|s| s.len() as u64).sum()
+    }
+
+    /// Games added.
+    pub fn games(&self) -> u64 {
+        self.played
+    }
+
+    /// Distinct unit patterns stored (what the bootstrap's cost grows with).
+    pub fn patterns(&self) -> usize {
+        self.pattern_at.len() - 1
+    }
+
+    /// Distinct games stored.
+    pub fn distinct_games(&self) -> usize {
+        self.distinct.len()
+    }
+
+    /// Seats each agent played.
+    pub fn seats_played(&self) -> &[u64] {
+        &self.games
+    }
+
+    /// Adds one unit of stratum `stratum` (0 for a single stage; the bootstrap resamples each
+    /// stratum's units separately, keeping its size).
+    pub fn add_unit(&mut self, stratum: usize, unit: &[Game]) -> Result<(), RatingError> {
+        let number = self.strata.get(stratum).map_or(0, Vec::len);
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        for (g, game) in unit.iter().enumerate() {
+            match self.game_id(&game.agents, &game.places) {
+                Ok(id) => ids.push(id),
+                Err(reason) => {
+                    self.ids = ids;
+                    return Err(RatingError::BadGame {
+                        unit: number,
+                        game: g,
+                        reason: reason.to_string(),
+                    });
+                }
+            }
+        }
+        self.add_unit_of(stratum, &mut ids);
+        self.ids = ids;
+        Ok(())
+    }
+
+    /// The index of a game among the distinct games (added if new), or why it is not one.
+    fn game_id(&mut self, agents: &[usize], places: &[u32]) -> Result<u32, &'static str> {
+        if agents.len() != places.len() {
+            return Err("agents and places differ in length");
+        }
+        if agents.len() < 2 {
+            return Err("fewer than two seats");
+        }
+        if agents.len() > 16 {
+            return Err("more than 16 seats");
+        }
+        if agents.iter().any(|&a| a >= self.agents) {
+            return Err("an agent index is out of range");
+        }
+        self.key.clear();
+        self.key.extend(agents.iter().map(|&a| a as u32));
+        // Only the order of the places matters: ranks, so that (0, 5) and (0, 1) are one game.
+        self.key.extend(
+            places
+                .iter()
+                .map(|p| places.iter().filter(|q| *q < p).count() as u32),
+        );
+        if let Some(&id) = self.game_index.get(self.key.as_slice()) {
+            return Ok(id);
+        }
+        let game = Game {
+            agents: agents.to_vec(),
+            places: self.key[agents.len()..].to_vec(),
+        };
+        let mut add = Adds::default();
+        let (sets, set_index) = (&mut self.sets, &mut self.set_index);
+        let mut key: Vec<u32> = Vec::with_capacity(game.agents.len());
+        let mut choose = |chosen: usize, set: &[usize], w: f64| {
+            key.clear();
+            key.extend(set.iter().map(|&a| a as u32));
+            key.sort_unstable();
+            for &a in set {
+                if a != chosen && !add.beats.contains(&(chosen, a)) {
+                    add.beats.push((chosen, a));
+                }
+            }
+            let j = match set_index.get(key.as_slice()) {
+                Some(&j) => j,
+                None => {
+                    let mut members: Vec<(usize, f64)> = Vec::new();
+                    for &a in key.iter() {
+                        match members.last_mut() {
+                            Some((b, m)) if *b == a as usize => *m += 1.0,
+                            _ => members.push((a as usize, 1.0)),
+                        }
+                    }
+                    sets.push(members);
+                    set_index.insert(key.clone(), sets.len() - 1);
+                    sets.len() - 1
+                }
+            };
+            add_to(&mut add.wins, chosen, w);
+            add_to(&mut add.uses, j, w);
+        };
+        match self.model {
+            Model::PlackettLuce => choices_pl(&game, &mut choose),
+            Model::BradleyTerry => choices_bt(&game, &mut choose),
+        }
+        let id = self.distinct.len() as u32;
+        self.distinct.push((add, game.agents));
+        self.game_index.insert(self.key.clone(), id);
+        Ok(id)
+    }
+
+    /// Adds a unit given as its games' indices (reordered).
+    fn add_unit_of(&mut self, stratum: usize, ids: &mut [u32]) {
+        ids.sort_unstable();
+        for &id in ids.iter() {
+            for &a in &self.distinct[id as usize].1 {
+                self.games[a] += 1;
+            }
+        }
+        self.played += ids.len() as u64;
+        let p = match self.pattern_index.get(&*ids) {
+            Some(&p) => p,
+            None => {
+                let p = self.patterns() as u32;
+                self.pattern_games.extend_from_slice(ids);
+                self.pattern_at.push(self.pattern_games.len() as u32);
+                self.pattern_index.insert(ids.to_vec(), p);
+                p
+            }
+        };
+        if self.strata.len() <= stratum {
+            self.strata.resize(stratum + 1, Vec::new());
+        }
+        self.strata[stratum].push(p);
+    }
+
+    /// How many units of each pattern the data hold.
+    fn multiplicities(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.patterns()];
+        for &p in self.strata.iter().flatten() {
+            counts[p as usize] += 1;
+        }
+        counts
+    }
+
+    /// The statistics of the units counted `counts[p]` times per pattern `p` (through the
+    /// times each distinct game is counted), and whether their comparisons are strongly
+    /// connected over the agents that play (`Err`: a group of agents that never finished
+    /// behind the others).
+    fn stats(&self, counts: &[u32]) -> (Stats, Connected) {
         let n = self.agents;
+        let mut times = vec![0u64; self.distinct.len()];
+        for (p, &c) in counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let (from, to) = (self.pattern_at[p] as usize, self.pattern_at[p + 1] as usize);
+            for &g in &self.pattern_games[from..to] {
+                times[g as usize] += u64::from(c);
+            }
+        }
         let mut s = Stats {
             wins: vec![0.0; n],
             uses: vec![0.0; self.sets.len()],
         };
-        let mut beats = vec![vec![false; n]; n];
-        for (u, (wins, uses, edges)) in self.units.iter().enumerate() {
-            let c = counts.map_or(1.0, |c| f64::from(c[u]));
-            if c == 0.0 {
+        let mut beats = vec![false; n * n];
+        for ((add, _), &t) in self.distinct.iter().zip(&times) {
+            if t == 0 {
                 continue;
             }
-            for &(a, w) in wins {
-                s.wins[a] += c * w;
+            let t = t as f64;
+            for &(a, w) in &add.wins {
+                s.wins[a] += t * w;
             }
-            for &(j, w) in uses {
-                s.uses[j] += c * w;
+            for &(j, w) in &add.uses {
+                s.uses[j] += t * w;
             }
-            for &(a, b) in edges {
-                beats[a][b] = true;
+            for &(a, b) in &add.beats {
+                beats[a * n + b] = true;
             }
         }
         let present: Vec<bool> = self.games.iter().map(|&g| g > 0).collect();
-        let connected = reach_all(&beats, &present);
-        (s, connected)
+        (s, unbeaten_group(&beats, &present))
     }
 
     /// The penalised log-likelihood at `theta`, its gradient and the negated Hessian.
@@ -340,10 +593,12 @@ impl Design {
     }
 
     /// The (penalised) maximum-likelihood log-strengths of `s` by Newton's method with step
-    /// halving, from θ = 0. With `alpha = 0` the solution is the one with mean 0.
+    /// halving, from θ = 0. With `alpha = 0` the solution is the one with mean 0 over the
+    /// agents that play (those that do not stay at 0).
     fn fit(&self, s: &Stats, alpha: f64) -> Vec<f64> {
         let n = self.agents;
         let present: Vec<bool> = self.games.iter().map(|&g| g > 0).collect();
+        let playing = present.iter().filter(|&&p| p).count().max(1) as f64;
         let mut theta = vec![0.0; n];
         let mut cur = self.objective(s, &theta, alpha, true);
         for _ in 0..200 {
@@ -351,9 +606,11 @@ impl Design {
             if alpha == 0.0 {
                 // The likelihood is flat along θ + c: pin the mean (the gradient has no
                 // component along the ones, so the step does not either).
-                for row in a.iter_mut() {
-                    for x in row.iter_mut() {
-                        *x += 1.0 / n as f64;
+                for (i, row) in a.iter_mut().enumerate() {
+                    for (j, x) in row.iter_mut().enumerate() {
+                        if present[i] && present[j] {
+                            *x += 1.0 / playing;
+                        }
                     }
                 }
             }
@@ -392,10 +649,178 @@ impl Design {
             }
         }
         if alpha == 0.0 {
-            let mean = theta.iter().sum::<f64>() / n as f64;
-            theta.iter_mut().for_each(|x| *x -= mean);
+            let mean = (0..n)
+                .filter(|&i| present[i])
+                .map(|i| theta[i])
+                .sum::<f64>()
+                / playing;
+            for i in (0..n).filter(|&i| present[i]) {
+                theta[i] -= mean;
+            }
         }
         theta
+    }
+
+    /// Log-strengths `θ` (natural scale) fitted to all the data: the penalised
+    /// maximum-likelihood estimate (`alpha` as `choix`'s; 0 for the plain MLE, then with mean
+    /// 0).
+    pub fn fit_theta(&self, alpha: f64) -> Result<Vec<f64>, RatingError> {
+        check_alpha(alpha)?;
+        let (s, connected) = self.stats(&self.multiplicities());
+        if alpha == 0.0
+            && let Err(top) = connected
+        {
+            return Err(self.not_connected(top));
+        }
+        Ok(self.fit(&s, alpha))
+    }
+
+    fn not_connected(&self, top: Vec<usize>) -> RatingError {
+        let rest = (0..self.agents)
+            .filter(|a| self.games[*a] > 0 && !top.contains(a))
+            .collect();
+        RatingError::NotConnected { top, rest }
+    }
+
+    /// Rates the agents: Elo relative to the anchor, with percentile bootstrap intervals over
+    /// units (each stratum's units resampled with replacement, `opts.resamples` times, the
+    /// `r`-th resample drawn from ChaCha8 stream `r` of `opts.seed`: the same intervals to the
+    /// bit whatever `opts.threads`).
+    pub fn rate(&self, opts: &RatingOptions) -> Result<Ratings, RatingError> {
+        check_alpha(opts.alpha)?;
+        if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+            return Err(RatingError::BadOptions(format!(
+                "the confidence must be in (0, 1), not {}",
+                opts.confidence
+            )));
+        }
+        let agents = self.agents;
+        if let Some(a) = opts.anchor
+            && (a >= agents || self.games[a] == 0)
+        {
+            return Err(RatingError::BadAnchor(a));
+        }
+        if let Some(a) = (0..agents).find(|&a| self.games[a] == 0) {
+            return Err(RatingError::Absent(a));
+        }
+        if self.strata.iter().any(|s| s.len() > u32::MAX as usize) {
+            return Err(RatingError::BadOptions(
+                "more than 2^32 units in one stratum".into(),
+            ));
+        }
+        let (s, connected) = self.stats(&self.multiplicities());
+        if opts.alpha == 0.0
+            && let Err(top) = connected.clone()
+        {
+            return Err(self.not_connected(top));
+        }
+        let elo = |theta: &[f64]| -> Vec<f64> {
+            let zero = match opts.anchor {
+                Some(a) => theta[a],
+                None => theta.iter().sum::<f64>() / theta.len() as f64,
+            };
+            theta.iter().map(|t| (t - zero) * ELO_PER_NAT).collect()
+        };
+        let point = elo(&self.fit(&s, opts.alpha));
+        let resamples = if self.units() == 0 { 0 } else { opts.resamples };
+        let samplers: Vec<Sampler> = if resamples > 0 {
+            self.strata.iter().map(|u| Sampler::new(u)).collect()
+        } else {
+            Vec::new()
+        };
+        // One resample: its Elo, or `None` when it is not strongly connected and alpha = 0.
+        let one = |r: usize, counts: &mut Vec<u32>| -> (Option<Vec<f64>>, bool) {
+            let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+            rng.set_stream(r as u64);
+            counts.iter_mut().for_each(|c| *c = 0);
+            for sampler in &samplers {
+                sampler.draw(&mut rng, counts);
+            }
+            let (rs, ok) = self.stats(counts);
+            let ok = ok.is_ok();
+            if !ok && opts.alpha == 0.0 {
+                return (None, false);
+            }
+            (Some(elo(&self.fit(&rs, opts.alpha))), ok)
+        };
+        let threads = match opts.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        }
+        .clamp(1, resamples.max(1));
+        let chunk = resamples.div_ceil(threads).max(1);
+        let results: Vec<(Option<Vec<f64>>, bool)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..resamples)
+                .step_by(chunk)
+                .map(|start| {
+                    let one = &one;
+                    scope.spawn(move || {
+                        let mut counts = vec![0u32; self.patterns()];
+                        (start..(start + chunk).min(resamples))
+                            .map(|r| one(r, &mut counts))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("a bootstrap worker panicked"))
+                .collect()
+        });
+        let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); agents];
+        let mut disconnected = 0;
+        for (e, ok) in results {
+            disconnected += usize::from(!ok);
+            if let Some(e) = e {
+                for (d, x) in draws.iter_mut().zip(e) {
+                    d.push(x);
+                }
+            }
+        }
+        let tail = (1.0 - opts.confidence) / 2.0;
+        let ratings = (0..agents)
+            .map(|a| {
+                let (low, high) = if draws[a].is_empty() {
+                    (None, None)
+                } else {
+                    (
+                        percentile(&mut draws[a], tail),
+                        percentile(&mut draws[a], 1.0 - tail),
+                    )
+                };
+                Rating {
+                    elo: point[a],
+                    low,
+                    high,
+                    games: self.games[a],
+                }
+            })
+            .collect();
+        Ok(Ratings {
+            model: self.model,
+            anchor: opts.anchor,
+            ratings,
+            connected: connected.is_ok(),
+            resamples,
+            disconnected_resamples: disconnected,
+        })
+    }
+}
+
+fn add_to(list: &mut Vec<(usize, f64)>, key: usize, w: f64) {
+    match list.iter_mut().find(|e| e.0 == key) {
+        Some(e) => e.1 += w,
+        None => list.push((key, w)),
+    }
+}
+
+fn check_alpha(alpha: f64) -> Result<(), RatingError> {
+    if alpha >= 0.0 && alpha.is_finite() {
+        Ok(())
+    } else {
+        Err(RatingError::BadOptions(format!(
+            "the penalty alpha must be finite and at least 0, not {alpha}"
+        )))
     }
 }
 
@@ -443,131 +868,104 @@ pub fn fit(
     model: Model,
     alpha: f64,
 ) -> Result<Vec<f64>, RatingError> {
-    if !(alpha >= 0.0 && alpha.is_finite()) {
-        return Err(RatingError::BadOptions(format!(
-            "the penalty alpha must be finite and at least 0, not {alpha}"
-        )));
-    }
-    let design = Design::new(agents, units, model)?;
-    let (s, connected) = design.stats(None);
-    if alpha == 0.0 && !connected {
-        return Err(RatingError::NotConnected);
-    }
-    Ok(design.fit(&s, alpha))
+    check_alpha(alpha)?;
+    data_of(agents, units, model)?.fit_theta(alpha)
 }
 
-/// Rates `agents` agents from `units`: Elo relative to the anchor, with percentile bootstrap
-/// intervals over units (resampled with replacement by a ChaCha8 stream from `opts.seed`).
+/// Rates `agents` agents from `units` ([`Data::rate`] of one stratum).
 pub fn rate(agents: usize, units: &[Unit], opts: &RatingOptions) -> Result<Ratings, RatingError> {
-    if !(opts.alpha >= 0.0 && opts.alpha.is_finite()) {
-        return Err(RatingError::BadOptions(format!(
-            "the penalty alpha must be finite and at least 0, not {}",
-            opts.alpha
-        )));
+    data_of(agents, units, opts.model)?.rate(opts)
+}
+
+fn data_of(agents: usize, units: &[Unit], model: Model) -> Result<Data, RatingError> {
+    let mut data = Data::new(agents, model);
+    for unit in units {
+        data.add_unit(0, unit)?;
     }
-    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
-        return Err(RatingError::BadOptions(format!(
-            "the confidence must be in (0, 1), not {}",
-            opts.confidence
-        )));
-    }
-    let design = Design::new(agents, units, opts.model)?;
-    if let Some(a) = opts.anchor
-        && (a >= agents || design.games[a] == 0)
-    {
-        return Err(RatingError::BadAnchor(a));
-    }
-    if let Some(a) = (0..agents).find(|&a| design.games[a] == 0) {
-        return Err(RatingError::Absent(a));
-    }
-    let (s, connected) = design.stats(None);
-    if opts.alpha == 0.0 && !connected {
-        return Err(RatingError::NotConnected);
-    }
-    let elo = |theta: &[f64]| -> Vec<f64> {
-        let zero = match opts.anchor {
-            Some(a) => theta[a],
-            None => theta.iter().sum::<f64>() / theta.len() as f64,
+    Ok(data)
+}
+
+/// Whether comparisons are strongly connected; if not, a group that never lost to the rest.
+type Connected = Result<(), Vec<usize>>;
+
+/// Draws a stratum's units with replacement: `m` times a uniform index into its units sorted
+/// by pattern (patterns numbered as they first appear in the records, whose order is fixed),
+/// each by Lemire's multiply-and-shift with rejection (no modulo bias). A table on the top 12 bits
+/// of the random word answers most draws without reading the units (where all indices those
+/// bits can give fall on one pattern): the same draws, faster.
+struct Sampler {
+    sorted: Vec<u32>,
+    table: Vec<u32>,
+}
+
+const TABLE_BITS: u32 = 12;
+
+impl Sampler {
+    fn new(units: &[u32]) -> Sampler {
+        let mut sorted = units.to_vec();
+        sorted.sort_unstable();
+        let m = sorted.len() as u64;
+        let shift = 32 - TABLE_BITS;
+        let table = if m == 0 {
+            Vec::new()
+        } else {
+            (0..1u64 << TABLE_BITS)
+                .map(|b| {
+                    let lo = ((b << shift) * m) >> 32;
+                    let hi = ((((b + 1) << shift) - 1) * m) >> 32;
+                    if sorted[lo as usize] == sorted[hi as usize] {
+                        sorted[lo as usize]
+                    } else {
+                        u32::MAX
+                    }
+                })
+                .collect()
         };
-        theta.iter().map(|t| (t - zero) * ELO_PER_NAT).collect()
-    };
-    let point = elo(&design.fit(&s, opts.alpha));
-    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.resamples); agents];
-    let mut disconnected = 0;
-    if opts.resamples > 0 && !units.is_empty() {
-        let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-        let m = units.len();
-        let mut counts = vec![0u32; m];
-        for _ in 0..opts.resamples {
-            counts.iter_mut().for_each(|c| *c = 0);
-            for _ in 0..m {
-                counts[below(&mut rng, m as u64) as usize] += 1;
-            }
-            let (rs, ok) = design.stats(Some(&counts));
-            if !ok {
-                disconnected += 1;
-                if opts.alpha == 0.0 {
-                    continue;
+        Sampler { sorted, table }
+    }
+
+    /// Adds one resample's draws to `counts` (per pattern).
+    fn draw(&self, rng: &mut ChaCha8Rng, counts: &mut [u32]) {
+        let n = self.sorted.len() as u32;
+        for _ in 0..n {
+            let mut x = rng.next_u32();
+            let mut m = u64::from(x) * u64::from(n);
+            if (m as u32) < n {
+                let floor = n.wrapping_neg() % n;
+                while (m as u32) < floor {
+                    x = rng.next_u32();
+                    m = u64::from(x) * u64::from(n);
                 }
             }
-            for (d, e) in draws.iter_mut().zip(elo(&design.fit(&rs, opts.alpha))) {
-                d.push(e);
-            }
-        }
-    }
-    let tail = (1.0 - opts.confidence) / 2.0;
-    let ratings = (0..agents)
-        .map(|a| {
-            let (low, high) = if draws[a].is_empty() {
-                (None, None)
-            } else {
-                (
-                    percentile(&mut draws[a], tail),
-                    percentile(&mut draws[a], 1.0 - tail),
-                )
+            let p = match self.table[(x >> (32 - TABLE_BITS)) as usize] {
+                u32::MAX => self.sorted[(m >> 32) as usize],
+                p => p,
             };
-            Rating {
-                elo: point[a],
-                low,
-                high,
-                games: design.games[a],
-            }
-        })
-        .collect();
-    Ok(Ratings {
-        model: opts.model,
-        anchor: opts.anchor,
-        ratings,
-        connected,
-        resamples: if units.is_empty() { 0 } else { opts.resamples },
-        disconnected_resamples: disconnected,
-    })
-}
-
-/// Uniform in `0..n` (n ≥ 1) by rejection on 64-bit words (no modulo bias).
-fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
-    let zone = u64::MAX - u64::MAX % n;
-    loop {
-        let x = rng.next_u64();
-        if x < zone {
-            return x % n;
+            counts[p as usize] += 1;
         }
     }
 }
 
-/// Whether the directed graph `beats` (restricted to `present`) is strongly connected.
-fn reach_all(beats: &[Vec<bool>], present: &[bool]) -> bool {
-    let n = beats.len();
+/// `Ok` when the directed graph `beats` (n×n, row beats column; restricted to `present`) is
+/// strongly connected; otherwise a group of agents none of whom finished behind an agent
+/// outside the group (which has no maximum-likelihood rating against the others).
+fn unbeaten_group(beats: &[bool], present: &[bool]) -> Result<(), Vec<usize>> {
+    let n = present.len();
     let Some(start) = (0..n).find(|&a| present[a]) else {
-        return true;
+        return Ok(());
     };
-    for forward in [true, false] {
+    // Backward (who reaches `start`: beat it, beat one who beat it, ...), then forward.
+    for forward in [false, true] {
         let mut seen = vec![false; n];
         let mut stack = vec![start];
         seen[start] = true;
         while let Some(a) = stack.pop() {
             for b in 0..n {
-                let e = if forward { beats[a][b] } else { beats[b][a] };
+                let e = if forward {
+                    beats[a * n + b]
+                } else {
+                    beats[b * n + a]
+                };
                 if e && present[b] && !seen[b] {
                     seen[b] = true;
                     stack.push(b);
@@ -575,10 +973,14 @@ fn reach_all(beats: &[Vec<bool>], present: &[bool]) -> bool {
             }
         }
         if (0..n).any(|a| present[a] && !seen[a]) {
-            return false;
+            // Backward: no one outside those reaching `start` beat any of them. Forward: no
+            // one reached from `start` beat anyone outside them.
+            return Err((0..n)
+                .filter(|&a| present[a] && (seen[a] != forward))
+                .collect());
         }
     }
-    true
+    Ok(())
 }
 
 /// Plackett-Luce choices of a game, ties split: `add(chosen, set, weight)`.
@@ -651,4 +1053,807 @@ fn choices_bt(game: &Game, add: &mut impl FnMut(usize, &[usize], f64)) {
 
 fn factorial(k: usize) -> f64 {
     (1..=k).map(|i| i as f64).product()
+}
+
+// ---------------------------------------------------------------------------------------
+// Ratings of a stage's records, and of all the stages of a run.
+
+/// What a report's ratings use: resamples and the anchor (`Options::ratings`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RatingSettings {
+    /// Bootstrap resamples of the design's units (0: no intervals).
+    pub resamples: usize,
+    /// The agent rated 0, by id; `None`: `random` if there is one (by id, else by kind), else
+    /// the first agent. A name the stage does not seat falls back the same way.
+    pub anchor: Option<String>,
+}
+
+impl Default for RatingSettings {
+    fn default() -> Self {
+        RatingSettings {
+            resamples: 200,
+            anchor: None,
+        }
+    }
+}
+
+/// Mixed into the stage's (or run's) seed for the bootstrap's stream.
+const SEED_SALT: u64 = 0x5241_5449_4e47_5321;
+
+/// Collects the games of a stage from its rows, in record order, into a [`Data`] stratum:
+/// under coin scoring a round is a game (the winner first, the other seats by the value of
+/// their hands, lower first, equal values tied) and a deal with all its seating arrangements
+/// a unit; under point scoring a game (one arrangement) is a game, ranked by how long each
+/// player lasted (the winner first, then by the last round played, later first, players out
+/// in the same round tied), and a game with all its arrangements a unit.
+#[derive(Clone, Debug)]
+pub struct Collector {
+    data: Data,
+    stratum: usize,
+    /// Agent index in `data` of each slot.
+    slots: Vec<usize>,
+    points: bool,
+    arrangements: u64,
+    /// The round being read: (deal, arrangement, round) and its rows (seat, slot, won, hand);
+    /// under point scoring `won` is the game won.
+    key: Option<(u64, u32, u32)>,
+    rows: Vec<(u32, u8, bool, u32)>,
+    /// Coin scoring: per deal, the arrangements read and their games (indices into `data`'s
+    /// distinct games); spare lists to reuse.
+    pending: FxMap<u64, (u64, Vec<u32>)>,
+    spare: Vec<Vec<u32>>,
+    /// Point scoring: the game being read (deal, arrangement) and per seat its slot, last
+    /// round and whether it won; the unit's deal and its finished games.
+    game: Option<(u64, u32)>,
+    seats: Vec<(u32, u8, u32, bool)>,
+    unit: Option<u64>,
+    unit_games: Vec<u32>,
+    /// Scratch: a game's agents and places.
+    agents: Vec<usize>,
+    places: Vec<u32>,
+    error: Option<RatingError>,
+    units: usize,
+}
+
+impl Collector {
+    /// A collector for one stage, alone.
+    pub fn new(info: &StageInfo) -> Collector {
+        let n = info.agents.len();
+        let model = if info.players >= 3 {
+            Model::PlackettLuce
+        } else {
+            Model::BradleyTerry
+        };
+        Collector::into_data(Data::new(n, model), 0, (0..n).collect(), info)
+    }
+
+    /// A collector adding a stage's units to `data` as stratum `stratum`, its slot `s` being
+    /// agent `slots[s]` of `data`.
+    pub fn into_data(data: Data, stratum: usize, slots: Vec<usize>, info: &StageInfo) -> Self {
+        Collector {
+            data,
+            stratum,
+            slots,
+            points: info.points,
+            arrangements: info.arrangements().max(1),
+            key: None,
+            rows: Vec::new(),
+            pending: FxMap::default(),
+            spare: Vec::new(),
+            game: None,
+            seats: Vec::new(),
+            unit: None,
+            unit_games: Vec::new(),
+            agents: Vec::new(),
+            places: Vec::new(),
+            error: None,
+            units: 0,
+        }
+    }
+
+    /// Takes the next row (rows come grouped by round, in record order).
+    pub fn push(&mut self, row: &Row) {
+        let key = (row.deal, row.rotation, row.round);
+        if self.key.is_some_and(|k| k != key) {
+            self.end_round();
+        }
+        self.key = Some(key);
+        // Under point scoring what counts is the game won, not the round.
+        let won = if self.points { row.game_won } else { row.won };
+        self.rows.push((row.seat, row.slot, won, row.hand_value));
+    }
+
+    fn end_round(&mut self) {
+        let Some((deal, arrangement, round)) = self.key.take() else {
+            return;
+        };
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.sort_unstable_by_key(|r| r.0);
+        if self.points {
+            if self.game.is_some_and(|g| g != (deal, arrangement)) {
+                self.end_game();
+            }
+            if self.unit.is_some_and(|u| u != deal) {
+                self.end_unit();
+            }
+            self.game = Some((deal, arrangement));
+            self.unit = Some(deal);
+            for &(seat, slot, game_won, _) in &rows {
+                match self.seats.iter_mut().find(|s| s.0 == seat) {
+                    Some(s) => {
+                        s.2 = round;
+                        s.3 |= game_won;
+                    }
+                    None => self.seats.push((seat, slot, round, game_won)),
+                }
+            }
+        } else if rows.len() >= 2 {
+            // The winner first, the others by hand value, lower first (competition ranking:
+            // one more than the seats strictly ahead).
+            let ahead = |s: &(u32, u8, bool, u32), t: &(u32, u8, bool, u32)| {
+                if t.2 != s.2 { t.2 } else { t.3 < s.3 }
+            };
+            self.agents.clear();
+            self.places.clear();
+            for r in &rows {
+                self.agents.push(self.slot(r.1));
+                self.places
+                    .push(rows.iter().filter(|t| ahead(r, t)).count() as u32);
+            }
+            if let Some(id) = self.game_id() {
+                if self.arrangements == 1 {
+                    let mut ids = [id];
+                    self.add(&mut ids);
+                } else {
+                    let spare = &mut self.spare;
+                    let entry = self
+                        .pending
+                        .entry(deal)
+                        .or_insert_with(|| (0, spare.pop().unwrap_or_default()));
+                    entry.0 += 1;
+                    entry.1.push(id);
+                    if entry.0 >= self.arrangements {
+                        let (_, mut ids) = self.pending.remove(&deal).expect("just added");
+                        self.add(&mut ids);
+                        ids.clear();
+                        self.spare.push(ids);
+                    }
+                }
+            }
+        }
+        rows.clear();
+        self.rows = rows;
+    }
+
+    fn slot(&self, slot: u8) -> usize {
+        self.slots
+            .get(usize::from(slot))
+            .copied()
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The index of the game in `agents` and `places`; `None` after an error (kept).
+    fn game_id(&mut self) -> Option<u32> {
+        if self.error.is_some() {
+            return None;
+        }
+        match self.data.game_id(&self.agents, &self.places) {
+            Ok(id) => Some(id),
+            Err(reason) => {
+                self.error = Some(RatingError::BadGame {
+                    unit: self.units,
+                    game: 0,
+                    reason: reason.to_string(),
+                });
+                None
+            }
+        }
+    }
+
+    fn end_game(&mut self) {
+        if self.game.take().is_none() {
+            return;
+        }
+        let mut seats = std::mem::take(&mut self.seats);
+        seats.sort_unstable_by_key(|s| s.0);
+        if seats.len() >= 2 {
+            // The game's winner first, then by the last round played, later first.
+            let ahead = |s: &(u32, u8, u32, bool), t: &(u32, u8, u32, bool)| {
+                if t.3 != s.3 { t.3 } else { t.2 > s.2 }
+            };
+            self.agents.clear();
+            self.places.clear();
+            for s in &seats {
+                self.agents.push(self.slot(s.1));
+                self.places
+                    .push(seats.iter().filter(|t| ahead(s, t)).count() as u32);
+            }
+            if let Some(id) = self.game_id() {
+                self.unit_games.push(id);
+            }
+        }
+        seats.clear();
+        self.seats = seats;
+    }
+
+    fn end_unit(&mut self) {
+        if self.unit.take().is_none() {
+            return;
+        }
+        let mut games = std::mem::take(&mut self.unit_games);
+        self.add(&mut games);
+        games.clear();
+        self.unit_games = games;
+    }
+
+    fn add(&mut self, ids: &mut [u32]) {
+        if self.error.is_none() {
+            self.data.add_unit_of(self.stratum, ids);
+        }
+        self.units += 1;
+    }
+
+    /// Ends the records: the units not finished yet (a deal short of some arrangements) are
+    /// added in deal order.
+    pub fn finish(mut self) -> Result<Data, RatingError> {
+        self.end_round();
+        if self.points {
+            self.end_game();
+            self.end_unit();
+        } else {
+            let mut deals: Vec<u64> = self.pending.keys().copied().collect();
+            deals.sort_unstable();
+            for d in deals {
+                let (_, mut ids) = self.pending.remove(&d).expect("listed");
+                self.add(&mut ids);
+            }
+        }
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.data),
+        }
+    }
+}
+
+/// One agent on a leaderboard.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Leader {
+    /// 1 for the highest rating.
+    pub rank: usize,
+    pub agent: String,
+    /// Elo relative to the anchor (the anchor's is 0).
+    pub elo: f64,
+    /// 95% percentile bootstrap interval (none without resamples; the anchor's is [0, 0]).
+    pub ci95: Option<[f64; 2]>,
+    /// Seats the agent played (each game counts each of its seats).
+    pub seats: u64,
+}
+
+/// Ratings as a report shows them: `stats.json`'s `ratings`, `ratings.csv`, the figure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Leaderboard {
+    /// `plackett-luce` or `bradley-terry`.
+    pub model: &'static str,
+    /// The agent at 0, and why it (`given`, `random`, `first agent`).
+    pub anchor: String,
+    pub anchor_rule: String,
+    /// The bootstrap's unit (`deal`, `game`, `round`; `unit` across stages) and how many.
+    pub unit: String,
+    pub units: u64,
+    pub games: u64,
+    pub resamples: usize,
+    /// Resamples without a maximum-likelihood estimate (not strongly connected), left out.
+    pub disconnected_resamples: usize,
+    pub seed: u64,
+    /// Best first.
+    pub agents: Vec<Leader>,
+    /// Why there are no ratings (then `agents` is empty).
+    pub refused: Option<String>,
+}
+
+/// The anchor's index among `names`, and why: the agent asked for, else `random` (by id,
+/// then by kind), else the first agent.
+fn choose_anchor(names: &[String], kinds: &[String], asked: Option<&str>) -> (usize, String) {
+    if let Some(a) = asked
+        && let Some(i) = names.iter().position(|n| n == a)
+    {
+        return (i, "given".into());
+    }
+    let fallback = |rule: &str| match asked {
+        Some(a) => format!("{rule} (`{a}` is not an agent here)"),
+        None => rule.to_string(),
+    };
+    if let Some(i) = names.iter().position(|n| n == "random") {
+        return (i, fallback("random"));
+    }
+    if let Some(i) = kinds.iter().position(|k| k == "random") {
+        return (i, fallback("random"));
+    }
+    (0, fallback("first agent"))
+}
+
+/// Why the anchor is the anchor, in words.
+fn anchor_text(b: &Leaderboard) -> String {
+    let (rule, rest) = b
+        .anchor_rule
+        .split_once(" (")
+        .map_or((b.anchor_rule.as_str(), String::new()), |(r, x)| {
+            (r, format!("; {}", x.trim_end_matches(')')))
+        });
+    let why = match rule {
+        "given" => "as asked",
+        "random" => "the default: the random agent",
+        _ => "the default without a random agent: the first agent",
+    };
+    format!("{why}{rest}")
+}
+
+/// Rates `data` (agents `names`, of kinds `kinds`) as a report shows it.
+pub fn leaderboard(
+    names: &[String],
+    kinds: &[String],
+    data: &Data,
+    settings: &RatingSettings,
+    seed: u64,
+    unit: &str,
+) -> Leaderboard {
+    let (anchor, rule) = choose_anchor(names, kinds, settings.anchor.as_deref());
+    let seed = seed ^ SEED_SALT;
+    let opts = RatingOptions {
+        model: data.model(),
+        anchor: Some(anchor),
+        alpha: 0.0,
+        resamples: settings.resamples,
+        confidence: 0.95,
+        seed,
+        threads: 0,
+    };
+    let mut board = Leaderboard {
+        model: match data.model() {
+            Model::BradleyTerry => "bradley-terry",
+            Model::PlackettLuce => "plackett-luce",
+        },
+        anchor: names.get(anchor).cloned().unwrap_or_default(),
+        anchor_rule: rule,
+        unit: unit.to_string(),
+        units: data.units(),
+        games: data.games(),
+        resamples: 0,
+        disconnected_resamples: 0,
+        seed,
+        agents: Vec::new(),
+        refused: None,
+    };
+    match data.rate(&opts) {
+        Ok(r) => {
+            let mut order: Vec<usize> = (0..names.len()).collect();
+            order.sort_by(|&a, &b| {
+                r.ratings[b]
+                    .elo
+                    .total_cmp(&r.ratings[a].elo)
+                    .then(a.cmp(&b))
+            });
+            board.agents = order
+                .iter()
+                .enumerate()
+                .map(|(rank, &a)| {
+                    let x = &r.ratings[a];
+                    Leader {
+                        rank: rank + 1,
+                        agent: names[a].clone(),
+                        elo: x.elo,
+                        ci95: x.low.zip(x.high).map(|(l, h)| [l, h]),
+                        seats: x.games,
+                    }
+                })
+                .collect();
+            board.resamples = r.resamples;
+            board.disconnected_resamples = r.disconnected_resamples;
+        }
+        Err(e) => board.refused = Some(e.describe(names)),
+    }
+    board
+}
+
+/// A stage's leaderboard from its collected games (`None` with fewer than two agents).
+pub fn of_stage(
+    s: &StageAnalysis,
+    data: &Result<Data, RatingError>,
+    settings: &RatingSettings,
+) -> Option<Leaderboard> {
+    let names: Vec<String> = s.agents.iter().map(|a| a.agent.clone()).collect();
+    if names.len() < 2 {
+        return None;
+    }
+    let kinds: Vec<String> = s.agents.iter().map(|a| a.kind.clone()).collect();
+    let seed = s.info.seed.unwrap_or(0);
+    Some(match data {
+        Ok(d) => leaderboard(&names, &kinds, d, settings, seed, s.design.unit),
+        Err(e) => {
+            let mut b = leaderboard(
+                &names,
+                &kinds,
+                &Data::new(names.len(), Model::PlackettLuce),
+                settings,
+                seed,
+                s.design.unit,
+            );
+            b.refused = Some(e.describe(&names));
+            b
+        }
+    })
+}
+
+/// `ratings.csv`: one row per agent, best first, at full precision.
+pub fn csv(stage: &str, b: &Leaderboard) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    let header = [
+        "stage",
+        "rank",
+        "agent",
+        "elo",
+        "elo_ci95_low",
+        "elo_ci95_high",
+        "seats",
+        "anchor",
+        "model",
+        "unit",
+        "units",
+        "resamples",
+    ];
+    w.write_record(header).expect("writing to memory");
+    for a in &b.agents {
+        w.write_record([
+            stage.to_string(),
+            a.rank.to_string(),
+            a.agent.clone(),
+            csv_num(Some(a.elo)),
+            csv_num(a.ci95.map(|c| c[0])),
+            csv_num(a.ci95.map(|c| c[1])),
+            a.seats.to_string(),
+            b.anchor.clone(),
+            b.model.to_string(),
+            b.unit.clone(),
+            b.units.to_string(),
+            b.resamples.to_string(),
+        ])
+        .expect("writing to memory");
+    }
+    String::from_utf8(w.into_inner().expect("writing to memory")).expect("cells are text")
+}
+
+/// The leaderboard for display (Markdown, LaTeX).
+pub fn table(b: &Leaderboard) -> Table {
+    let header = vec![
+        "Rank".to_string(),
+        "Agent".to_string(),
+        format!("Elo vs {} [95% CI]", b.anchor),
+        "P(ahead of anchor)".to_string(),
+        "Seats played".to_string(),
+    ];
+    let rows = b
+        .agents
+        .iter()
+        .map(|a| {
+            let elo = match a.ci95 {
+                Some([l, h]) if a.agent != b.anchor => format!(
+                    "{} [{}, {}]",
+                    num(Some(a.elo), 0),
+                    num(Some(l), 0),
+                    num(Some(h), 0)
+                ),
+                _ if a.agent == b.anchor => "0 (anchor)".to_string(),
+                _ => num(Some(a.elo), 0),
+            };
+            vec![
+                a.rank.to_string(),
+                a.agent.clone(),
+                elo,
+                num(Some(expected_score(a.elo)), 3),
+                a.seats.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        header,
+        align: vec!['r', 'l', 'r', 'r', 'r'],
+        rows,
+    }
+}
+
+/// The chance that an agent rated `elo` above another finishes ahead of it in a game both
+/// play: `1/(1 + 10^(-elo/400))` (under Plackett-Luce too: Luce's choice axiom).
+pub fn expected_score(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// What one of the bootstrap's units is, after "over the N deals".
+fn unit_detail(b: &Leaderboard) -> &'static str {
+    match b.unit.as_str() {
+        "deal" => " (each deal with all its seating arrangements)",
+        "game" => " (each game with all its seating arrangements)",
+        "unit" => {
+            " of the stages' designs (a deal with all its seating arrangements; a game under \
+             point scoring; a round with fixed or random seats), each stage's units resampled \
+             within it"
+        }
+        _ => "",
+    }
+}
+
+fn model_text(b: &Leaderboard) -> &'static str {
+    match b.model {
+        "bradley-terry" => {
+            "Bradley-Terry strengths by maximum likelihood on every pair of seats (a tie counts \
+             half a win each way)"
+        }
+        _ => {
+            "Plackett-Luce strengths by maximum likelihood on each game's finishing order (ties \
+             split: a group of k tied seats counts as each of its k! orders with weight 1/k!)"
+        }
+    }
+}
+
+/// The figure: Elo with its interval, best first, each agent in its own colour (`colours`:
+/// the agent's slot, by name).
+pub fn figure_spec(
+    b: &Leaderboard,
+    colours: &[String],
+    titled: bool,
+    what: &str,
+) -> Option<FigureSpec> {
+    if b.agents.is_empty() {
+        return None;
+    }
+    let bars: Vec<(String, usize, dhumbal_plots::Interval)> = b
+        .agents
+        .iter()
+        .map(|a| {
+            let [l, h] = a.ci95.unwrap_or([f64::NAN, f64::NAN]);
+            (
+                a.agent.clone(),
+                colours
+                    .iter()
+                    .position(|c| *c == a.agent)
+                    .unwrap_or(a.rank - 1),
+                dhumbal_plots::Interval {
+                    estimate: a.elo,
+                    low: l,
+                    high: h,
+                },
+            )
+        })
+        .collect();
+    let axis = format!("Elo (vs {})", b.anchor);
+    let width = if b.agents.len() > 8 {
+        dhumbal_plots::Width::TwoColumn
+    } else {
+        dhumbal_plots::Width::OneColumn
+    };
+    let caption = format!(
+        "Ratings {what}: {}, on the Elo scale (400/ln 10 per unit of log-strength: a lead of D \
+         points means finishing ahead with probability 1/(1 + 10^(−D/400))), anchored at {} = 0 \
+         ({}); best first, the anchor's bar empty. Whiskers: 95% percentile bootstrap intervals over {} {}s ({} \
+         resamples{}).",
+        model_text(b),
+        b.anchor,
+        anchor_text(b),
+        b.units,
+        b.unit,
+        b.resamples,
+        if b.disconnected_resamples > 0 {
+            format!(
+                ", {} of them without a rating (not strongly connected) left out",
+                b.disconnected_resamples
+            )
+        } else {
+            String::new()
+        }
+    );
+    Some(FigureSpec {
+        stem: "ratings",
+        title: titled.then(|| "Ratings (Elo)".to_string()),
+        caption,
+        draw: Box::new(move |title| {
+            dhumbal_plots::interval_bars_coloured(title, &axis, &bars, width)
+        }),
+    })
+}
+
+/// The `## Ratings` section of a report page; `prefix` is where the page's figures and tables
+/// are (`""` beside it).
+pub fn section(b: &Leaderboard, figs: &[FigureOutcome], what: &str, csv_path: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "## Ratings\n");
+    if let Some(why) = &b.refused {
+        let _ = writeln!(out, "No ratings {what}: {why}.\n");
+        return out;
+    }
+    out.push_str(&table(b).to_markdown());
+    let _ = writeln!(
+        out,
+        "\n{} {what}, on the Elo scale: 400/ln 10 points per unit of log-strength, so that \
+         an agent D points above another finishes ahead of it with probability 1/(1 + \
+         10^(−D/400)) in any game both play (the column gives that against the anchor). \
+         Anchored at **{}** = 0 ({}). Intervals: 95% percentile bootstrap over the {} {}s{}, \
+         {} resamples drawn from a fixed seed ({}), so they are the same on every run and \
+         thread count{}. {} games rated. Every number at full precision in \
+         [`{csv_path}`]({csv_path}); docs/analysis.md, *Ratings*, gives the definitions and \
+         the check against `choix`.\n",
+        model_text(b),
+        b.anchor,
+        anchor_text(b),
+        b.units,
+        b.unit,
+        unit_detail(b),
+        b.resamples,
+        b.seed,
+        if b.disconnected_resamples > 0 {
+            format!(
+                "; {} resamples had a group of agents that never finished behind the rest (no \
+                 maximum-likelihood estimate) and are left out, which narrows the intervals",
+                b.disconnected_resamples
+            )
+        } else {
+            String::new()
+        },
+        b.games,
+    );
+    if let Some(o) = figs.iter().find(|o| o.stem == "ratings") {
+        match &o.error {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "![ratings](figures/ratings.svg)\n\n*{}* ([PNG](figures/ratings.png), [PDF](figures/ratings.pdf))\n",
+                    o.caption
+                );
+            }
+            Some(e) => {
+                let _ = writeln!(out, "*Figure `ratings` could not be drawn: {e}*\n");
+            }
+        }
+    }
+    out
+}
+
+/// The leaderboard of a whole run: every stage's units together (each stage a stratum of the
+/// bootstrap), agents identified by id, a `winner_of` seat being the agent it names in its
+/// stage of origin. Reads the stages' records under `run`. `None` for fewer than two stages.
+pub fn across_stages(
+    run: &Path,
+    manifest: &serde_json::Value,
+    settings: &RatingSettings,
+) -> anyhow::Result<Option<(Leaderboard, Vec<String>)>> {
+    let stages = manifest["stages"].as_array().cloned().unwrap_or_default();
+    if stages.len() < 2 {
+        return Ok(None);
+    }
+    let mut infos = Vec::with_capacity(stages.len());
+    for stage in &stages {
+        let name = stage["name"].as_str().unwrap_or_default();
+        infos.push(super::load::stage_info(&run.join(name))?);
+    }
+    // Who each slot is: its own id, or for a `winner_of` seat the identity of the agent that
+    // won the stage it names.
+    let spec = &manifest["scenario"]["stages"];
+    let index = |name: &str| stages.iter().position(|s| s["name"].as_str() == Some(name));
+    fn identity(
+        i: usize,
+        slot: usize,
+        infos: &[StageInfo],
+        stages: &[serde_json::Value],
+        spec: &serde_json::Value,
+        index: &dyn Fn(&str) -> Option<usize>,
+        depth: usize,
+    ) -> (String, String) {
+        let own = (
+            infos[i].agents[slot].clone(),
+            infos[i].kinds.get(slot).cloned().unwrap_or_default(),
+        );
+        let Some(from) = spec[i]["agents"][slot]["winner_of"].as_str() else {
+            return own;
+        };
+        let Some(o) = index(from).filter(|&o| o != i && depth < stages.len()) else {
+            return own;
+        };
+        let Some(w) = stages[o]["winner"]["agent"].as_str() else {
+            return own;
+        };
+        match infos[o].agents.iter().position(|a| a == w) {
+            Some(s) => identity(o, s, infos, stages, spec, index, depth + 1),
+            None => own,
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut kinds: Vec<String> = Vec::new();
+    let mut slots: Vec<Vec<usize>> = Vec::new();
+    for (i, info) in infos.iter().enumerate() {
+        let mut map = Vec::with_capacity(info.agents.len());
+        for slot in 0..info.agents.len() {
+            let (id, kind) = identity(i, slot, &infos, &stages, spec, &index, 0);
+            let k = match names.iter().position(|n| *n == id) {
+                Some(k) => k,
+                None => {
+                    names.push(id);
+                    kinds.push(kind);
+                    names.len() - 1
+                }
+            };
+            map.push(k);
+        }
+        slots.push(map);
+    }
+    let model = if infos.iter().any(|i| i.players >= 3) {
+        Model::PlackettLuce
+    } else {
+        Model::BradleyTerry
+    };
+    let mut data = Data::new(names.len(), model);
+    let mut failure = None;
+    for (i, info) in infos.iter().enumerate() {
+        let dir = run.join(&info.name);
+        let mut c = Collector::into_data(data, i, slots[i].clone(), info);
+        super::load::for_each_row(&dir, &info.agents, |row| c.push(row))?;
+        data = match c.finish() {
+            Ok(d) => d,
+            Err(e) => {
+                failure = Some(e.describe(&names));
+                Data::new(names.len(), model)
+            }
+        };
+        if failure.is_some() {
+            break;
+        }
+    }
+    let seed = manifest["seed"].as_u64().unwrap_or(0);
+    let mut board = leaderboard(&names, &kinds, &data, settings, seed, "unit");
+    if let Some(f) = failure {
+        board.agents.clear();
+        board.refused = Some(f);
+    }
+    Ok(Some((board, names)))
+}
+
+/// The overview's ratings: computed across the stages of the run in `run`, written under
+/// `reports` (`tables/ratings.csv`, `figures/ratings.*`), and their section put into the
+/// overview page `text` before its definitions. A failure is said on the page, never raised.
+pub fn with_overview(
+    text: String,
+    run: &Path,
+    reports: &Path,
+    manifest: &serde_json::Value,
+    settings: &RatingSettings,
+) -> String {
+    let what = "across all stages";
+    let section_text = match across_stages(run, manifest, settings) {
+        Ok(None) => return text,
+        Ok(Some((board, names))) => {
+            let mut figs = Vec::new();
+            let tables = reports.join("tables");
+            let written = std::fs::create_dir_all(&tables).and_then(|_| {
+                std::fs::write(tables.join("ratings.csv"), csv("(all stages)", &board))
+            });
+            if let Some(spec) = figure_spec(&board, &names, false, what) {
+                let dir = reports.join("figures");
+                if std::fs::create_dir_all(&dir).is_ok() {
+                    figs = super::figures::draw_all(vec![spec], &dir);
+                }
+            }
+            let mut s = section(&board, &figs, what, "tables/ratings.csv");
+            if let Err(e) = written {
+                s.push_str(&format!(
+                    "*`tables/ratings.csv` could not be written: {e}*\n\n"
+                ));
+            }
+            s
+        }
+        Err(e) => format!("## Ratings\n\nNo ratings {what}: {e:#}.\n\n"),
+    };
+    match text.find("## Definitions") {
+        Some(at) => format!("{}{section_text}{}", &text[..at], &text[at..]),
+        None => text + section_text.as_str(),
+    }
 }

@@ -77,7 +77,11 @@ pub fn report_stage(
     opts: &Options,
 ) -> anyhow::Result<StageReport> {
     let (analysis, acc) = analyze_stage(records, info, opts)?;
-    report_analyzed(dir, opts, analysis, acc)
+    let mut report = report_analyzed(dir, opts, analysis, acc)?;
+    if records != dir {
+        super::sequential::attach(records, dir, opts.figures, &mut report.files)?;
+    }
+    Ok(report)
 }
 
 /// [`report_stage`] from the analysis [`analyze_stage`] made of the same records with the same
@@ -85,9 +89,10 @@ pub fn report_stage(
 pub fn report_analyzed(
     dir: &Path,
     opts: &Options,
-    analysis: StageAnalysis,
+    mut analysis: StageAnalysis,
     acc: super::metrics::Accumulated,
 ) -> anyhow::Result<StageReport> {
+    analysis.ratings = super::ratings::of_stage(&analysis, &acc.ratings, &opts.ratings);
     let mut files = Vec::new();
     let write = |path: PathBuf, text: &str, files: &mut Vec<PathBuf>| -> anyhow::Result<()> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
@@ -165,6 +170,23 @@ pub fn report_analyzed(
         ),
         &mut files,
     )?;
+    if let Some(r) = &analysis.ratings {
+        write(
+            tables_dir.join("ratings.csv"),
+            &super::ratings::csv(stage, r),
+            &mut files,
+        )?;
+        if !r.agents.is_empty() {
+            write(
+                tables_dir.join("ratings.tex"),
+                &super::ratings::table(r).to_latex(
+                    &format!("Ratings, stage {stage} (Elo, 95% bootstrap intervals)."),
+                    &format!("tab:{}-ratings", label(stage)),
+                ),
+                &mut files,
+            )?;
+        }
+    }
 
     let mut outcomes = Vec::new();
     if opts.figures {
@@ -181,6 +203,7 @@ pub fn report_analyzed(
         &markdown(&analysis, &outcomes),
         &mut files,
     )?;
+    super::sequential::attach(dir, dir, opts.figures, &mut files)?;
     let figure_errors = outcomes
         .iter()
         .filter_map(|o| o.error.clone().map(|e| (o.stem.to_string(), e)))
@@ -466,6 +489,15 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         let _ = writeln!(out, "### {}\n", heading(s, m));
         out.push_str(&tables::pairwise_table(s, m).to_markdown());
         out.push('\n');
+    }
+
+    if let Some(r) = &s.ratings {
+        out.push_str(&super::ratings::section(
+            r,
+            figs,
+            "of this stage's agents",
+            "tables/ratings.csv",
+        ));
     }
 
     let _ = writeln!(out, "## Seats and starting positions\n");

@@ -212,6 +212,9 @@ pub struct Part {
 pub struct Dataset {
     pub dir: PathBuf,
     pub parts: Vec<Part>,
+    /// A sequential stage that has decided ends here, in units (`sequential.json`, written by
+    /// the runner from these parts): it is complete at its stop, not at its maximum.
+    pub stop: Option<u64>,
 }
 
 /// Reads a part's footer.
@@ -254,7 +257,11 @@ impl Dataset {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Dataset { dir, parts });
+                return Ok(Dataset {
+                    dir,
+                    parts,
+                    stop: None,
+                });
             }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
         };
@@ -270,7 +277,17 @@ impl Dataset {
             parts.push(Part { path, meta });
         }
         parts.sort_by_key(|p| (p.meta.start, p.meta.end));
-        Ok(Dataset { dir, parts })
+        // The decision of a sequential stage, if it was computed from these records.
+        let stop = crate::sequential::Outcome::read(stage_dir)?
+            .filter(|o| parts.first().is_some_and(|p| p.meta.scenario == o.scenario))
+            .map(|o| o.stop_units);
+        Ok(Dataset { dir, parts, stop })
+    }
+
+    /// The units the stage needs of a stage of `units`: all of them, or up to a sequential
+    /// stage's stop.
+    pub fn target(&self, units: u64) -> u64 {
+        self.stop.map_or(units, |s| s.min(units))
     }
 
     /// Whether `stage_dir` holds a dataset folder.
@@ -377,9 +394,9 @@ impl Dataset {
         gaps
     }
 
-    /// Whether the parts hold every one of `units` units.
+    /// Whether the parts hold every one of `units` units (up to a sequential stage's stop).
     pub fn is_complete(&self, units: u64) -> bool {
-        self.missing(0..units).is_empty()
+        self.missing(0..self.target(units)).is_empty()
     }
 
     /// Checks that the parts hold every unit of the stage exactly once: one program (any
@@ -402,7 +419,7 @@ impl Dataset {
         };
         // One program wrote them all (readers take any; `merge` also asks for this one).
         self.check_written_by(&key, &first.meta.program)?;
-        let gaps = self.missing(0..key.stage_units);
+        let gaps = self.missing(0..self.target(key.stage_units));
         if !gaps.is_empty() {
             let missing: u64 = gaps.iter().map(|g| g.end - g.start).sum();
             let list: Vec<String> = gaps

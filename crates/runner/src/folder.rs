@@ -38,6 +38,8 @@ const STAGE_FILES: &[&str] = &[
     "rounds.csv.tmp",
     "rounds.parquet",
     "summary.csv",
+    crate::sequential::DECISION_FILE,
+    "sequential.json.tmp",
     "report.md",
     "stats.json",
     "tables",

@@ -19,6 +19,7 @@ pub mod records;
 pub mod render;
 pub mod run;
 pub mod scenario;
+pub mod sequential;
 pub mod summary;
 pub mod totals;
 pub mod tournament;

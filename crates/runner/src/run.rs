@@ -302,6 +302,15 @@ fn shard_status(
 
 /// Plays every stage of `scenario` (or a shard's share of them), writing records, summaries
 /// and the manifest.
+/// Whether `--stage name` selects `stage`: its name, or the sweep it is a point of
+/// (`--stage threshold` plays `threshold/threshold=5`, ...).
+fn named(stage: &str, name: &str) -> bool {
+    stage == name
+        || stage
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 pub fn run(
     scenario: &Scenario,
     opts: &RunOptions,
@@ -309,7 +318,7 @@ pub fn run(
 ) -> anyhow::Result<RunReport> {
     let root = &scenario.output.dir;
     for name in &opts.stages {
-        if !scenario.stages.iter().any(|s| &s.name == name) {
+        if !scenario.stages.iter().any(|s| named(&s.name, name)) {
             let names: Vec<&str> = scenario.stages.iter().map(|s| s.name.as_str()).collect();
             return Err(Refusal(format!(
                 "--stage {name}: the scenario has no such stage; its stages: {}",
@@ -365,7 +374,7 @@ pub fn run(
     // Time spent in the reporter's `stage_done` (reports): not the run's.
     let mut reporter_seconds = 0.0;
     for (index, stage) in scenario.stages.iter().enumerate() {
-        let selected = opts.stages.is_empty() || opts.stages.contains(&stage.name);
+        let selected = opts.stages.is_empty() || opts.stages.iter().any(|n| named(&stage.name, n));
         let agents = match seat_agents(stage, &results, &scenario.stages) {
             Ok(agents) => agents,
             // A stage this run does not play may wait for its winners.
@@ -398,6 +407,15 @@ pub fn run(
         let key = key_of(&hash, &lineup);
         let dataset = Dataset::open(&dir)?;
         dataset.check(&key)?;
+        if selected && opts.shard.is_some() && stage.sequential.is_some() {
+            return Err(Refusal(format!(
+                "stage `{}` is a sequential test: it decides when to stop from its deals in \
+                 order, so it cannot be split into shards; play it without --shard (shards can \
+                 play the other stages with --stage)",
+                stage.name
+            ))
+            .into());
+        }
         let on_disk = dataset.totals(key.agents.len());
         let saved_seconds = progress
             .stages
@@ -417,7 +435,8 @@ pub fn run(
                 // Finished earlier but perhaps not finalised (a kill after the last part).
                 result.intervals = reporter.intervals(stage, result);
                 finish_stage(result, &dataset, scenario, opts)?;
-                set_stage(&mut progress, stage, 0..units, &dataset, result.seconds);
+                let target = dataset.target(units);
+                set_stage(&mut progress, stage, 0..target, &dataset, result.seconds);
                 progress.save(&progress_file)?;
                 let heard = Instant::now();
                 reporter.stage_done(stage, result);
@@ -457,7 +476,7 @@ pub fn run(
             sp.seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
             progress.save(&progress_file)
         };
-        let (written, failure) = crate::pipeline::play_stage(crate::pipeline::StageJob {
+        let job = crate::pipeline::StageJob {
             lineup: &lineup,
             pool: &pool,
             threads: opts.threads,
@@ -465,7 +484,11 @@ pub fn run(
             writer: &writer,
             landed: &mut landed,
             pulse: &pulse,
-        });
+        };
+        let (written, failure) = match &stage.sequential {
+            None => crate::pipeline::play_stage(job),
+            Some(plan) => play_sequential(plan, &hash, &dir, part_units, job),
+        };
         written?;
         let seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
         match failure {
@@ -490,6 +513,8 @@ pub fn run(
             None => {}
         }
         let dataset = Dataset::open(&dir)?;
+        // A sequential stage ends at its stop.
+        let slice = slice.start..dataset.target(slice.end);
         set_stage(&mut progress, stage, slice, &dataset, seconds);
         progress.save(&progress_file)?;
         if opts.shard.is_some() {
@@ -609,7 +634,7 @@ pub fn merge(
         let dataset = Dataset::open(&dir)?;
         // Units without records: the shards that owe them, named.
         if dataset.check(&key).is_ok() {
-            let gaps = dataset.missing(0..key.stage_units);
+            let gaps = dataset.missing(0..dataset.target(key.stage_units));
             if !gaps.is_empty() {
                 return Err(incomplete(scenario, index, &dataset, gaps, &opts.dirs)?.into());
             }
@@ -645,7 +670,13 @@ pub fn merge(
             },
         )?;
         let units = dataset.parts.last().map_or(0, |p| p.meta.stage_units);
-        set_stage(&mut progress, stage, 0..units, dataset, result.seconds);
+        set_stage(
+            &mut progress,
+            stage,
+            0..dataset.target(units),
+            dataset,
+            result.seconds,
+        );
         progress.save(&root.join(PROGRESS_FILE))?;
         let heard = Instant::now();
         reporter.stage_done(stage, result);
@@ -1043,6 +1074,119 @@ fn shard_seconds(dirs: &[PathBuf]) -> std::collections::HashMap<String, f64> {
         }
     }
     seconds
+}
+
+/// Plays a sequential stage (`job.work` is ignored): batches of `plan.every` matches in match
+/// order, each the units no part holds yet, and after each batch the test on the scores of
+/// every match so far, read back from the records on disk; it stops at the first look that
+/// decides (or at the stage's maximum) and keeps the outcome in the stage's folder
+/// ([`crate::sequential::DECISION_FILE`]), which makes the stage complete at its stop. Looks
+/// fall on the same matches whatever the threads, and a resumed run replays the same looks
+/// from the records, so the stop is the same.
+fn play_sequential(
+    plan: &crate::sequential::Plan,
+    scenario_hash: &str,
+    dir: &Path,
+    part_units: u64,
+    job: crate::pipeline::StageJob<'_>,
+) -> (anyhow::Result<()>, Option<Halt>) {
+    use crate::sequential::{Outcome, decide_course, match_scores, sequential};
+    let crate::pipeline::StageJob {
+        lineup,
+        pool,
+        threads,
+        writer,
+        landed,
+        pulse,
+        ..
+    } = job;
+    let stage = lineup.stage;
+    let arrangements = stage.arrangements();
+    let per = u64::from(stage.session.unwrap_or(1));
+    let points = stage.is_points();
+    let config = plan.config(arrangements, if points { 1 } else { per });
+    let max = stage.matches;
+    let mut scores: Vec<f64> = Vec::new();
+    let mut from = 0;
+    while from < max {
+        let to = (from + plan.every).min(max);
+        let units = from * arrangements..to * arrangements;
+        let dataset = match Dataset::open(dir) {
+            Ok(d) => d,
+            Err(e) => return (Err(e), None),
+        };
+        let work = crate::pipeline::cut(&dataset.missing(units), part_units);
+        if !work.is_empty() {
+            if pulse.stopping() {
+                return (Ok(()), Some(Halt::Stopped));
+            }
+            let (written, failure) = crate::pipeline::play_stage(crate::pipeline::StageJob {
+                lineup,
+                pool,
+                threads,
+                work,
+                writer,
+                landed: &mut *landed,
+                pulse,
+            });
+            if written.is_err() || failure.is_some() {
+                return (written, failure);
+            }
+        }
+        let shape = crate::sequential::Shape {
+            max_matches: max,
+            arrangements,
+            rounds_per_match: if points { 1 } else { per },
+            points,
+        };
+        let looked = (|| -> anyhow::Result<Option<Outcome>> {
+            let dataset = Dataset::open(dir)?;
+            if plan.decide {
+                // The pair may change from look to look: every look is replayed from the
+                // records, as the report does.
+                let (pair, all, course) = decide_course(&dataset, plan, shape, to)?;
+                return Ok(Outcome::new(
+                    scenario_hash,
+                    &stage.name,
+                    &pair,
+                    shape,
+                    &all,
+                    &course,
+                ));
+            }
+            scores.extend(match_scores(
+                &dataset,
+                plan,
+                from..to,
+                arrangements,
+                per,
+                points,
+            )?);
+            let course = sequential(&scores, &config, plan.every, max)
+                .map_err(|e| anyhow::anyhow!("stage `{}`: {e}", stage.name))?;
+            Ok(Outcome::new(
+                scenario_hash,
+                &stage.name,
+                plan,
+                shape,
+                &scores,
+                &course,
+            ))
+        })();
+        match looked {
+            Err(e) => return (Err(e), None),
+            Ok(Some(outcome)) => return (outcome.save(dir), None),
+            Ok(None) => {}
+        }
+        from = to;
+    }
+    (
+        Err(anyhow::anyhow!(
+            "stage `{}`: the sequential test reached its maximum without an outcome",
+            stage.name
+        )),
+        None,
+    )
 }
 
 /// What every part of the stage `lineup` plays must say of itself.

@@ -13,6 +13,7 @@ mod repair;
 mod resolve;
 pub mod rules_spec;
 pub mod spec;
+mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -182,6 +183,7 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
         repaired,
         log: Arc::new(AgentLog::default()),
         planned: Vec::new(),
+        sweeps: Vec::new(),
     };
     let scenario = ctx.scenario(&spec, overrides);
     if ctx.problems.is_empty() {

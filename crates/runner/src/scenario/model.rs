@@ -108,6 +108,8 @@ pub struct Stage {
     pub session: Option<u32>,
     /// The resolved stage, for the manifest.
     pub spec: Value,
+    /// A sequential test: the stage plays until it decides, at most `matches`.
+    pub sequential: Option<crate::sequential::Plan>,
 }
 
 impl Stage {
@@ -129,8 +131,17 @@ impl Stage {
         matches!(self.rules.variant().scoring, Scoring::Points(_))
     }
 
-    /// One line saying what the sample size counts.
+    /// One line saying what the sample size counts (a sequential stage's: at most).
     pub fn describe_sample(&self) -> String {
+        let line = self.describe_size();
+        match &self.sequential {
+            None => line,
+            Some(p) if p.decide => format!("{line}, at most: stops when its winner is decided"),
+            Some(_) => format!("{line}, at most: stops when its sequential test decides"),
+        }
+    }
+
+    fn describe_size(&self) -> String {
         let a = self.arrangements();
         let seat_word = match self.seating {
             Seating::Fixed => "fixed seating".to_string(),

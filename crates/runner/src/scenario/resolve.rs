@@ -14,7 +14,7 @@ use dhumbal_agents::{AgentLog, Context};
 use dhumbal_game::rules::{Rules, Scoring};
 
 use super::locate::Locations;
-use super::spec::{AgentSpec, ScenarioSpec, TableSpec, TrainSpec};
+use super::spec::{AgentSpec, ScenarioSpec, SequentialSpec, TableSpec, TrainSpec};
 use super::{
     AgentDef, DEFAULT_DECISION_SAMPLE, Generator, Output, Overrides, Plan, Problem, RulesSpec,
     Scenario, SeatEntry, Seating, Stage, Training,
@@ -35,6 +35,8 @@ pub(super) struct Resolver<'a> {
     pub(super) log: Arc<AgentLog>,
     /// Checkpoints that `train:` entries write (agents may name them before they exist).
     pub(super) planned: Vec<PathBuf>,
+    /// Names of the stages written with `sweep:` (expanded into one stage per point).
+    pub(super) sweeps: Vec<String>,
 }
 
 impl Resolver<'_> {
@@ -42,7 +44,7 @@ impl Resolver<'_> {
     /// (`agents:`, `rules:`, the sample size) each for itself, and a problem of such an entry
     /// is the same problem in every stage. A problem inside a value that did not read is the
     /// placeholder's, and is left out too (the value's own problem is reported).
-    fn problem(&mut self, path: &str, message: impl Into<String>) {
+    pub(super) fn problem(&mut self, path: &str, message: impl Into<String>) {
         self.reported += 1;
         let message = message.into();
         if super::repair::covered(&self.repaired, path)
@@ -89,15 +91,14 @@ impl Resolver<'_> {
         match &spec.stages {
             None if train_only => {}
             None => {
-                if let Some(s) = self.stage(
-                    &spec.name,
-                    seed,
-                    "",
-                    &spec.table(),
-                    &TableSpec::default(),
-                    &[],
-                    overrides,
-                ) {
+                let seq = spec.sequential.as_ref();
+                let sized = seq.map(|q| ("sequential", q.max_deals, q.max_games));
+                let (own, defaults) =
+                    self.sequential_size("", sized, &spec.table(), &TableSpec::default());
+                if let Some(mut s) =
+                    self.stage(&spec.name, seed, "", &own, &defaults, &[], overrides)
+                {
+                    self.sequential_plan("", seq, &mut s);
                     stages.push(s);
                 }
             }
@@ -105,10 +106,17 @@ impl Resolver<'_> {
                 if list.is_empty() {
                     self.problem("stages", "lists no stages");
                 }
+                if spec.sequential.is_some() {
+                    self.problem(
+                        "sequential",
+                        "with `stages:`, a sequential test belongs in the stage it tests \
+                         (`stages.N.sequential`)",
+                    );
+                }
                 let mut names: Vec<String> = Vec::new();
                 for (i, st) in list.iter().enumerate() {
                     let prefix = format!("stages.{i}");
-                    if names.contains(&st.name) {
+                    if names.contains(&st.name) || self.sweeps.contains(&st.name) {
                         self.problem(
                             &format!("{prefix}.name"),
                             format!("stage `{}` is defined twice", st.name),
@@ -127,17 +135,47 @@ impl Resolver<'_> {
                         (Some(own), None) => own,
                         (None, _) => seed,
                     };
+                    if let Some(sweep) = &st.sweep {
+                        let points = self.sweep_stages(
+                            st,
+                            sweep,
+                            &prefix,
+                            stage_seed,
+                            &spec.table(),
+                            &names,
+                            overrides,
+                        );
+                        self.sweeps.push(st.name.clone());
+                        for (name, resolved) in points {
+                            names.push(name);
+                            stages.extend(resolved);
+                        }
+                        continue;
+                    }
+                    let seq = st.sequential.as_ref();
+                    if st.sequential.is_some() && st.decide.is_some() {
+                        self.problem(
+                            &at(&prefix, "decide"),
+                            "a stage has either `sequential:` (a test of two named agents) or \
+                             `decide:` (a test of its leader against its second), not both",
+                        );
+                    }
+                    let sized = match (seq, &st.decide) {
+                        (Some(q), _) => Some(("sequential", q.max_deals, q.max_games)),
+                        (None, Some(d)) => Some(("decide", d.max_deals, d.max_games)),
+                        (None, None) => None,
+                    };
+                    let (own, defaults) =
+                        self.sequential_size(&prefix, sized, &st.table(), &spec.table());
                     let resolved = self.stage(
-                        &st.name,
-                        stage_seed,
-                        &prefix,
-                        &st.table(),
-                        &spec.table(),
-                        &names,
-                        overrides,
+                        &st.name, stage_seed, &prefix, &own, &defaults, &names, overrides,
                     );
                     names.push(st.name.clone());
-                    if let Some(s) = resolved {
+                    if let Some(mut s) = resolved {
+                        self.sequential_plan(&prefix, seq, &mut s);
+                        if seq.is_none() {
+                            self.decide_plan(&prefix, st.decide.as_ref(), &mut s);
+                        }
                         stages.push(s);
                     }
                 }
@@ -221,7 +259,7 @@ impl Resolver<'_> {
 
     /// One stage: its own fields over the scenario's (the defaults).
     #[allow(clippy::too_many_arguments)]
-    fn stage(
+    pub(super) fn stage(
         &mut self,
         name: &str,
         seed: u64,
@@ -280,7 +318,283 @@ impl Resolver<'_> {
             matches,
             session: session_len,
             spec,
+            sequential: None,
         })
+    }
+
+    /// The sample size of a stage with a `sequential:` test: its maximum (`max_deals` or
+    /// `max_games`) becomes the stage's own `deals` or `games`, and a sample size the stage
+    /// gives itself is refused (one inherited from the top level gives way). Returns the
+    /// stage's fields and its defaults as the rest of resolution reads them.
+    fn sequential_size(
+        &mut self,
+        prefix: &str,
+        sized: Option<(&str, Option<u64>, Option<u64>)>,
+        own: &TableSpec,
+        defaults: &TableSpec,
+    ) -> (TableSpec, TableSpec) {
+        let Some((entry, max_deals, max_games)) = sized else {
+            return (own.clone(), defaults.clone());
+        };
+        let at_seq = at(prefix, entry);
+        let (mut own, mut defaults) = (own.clone(), defaults.clone());
+        for (field, given) in [
+            ("deals", own.deals.is_some()),
+            ("rounds", own.rounds.is_some()),
+            ("games", own.games.is_some()),
+        ] {
+            if given {
+                self.problem(
+                    &at(prefix, field),
+                    format!(
+                        "a stage with `{entry}:` plays until its test decides, at most \
+                         `{entry}.max_deals` deals (coins) or `{entry}.max_games` games \
+                         (points); remove `{field}` and give the maximum in `{at_seq}`"
+                    ),
+                );
+            }
+        }
+        (own.deals, own.rounds, own.games) = (None, None, None);
+        (defaults.deals, defaults.rounds, defaults.games) = (None, None, None);
+        if self.unread(&at_seq) {
+            return (own, defaults);
+        }
+        // Which sample size applies: the rules' scoring (unknown if they have problems of
+        // their own, which resolution reports).
+        let points = merge_rules(defaults.rules.as_ref(), own.rules.as_ref())
+            .to_variant()
+            .ok()
+            .map(|v| matches!(v.scoring, Scoring::Points(_)));
+        let (max_at, other_at) = (at(&at_seq, "max_deals"), at(&at_seq, "max_games"));
+        match (points, max_deals, max_games) {
+            (_, Some(_), Some(_)) => self.problem(
+                &other_at,
+                "give either `max_deals` (coin scoring) or `max_games` (point scoring), not both",
+            ),
+            (Some(true), Some(_), None) => self.problem(
+                &max_at,
+                "these rules score points: give the maximum as `max_games` (each game played \
+                 until one player is left)",
+            ),
+            (Some(false), None, Some(_)) => self.problem(
+                &other_at,
+                "these rules score coins: give the maximum as `max_deals`",
+            ),
+            (_, None, None) => self.problem(
+                &at_seq,
+                format!(
+                    "missing: the most {} to play (`{}`); the test stops earlier when it decides",
+                    if points == Some(true) {
+                        "games"
+                    } else {
+                        "deals"
+                    },
+                    if points == Some(true) {
+                        "max_games"
+                    } else {
+                        "max_deals"
+                    }
+                ),
+            ),
+            (_, Some(0), _) => self.problem(&max_at, "must be at least 1"),
+            (_, _, Some(0)) => self.problem(&other_at, "must be at least 1"),
+            (Some(false) | None, Some(d), None) => own.deals = Some(d),
+            (Some(true) | None, None, Some(g)) => own.games = Some(g),
+        }
+        (own, defaults)
+    }
+
+    /// Checks a stage's `decide:` entry and sets its plan: a test of the leader against the
+    /// second, chosen again at every look (added to the stage's resolved description).
+    fn decide_plan(
+        &mut self,
+        prefix: &str,
+        decide: Option<&super::spec::DecideSpec>,
+        stage: &mut Stage,
+    ) {
+        let Some(d) = decide else { return };
+        let at_d = at(prefix, "decide");
+        if self.unread(&at_d) {
+            return;
+        }
+        let before = self.reported;
+        let elo = d.elo.unwrap_or(10.0);
+        if !(elo.is_finite() && elo > 0.0) {
+            self.problem(
+                &at(&at_d, "elo"),
+                format!("must be a lead above 0 in normalized Elo (say 10), not {elo}"),
+            );
+        }
+        let alpha = d.alpha.unwrap_or(0.05);
+        if !(alpha > 0.0 && alpha < 0.5) {
+            self.problem(
+                &at(&at_d, "alpha"),
+                format!("must be a probability between 0 and 0.5 (say 0.05), not {alpha}"),
+            );
+        }
+        let Some(every) = self.look_interval(&at_d, d.every, stage, d.max_deals.or(d.max_games))
+        else {
+            return;
+        };
+        if self.reported > before {
+            return;
+        }
+        let plan = crate::sequential::Plan {
+            candidate: String::new(),
+            baseline: String::new(),
+            candidate_slot: 0,
+            baseline_slot: 1,
+            elo0: 0.0,
+            elo1: elo,
+            alpha,
+            beta: alpha,
+            every,
+            decide: true,
+        };
+        stage.spec["decide"] = serde_json::json!({
+            "elo": elo,
+            "alpha": alpha,
+            "every": every * u64::from(stage.session.unwrap_or(1)),
+        });
+        stage.sequential = Some(plan);
+    }
+
+    /// `every` deals (games) of a sequential entry at `at_entry`, checked, in matches.
+    fn look_interval(
+        &mut self,
+        at_entry: &str,
+        every: Option<u64>,
+        stage: &Stage,
+        written_max: Option<u64>,
+    ) -> Option<u64> {
+        let per = u64::from(stage.session.unwrap_or(1));
+        // The maximum as written is what `every` is checked against; `--rounds` may lower the
+        // stage's maximum below it, and the looks then come at most at that maximum.
+        let played = stage.matches * per;
+        let max = written_max.unwrap_or(played);
+        let every = every.unwrap_or(100.min(max).max(per));
+        let unit = if stage.is_points() { "games" } else { "deals" };
+        if every == 0 || every > max {
+            self.problem(
+                &at(at_entry, "every"),
+                format!("must be between 1 and the maximum ({max} {unit}), not {every}"),
+            );
+            None
+        } else if !every.is_multiple_of(per) {
+            self.problem(
+                &at(at_entry, "every"),
+                format!(
+                    "{every} deals do not divide into sessions of {per} rounds; use a \
+                     multiple of {per}"
+                ),
+            );
+            None
+        } else {
+            Some((every / per).min(stage.matches).max(1))
+        }
+    }
+
+    /// Checks a stage's `sequential:` entry against the resolved stage and sets its plan (the
+    /// entry is added to the stage's resolved description, so that it is part of the hash).
+    fn sequential_plan(&mut self, prefix: &str, seq: Option<&SequentialSpec>, stage: &mut Stage) {
+        let Some(seq) = seq else { return };
+        let at_seq = at(prefix, "sequential");
+        if self.unread(&at_seq) {
+            return;
+        }
+        let before = self.reported;
+        let ids: Vec<Option<&str>> = stage
+            .seats
+            .iter()
+            .map(|s| match s {
+                SeatEntry::Agent(d) => Some(d.id.as_str()),
+                SeatEntry::WinnerOf(_) => None,
+            })
+            .collect();
+        let named: Vec<&str> = ids.iter().flatten().copied().collect();
+        let mut slot = |field: &str, id: &str| -> Option<usize> {
+            let found = ids.iter().position(|i| *i == Some(id));
+            if found.is_none() {
+                let hint = nearest(id, &named)
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                self.problem(
+                    &at(&at_seq, field),
+                    format!(
+                        "`{id}` is not an agent of this stage{hint}; its agents: {}{}",
+                        named.join(", "),
+                        if named.len() < ids.len() {
+                            " (a `winner_of` seat cannot be named: the test needs agents \
+                             known before the run)"
+                        } else {
+                            ""
+                        }
+                    ),
+                );
+            }
+            found
+        };
+        let candidate = slot("candidate", &seq.candidate);
+        let baseline = slot("baseline", &seq.baseline);
+        if candidate.is_some() && candidate == baseline {
+            self.problem(
+                &at(&at_seq, "baseline"),
+                "is the candidate itself: name two different agents of the stage",
+            );
+        }
+        let (elo0, elo1) = (seq.elo0.unwrap_or(0.0), seq.elo1.unwrap_or(10.0));
+        if !(elo0.is_finite() && elo1.is_finite() && elo0 < elo1) {
+            self.problem(
+                &at(&at_seq, if seq.elo1.is_some() { "elo1" } else { "elo0" }),
+                format!(
+                    "the bounds must satisfy elo0 < elo1 (normalized Elo, say elo0: 0, elo1: \
+                     10), not {elo0} and {elo1}"
+                ),
+            );
+        }
+        let mut probability = |field: &str, v: Option<f64>| {
+            let v = v.unwrap_or(0.05);
+            if !(v > 0.0 && v < 0.5) {
+                self.problem(
+                    &at(&at_seq, field),
+                    format!("must be a probability between 0 and 0.5 (say 0.05), not {v}"),
+                );
+            }
+            v
+        };
+        let alpha = probability("alpha", seq.alpha);
+        let beta = probability("beta", seq.beta);
+        // Deals (coins) or games (points) between looks, in matches.
+        let every = self.look_interval(&at_seq, seq.every, stage, seq.max_deals.or(seq.max_games));
+        if self.reported > before {
+            return;
+        }
+        let (Some(candidate), Some(baseline), Some(every)) = (candidate, baseline, every) else {
+            return;
+        };
+        let per = u64::from(stage.session.unwrap_or(1));
+        let plan = crate::sequential::Plan {
+            candidate: seq.candidate.clone(),
+            baseline: seq.baseline.clone(),
+            candidate_slot: candidate,
+            baseline_slot: baseline,
+            elo0,
+            elo1,
+            alpha,
+            beta,
+            every,
+            decide: false,
+        };
+        stage.spec["sequential"] = serde_json::json!({
+            "candidate": plan.candidate,
+            "baseline": plan.baseline,
+            "elo0": elo0,
+            "elo1": elo1,
+            "alpha": alpha,
+            "beta": beta,
+            "every": every * per,
+        });
+        stage.sequential = Some(plan);
     }
 
     /// The stage's rules: its `rules:` fields over the scenario's, checked by the engine.
@@ -554,6 +868,15 @@ impl Resolver<'_> {
                 );
                 return None;
             };
+            if let Some(sweep) =
+                (self.sweeps.iter()).find(|s| *s == stage || stage.starts_with(&format!("{s}/")))
+            {
+                self.problem(
+                    &format!("{p}.winner_of"),
+                    format!("`{sweep}` is a sweep: each of its points is a stage with its own winner, and none is the sweep's; seat an agent, or `winner_of` a stage that is not swept"),
+                );
+                return None;
+            }
             return match earlier.iter().position(|s| s == stage) {
                 Some(i) => Some(SeatEntry::WinnerOf(i)),
                 None => {

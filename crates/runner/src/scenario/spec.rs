@@ -78,6 +78,9 @@ with_table_fields! {
         pub stages: Option<Vec<StageSpec>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub output: Option<OutputSpec>,
+        /// A sequential test of two of the agents (docs/scenarios.md): play until it decides.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sequential: Option<SequentialSpec>,
         /// Learning agents this scenario trains (docs/learning.md): `dhumbal-run train FILE`
         /// runs them; a tournament seating one of their checkpoints trains it first when it is
         /// missing. A file with `train:` and no `agents:` or `stages:` only trains.
@@ -96,7 +99,75 @@ with_table_fields! {
         /// Overrides the scenario seed for this stage.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub seed: Option<u64>,
+        /// Play the stage at every point of a sweep of rule fields and agent parameters, each
+        /// point a stage of its own on the same deals (docs/scenarios.md).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sweep: Option<super::sweep::SweepSpec>,
+        /// A sequential test of two of the stage's agents (docs/scenarios.md): the stage plays
+        /// until it decides, at most `max_deals` (`max_games`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sequential: Option<SequentialSpec>,
+        /// Play until the stage's leader is resolved from the second (docs/scenarios.md), at
+        /// most `max_deals` (`max_games`): for stages whose winner advances.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub decide: Option<DecideSpec>,
     }
+}
+
+/// Deciding a stage's winner: after every `every` deals (games), a sequential test of the
+/// current leader against the current second (by the `winner_of` rule); the stage stops when it
+/// resolves them (or finds them within `elo` of each other), or at the maximum.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DecideSpec {
+    /// The lead to resolve, in normalized Elo (default 10): H1 the leader is this much
+    /// stronger than the second, H0 they are as strong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo: Option<f64>,
+    /// The test's error rates, both ways (default 0.05; between 0 and 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Coin scoring: the most deals to play (the stage's size; replaces `deals`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_deals: Option<u64>,
+    /// Point scoring: the most games to play (the stage's size; replaces `games`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_games: Option<u64>,
+    /// Deals (games) between looks (default 100, or the maximum if smaller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u64>,
+}
+
+/// A sequential test (a GSPRT in normalized Elo, as fishtest runs): the stage plays its deals
+/// (games) in order, looks every `every` of them, and stops when the test decides.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SequentialSpec {
+    /// The id of the agent under test (one of the stage's agents).
+    pub candidate: String,
+    /// The id of the agent it is tested against (another of the stage's agents).
+    pub baseline: String,
+    /// H0: the candidate is this much stronger, in normalized Elo (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo0: Option<f64>,
+    /// H1: the candidate is this much stronger, in normalized Elo (default 10; above elo0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo1: Option<f64>,
+    /// Probability of accepting H1 when H0 holds (default 0.05; between 0 and 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Probability of accepting H0 when H1 holds (default 0.05; between 0 and 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Coin scoring: the most deals to play (the stage's size; replaces `deals`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_deals: Option<u64>,
+    /// Point scoring: the most games to play (the stage's size; replaces `games`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_games: Option<u64>,
+    /// Deals (games) between looks at the test (default 100, or the maximum if smaller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u64>,
 }
 
 /// The shared part of a scenario or a stage.

@@ -1,0 +1,1101 @@
+//! The sequential test of a candidate against a baseline: a generalized sequential probability
+//! ratio test (GSPRT) on the design's unit, as fishtest runs it on game pairs. It lives in the
+//! runner because the runner decides when a `sequential:` stage stops; the report shows it.
+//!
+//! The unit is a deal played under every seating arrangement (fishtest's unit is a pair of
+//! games on one opening with colours swapped, its "pentanomial" model); the candidate's score
+//! in a unit is its mean result over the unit's games, so units are independent while the games
+//! of a unit are not.
+//!
+//! The statistic is written from Michel Van den Bergh's notes, which fishtest cites: "A
+//! generalized sequential probability ratio test" (the GSPRT: the SPRT with the unknown
+//! distribution replaced by its maximum-likelihood estimate under each hypothesis) and
+//! "Normalized Elo" (bounds on the t-value of the score), both at
+//! <https://www.cantate.be/Fishtest/> (and the fishtest mathematics page,
+//! <https://disservin.github.io/stockfish-docs/fishtest-wiki/Fishtest-mathematics.html>).
+//! With `p` the empirical distribution of the unit scores (values `x_i`, frequencies `p_i`, `N`
+//! units), and `q⁰`, `q¹` the distributions closest to `p` (maximum likelihood, i.e. least
+//! Kullback-Leibler divergence from `p`) that satisfy H0 and H1:
+//!
+//! `LLR = N · Σ p_i · ln(q¹_i / q⁰_i)`, stopping with H1 at `ln((1-β)/α)` and with H0 at
+//! `ln(β/(1-α))` (Wald's bounds; ±2.944 at α = β = 0.05).
+//!
+//! The closest distribution under "mean = μ" is `q_i = p_i / (1 + λ(x_i - μ))` with `λ` the root
+//! of `Σ p_i (x_i - μ) / (1 + λ(x_i - μ)) = 0`; under "t-value `(μ_q - r)/σ_q = t`" (normalized
+//! Elo, reference score `r`) the Lagrange conditions give `q_i = p_i / (1 + λ φ_i)` with
+//! `φ_i = x_i - r - t·σ_q·(1 + ((x_i - μ_q)/σ_q)²)/2`, solved by iterating on `(μ_q, σ_q)` from
+//! `q = p` to a fixed point.
+//!
+//! Normalized Elo: `nElo = (800/ln 10) · (μ - r) / (σ_unit · sqrt(m))`, with `m` the games in a
+//! unit, so that `σ_unit·sqrt(m)` is a per-game standard deviation (fishtest's pentanomial
+//! normalization is `m = 2`); for two players without draws a small nElo is about the logistic
+//! Elo difference, and a test's expected length depends only on its bounds.
+//!
+//! As fishtest replaces empty pentanomial counts by 0.001, a count of 0.001 is given to each end
+//! of the score range (`range`, [0, 1] by default) that no unit scored, so that every hypothesis
+//! inside the range has a closest distribution and an early sample of equal scores has a
+//! spread.
+
+use std::f64::consts::LN_10;
+use std::fmt;
+
+/// The pseudo-count given to an end of the score range that no unit scored (fishtest's
+/// `epsilon` for empty pentanomial bins).
+pub const EPSILON: f64 = 1e-3;
+
+/// Normalized Elo per unit of per-game t-value.
+pub const NELO_PER_T: f64 = 800.0 / LN_10;
+
+/// What H0 and H1 say about the candidate's mean unit score `μ`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Hypotheses {
+    /// Normalized Elo (fishtest's bounds): H0 `nElo = elo0`, H1 `nElo = elo1`.
+    NormalizedElo { elo0: f64, elo1: f64 },
+    /// A difference of the mean score from the reference (a win-rate difference when the
+    /// score is a win share): H0 `μ = reference + d0`, H1 `μ = reference + d1`.
+    ScoreDifference { d0: f64, d1: f64 },
+}
+
+/// A sequential test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtConfig {
+    pub hypotheses: Hypotheses,
+    /// Probability of accepting H1 when H0 holds.
+    pub alpha: f64,
+    /// Probability of accepting H0 when H1 holds.
+    pub beta: f64,
+    /// The candidate's expected unit score when it is as strong as the baseline (1/2 for a
+    /// two-player win share; 1/4 for one seat in four).
+    pub reference: f64,
+    /// Games in a unit (the candidate's games per deal over its arrangements), for the
+    /// per-game normalization of normalized Elo.
+    pub games_per_unit: f64,
+    /// The lowest and highest possible unit scores.
+    pub range: (f64, f64),
+}
+
+impl SprtConfig {
+    /// fishtest's usual test: normalized Elo bounds, α = β = 0.05, scores in [0, 1] with
+    /// reference 1/2, and `m` games per unit.
+    pub fn normalized(elo0: f64, elo1: f64, games_per_unit: f64) -> SprtConfig {
+        SprtConfig {
+            hypotheses: Hypotheses::NormalizedElo { elo0, elo1 },
+            alpha: 0.05,
+            beta: 0.05,
+            reference: 0.5,
+            games_per_unit,
+            range: (0.0, 1.0),
+        }
+    }
+
+    /// Checks the configuration: a message for a person if it cannot be used.
+    pub fn validate(&self) -> Result<(), SprtError> {
+        let bad = |m: String| Err(SprtError::BadConfig(m));
+        let prob = |p: f64| p > 0.0 && p < 0.5;
+        if !prob(self.alpha) || !prob(self.beta) {
+            return bad(format!(
+                "alpha and beta must be in (0, 0.5), not {} and {}",
+                self.alpha, self.beta
+            ));
+        }
+        let (lo, hi) = self.range;
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return bad(format!("the score range [{lo}, {hi}] is empty"));
+        }
+        if !(self.reference > lo && self.reference < hi) {
+            return bad(format!(
+                "the reference score {} must lie strictly inside [{lo}, {hi}]",
+                self.reference
+            ));
+        }
+        if !(self.games_per_unit >= 1.0 && self.games_per_unit.is_finite()) {
+            return bad(format!(
+                "games per unit must be at least 1, not {}",
+                self.games_per_unit
+            ));
+        }
+        let (h0, h1) = match self.hypotheses {
+            Hypotheses::NormalizedElo { elo0, elo1 } => (elo0, elo1),
+            Hypotheses::ScoreDifference { d0, d1 } => {
+                for d in [d0, d1] {
+                    if !(self.reference + d > lo && self.reference + d < hi) {
+                        return bad(format!(
+                            "the score {} (reference {} + {d}) is outside ({lo}, {hi})",
+                            self.reference + d,
+                            self.reference
+                        ));
+                    }
+                }
+                (d0, d1)
+            }
+        };
+        if !(h0.is_finite() && h1.is_finite() && h0 < h1) {
+            return bad(format!(
+                "the bounds must satisfy H0 < H1, not {h0} and {h1}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Wald's bounds on the LLR: (accept H0 at or below, accept H1 at or above).
+    pub fn llr_bounds(&self) -> (f64, f64) {
+        llr_bounds(self.alpha, self.beta)
+    }
+}
+
+/// Wald's bounds on the LLR for error rates α and β: `(ln(β/(1-α)), ln((1-β)/α))`.
+pub fn llr_bounds(alpha: f64, beta: f64) -> (f64, f64) {
+    ((beta / (1.0 - alpha)).ln(), ((1.0 - beta) / alpha).ln())
+}
+
+/// Why a test cannot run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SprtError {
+    BadConfig(String),
+    /// A unit score is not a finite number inside the range.
+    BadScore {
+        unit: usize,
+        score: f64,
+    },
+}
+
+impl fmt::Display for SprtError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SprtError::BadConfig(m) => write!(f, "sequential test: {m}"),
+            SprtError::BadScore { unit, score } => write!(
+                f,
+                "sequential test: unit {unit} has score {score}, outside the score range"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SprtError {}
+
+/// The unit scores seen so far, as counts of their distinct values (sorted by value).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sample {
+    values: Vec<(f64, f64)>,
+    units: u64,
+}
+
+impl Sample {
+    pub fn new() -> Sample {
+        Sample::default()
+    }
+
+    pub fn from_scores(scores: &[f64]) -> Sample {
+        let mut s = Sample::new();
+        scores.iter().for_each(|&x| s.push(x));
+        s
+    }
+
+    /// Adds one unit's score.
+    pub fn push(&mut self, x: f64) {
+        self.units += 1;
+        match self.values.binary_search_by(|(v, _)| v.total_cmp(&x)) {
+            Ok(i) => self.values[i].1 += 1.0,
+            Err(i) => self.values.insert(i, (x, 1.0)),
+        }
+    }
+
+    pub fn units(&self) -> u64 {
+        self.units
+    }
+
+    /// The mean unit score and its standard deviation (population), of the units alone.
+    pub fn mean_sd(&self) -> Option<(f64, f64)> {
+        if self.units == 0 {
+            return None;
+        }
+        let n = self.units as f64;
+        let mean = self.values.iter().map(|(x, c)| x * c).sum::<f64>() / n;
+        let var = self
+            .values
+            .iter()
+            .map(|(x, c)| c * (x - mean) * (x - mean))
+            .sum::<f64>()
+            / n;
+        Some((mean, var.sqrt()))
+    }
+
+    /// The point estimate of normalized Elo (`None` with fewer than two distinct scores).
+    pub fn normalized_elo(&self, reference: f64, games_per_unit: f64) -> Option<f64> {
+        let (mean, sd) = self.mean_sd()?;
+        (sd > 0.0).then(|| NELO_PER_T * (mean - reference) / (sd * games_per_unit.sqrt()))
+    }
+
+    /// The distribution the LLR is computed on: the counts, with [`EPSILON`] at each end of
+    /// `range` no unit scored; (values, counts) sorted by value.
+    fn regularized(&self, range: (f64, f64)) -> (Vec<f64>, Vec<f64>) {
+        let mut xs = Vec::with_capacity(self.values.len() + 2);
+        let mut cs = Vec::with_capacity(self.values.len() + 2);
+        if self.values.first().is_none_or(|&(x, _)| x != range.0) {
+            xs.push(range.0);
+            cs.push(EPSILON);
+        }
+        for &(x, c) in &self.values {
+            xs.push(x);
+            cs.push(c);
+        }
+        if self.values.last().is_none_or(|&(x, _)| x != range.1) {
+            xs.push(range.1);
+            cs.push(EPSILON);
+        }
+        (xs, cs)
+    }
+}
+
+/// The root `λ` of `Σ p_i φ_i / (1 + λ φ_i) = 0` with every `1 + λ φ_i > 0` (the function
+/// falls from +∞ to -∞ on that interval), or `None` if the `φ_i` do not change sign.
+fn secular(p: &[f64], phi: &[f64]) -> Option<f64> {
+    let max = phi.iter().copied().fold(f64::MIN, f64::max);
+    let min = phi.iter().copied().fold(f64::MAX, f64::min);
+    if !(max > 0.0 && min < 0.0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (-1.0 / max, -1.0 / min);
+    let f = |l: f64| -> (f64, f64) {
+        let mut v = 0.0;
+        let mut d = 0.0;
+        for (pi, fi) in p.iter().zip(phi) {
+            let r = fi / (1.0 + l * fi);
+            v += pi * r;
+            d -= pi * r * r;
+        }
+        (v, d)
+    };
+    let mut l = 0.0;
+    for _ in 0..300 {
+        let (v, d) = f(l);
+        if v == 0.0 {
+            return Some(l);
+        }
+        if v > 0.0 {
+            lo = l;
+        } else {
+            hi = l;
+        }
+        let newton = l - v / d;
+        let next = if newton > lo && newton < hi {
+            newton
+        } else {
+            lo + (hi - lo) / 2.0
+        };
+        if next == l || (next - l).abs() <= 4.0 * f64::EPSILON * l.abs().max(1e-300) {
+            return Some(next);
+        }
+        l = next;
+    }
+    Some(l)
+}
+
+/// The distribution closest to `p` (on values `x`) with mean `mu`.
+fn closest_with_mean(x: &[f64], p: &[f64], mu: f64) -> Option<Vec<f64>> {
+    let phi: Vec<f64> = x.iter().map(|xi| xi - mu).collect();
+    let l = secular(p, &phi)?;
+    Some(
+        p.iter()
+            .zip(&phi)
+            .map(|(pi, fi)| pi / (1.0 + l * fi))
+            .collect(),
+    )
+}
+
+/// The distribution closest to `p` with t-value `(μ - reference)/σ = t`.
+fn closest_with_t(x: &[f64], p: &[f64], reference: f64, t: f64) -> Option<Vec<f64>> {
+    let mut q = p.to_vec();
+    let mut phi = vec![0.0; x.len()];
+    for _ in 0..200 {
+        let mu: f64 = x.iter().zip(&q).map(|(xi, qi)| xi * qi).sum();
+        let var: f64 = x
+            .iter()
+            .zip(&q)
+            .map(|(xi, qi)| qi * (xi - mu).powi(2))
+            .sum();
+        let sigma = var.sqrt();
+        if sigma.is_nan() || sigma <= 0.0 {
+            return None;
+        }
+        for (f, xi) in phi.iter_mut().zip(x) {
+            let z = (xi - mu) / sigma;
+            *f = xi - reference - t * sigma * (1.0 + z * z) / 2.0;
+        }
+        let l = secular(p, &phi)?;
+        let mut change = 0.0f64;
+        for ((qi, pi), fi) in q.iter_mut().zip(p).zip(&phi) {
+            let next = pi / (1.0 + l * fi);
+            change = change.max((next - *qi).abs());
+            *qi = next;
+        }
+        if change <= 1e-14 {
+            return Some(q);
+        }
+    }
+    // Not converged: the last iterate is within the solver's reach of the fixed point.
+    Some(q)
+}
+
+/// The GSPRT's log-likelihood ratio of H1 against H0 on the units in `sample` (0 without
+/// units). Fails only on a configuration [`SprtConfig::validate`] refuses.
+pub fn llr(sample: &Sample, config: &SprtConfig) -> Result<f64, SprtError> {
+    config.validate()?;
+    if sample.units == 0 {
+        return Ok(0.0);
+    }
+    let (x, c) = sample.regularized(config.range);
+    let n: f64 = c.iter().sum();
+    let p: Vec<f64> = c.iter().map(|ci| ci / n).collect();
+    let (q0, q1) = match config.hypotheses {
+        Hypotheses::ScoreDifference { d0, d1 } => (
+            closest_with_mean(&x, &p, config.reference + d0),
+            closest_with_mean(&x, &p, config.reference + d1),
+        ),
+        Hypotheses::NormalizedElo { elo0, elo1 } => {
+            let t = |e: f64| e / NELO_PER_T * config.games_per_unit.sqrt();
+            (
+                closest_with_t(&x, &p, config.reference, t(elo0)),
+                closest_with_t(&x, &p, config.reference, t(elo1)),
+            )
+        }
+    };
+    // Inside the (regularized) range both hypotheses have a closest distribution; should one
+    // not (a t-value beyond what the range allows), the data rule it out entirely.
+    Ok(match (q0, q1) {
+        (Some(q0), Some(q1)) => {
+            n * p
+                .iter()
+                .zip(q0.iter().zip(&q1))
+                .map(|(pi, (a, b))| if *pi > 0.0 { pi * (b / a).ln() } else { 0.0 })
+                .sum::<f64>()
+        }
+        (None, Some(_)) => f64::INFINITY,
+        (Some(_), None) => f64::NEG_INFINITY,
+        (None, None) => 0.0,
+    })
+}
+
+/// What a sequential test concluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The LLR reached the upper bound.
+    AcceptH1,
+    /// The LLR reached the lower bound.
+    AcceptH0,
+    /// `max_units` were played without reaching a bound.
+    Undecided,
+    /// Fewer than `max_units` units so far and no bound reached: play on.
+    Continue,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::AcceptH1 => "H1 accepted",
+            Decision::AcceptH0 => "H0 accepted",
+            Decision::Undecided => "undecided",
+            Decision::Continue => "continue",
+        }
+    }
+}
+
+/// One look at the test: the LLR after the first `units` units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Check {
+    pub units: u64,
+    pub llr: f64,
+}
+
+/// The course of a sequential test over a sequence of unit scores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sequential {
+    pub decision: Decision,
+    /// The units the decision rests on: the stopping unit count for a decision, `max_units`
+    /// when undecided, the last look so far when continuing (0 before the first look).
+    pub units: u64,
+    /// The LLR at that look.
+    pub llr: f64,
+    /// (lower, upper) LLR bounds.
+    pub bounds: (f64, f64),
+    /// Every look, in order (for the figure of LLR against units).
+    pub checks: Vec<Check>,
+}
+
+/// Runs the test over `scores` (the candidate's unit scores in unit order), looking after
+/// every `every` units and at `max_units`: it stops at the first look whose LLR is at or
+/// beyond a bound. Looks happen only at whole multiples of `every` (and at `max_units`), so
+/// the decision and stopping unit depend only on the first units in unit order, never on how
+/// many units past the stop were played: the same with any number of threads or resumes.
+/// Scores past `max_units` are ignored.
+pub fn sequential(
+    scores: &[f64],
+    config: &SprtConfig,
+    every: u64,
+    max_units: u64,
+) -> Result<Sequential, SprtError> {
+    config.validate()?;
+    if every == 0 || max_units == 0 {
+        return Err(SprtError::BadConfig(
+            "the look interval and the maximum of units must be at least 1".into(),
+        ));
+    }
+    let bounds = config.llr_bounds();
+    let (lo, hi) = config.range;
+    let mut sample = Sample::new();
+    let mut checks = Vec::new();
+    let available = (scores.len() as u64).min(max_units);
+    for (i, &x) in scores.iter().take(available as usize).enumerate() {
+        if !(x >= lo && x <= hi) {
+            return Err(SprtError::BadScore { unit: i, score: x });
+        }
+        sample.push(x);
+        let n = i as u64 + 1;
+        if !n.is_multiple_of(every) && n != max_units {
+            continue;
+        }
+        let l = llr(&sample, config)?;
+        checks.push(Check { units: n, llr: l });
+        let decision = if l >= bounds.1 {
+            Some(Decision::AcceptH1)
+        } else if l <= bounds.0 {
+            Some(Decision::AcceptH0)
+        } else if n == max_units {
+            Some(Decision::Undecided)
+        } else {
+            None
+        };
+        if let Some(decision) = decision {
+            return Ok(Sequential {
+                decision,
+                units: n,
+                llr: l,
+                bounds,
+                checks,
+            });
+        }
+    }
+    let last = checks
+        .last()
+        .copied()
+        .unwrap_or(Check { units: 0, llr: 0.0 });
+    Ok(Sequential {
+        decision: Decision::Continue,
+        units: last.units,
+        llr: last.llr,
+        bounds,
+        checks,
+    })
+}
+
+/// The estimate of the candidate's strength from unit scores: the mean unit score with a
+/// normal 95% interval over units, and the same as logistic Elo and as normalized Elo. After a
+/// sequential stop these intervals lean towards the bound that stopped the test (the test stops
+/// when the estimate happens to be far out), so they are descriptive, not a test.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Estimate {
+    pub units: u64,
+    pub score: f64,
+    pub score_ci95: [f64; 2],
+    /// `-400·log10(1/s - 1)` of the score (two players: the Elo difference; several: of the
+    /// head-to-head score against the baseline); `None` where the score is 0 or 1.
+    pub elo: Option<f64>,
+    pub elo_ci95: [Option<f64>; 2],
+    /// Normalized Elo (`None` while every unit scored the same).
+    pub nelo: Option<f64>,
+    pub nelo_ci95: Option<[f64; 2]>,
+}
+
+/// Logistic Elo of a score in (0, 1) (±infinity at the ends).
+pub fn logistic_elo(score: f64) -> f64 {
+    -400.0 * (1.0 / score - 1.0).log10()
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// [`Estimate`] of `scores` (units), `None` without units.
+pub fn estimate(scores: &[f64], reference: f64, games_per_unit: f64) -> Option<Estimate> {
+    let sample = Sample::from_scores(scores);
+    let (mean, sd) = sample.mean_sd()?;
+    let n = scores.len() as f64;
+    // The sample standard deviation (n - 1) for the standard error.
+    let se = if n > 1.0 {
+        sd * (n / (n - 1.0)).sqrt() / n.sqrt()
+    } else {
+        f64::NAN
+    };
+    let z = 1.959_963_984_540_054;
+    let ci = [mean - z * se, mean + z * se];
+    let nelo = |s: f64| NELO_PER_T * (s - reference) / (sd * games_per_unit.sqrt());
+    Some(Estimate {
+        units: scores.len() as u64,
+        score: mean,
+        score_ci95: ci,
+        elo: finite(logistic_elo(mean)),
+        elo_ci95: [
+            finite(logistic_elo(ci[0].clamp(0.0, 1.0))),
+            finite(logistic_elo(ci[1].clamp(0.0, 1.0))),
+        ],
+        nelo: (sd > 0.0).then(|| nelo(mean)),
+        nelo_ci95: (sd > 0.0 && se.is_finite()).then(|| [nelo(ci[0]), nelo(ci[1])]),
+    })
+}
+
+// ----------------------------------------------------------------------------------------
+// A stage's sequential test: the plan a scenario's `sequential:` resolves to, the candidate's
+// unit scores read from the stage's records, and the decision kept beside them.
+
+/// A stage's `sequential:` entry, checked: a GSPRT of `candidate` against `baseline` on the
+/// stage's deals (coins; sessions when longer than one round) or games (points), each played
+/// under every seating arrangement, looked at every `every` of them.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Plan {
+    pub candidate: String,
+    pub baseline: String,
+    /// Their slots in the stage's agent list.
+    pub candidate_slot: usize,
+    pub baseline_slot: usize,
+    /// Normalized Elo bounds.
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    /// Matches (sessions of coin rounds, or games) between looks; the stage's `matches` is the
+    /// maximum.
+    pub every: u64,
+    /// A stage's `decide:`: the candidate and baseline are the leader and the second by the
+    /// `winner_of` rule, chosen again at every look (empty in the plan; named in an outcome).
+    #[serde(default)]
+    pub decide: bool,
+}
+
+impl Plan {
+    /// The GSPRT configuration for a stage with `arrangements` seatings and `rounds` rounds per
+    /// match (coins; 1 for games): scores in [0, 1] with reference 1/2, one game per round
+    /// (coins) or game (points) and arrangement.
+    pub fn config(&self, arrangements: u64, rounds: u64) -> SprtConfig {
+        SprtConfig {
+            hypotheses: Hypotheses::NormalizedElo {
+                elo0: self.elo0,
+                elo1: self.elo1,
+            },
+            alpha: self.alpha,
+            beta: self.beta,
+            reference: 0.5,
+            games_per_unit: (arrangements * rounds.max(1)) as f64,
+            range: (0.0, 1.0),
+        }
+    }
+}
+
+/// The file in a stage's folder that keeps a sequential stage's decision.
+pub const DECISION_FILE: &str = "sequential.json";
+
+/// What [`DECISION_FILE`] holds: the plan, the course of the test and where it stopped. It is
+/// derived from the records (the runner recomputes it from them on every run and resume); it
+/// exists so that readers of a folder (`report`, `merge`, a later `--resume`) know where the
+/// stage ends without the scenario.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Outcome {
+    /// The scenario hash of the records it was computed from.
+    pub scenario: String,
+    pub stage: String,
+    pub plan: Plan,
+    /// `H1`, `H0` or `undecided`.
+    pub decision: String,
+    /// Matches (deals or games before seatings) the decision rests on.
+    pub matches: u64,
+    /// The units (matches x arrangements) the stage ends at.
+    pub stop_units: u64,
+    pub shape: Shape,
+    pub llr: f64,
+    pub bounds: (f64, f64),
+    /// (matches, LLR) at every look.
+    pub checks: Vec<(u64, f64)>,
+    /// How many matches scored each value (the design's analogue of fishtest's pentanomial
+    /// counts), up to the stop.
+    pub distribution: Vec<(f64, u64)>,
+    pub estimate: Option<Estimate>,
+}
+
+/// What a stage's matches are made of.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Shape {
+    /// The stage's maximum, in matches.
+    pub max_matches: u64,
+    pub arrangements: u64,
+    /// Rounds per match (coins: the session's length), 1 for games.
+    pub rounds_per_match: u64,
+    /// Point scoring: a match is a game.
+    pub points: bool,
+}
+
+/// An LLR as kept in a file: an infinite one (a hypothesis the data rule out) as a large one.
+fn storable(x: f64) -> f64 {
+    x.clamp(-1e12, 1e12)
+}
+
+impl Outcome {
+    /// The outcome of a finished test (`None` while it continues) on `scores`, the matches'
+    /// scores in match order (at least up to the stop).
+    pub fn new(
+        scenario: &str,
+        stage: &str,
+        plan: &Plan,
+        shape: Shape,
+        scores: &[f64],
+        course: &Sequential,
+    ) -> Option<Outcome> {
+        let code = Outcome::code(course.decision)?;
+        let used = &scores[..(course.units as usize).min(scores.len())];
+        let config = plan.config(shape.arrangements, shape.rounds_per_match);
+        let mut distribution: Vec<(f64, u64)> = Vec::new();
+        let mut sorted = used.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        for x in sorted {
+            match distribution.last_mut() {
+                Some((v, n)) if *v == x => *n += 1,
+                _ => distribution.push((x, 1)),
+            }
+        }
+        Some(Outcome {
+            scenario: scenario.to_string(),
+            stage: stage.to_string(),
+            plan: plan.clone(),
+            decision: code.to_string(),
+            matches: course.units,
+            stop_units: course.units * shape.arrangements,
+            shape,
+            llr: storable(course.llr),
+            bounds: course.bounds,
+            checks: course
+                .checks
+                .iter()
+                .map(|c| (c.units, storable(c.llr)))
+                .collect(),
+            distribution,
+            estimate: estimate(used, config.reference, config.games_per_unit),
+        })
+    }
+
+    /// The same test computed again from the records in `dataset` (the report's check that
+    /// the decision follows from the records).
+    pub fn recompute(&self, dataset: &crate::dataset::Dataset) -> anyhow::Result<Outcome> {
+        let shape = self.shape;
+        if self.plan.decide {
+            let (pair, scores, course) = decide_course(dataset, &self.plan, shape, self.matches)?;
+            return Outcome::new(&self.scenario, &self.stage, &pair, shape, &scores, &course)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: the records up to the stop ({} matches) do not decide the stage",
+                        dataset.dir.display(),
+                        self.matches
+                    )
+                });
+        }
+        let scores = match_scores(
+            dataset,
+            &self.plan,
+            0..self.matches,
+            shape.arrangements,
+            shape.rounds_per_match,
+            shape.points,
+        )?;
+        let config = self.plan.config(shape.arrangements, shape.rounds_per_match);
+        let course = sequential(&scores, &config, self.plan.every, shape.max_matches)?;
+        Outcome::new(
+            &self.scenario,
+            &self.stage,
+            &self.plan,
+            shape,
+            &scores,
+            &course,
+        )
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: the records up to the stop ({} matches) do not decide the test",
+                dataset.dir.display(),
+                self.matches
+            )
+        })
+    }
+
+    /// The decision's code for a finished test (`None` while it continues).
+    pub fn code(decision: Decision) -> Option<&'static str> {
+        match decision {
+            Decision::AcceptH1 => Some("H1"),
+            Decision::AcceptH0 => Some("H0"),
+            Decision::Undecided => Some("undecided"),
+            Decision::Continue => None,
+        }
+    }
+
+    /// One line for a person: `H1 accepted: ... after N deals (LLR ...)`.
+    pub fn sentence(&self) -> String {
+        let (count, unit) = if self.shape.points {
+            (self.matches, "games")
+        } else {
+            (self.matches * self.shape.rounds_per_match, "deals")
+        };
+        let p = &self.plan;
+        let what = match (p.decide, self.decision.as_str()) {
+            (true, "H1") => format!(
+                "decided: `{}` leads `{}` (H1: by nElo >= {})",
+                p.candidate, p.baseline, p.elo1
+            ),
+            (true, "H0") => format!(
+                "not decided: `{}` and `{}` are as strong (H0: nElo 0 against {}); the winner \
+                 rule (win rate, then economic performance) chose `{}`",
+                p.candidate, p.baseline, p.elo1, p.candidate
+            ),
+            (true, _) => format!(
+                "undecided at the maximum between `{}` and `{}`; the winner rule (win rate, then \
+                 economic performance) chose `{}`",
+                p.candidate, p.baseline, p.candidate
+            ),
+            (false, "H1") => format!(
+                "H1 accepted: `{}` is stronger than `{}` (nElo >= {})",
+                p.candidate, p.baseline, p.elo1
+            ),
+            (false, "H0") => format!(
+                "H0 accepted: `{}` is not stronger than `{}` (nElo <= {})",
+                p.candidate, p.baseline, p.elo0
+            ),
+            (false, _) => format!(
+                "undecided between nElo {} and {} at the maximum",
+                p.elo0, p.elo1
+            ),
+        };
+        format!(
+            "{what}, after {count} {unit} (LLR {:.2}, bounds [{:.2}, {:.2}])",
+            self.llr, self.bounds.0, self.bounds.1
+        )
+    }
+
+    /// Writes it into `stage_dir` (through a temporary file).
+    pub fn save(&self, stage_dir: &std::path::Path) -> anyhow::Result<()> {
+        use anyhow::Context;
+        let path = stage_dir.join(DECISION_FILE);
+        let tmp = stage_dir.join(format!("{DECISION_FILE}.tmp"));
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("cannot save {}", path.display()))?;
+        Ok(())
+    }
+
+    /// The outcome kept in `stage_dir`, if any (an unreadable file is an error).
+    pub fn read(stage_dir: &std::path::Path) -> anyhow::Result<Option<Outcome>> {
+        use anyhow::Context;
+        let path = stage_dir.join(DECISION_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .with_context(|| format!("cannot read {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+}
+
+/// The leader and the second of `totals` by the `winner_of` rule (the headline rate, then
+/// economic performance, then the order of the list).
+pub fn top_two(totals: &crate::totals::StageTotals, points: bool) -> (usize, usize) {
+    let leader = totals.winner(points);
+    let rate = |t: &crate::totals::AgentTotals| {
+        if points {
+            t.game_win_rate()
+        } else {
+            t.win_rate()
+        }
+    };
+    let mut second: Option<usize> = None;
+    for (i, t) in totals.agents.iter().enumerate() {
+        if i == leader {
+            continue;
+        }
+        let better = match second {
+            None => true,
+            Some(j) => {
+                let b = &totals.agents[j];
+                rate(t) > rate(b) || (rate(t) == rate(b) && t.economic() > b.economic())
+            }
+        };
+        if better {
+            second = Some(i);
+        }
+    }
+    (leader, second.unwrap_or(leader))
+}
+
+/// A `decide:` test replayed from the records: at every look (every `plan.every` matches, up
+/// to `upto` and the maximum) the leader and the second of the matches so far, and the LLR of
+/// the leader's scores against the second over all of them; it ends at the first look that
+/// decides (or at `upto`, continuing). Returns the pair at the last look, its scores and the
+/// course.
+pub fn decide_course(
+    dataset: &crate::dataset::Dataset,
+    plan: &Plan,
+    shape: Shape,
+    upto: u64,
+) -> anyhow::Result<(Plan, Vec<f64>, Sequential)> {
+    let agents = dataset
+        .parts
+        .first()
+        .map(|p| p.meta.agents.clone())
+        .ok_or_else(|| anyhow::anyhow!("{}: no records", dataset.dir.display()))?;
+    let config = plan.config(shape.arrangements, shape.rounds_per_match);
+    let bounds = config.llr_bounds();
+    let mut checks = Vec::new();
+    let mut to = 0;
+    let mut last = (plan.clone(), Vec::new());
+    while to < shape.max_matches.min(upto) {
+        to = (to + plan.every.max(1)).min(shape.max_matches);
+        if to > upto {
+            break;
+        }
+        let totals = dataset.totals_within(0..to * shape.arrangements, agents.len());
+        let (l, s) = top_two(&totals, shape.points);
+        let pair = Plan {
+            candidate: agents[l].clone(),
+            baseline: agents[s].clone(),
+            candidate_slot: l,
+            baseline_slot: s,
+            ..plan.clone()
+        };
+        let scores = match_scores(
+            dataset,
+            &pair,
+            0..to,
+            shape.arrangements,
+            shape.rounds_per_match,
+            shape.points,
+        )?;
+        let value = llr(&Sample::from_scores(&scores), &config)?;
+        checks.push(Check {
+            units: to,
+            llr: value,
+        });
+        let decision = if value >= bounds.1 {
+            Some(Decision::AcceptH1)
+        } else if value <= bounds.0 {
+            Some(Decision::AcceptH0)
+        } else if to == shape.max_matches {
+            Some(Decision::Undecided)
+        } else {
+            None
+        };
+        if let Some(decision) = decision {
+            return Ok((
+                pair,
+                scores,
+                Sequential {
+                    decision,
+                    units: to,
+                    llr: value,
+                    bounds,
+                    checks,
+                },
+            ));
+        }
+        last = (pair, scores);
+    }
+    let (units, value) = checks.last().map_or((0, 0.0), |c| (c.units, c.llr));
+    Ok((
+        last.0,
+        last.1,
+        Sequential {
+            decision: Decision::Continue,
+            units,
+            llr: value,
+            bounds,
+            checks,
+        },
+    ))
+}
+
+/// The candidate's score in each match of `matches` (a range of match numbers), read from the
+/// parts of `dataset` that hold them: in each game (a coin round, or a point game) under each
+/// arrangement, 1 if the candidate won it and the baseline did not, 0 the other way round, 1/2
+/// otherwise (both, or neither: another player won); a match's score is the mean over its
+/// `arrangements x rounds_per_match` games. Every game of those matches must be on disk.
+pub fn match_scores(
+    dataset: &crate::dataset::Dataset,
+    plan: &Plan,
+    matches: std::ops::Range<u64>,
+    arrangements: u64,
+    rounds_per_match: u64,
+    points: bool,
+) -> anyhow::Result<Vec<f64>> {
+    use polars::prelude::DataType;
+    use std::collections::HashMap;
+    let per = rounds_per_match.max(1);
+    let units = matches.start * arrangements..matches.end * arrangements;
+    // (deal, rotation) -> (candidate won, baseline won)
+    let mut games: HashMap<(u64, u32), (bool, bool)> = HashMap::new();
+    let won_col = if points { "game_won" } else { "won" };
+    for part in &dataset.parts {
+        let r = part.meta.start..part.meta.end;
+        if r.end <= units.start || r.start >= units.end {
+            continue;
+        }
+        let df =
+            crate::dataset::read_part(&part.path, Some(&["agent", "deal", "rotation", won_col]))?;
+        let agent = df.column("agent")?.cast(&DataType::String)?;
+        let agent = agent.str()?;
+        let deal = df.column("deal")?.u64()?;
+        let rotation = df.column("rotation")?.u32()?;
+        let won = df.column(won_col)?.bool()?;
+        for (((a, d), rot), w) in agent
+            .iter()
+            .zip(deal.iter())
+            .zip(rotation.iter())
+            .zip(won.iter())
+        {
+            let (Some(a), Some(d), Some(rot), Some(w)) = (a, d, rot, w) else {
+                anyhow::bail!("{}: a record with an empty value", part.path.display());
+            };
+            let m = if points { d } else { d / per };
+            if !matches.contains(&m) {
+                continue;
+            }
+            let is_c = a == plan.candidate;
+            let is_b = a == plan.baseline;
+            let e = games.entry((d, rot)).or_insert((false, false));
+            if is_c {
+                e.0 |= w;
+            }
+            if is_b {
+                e.1 |= w;
+            }
+        }
+    }
+    let mut sums = vec![0.0f64; (matches.end - matches.start) as usize];
+    let mut counts = vec![0u64; sums.len()];
+    for (&(d, _), &(c, b)) in &games {
+        let m = if points { d } else { d / per };
+        let i = (m - matches.start) as usize;
+        sums[i] += match (c, b) {
+            (true, false) => 1.0,
+            (false, true) => 0.0,
+            _ => 0.5,
+        };
+        counts[i] += 1;
+    }
+    let games_per_match = arrangements * if points { 1 } else { per };
+    for (i, &c) in counts.iter().enumerate() {
+        if c != games_per_match {
+            anyhow::bail!(
+                "{}: match {} has {c} of its {games_per_match} games on disk",
+                dataset.dir.display(),
+                matches.start + i as u64
+            );
+        }
+    }
+    // Sums of halves over at most a few thousand games are exact; the division is the only
+    // rounding, the same on every run.
+    Ok(sums.iter().map(|s| s / games_per_match as f64).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wald_bounds_are_fishtests() {
+        let (lo, hi) = llr_bounds(0.05, 0.05);
+        assert!((lo + 2.944_438_979_166_440_5).abs() < 1e-12);
+        assert!((hi - 2.944_438_979_166_440_5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_units_no_evidence() {
+        let c = SprtConfig::normalized(0.0, 10.0, 2.0);
+        assert_eq!(llr(&Sample::new(), &c).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn the_closest_distribution_has_the_asked_mean() {
+        let x = [0.0, 0.5, 1.0];
+        let p = [0.2, 0.5, 0.3];
+        let q = closest_with_mean(&x, &p, 0.45).unwrap();
+        let mean: f64 = x.iter().zip(&q).map(|(a, b)| a * b).sum();
+        assert!((mean - 0.45).abs() < 1e-12, "{mean}");
+        assert!((q.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_closest_distribution_has_the_asked_t_value() {
+        let x = [0.0, 0.25, 0.5, 0.75, 1.0];
+        let p = [0.1, 0.2, 0.35, 0.2, 0.15];
+        for t in [-0.1, 0.0, 0.05, 0.2] {
+            let q = closest_with_t(&x, &p, 0.5, t).unwrap();
+            let mu: f64 = x.iter().zip(&q).map(|(a, b)| a * b).sum();
+            let var: f64 = x.iter().zip(&q).map(|(a, b)| b * (a - mu).powi(2)).sum();
+            assert!(((mu - 0.5) / var.sqrt() - t).abs() < 1e-10, "t {t}");
+            assert!((q.iter().sum::<f64>() - 1.0).abs() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn a_stronger_candidate_drives_the_llr_up_and_a_weaker_down() {
+        let c = SprtConfig::normalized(0.0, 10.0, 2.0);
+        let strong: Vec<f64> = (0..400).map(|i| [1.0, 0.5, 1.0, 0.0][i % 4]).collect();
+        let weak: Vec<f64> = (0..400).map(|i| [0.0, 0.5, 0.0, 1.0][i % 4]).collect();
+        assert!(llr(&Sample::from_scores(&strong), &c).unwrap() > 2.95);
+        assert!(llr(&Sample::from_scores(&weak), &c).unwrap() < -2.95);
+    }
+
+    #[test]
+    fn looks_happen_on_the_grid_only() {
+        let c = SprtConfig::normalized(0.0, 10.0, 2.0);
+        let scores: Vec<f64> = (0..1000).map(|i| [1.0, 0.5, 1.0, 0.0][i % 4]).collect();
+        let s = sequential(&scores, &c, 50, 1000).unwrap();
+        assert_eq!(s.decision, Decision::AcceptH1);
+        assert_eq!(s.units % 50, 0);
+        assert!(s.checks.iter().all(|k| k.units % 50 == 0));
+        // More scores past the stop change nothing.
+        let again = sequential(&scores[..s.units as usize + 37], &c, 50, 1000).unwrap();
+        assert_eq!(again, s);
+        // Fewer than the stop: continue, with the looks so far.
+        let before = sequential(&scores[..s.units as usize - 1], &c, 50, 1000).unwrap();
+        assert_eq!(before.decision, Decision::Continue);
+    }
+
+    #[test]
+    fn the_maximum_ends_a_test_undecided() {
+        let c = SprtConfig::normalized(0.0, 10.0, 2.0);
+        let even: Vec<f64> = (0..100).map(|i| [1.0, 0.0][i % 2]).collect();
+        let s = sequential(&even, &c, 30, 100).unwrap();
+        assert_eq!(s.decision, Decision::Undecided);
+        assert_eq!(s.units, 100);
+        assert_eq!(
+            s.checks.iter().map(|k| k.units).collect::<Vec<_>>(),
+            [30, 60, 90, 100]
+        );
+    }
+
+    #[test]
+    fn bad_configurations_and_scores_are_refused() {
+        let mut c = SprtConfig::normalized(10.0, 0.0, 2.0);
+        assert!(matches!(c.validate(), Err(SprtError::BadConfig(_))));
+        c = SprtConfig::normalized(0.0, 10.0, 2.0);
+        c.alpha = 0.5;
+        assert!(c.validate().is_err());
+        c.alpha = 0.05;
+        assert!(matches!(
+            sequential(&[0.5, 2.0], &c, 1, 10),
+            Err(SprtError::BadScore { unit: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn the_estimate_is_on_three_scales() {
+        let e = estimate(&[1.0, 0.5, 0.5, 1.0], 0.5, 2.0).unwrap();
+        assert_eq!(e.score, 0.75);
+        assert!((e.elo.unwrap() - 190.848_501_887_864_98).abs() < 1e-9);
+        assert!(e.score_ci95[0] < 0.75 && e.score_ci95[1] > 0.75);
+        assert!(e.nelo.unwrap() > 0.0);
+    }
+}
