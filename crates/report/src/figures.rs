@@ -17,9 +17,33 @@ use dhumbal_plots::{self as plots, Band, HeatmapPanel, Interval, Width};
 /// Draws a figure with the title it is given ("" for none).
 pub type Draw = Box<dyn Fn(&str) -> anyhow::Result<plots::Figure>>;
 
-/// One figure to draw: its file stem, the title drawn inside it, caption, and how to draw it.
+/// Where a figure goes in a stage's `report.md`. A figure is one declaration, a
+/// [`FigureSpec`] with its place: the page writes every drawn figure of a place at that
+/// place's spot, in the order the specs were declared, so a new figure needs no line in the
+/// page's writer, and no figure can be drawn and left off the page (tests/report_pages.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// After the per-agent table: each agent's rates and decision times.
+    Agents,
+    /// After the pairwise summary: the effects of every pair.
+    Effects,
+    /// In the ratings section.
+    Ratings,
+    /// Under the table of seats.
+    Seats,
+    /// Under the table of starting positions (when starts vary).
+    Starts,
+    /// "Over the rounds": the cumulative figures.
+    OverRounds,
+    /// In a block its module writes (the sequential test's), placed there by that module.
+    Own,
+}
+
+/// One figure to draw: its file stem, where it goes, the title drawn inside it, caption, and
+/// how to draw it.
 pub struct FigureSpec {
     pub stem: &'static str,
+    pub place: Place,
     /// The title drawn inside the image: `None` unless the report asks for titles (the caption
     /// says what the figure shows either way), and for figures whose panels carry the titles.
     pub title: Option<String>,
@@ -30,6 +54,7 @@ pub struct FigureSpec {
 /// A drawn figure (or the reason it was not).
 pub struct FigureOutcome {
     pub stem: &'static str,
+    pub place: Place,
     pub caption: String,
     pub files: Vec<PathBuf>,
     pub error: Option<String>,
@@ -103,6 +128,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         };
         out.push(spec(
             "game_win",
+            Place::Agents,
             title(format!("Games won ({})", ci_label(method))),
             format!(
                 "Games won: share of its games an agent won (was the last player left), with \
@@ -157,6 +183,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     };
     out.push(spec(
         "win_rate",
+        Place::Agents,
         title(win_title),
         win_caption,
         move |title| plots::interval_bars(title, win_axis, &bars, true, Width::OneColumn),
@@ -180,6 +207,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     };
     out.push(spec(
         "economic",
+        Place::Agents,
         title("Economic performance".into()),
         format!(
             "Mean {} per round with 95% t intervals over {}s.",
@@ -208,6 +236,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let method = first.map_or("wilson", |a| a.call_success.ci95_method);
     out.push(spec(
         "call_success",
+        Place::Agents,
         title(format!("Jhyap call success ({})", ci_label(method))),
         format!(
             "Share of an agent's calls (Jhyap, empty hands and forced showdowns) that won, with \
@@ -225,6 +254,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let (win_series, win_d) = cumulative(acc, &names, RoundMetric::Win, unit.is_some());
     out.push(spec(
         "cumulative_wins",
+        Place::OverRounds,
         title("Cumulative wins".into()),
         format!(
             "Cumulative wins over the stage's rounds (in record order). Band: 95% interval of \
@@ -238,6 +268,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let y = if points { "−Points" } else { "Coins" };
     out.push(spec(
         "cumulative_economic",
+        Place::OverRounds,
         title(
             if points {
                 "Cumulative points (negated)"
@@ -263,18 +294,24 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     if names.len() > 1
         && let Some(effects) = effects(s, &names)
     {
-        out.push(spec("effects", None, effects.caption, move |_| {
-            plots::heatmaps_with(
-                &effects.panels,
-                &plots::HeatmapOptions {
-                    scale_label: &effects.scale_label,
-                    cells: plots::Cells::Lower,
-                    // Negligible effects stay pale: full colour needs a medium effect.
-                    min_limit: 0.5,
-                },
-                Width::TwoColumn,
-            )
-        }));
+        out.push(spec(
+            "effects",
+            Place::Effects,
+            None,
+            effects.caption,
+            move |_| {
+                plots::heatmaps_with(
+                    &effects.panels,
+                    &plots::HeatmapOptions {
+                        scale_label: &effects.scale_label,
+                        cells: plots::Cells::Lower,
+                        // Negligible effects stay pale: full colour needs a medium effect.
+                        min_limit: 0.5,
+                    },
+                    Width::TwoColumn,
+                )
+            },
+        ));
     }
 
     // Ratings (Elo with bootstrap intervals, best first).
@@ -317,6 +354,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let (groups, series) = seat_groups(&|a| &a.by_seat);
     out.push(spec(
         "win_by_seat",
+        Place::Seats,
         title(format!("Win rate by seat ({})", ci_label(method))),
         format!("Win rate by seat (1 = first in turn order) with {seat_ci}."),
         move |title| {
@@ -327,6 +365,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         let (groups, series) = seat_groups(&|a| &a.by_start_position);
         out.push(spec(
             "win_by_start",
+            Place::Starts,
             title(format!(
                 "Win rate by starting position ({})",
                 ci_label(method)
@@ -363,6 +402,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             .collect();
         out.push(spec(
             "decision_time",
+            Place::Agents,
             title("Decision time per round".into()),
             "Time per decision, per agent: median and 95th percentile over rounds of the \
              round's mean time per decision (decision_ns / decisions) over the timed rounds, \
@@ -384,12 +424,14 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
 
 fn spec(
     stem: &'static str,
+    place: Place,
     title: Option<String>,
     caption: String,
     draw: impl Fn(&str) -> anyhow::Result<plots::Figure> + 'static,
 ) -> FigureSpec {
     FigureSpec {
         stem,
+        place,
         title,
         caption,
         draw: Box::new(draw),
@@ -635,12 +677,14 @@ pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
             match result {
                 Ok(files) => FigureOutcome {
                     stem: f.stem,
+                    place: f.place,
                     caption: f.caption,
                     files,
                     error: None,
                 },
                 Err(e) => FigureOutcome {
                     stem: f.stem,
+                    place: f.place,
                     caption: f.caption,
                     files: Vec::new(),
                     error: Some(format!("{e:#}")),
@@ -648,4 +692,18 @@ pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
             }
         })
         .collect()
+}
+
+/// A drawn figure in a page (its SVG, caption and the other formats), or the reason it could
+/// not be drawn: the one way every report page shows a figure. `prefix`: the figures folder's
+/// path from the page (`figures` beside it).
+pub fn markdown(o: &FigureOutcome, prefix: &str) -> String {
+    let stem = o.stem;
+    match &o.error {
+        None => format!(
+            "![{stem}]({prefix}/{stem}.svg)\n\n*{}* ([PNG]({prefix}/{stem}.png), [PDF]({prefix}/{stem}.pdf))\n\n",
+            o.caption
+        ),
+        Some(e) => format!("*Figure `{stem}` could not be drawn: {e}*\n\n"),
+    }
 }

@@ -1654,6 +1654,7 @@ pub fn figure_spec(
     );
     Some(FigureSpec {
         stem: "ratings",
+        place: super::figures::Place::Ratings,
         title: titled.then(|| "Ratings (Elo)".to_string()),
         caption,
         draw: Box::new(move |title| {
@@ -1702,19 +1703,11 @@ pub fn section(b: &Leaderboard, figs: &[FigureOutcome], what: &str, csv_path: &s
         },
         b.games,
     );
-    if let Some(o) = figs.iter().find(|o| o.stem == "ratings") {
-        match &o.error {
-            None => {
-                let _ = writeln!(
-                    out,
-                    "![ratings](figures/ratings.svg)\n\n*{}* ([PNG](figures/ratings.png), [PDF](figures/ratings.pdf))\n",
-                    o.caption
-                );
-            }
-            Some(e) => {
-                let _ = writeln!(out, "*Figure `ratings` could not be drawn: {e}*\n");
-            }
-        }
+    for o in figs
+        .iter()
+        .filter(|o| o.place == super::figures::Place::Ratings)
+    {
+        out.push_str(&super::figures::markdown(o, "figures"));
     }
     out
 }

@@ -9,7 +9,7 @@ use anyhow::Context;
 use dhumbal_runner::folder::Refusal;
 
 use super::analyze::{Metric, StageAnalysis};
-use super::figures::{self, FigureOutcome};
+use super::figures::{self, FigureOutcome, Place};
 use super::load::{self, StageInfo};
 use super::tables::{self, num, pval};
 use super::{Definitions, Options, analyze_stage};
@@ -230,21 +230,10 @@ fn label(stage: &str) -> String {
         .collect()
 }
 
-fn figure(out: &mut String, outcomes: &[FigureOutcome], stem: &str) {
-    let Some(o) = outcomes.iter().find(|o| o.stem == stem) else {
-        return;
-    };
-    match &o.error {
-        None => {
-            let _ = writeln!(
-                out,
-                "![{stem}](figures/{stem}.svg)\n\n*{}* ([PNG](figures/{stem}.png), [PDF](figures/{stem}.pdf))\n",
-                o.caption
-            );
-        }
-        Some(e) => {
-            let _ = writeln!(out, "*Figure `{stem}` could not be drawn: {e}*\n");
-        }
+/// Every drawn figure of `place`, in declaration order ([`figures::Place`]).
+fn figures_at(out: &mut String, outcomes: &[FigureOutcome], place: Place) {
+    for o in outcomes.iter().filter(|o| o.place == place) {
+        out.push_str(&figures::markdown(o, "figures"));
     }
 }
 
@@ -420,15 +409,7 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
          median and 95th percentile of that per-round distribution.\n",
         d.unit
     );
-    for stem in [
-        "game_win",
-        "win_rate",
-        "economic",
-        "call_success",
-        "decision_time",
-    ] {
-        figure(&mut out, figs, stem);
-    }
+    figures_at(&mut out, figs, Place::Agents);
 
     let _ = writeln!(out, "## Pairwise comparisons\n");
     let welch_role = if paper {
@@ -484,7 +465,7 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             small.join("; ")
         );
     }
-    figure(&mut out, figs, "effects");
+    figures_at(&mut out, figs, Place::Effects);
     for m in tables::metrics_of(s) {
         let _ = writeln!(out, "### {}\n", heading(s, m));
         out.push_str(&tables::pairwise_table(s, m).to_markdown());
@@ -503,7 +484,7 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     let _ = writeln!(out, "## Seats and starting positions\n");
     out.push_str(&tables::positions_table(s, &s.seats, false).to_markdown());
     out.push('\n');
-    figure(&mut out, figs, "win_by_seat");
+    figures_at(&mut out, figs, Place::Seats);
     if s.design.starts_vary {
         let _ = writeln!(
             out,
@@ -511,12 +492,11 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         );
         out.push_str(&tables::positions_table(s, &s.start_positions, true).to_markdown());
         out.push('\n');
-        figure(&mut out, figs, "win_by_start");
+        figures_at(&mut out, figs, Place::Starts);
     }
 
     let _ = writeln!(out, "## Over the rounds\n");
-    figure(&mut out, figs, "cumulative_wins");
-    figure(&mut out, figs, "cumulative_economic");
+    figures_at(&mut out, figs, Place::OverRounds);
 
     power_section(&mut out, s);
 

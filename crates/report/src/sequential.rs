@@ -209,6 +209,7 @@ pub fn figure(o: &Outcome) -> FigureSpec {
     };
     FigureSpec {
         stem: "sequential_llr",
+        place: figures::Place::Own,
         title: None,
         caption: format!(
             "{} `{}` against `{}`: the log-likelihood ratio of H1 (nElo {}) against H0 (nElo \
@@ -265,16 +266,11 @@ pub fn attach(
         std::fs::create_dir_all(&fig_dir)
             .with_context(|| format!("cannot create {}", fig_dir.display()))?;
         for drawn in figures::draw_all(vec![figure(&o)], &fig_dir) {
-            if let Some(e) = drawn.error {
+            if let Some(e) = &drawn.error {
                 anyhow::bail!("figure `{}`: {e}", drawn.stem);
             }
             files.extend(drawn.files.iter().cloned());
-            let stem = drawn.stem;
-            block.push_str(&format!(
-                "![{stem}](figures/{stem}.svg)\n\n*{}* ([PNG](figures/{stem}.png), \
-                 [PDF](figures/{stem}.pdf))\n\n",
-                drawn.caption
-            ));
+            block.push_str(&figures::markdown(&drawn, "figures"));
         }
     }
     let md = dir.join("report.md");

@@ -474,6 +474,7 @@ fn figure_specs(sweep: &Sweep) -> Vec<(String, FigureSpec)> {
             out.push((
                 stem.to_string(),
                 FigureSpec {
+                    place: super::figures::Place::Own,
                     stem,
                     title: None,
                     caption: format!(
@@ -519,6 +520,7 @@ fn figure_specs(sweep: &Sweep) -> Vec<(String, FigureSpec)> {
         out.push((
             format!("sweep-{}", slot + 1),
             FigureSpec {
+                place: super::figures::Place::Own,
                 stem: "sweep",
                 title: Some(agent.clone()),
                 caption: format!(

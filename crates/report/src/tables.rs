@@ -369,197 +369,192 @@ fn sig(x: Option<f64>) -> String {
     }
 }
 
-/// Every per-agent number at full precision. `*_ci95_low/high` are the primary intervals
-/// (`*_ci95_method`: `wilson`, `normal`, `deal` or `game`); the others follow, named by kind.
-pub fn agents_csv(s: &StageAnalysis) -> String {
-    let header = [
-        "stage",
-        "agent",
-        "kind",
-        "rounds",
-        "wins",
-        "win_rate",
-        "win_ci95_low",
-        "win_ci95_high",
-        "win_ci95_method",
-        "win_ci95_wilson_low",
-        "win_ci95_wilson_high",
-        "win_ci95_normal_low",
-        "win_ci95_normal_high",
-        "win_ci95_units_low",
-        "win_ci95_units_high",
-        "economic_mean",
-        "economic_sd",
-        "economic_ci95_low",
-        "economic_ci95_high",
-        "calls",
-        "calls_per_round",
-        "call_successes",
-        "call_success_rate",
-        "call_success_ci95_low",
-        "call_success_ci95_high",
-        "call_success_ci95_method",
-        "call_success_ci95_wilson_low",
-        "call_success_ci95_wilson_high",
-        "call_success_ci95_units_low",
-        "call_success_ci95_units_high",
-        "cards_discarded_per_round",
-        "cards_discarded_sd",
-        "turns_per_round",
-        "final_hand_value",
-        "final_hand_value_sd",
-        "decisions_timed",
-        "decision_mean_us",
-        "decision_median_us",
-        "decision_p95_us",
-        "risk_r",
-        "risk_p",
-        "risk_ci95_low",
-        "risk_ci95_high",
-        "risk_calls",
-        "games",
-        "game_wins",
-        "game_win_rate",
-        "game_win_ci95_low",
-        "game_win_ci95_high",
-        "game_win_ci95_method",
-        "win_standardized",
-        "win_standardized_ci95_low",
-        "win_standardized_ci95_high",
-    ];
-    let mut out = csv_line(header.iter().map(|h| h.to_string()));
-    let f = csv_num;
-    let lo = |c: Option<[f64; 2]>| f(c.map(|c| c[0]));
-    let hi = |c: Option<[f64; 2]>| f(c.map(|c| c[1]));
-    for a in &s.agents {
-        let d = a.decision_time.as_ref();
-        let g = a.games.as_ref();
-        let cells = vec![
-            s.stage.clone(),
-            a.agent.clone(),
-            a.kind.clone(),
-            a.rounds.to_string(),
-            a.win.k.to_string(),
-            f(a.win.rate),
-            lo(a.win.ci95),
-            hi(a.win.ci95),
-            a.win.ci95_method.to_string(),
-            lo(a.win.ci95_wilson),
-            hi(a.win.ci95_wilson),
-            lo(a.win.ci95_normal),
-            hi(a.win.ci95_normal),
-            lo(a.win.ci95_units),
-            hi(a.win.ci95_units),
-            f(a.economic.mean),
-            f(a.economic.sd),
-            lo(a.economic.ci95),
-            hi(a.economic.ci95),
-            a.calls.to_string(),
-            f(a.calls_per_round.mean),
-            a.call_success.k.to_string(),
-            f(a.call_success.rate),
-            lo(a.call_success.ci95),
-            hi(a.call_success.ci95),
-            a.call_success.ci95_method.to_string(),
-            lo(a.call_success.ci95_wilson),
-            hi(a.call_success.ci95_wilson),
-            lo(a.call_success.ci95_units),
-            hi(a.call_success.ci95_units),
-            f(a.cards_discarded_per_round.mean),
-            f(a.cards_discarded_per_round.sd),
-            f(a.turns_per_round.mean),
-            f(a.final_hand_value.mean),
-            f(a.final_hand_value.sd),
-            d.map_or(String::new(), |d| d.decisions.to_string()),
-            f(d.and_then(|d| d.mean_us)),
-            f(d.and_then(|d| d.median_us)),
-            f(d.and_then(|d| d.p95_us)),
-            f(a.risk.map(|r| r.r)),
-            f(a.risk.and_then(|r| r.p)),
-            f(a.risk.and_then(|r| r.low)),
-            f(a.risk.and_then(|r| r.high)),
-            a.risk.map_or(String::new(), |r| r.n.to_string()),
-            g.map_or(String::new(), |g| g.n.to_string()),
-            g.map_or(String::new(), |g| g.k.to_string()),
-            f(g.and_then(|g| g.rate)),
-            lo(g.and_then(|g| g.ci95)),
-            hi(g.and_then(|g| g.ci95)),
-            g.map_or(String::new(), |g| g.ci95_method.to_string()),
-            f(a.win_standardized.as_ref().and_then(|w| w.rate)),
-            lo(a.win_standardized.as_ref().and_then(|w| w.ci95)),
-            hi(a.win_standardized.as_ref().and_then(|w| w.ci95)),
-        ];
-        out.push_str(&csv_line(cells.into_iter()));
+/// A column of a CSV table: its name beside how a row gives its cell, so that a column is one
+/// declaration and a name cannot drift from its value (hyperfine's one exporter per format,
+/// one line per column).
+type Column<R> = (&'static str, fn(&R) -> String);
+
+/// Writes `rows` under the header of `columns`, a line each.
+fn csv_table<R>(columns: &[Column<R>], rows: impl Iterator<Item = R>) -> String {
+    let mut out = csv_line(columns.iter().map(|(name, _)| name.to_string()));
+    for row in rows {
+        out.push_str(&csv_line(columns.iter().map(|(_, cell)| cell(&row))));
     }
     out
 }
 
+fn lo(c: Option<[f64; 2]>) -> String {
+    csv_num(c.map(|c| c[0]))
+}
+
+fn hi(c: Option<[f64; 2]>) -> String {
+    csv_num(c.map(|c| c[1]))
+}
+
+/// A row of agents.csv: an agent of a stage.
+struct AgentRow<'a> {
+    s: &'a StageAnalysis,
+    a: &'a AgentMetrics,
+}
+
+/// The columns of agents.csv. `*_ci95_low/high` are the primary intervals (`*_ci95_method`:
+/// `wilson`, `normal`, `deal` or `game`); the others follow, named by kind.
+#[allow(clippy::type_complexity)]
+const AGENT_COLUMNS: &[(&str, for<'a> fn(&AgentRow<'a>) -> String)] = &[
+    ("stage", |r| r.s.stage.clone()),
+    ("agent", |r| r.a.agent.clone()),
+    ("kind", |r| r.a.kind.clone()),
+    ("rounds", |r| r.a.rounds.to_string()),
+    ("wins", |r| r.a.win.k.to_string()),
+    ("win_rate", |r| csv_num(r.a.win.rate)),
+    ("win_ci95_low", |r| lo(r.a.win.ci95)),
+    ("win_ci95_high", |r| hi(r.a.win.ci95)),
+    ("win_ci95_method", |r| r.a.win.ci95_method.to_string()),
+    ("win_ci95_wilson_low", |r| lo(r.a.win.ci95_wilson)),
+    ("win_ci95_wilson_high", |r| hi(r.a.win.ci95_wilson)),
+    ("win_ci95_normal_low", |r| lo(r.a.win.ci95_normal)),
+    ("win_ci95_normal_high", |r| hi(r.a.win.ci95_normal)),
+    ("win_ci95_units_low", |r| lo(r.a.win.ci95_units)),
+    ("win_ci95_units_high", |r| hi(r.a.win.ci95_units)),
+    ("economic_mean", |r| csv_num(r.a.economic.mean)),
+    ("economic_sd", |r| csv_num(r.a.economic.sd)),
+    ("economic_ci95_low", |r| lo(r.a.economic.ci95)),
+    ("economic_ci95_high", |r| hi(r.a.economic.ci95)),
+    ("calls", |r| r.a.calls.to_string()),
+    ("calls_per_round", |r| csv_num(r.a.calls_per_round.mean)),
+    ("call_successes", |r| r.a.call_success.k.to_string()),
+    ("call_success_rate", |r| csv_num(r.a.call_success.rate)),
+    ("call_success_ci95_low", |r| lo(r.a.call_success.ci95)),
+    ("call_success_ci95_high", |r| hi(r.a.call_success.ci95)),
+    ("call_success_ci95_method", |r| {
+        r.a.call_success.ci95_method.to_string()
+    }),
+    ("call_success_ci95_wilson_low", |r| {
+        lo(r.a.call_success.ci95_wilson)
+    }),
+    ("call_success_ci95_wilson_high", |r| {
+        hi(r.a.call_success.ci95_wilson)
+    }),
+    ("call_success_ci95_units_low", |r| {
+        lo(r.a.call_success.ci95_units)
+    }),
+    ("call_success_ci95_units_high", |r| {
+        hi(r.a.call_success.ci95_units)
+    }),
+    ("cards_discarded_per_round", |r| {
+        csv_num(r.a.cards_discarded_per_round.mean)
+    }),
+    ("cards_discarded_sd", |r| {
+        csv_num(r.a.cards_discarded_per_round.sd)
+    }),
+    ("turns_per_round", |r| csv_num(r.a.turns_per_round.mean)),
+    ("final_hand_value", |r| csv_num(r.a.final_hand_value.mean)),
+    ("final_hand_value_sd", |r| csv_num(r.a.final_hand_value.sd)),
+    ("decisions_timed", |r| {
+        r.a.decision_time
+            .as_ref()
+            .map_or(String::new(), |d| d.decisions.to_string())
+    }),
+    ("decision_mean_us", |r| {
+        csv_num(r.a.decision_time.as_ref().and_then(|d| d.mean_us))
+    }),
+    ("decision_median_us", |r| {
+        csv_num(r.a.decision_time.as_ref().and_then(|d| d.median_us))
+    }),
+    ("decision_p95_us", |r| {
+        csv_num(r.a.decision_time.as_ref().and_then(|d| d.p95_us))
+    }),
+    ("risk_r", |r| csv_num(r.a.risk.map(|r| r.r))),
+    ("risk_p", |r| csv_num(r.a.risk.and_then(|r| r.p))),
+    ("risk_ci95_low", |r| csv_num(r.a.risk.and_then(|r| r.low))),
+    ("risk_ci95_high", |r| csv_num(r.a.risk.and_then(|r| r.high))),
+    ("risk_calls", |r| {
+        r.a.risk.map_or(String::new(), |r| r.n.to_string())
+    }),
+    ("games", |r| {
+        r.a.games
+            .as_ref()
+            .map_or(String::new(), |g| g.n.to_string())
+    }),
+    ("game_wins", |r| {
+        r.a.games
+            .as_ref()
+            .map_or(String::new(), |g| g.k.to_string())
+    }),
+    ("game_win_rate", |r| {
+        csv_num(r.a.games.as_ref().and_then(|g| g.rate))
+    }),
+    ("game_win_ci95_low", |r| {
+        lo(r.a.games.as_ref().and_then(|g| g.ci95))
+    }),
+    ("game_win_ci95_high", |r| {
+        hi(r.a.games.as_ref().and_then(|g| g.ci95))
+    }),
+    ("game_win_ci95_method", |r| {
+        r.a.games
+            .as_ref()
+            .map_or(String::new(), |g| g.ci95_method.to_string())
+    }),
+    ("win_standardized", |r| {
+        csv_num(r.a.win_standardized.as_ref().and_then(|w| w.rate))
+    }),
+    ("win_standardized_ci95_low", |r| {
+        lo(r.a.win_standardized.as_ref().and_then(|w| w.ci95))
+    }),
+    ("win_standardized_ci95_high", |r| {
+        hi(r.a.win_standardized.as_ref().and_then(|w| w.ci95))
+    }),
+];
+
+/// Every per-agent number at full precision. `*_ci95_low/high` are the primary intervals
+/// (`*_ci95_method`: `wilson`, `normal`, `deal` or `game`); the others follow, named by kind.
+pub fn agents_csv(s: &StageAnalysis) -> String {
+    csv_table(AGENT_COLUMNS, s.agents.iter().map(|a| AgentRow { s, a }))
+}
+
+/// A row of pairwise.csv: a test of a pair of a stage.
+struct PairRow<'a> {
+    s: &'a StageAnalysis,
+    p: &'a Pairwise,
+}
+
+/// The columns of pairwise.csv.
+#[allow(clippy::type_complexity)]
+const PAIR_COLUMNS: &[(&str, for<'a> fn(&PairRow<'a>) -> String)] = &[
+    ("stage", |x| x.s.stage.clone()),
+    ("metric", |x| x.p.metric.to_string()),
+    ("paper_metric", |x| {
+        x.p.paper_metric.unwrap_or_default().to_string()
+    }),
+    ("a", |x| x.p.a.clone()),
+    ("b", |x| x.p.b.clone()),
+    ("test", |x| x.p.test.to_string()),
+    ("unit", |x| x.p.unit.to_string()),
+    ("n_a", |x| x.p.n_a.to_string()),
+    ("n_b", |x| x.p.n_b.to_string()),
+    ("mean_a", |x| csv_num(x.p.mean_a)),
+    ("mean_b", |x| csv_num(x.p.mean_b)),
+    ("difference", |x| csv_num(x.p.difference)),
+    ("statistic", |x| csv_num(x.p.statistic)),
+    ("df", |x| csv_num(x.p.df)),
+    ("p", |x| csv_num(x.p.p)),
+    ("p_bonferroni", |x| csv_num(x.p.p_bonferroni)),
+    ("p_holm", |x| csv_num(x.p.p_holm)),
+    ("family", |x| x.p.family.to_string()),
+    ("stars", |x| x.p.stars.to_string()),
+    ("effect", |x| csv_num(x.p.effect)),
+    ("effect_name", |x| x.p.effect_name.to_string()),
+    ("variance_ratio", |x| csv_num(x.p.variance_ratio)),
+    ("pairing_ratio", |x| csv_num(x.p.pairing_ratio)),
+    ("sd_units", |x| csv_num(x.p.sd_units)),
+    ("mde", |x| csv_num(x.p.mde)),
+    ("power_at_delta", |x| csv_num(x.p.power_at_delta)),
+    ("primary", |x| x.p.primary.to_string()),
+];
+
 /// Every pairwise test at full precision.
 pub fn pairwise_csv(s: &StageAnalysis) -> String {
-    let header = [
-        "stage",
-        "metric",
-        "paper_metric",
-        "a",
-        "b",
-        "test",
-        "unit",
-        "n_a",
-        "n_b",
-        "mean_a",
-        "mean_b",
-        "difference",
-        "statistic",
-        "df",
-        "p",
-        "p_bonferroni",
-        "p_holm",
-        "family",
-        "stars",
-        "effect",
-        "effect_name",
-        "variance_ratio",
-        "pairing_ratio",
-        "sd_units",
-        "mde",
-        "power_at_delta",
-        "primary",
-    ];
-    let mut out = csv_line(header.iter().map(|h| h.to_string()));
-    let f = csv_num;
-    for r in &s.pairwise {
-        let cells = vec![
-            s.stage.clone(),
-            r.metric.to_string(),
-            r.paper_metric.unwrap_or_default().to_string(),
-            r.a.clone(),
-            r.b.clone(),
-            r.test.to_string(),
-            r.unit.to_string(),
-            r.n_a.to_string(),
-            r.n_b.to_string(),
-            f(r.mean_a),
-            f(r.mean_b),
-            f(r.difference),
-            f(r.statistic),
-            f(r.df),
-            f(r.p),
-            f(r.p_bonferroni),
-            f(r.p_holm),
-            r.family.to_string(),
-            r.stars.to_string(),
-            f(r.effect),
-            r.effect_name.to_string(),
-            f(r.variance_ratio),
-            f(r.pairing_ratio),
-            f(r.sd_units),
-            f(r.mde),
-            f(r.power_at_delta),
-            r.primary.to_string(),
-        ];
-        out.push_str(&csv_line(cells.into_iter()));
-    }
-    out
+    csv_table(PAIR_COLUMNS, s.pairwise.iter().map(|p| PairRow { s, p }))
 }
 
 /// One CSV line (the `csv` crate quotes what needs quoting).
