@@ -394,6 +394,24 @@ fn bad_entries_are_refused_with_where_and_what() {
         assert!(t.contains(says), "{to}: {t}");
         assert!(t.contains(&format!("bad{i}.yaml:")), "{to}: no line: {t}");
     }
+    // A missing maximum, a misspelt baseline and reversed bounds at once: each is reported,
+    // and nothing about a sample size the stage must not give.
+    let all = base
+        .replacen("max_deals: 1000, ", "", 1)
+        .replacen("baseline: random", "baseline: rando", 1)
+        .replacen("elo0: 0, elo1: 10", "elo0: 10, elo1: 0", 1);
+    assert_ne!(all, base);
+    let file = scenario(dir.path(), "all.yaml", &all);
+    let t = refused(&["validate", file.to_str().unwrap()]);
+    for says in [
+        "has 3 problems",
+        "missing: the most deals to play (`max_deals`)",
+        "`rando` is not an agent of this stage",
+        "elo0 < elo1",
+    ] {
+        assert!(t.contains(says), "{says:?} not in {t}");
+    }
+    assert!(!t.contains("stages.0.deals"), "{t}");
     let file = scenario(dir.path(), "ok.yaml", &base);
     let out = dir.path().join("sharded");
     let t = refused(&[

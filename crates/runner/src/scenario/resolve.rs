@@ -401,6 +401,16 @@ impl Resolver<'_> {
             (Some(false) | None, Some(d), None) => own.deals = Some(d),
             (Some(true) | None, None, Some(g)) => own.games = Some(g),
         }
+        // The maximum had a problem (reported above): the stage is resolved with a stand-in
+        // size all the same, so that its agents and its test are checked too and every
+        // problem is reported at once, not a second one about a sample size it may not give.
+        if own.deals.is_none() && own.games.is_none() {
+            if points == Some(true) {
+                own.games = Some(1);
+            } else {
+                own.deals = Some(1);
+            }
+        }
         (own, defaults)
     }
 
@@ -470,8 +480,9 @@ impl Resolver<'_> {
         let per = u64::from(stage.session.unwrap_or(1));
         // The maximum as written is what `every` is checked against; `--rounds` may lower the
         // stage's maximum below it, and the looks then come at most at that maximum.
-        let played = stage.matches * per;
-        let max = written_max.unwrap_or(played);
+        // Without a maximum (reported where it is missing) the stage has a stand-in size:
+        // there is nothing to check `every` against.
+        let max = written_max?;
         let every = every.unwrap_or(100.min(max).max(per));
         let unit = if stage.is_points() { "games" } else { "deals" };
         if every == 0 || every > max {
