@@ -53,6 +53,20 @@ impl Sweep {
             .unwrap_or(false)
     }
 
+    /// The design's unit (`game` under point scoring, else `deal`) and how many each point
+    /// played (the same at every point: they play the same deals).
+    fn units(&self) -> (&'static str, u64) {
+        let unit = if self.points_scoring() {
+            "game"
+        } else {
+            "deal"
+        };
+        let units = self.points[0].stats["design"]["units"]
+            .as_u64()
+            .unwrap_or(0);
+        (unit, units)
+    }
+
     /// The metrics compared across points, the headline first: games won and rounds won
     /// under point scoring, rounds won under coin scoring.
     fn metrics(&self) -> Vec<Measure> {
@@ -411,14 +425,7 @@ fn figure_specs(sweep: &Sweep) -> Vec<(String, FigureSpec)> {
     } else {
         format!("Parameter: {x_name}")
     };
-    let unit = if sweep.points_scoring() {
-        "game"
-    } else {
-        "deal"
-    };
-    let units = sweep.points[0].stats["design"]["units"]
-        .as_u64()
-        .unwrap_or(0);
+    let (unit, units) = sweep.units();
     let series_of = |points: &[&Point], agent: &str, m: Measure| {
         let mut line = Vec::new();
         let mut band = Vec::new();
@@ -562,14 +569,7 @@ fn summarize(sweep: &Sweep, run: &Path, reports: &Path) -> anyhow::Result<String
         }
     }
     let agents = sweep.agents();
-    let unit = if sweep.points_scoring() {
-        "game"
-    } else {
-        "deal"
-    };
-    let units = sweep.points[0].stats["design"]["units"]
-        .as_u64()
-        .unwrap_or(0);
+    let (unit, units) = sweep.units();
     let measures = sweep.metrics();
     let mut out = String::new();
     let _ = writeln!(out, "\n## Sweep `{}`\n", sweep.name);

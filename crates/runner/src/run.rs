@@ -1106,6 +1106,12 @@ fn play_sequential(
     let points = stage.is_points();
     let config = plan.config(arrangements, if points { 1 } else { per });
     let max = stage.matches;
+    let shape = crate::sequential::Shape {
+        max_matches: max,
+        arrangements,
+        rounds_per_match: if points { 1 } else { per },
+        points,
+    };
     let mut scores: Vec<f64> = Vec::new();
     let mut from = 0;
     while from < max {
@@ -1133,12 +1139,6 @@ fn play_sequential(
                 return (written, failure);
             }
         }
-        let shape = crate::sequential::Shape {
-            max_matches: max,
-            arrangements,
-            rounds_per_match: if points { 1 } else { per },
-            points,
-        };
         let looked = (|| -> anyhow::Result<Option<Outcome>> {
             let dataset = Dataset::open(dir)?;
             if plan.decide {

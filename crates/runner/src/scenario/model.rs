@@ -127,6 +127,18 @@ impl Stage {
         self.matches * u64::from(self.session.unwrap_or(1))
     }
 
+    /// Each seat's agent id, `None` for a `winner_of` seat (its agent is known only once the
+    /// earlier stage is played).
+    pub fn agent_ids(&self) -> Vec<Option<&str>> {
+        self.seats
+            .iter()
+            .map(|s| match s {
+                SeatEntry::Agent(d) => Some(d.id.as_str()),
+                SeatEntry::WinnerOf(_) => None,
+            })
+            .collect()
+    }
+
     pub fn is_points(&self) -> bool {
         matches!(self.rules.variant().scoring, Scoring::Points(_))
     }

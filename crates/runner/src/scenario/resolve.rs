@@ -514,14 +514,7 @@ impl Resolver<'_> {
             return;
         }
         let before = self.reported;
-        let ids: Vec<Option<&str>> = stage
-            .seats
-            .iter()
-            .map(|s| match s {
-                SeatEntry::Agent(d) => Some(d.id.as_str()),
-                SeatEntry::WinnerOf(_) => None,
-            })
-            .collect();
+        let ids = stage.agent_ids();
         let named: Vec<&str> = ids.iter().flatten().copied().collect();
         let mut slot = |field: &str, id: &str| -> Option<usize> {
             let found = ids.iter().position(|i| *i == Some(id));

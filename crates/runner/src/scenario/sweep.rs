@@ -23,7 +23,7 @@ use dhumbal_agents::registry::join as at;
 
 use super::resolve::Resolver;
 use super::spec::{StageSpec, TableSpec, json_schema, valid_keys};
-use super::{Overrides, Problem, RulesSpec, SeatEntry, Stage};
+use super::{Overrides, Problem, RulesSpec, Stage};
 
 /// Most points one sweep may expand into.
 pub const MAX_POINTS: usize = 1000;
@@ -522,25 +522,14 @@ impl Resolver<'_> {
         };
         // Each agent axis' seat (`None`: no such agent, reported; the other paths are still
         // checked at every point).
+        let ids = base.agent_ids();
         let mut seats = Vec::with_capacity(axes.len());
         for a in &axes {
             let Target::Param { agent, .. } = &a.target else {
                 seats.push(None);
                 continue;
             };
-            let ids: Vec<Option<&str>> = base
-                .seats
-                .iter()
-                .map(|s| match s {
-                    SeatEntry::Agent(d) => Some(d.id.as_str()),
-                    SeatEntry::WinnerOf(_) => None,
-                })
-                .collect();
-            match base
-                .seats
-                .iter()
-                .position(|s| matches!(s, SeatEntry::Agent(d) if d.id == *agent))
-            {
+            match ids.iter().position(|id| *id == Some(agent.as_str())) {
                 Some(i) => seats.push(Some(i)),
                 None => {
                     let known: Vec<&str> = ids.iter().flatten().copied().collect();
