@@ -505,6 +505,33 @@ fn overview_rates_across_stages() {
     assert_eq!(line.split(',').nth(6), Some("210"), "{line}");
     assert!(rows.iter().any(|r| r.contains(",random,0,0,0,")), "{csv}");
     assert!(out.join("figures/ratings.png").is_file());
+
+    // `report --rating-anchor/--rating-resamples` set the overview's ratings as the stages'.
+    let again = dir.path().join("again");
+    let o = common::run(&[
+        "report",
+        out.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+        "--rating-anchor",
+        "opportunistic",
+        "--rating-resamples",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let md = std::fs::read_to_string(again.join("report.md")).unwrap();
+    let section = &md[md.find("## Ratings").unwrap()..md.find("## Definitions").unwrap()];
+    assert!(section.contains("Elo vs opportunistic"), "{section}");
+    assert!(
+        section.contains("Anchored at **opportunistic**"),
+        "{section}"
+    );
+    assert!(
+        section.contains("No intervals: no bootstrap resamples"),
+        "{section}"
+    );
+    let stage = read_json(&again.join("second/stats.json"));
+    assert_eq!(stage["ratings"]["anchor"], "opportunistic");
 }
 
 /// A heads-up stage against `random` that random never won: no maximum-likelihood rating

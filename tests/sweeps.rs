@@ -155,10 +155,28 @@ fn a_sweep_expands_into_one_stage_per_point_with_a_folder_each() {
     let overview = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(overview.contains("## Sweep `grid`"), "{overview}");
     assert!(overview.contains("## Sweep `zipped`"), "{overview}");
-    // Two parameters: a figure per agent, along the first parameter.
+    // Two parameters: a figure per agent, along the first parameter, and the grid of both
+    // (one panel per agent) for a grid, not for a zip.
     for slot in 1..=4 {
         assert!(out.join(format!("grid/figures/sweep-{slot}.svg")).is_file());
     }
+    let grid = std::fs::read_to_string(out.join("grid/figures/sweep-grid.svg")).unwrap();
+    for needle in [
+        "Rule: threshold",
+        "call_probability",
+        "of balanced",
+        "Games won (%)",
+    ] {
+        assert!(
+            grid.contains(needle),
+            "{needle} missing from the grid figure"
+        );
+    }
+    assert!(
+        overview.contains("grid/figures/sweep-grid.svg"),
+        "{overview}"
+    );
+    assert!(!out.join("zipped/figures/sweep-grid.svg").exists());
 
     // Common random numbers: the grid's and the zip's point (5, 0.5) are the same stage under
     // two names, and play the same games to the last record.
@@ -407,6 +425,7 @@ rules:
       mode: zip
       rules.threshold: [5, 10]
       agents.balanced.params.call_probability: [0.5, 0.7, 0.9]
+      agents.oportunistic.params.call_at: [3, 4]
   - name: final
     agents:
       - winner_of: s
@@ -433,6 +452,8 @@ rules:
         "`stages.0.sweep.mode`: expected `grid` (every combination of the values) or `zip`",
         // Zip: lists of one length.
         "`stages.1.sweep.agents.balanced.params.call_probability`: `mode: zip` pairs the i-th values of every path, so every path needs as many values: rules.threshold has 2, agents.balanced.params.call_probability has 3",
+        // ... which does not hide a problem of a path itself.
+        "`stages.1.sweep.agents.oportunistic.params.call_at`: no agent `oportunistic` in this stage",
         // winner_of a sweep.
         "`stages.2.agents.0.winner_of`: `s` is a sweep: each of its points is a stage with its own winner",
     ] {

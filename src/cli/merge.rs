@@ -208,7 +208,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         target.display()
     );
     if !no_report {
-        run::overview(&target, &target);
+        run::overview(&target, &target, &Default::default());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -180,7 +180,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         start.elapsed().as_secs_f64()
     );
     if dir.join("manifest.json").is_file() {
-        run::overview(&dir, out.as_deref().unwrap_or(&dir));
+        run::overview(&dir, out.as_deref().unwrap_or(&dir), &opts.ratings);
     }
     Ok(if failed > 0 {
         ExitCode::from(1)

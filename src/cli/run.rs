@@ -472,7 +472,11 @@ pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner
         }
     }
     if settings.report {
-        overview(&scenario.output.dir, &scenario.output.dir);
+        overview(
+            &scenario.output.dir,
+            &scenario.output.dir,
+            &Default::default(),
+        );
     }
     Ok(report)
 }
@@ -534,8 +538,8 @@ fn shard_played(
 
 /// Writes the overview page of a run of several stages (`report.md` at its root), or says why
 /// it could not (the stages' reports stand either way).
-pub fn overview(run: &Path, reports: &Path) {
-    match dhumbal_report::write_overview(run, reports) {
+pub fn overview(run: &Path, reports: &Path, ratings: &dhumbal_report::ratings::RatingSettings) {
+    match dhumbal_report::write_overview(run, reports, ratings) {
         Ok(Some(path)) => println!("overview of the stages in {}", path.display()),
         Ok(None) => {}
         Err(e) => eprintln!(

@@ -26,7 +26,7 @@ const CELL_MAX: f64 = 32.0;
 const PANEL_GAP: f64 = 10.0;
 const ROW_GAP: f64 = 7.0;
 const BAR_W: f64 = 7.0;
-const BAR_MIN_H: f64 = 60.0;
+pub(crate) const BAR_MIN_H: f64 = 60.0;
 
 /// ColorBrewer RdBu (colour-blind safe), blue for negative, red for positive effects.
 const RDBU: [(u8, u8, u8); 11] = [
@@ -329,19 +329,30 @@ impl Panel {
     }
 }
 
-/// The colour scale: symmetric around 0 up to a nice limit.
-struct Scale {
+/// The colour scale: symmetric around a centre (0 for effect sizes) up to a nice limit.
+pub(crate) struct Scale {
+    centre: f64,
     limit: f64,
     ticks: Vec<f64>,
-    labels: Vec<String>,
+    pub(crate) labels: Vec<String>,
 }
 
 impl Scale {
     fn new(panels: &[Panel], min_limit: f64) -> Scale {
-        let largest = panels
-            .iter()
-            .flat_map(|p| p.values.iter().flatten().flatten())
-            .map(|v| v.abs())
+        Scale::around(
+            0.0,
+            panels
+                .iter()
+                .flat_map(|p| p.values.iter().flatten().flatten().copied()),
+            min_limit,
+        )
+    }
+
+    /// The scale centred on `centre` that holds every value (at least ±`min_limit` wide).
+    pub(crate) fn around(centre: f64, values: impl Iterator<Item = f64>, min_limit: f64) -> Scale {
+        let largest = values
+            .filter(|v| v.is_finite())
+            .map(|v| (v - centre).abs())
             .fold(0.0, f64::max)
             .max(if min_limit.is_finite() {
                 min_limit
@@ -353,16 +364,21 @@ impl Scale {
         } else {
             1.0
         };
-        let ticks = vec![-limit, -limit / 2.0, 0.0, limit / 2.0, limit];
-        let half = limit / 2.0;
+        let ticks: Vec<f64> = [-1.0, -0.5, 0.0, 0.5, 1.0]
+            .iter()
+            .map(|k| centre + k * limit)
+            .collect();
         let decimals = (0..=6)
             .find(|&d| {
-                let scaled = half * 10f64.powi(d);
-                (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
+                ticks.iter().all(|t| {
+                    let scaled = t * 10f64.powi(d);
+                    (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
+                })
             })
             .unwrap_or(6) as usize;
         let labels = ticks.iter().map(|&t| format_number(t, decimals)).collect();
         Scale {
+            centre,
             limit,
             ticks,
             labels,
@@ -370,8 +386,8 @@ impl Scale {
     }
 
     /// Colour of `v`, clamped to the scale.
-    fn colour(&self, v: f64) -> RGBColor {
-        colour_map((v / self.limit + 1.0) / 2.0)
+    pub(crate) fn colour(&self, v: f64) -> RGBColor {
+        colour_map(((v - self.centre) / self.limit + 1.0) / 2.0)
     }
 }
 
@@ -658,7 +674,7 @@ impl Layout {
 
 /// The scale label's lines, wrapped to `length` pt, or to as little more as makes it fit in
 /// two lines; and the length of its longest line.
-fn label_lines(label: &str, length: f64) -> Result<(Vec<String>, f64)> {
+pub(crate) fn label_lines(label: &str, length: f64) -> Result<(Vec<String>, f64)> {
     if label.is_empty() {
         return Ok((Vec::new(), 0.0));
     }
@@ -674,7 +690,21 @@ fn label_lines(label: &str, length: f64) -> Result<(Vec<String>, f64)> {
     }
 }
 
-fn draw_colour_bar(
+/// The width of the colour bar block (bar, ticks, tick labels, turned label).
+pub(crate) fn colour_bar_width(scale: &Scale, label: &str) -> Result<f64> {
+    let tick = frame::tick_font();
+    let (lines, _) = label_lines(label, BAR_MIN_H)?;
+    let tick_w = text::max_width(&scale.labels, tick.size, tick.weight)?;
+    Ok(2.0 * GAP
+        + BAR_W
+        + TICK_LEN
+        + GAP
+        + tick_w
+        + GAP
+        + block_height(lines.len(), frame::label_font()))
+}
+
+pub(crate) fn draw_colour_bar(
     c: &mut Canvas,
     scale: &Scale,
     label: &[String],
@@ -711,7 +741,7 @@ fn draw_colour_bar(
         0.4,
     )?;
     let tick = frame::tick_font();
-    let to_y = |v: f64| top + (1.0 - (v / scale.limit + 1.0) / 2.0) * h;
+    let to_y = |v: f64| top + (1.0 - ((v - scale.centre) / scale.limit + 1.0) / 2.0) * h;
     let mut tick_right: f64 = x + BAR_W;
     for (&v, l) in scale.ticks.iter().zip(&scale.labels) {
         let y = to_y(v);

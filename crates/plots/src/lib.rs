@@ -16,7 +16,7 @@
 //! Modules: `style` (sizes, palette), `text` (fonts, measuring, wrapping), `canvas` (drawing
 //! in points onto plotters, the SVG fix-ups), `axis` (ticks, number formats), `frame` (title,
 //! legend and axes of x-y figures), `legend`, `category` (labels under bars and heatmap
-//! columns), one module per figure kind (`bars`, `lines`, `heatmap`, `logpoints`), and
+//! columns), one module per figure kind (`bars`, `lines`, `heatmap`, `grid`, `logpoints`), and
 //! `output` (PNG, PDF, files).
 
 mod axis;
@@ -24,6 +24,7 @@ mod bars;
 mod canvas;
 mod category;
 mod frame;
+mod grid;
 mod heatmap;
 mod legend;
 mod lines;
@@ -36,6 +37,7 @@ use std::path::{Path, PathBuf};
 
 pub use axis::group_thousands;
 pub use bars::{grouped_interval_bars, interval_bars, interval_bars_coloured};
+pub use grid::{GridOptions, GridPanel, grids};
 pub use heatmap::{Cells, HeatmapOptions, heatmaps, heatmaps_with};
 pub use lines::lines;
 pub use logpoints::{log_points, log_points_labelled};

@@ -17,8 +17,13 @@ use super::tables::{num, pval};
 
 /// Writes `reports/report.md` for the run in `run` (its `manifest.json`), whose stage reports
 /// are under `reports` (the run folder itself, or `report --out`). `None` for a run of one
-/// stage, which needs no overview.
-pub fn write_overview(run: &Path, reports: &Path) -> anyhow::Result<Option<PathBuf>> {
+/// stage, which needs no overview. `ratings` are the settings of the ratings across stages
+/// (`report --rating-resamples/--rating-anchor`; the stages' own reports use the same).
+pub fn write_overview(
+    run: &Path,
+    reports: &Path,
+    ratings: &super::ratings::RatingSettings,
+) -> anyhow::Result<Option<PathBuf>> {
     let manifest = read_json(&run.join("manifest.json"))?;
     let stages = manifest["stages"].as_array().cloned().unwrap_or_default();
     if stages.len() < 2 {
@@ -34,7 +39,7 @@ pub fn write_overview(run: &Path, reports: &Path) -> anyhow::Result<Option<PathB
     let text = page(&manifest, &views, run, reports);
     let text = super::sequential::with_overview(text, &manifest, reports);
     let text = text + super::sweep::section(&manifest, run, reports).as_str();
-    let text = super::ratings::with_overview(text, run, reports, &manifest, &Default::default());
+    let text = super::ratings::with_overview(text, run, reports, &manifest, ratings);
     let path = reports.join("report.md");
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(Some(path))

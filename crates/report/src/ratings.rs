@@ -1529,7 +1529,11 @@ pub fn table(b: &Leaderboard) -> Table {
     let header = vec![
         "Rank".to_string(),
         "Agent".to_string(),
-        format!("Elo vs {} [95% CI]", b.anchor),
+        if b.resamples > 0 {
+            format!("Elo vs {} [95% CI]", b.anchor)
+        } else {
+            format!("Elo vs {}", b.anchor)
+        },
         "P(ahead of anchor)".to_string(),
         "Seats played".to_string(),
     ];
@@ -1632,25 +1636,31 @@ pub fn figure_spec(
     } else {
         dhumbal_plots::Width::OneColumn
     };
+    let whiskers = if b.resamples == 0 {
+        "No whiskers: no bootstrap resamples were asked for (`--rating-resamples 0`).".to_string()
+    } else {
+        format!(
+            "Whiskers: 95% percentile bootstrap intervals over {} {}s ({} resamples{}).",
+            b.units,
+            b.unit,
+            b.resamples,
+            if b.disconnected_resamples > 0 {
+                format!(
+                    ", {} of them without a rating (not strongly connected) left out",
+                    b.disconnected_resamples
+                )
+            } else {
+                String::new()
+            }
+        )
+    };
     let caption = format!(
         "Ratings {what}: {}, on the Elo scale (400/ln 10 per unit of log-strength: a lead of D \
          points means finishing ahead with probability 1/(1 + 10^(−D/400))), anchored at {} = 0 \
-         ({}); best first, the anchor's bar empty. Whiskers: 95% percentile bootstrap intervals over {} {}s ({} \
-         resamples{}).",
+         ({}); best first, the anchor's bar empty. {whiskers}",
         model_text(b),
         b.anchor,
         anchor_text(b),
-        b.units,
-        b.unit,
-        b.resamples,
-        if b.disconnected_resamples > 0 {
-            format!(
-                ", {} of them without a rating (not strongly connected) left out",
-                b.disconnected_resamples
-            )
-        } else {
-            String::new()
-        }
     );
     Some(FigureSpec {
         stem: "ratings",
@@ -1674,33 +1684,40 @@ pub fn section(b: &Leaderboard, figs: &[FigureOutcome], what: &str, csv_path: &s
         return out;
     }
     out.push_str(&table(b).to_markdown());
+    let intervals = if b.resamples == 0 {
+        "No intervals: no bootstrap resamples were asked for (`--rating-resamples 0`).".to_string()
+    } else {
+        format!(
+            "Intervals: 95% percentile bootstrap over the {} {}s{}, {} resamples drawn from a \
+             fixed seed ({}), so they are the same on every run and thread count{}.",
+            b.units,
+            b.unit,
+            unit_detail(b),
+            b.resamples,
+            b.seed,
+            if b.disconnected_resamples > 0 {
+                format!(
+                    "; {} resamples had a group of agents that never finished behind the rest \
+                     (no maximum-likelihood estimate) and are left out, which narrows the \
+                     intervals",
+                    b.disconnected_resamples
+                )
+            } else {
+                String::new()
+            }
+        )
+    };
     let _ = writeln!(
         out,
         "\n{} {what}, on the Elo scale: 400/ln 10 points per unit of log-strength, so that \
          an agent D points above another finishes ahead of it with probability 1/(1 + \
          10^(−D/400)) in any game both play (the column gives that against the anchor). \
-         Anchored at **{}** = 0 ({}). Intervals: 95% percentile bootstrap over the {} {}s{}, \
-         {} resamples drawn from a fixed seed ({}), so they are the same on every run and \
-         thread count{}. {} games rated. Every number at full precision in \
-         [`{csv_path}`]({csv_path}); docs/analysis.md, *Ratings*, gives the definitions and \
-         the check against `choix`.\n",
+         Anchored at **{}** = 0 ({}). {intervals} {} games rated. Every number at full \
+         precision in [`{csv_path}`]({csv_path}); docs/analysis.md, *Ratings*, gives the \
+         definitions and the check against `choix`.\n",
         model_text(b),
         b.anchor,
         anchor_text(b),
-        b.units,
-        b.unit,
-        unit_detail(b),
-        b.resamples,
-        b.seed,
-        if b.disconnected_resamples > 0 {
-            format!(
-                "; {} resamples had a group of agents that never finished behind the rest (no \
-                 maximum-likelihood estimate) and are left out, which narrows the intervals",
-                b.disconnected_resamples
-            )
-        } else {
-            String::new()
-        },
         b.games,
     );
     for o in figs

@@ -81,6 +81,19 @@ impl Sweep {
         ids(&self.points[0].stats)
     }
 
+    /// The axis title of parameter `k`: `Rule: threshold`, or for an agent's parameter
+    /// `call_at of mine` (the path `agents.mine.params.call_at`).
+    fn axis_title(&self, k: usize) -> String {
+        let (path, name) = &self.parameters[k];
+        if path.starts_with("rules.") {
+            return format!("Rule: {name}");
+        }
+        match path.strip_prefix("agents.").and_then(|p| p.split_once('.')) {
+            Some((agent, _)) => format!("{name} of {agent}"),
+            None => format!("Parameter: {name}"),
+        }
+    }
+
     /// The point before point `k` along the first parameter: in a zip the point before; in
     /// a grid the last earlier point with the same values of the other parameters.
     fn previous(&self, k: usize) -> Option<usize> {
@@ -420,11 +433,7 @@ fn figure_specs(sweep: &Sweep) -> Vec<(String, FigureSpec)> {
         return Vec::new();
     }
     let x_name = sweep.parameters[0].1.clone();
-    let x_label = if sweep.parameters[0].0.starts_with("rules.") {
-        format!("Rule: {x_name}")
-    } else {
-        format!("Parameter: {x_name}")
-    };
+    let x_label = sweep.axis_title(0);
     let (unit, units) = sweep.units();
     let series_of = |points: &[&Point], agent: &str, m: Measure| {
         let mut line = Vec::new();
@@ -499,6 +508,9 @@ fn figure_specs(sweep: &Sweep) -> Vec<(String, FigureSpec)> {
         return out;
     }
     let m = sweep.metrics()[0];
+    if let Some(grid) = grid_spec(sweep, m, &band_text(m), &same) {
+        out.push(("sweep-grid".to_string(), grid));
+    }
     for (slot, agent) in agents.iter().enumerate() {
         let mut groups: Vec<(String, Vec<&Point>)> = Vec::new();
         for p in &sweep.points {
@@ -543,6 +555,106 @@ fn figure_specs(sweep: &Sweep) -> Vec<(String, FigureSpec)> {
         ));
     }
     out
+}
+
+/// A grid of two parameters (not a zip): the headline of every agent at every point as a
+/// heatmap, one panel per agent, the first parameter across, the second down (numbers
+/// ascending upwards), coloured on a diverging scale around the fair share (100% divided by
+/// the players), so that a cell says at a glance whether the agent wins more or less than an
+/// equal player would there.
+fn grid_spec(sweep: &Sweep, m: Measure, bands: &str, same: &str) -> Option<FigureSpec> {
+    if sweep.zip || sweep.parameters.len() != 2 {
+        return None;
+    }
+    // Each parameter's values as labelled (`threshold=7` gives "7"), in expansion order.
+    let label_of = |p: &Point, k: usize| {
+        p.label
+            .split(',')
+            .nth(k)
+            .and_then(|part| part.split_once('='))
+            .map_or_else(|| p.values[k].to_string(), |(_, v)| v.to_string())
+    };
+    let mut cols: Vec<(Value, String)> = Vec::new();
+    let mut rows: Vec<(Value, String)> = Vec::new();
+    for p in &sweep.points {
+        if !cols.iter().any(|(v, _)| *v == p.values[0]) {
+            cols.push((p.values[0].clone(), label_of(p, 0)));
+        }
+        if !rows.iter().any(|(v, _)| *v == p.values[1]) {
+            rows.push((p.values[1].clone(), label_of(p, 1)));
+        }
+    }
+    // Numbers grow upwards, as on a y axis; other values keep the order written.
+    if rows.iter().all(|(v, _)| v.is_number()) {
+        rows.reverse();
+    }
+    let players = sweep.points[0].stats["info"]["players"]
+        .as_f64()
+        .unwrap_or(sweep.agents().len() as f64);
+    let panels: Vec<plots::GridPanel> = sweep
+        .agents()
+        .iter()
+        .map(|agent| plots::GridPanel {
+            title: agent.clone(),
+            values: rows
+                .iter()
+                .map(|(rv, _)| {
+                    cols.iter()
+                        .map(|(cv, _)| {
+                            let p = sweep
+                                .points
+                                .iter()
+                                .find(|p| p.values[0] == *cv && p.values[1] == *rv)?;
+                            let (e, _, _) =
+                                estimate(&agent_stats(&p.stats, agent)[m.key()], "rate");
+                            e.map(|e| 100.0 * e)
+                        })
+                        .collect()
+                })
+                .collect(),
+            text: Vec::new(),
+        })
+        .collect();
+    let (row_name, col_name) = (sweep.parameters[1].1.clone(), sweep.parameters[0].1.clone());
+    let (row_title, col_title) = (sweep.axis_title(1), sweep.axis_title(0));
+    let row_labels: Vec<String> = rows.into_iter().map(|(_, l)| l).collect();
+    let col_labels: Vec<String> = cols.into_iter().map(|(_, l)| l).collect();
+    let fair = 100.0 / players;
+    let scale_label = format!("{} (%)", capital(m.name()));
+    Some(FigureSpec {
+        place: super::figures::Place::Own,
+        stem: "sweep-grid",
+        title: None,
+        caption: format!(
+            "Sweep `{}`: {} of each agent at every point ({col_name} across, {row_name} \
+             down), in percent; white is the fair share of {} players ({}%), red above it, \
+             blue below. The per-agent figures below give the same values with their {bands}. \
+             {same}",
+            sweep.name,
+            m.name(),
+            players,
+            num(Some(fair), 1),
+        ),
+        draw: Box::new(move |title| {
+            let options = plots::GridOptions {
+                title,
+                rows: &row_labels,
+                row_title: &row_title,
+                cols: &col_labels,
+                col_title: &col_title,
+                centre: fair,
+                min_limit: 5.0,
+                scale_label: &scale_label,
+            };
+            // One column unless the panels, stacked, would make it much taller than two
+            // columns side by side do.
+            let two = plots::grids(&panels, &options, Width::TwoColumn)?;
+            match plots::grids(&panels, &options, Width::OneColumn) {
+                Ok(one) if one.size_points().1 < 1.6 * two.size_points().1 => Ok(one),
+                _ => Ok(two),
+            }
+        }),
+    })
 }
 
 fn capital(s: &str) -> String {

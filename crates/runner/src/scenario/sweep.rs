@@ -407,7 +407,7 @@ impl Resolver<'_> {
             }
         }
         let picks: Vec<Vec<usize>> = if zip {
-            let n = axes[0].values.len();
+            let mut n = axes[0].values.len();
             if let Some(other) = axes.iter().find(|a| a.values.len() != n) {
                 let lengths: Vec<String> = axes
                     .iter()
@@ -420,7 +420,9 @@ impl Resolver<'_> {
                         lengths.join(", ")
                     ),
                 );
-                return None;
+                // The points the paths have in common are still resolved, so that a problem
+                // of a path itself (an unknown agent, parameter or value) is reported too.
+                n = axes.iter().map(|a| a.values.len()).min().unwrap_or(0);
             }
             let tuple =
                 |i: usize| -> Vec<String> { axes.iter().map(|a| label_of(&a.values[i])).collect() };
