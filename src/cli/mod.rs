@@ -27,6 +27,7 @@ pub mod schema;
 pub mod settings;
 pub mod show;
 pub mod train;
+pub mod tune;
 pub mod validate;
 
 use std::path::Path;
@@ -98,6 +99,16 @@ pub enum Command {
     /// afresh each time.
     #[command(after_help = train::hyper_help())]
     Train(train::TrainArgs),
+    /// Tune the parameters of the agents a scenario declares (`tune:`, docs/tuning.md): an
+    /// optimizer (NTBEA or SPSA) asks for points of the agent's parameter space, each played on
+    /// deals of its own against the entry's opponents, within a budget of deals. Writes the
+    /// best parameters as an agent file (a seat names it with `tuned: FILE`) and
+    /// <output>/tune/<id>/ (evaluations.parquet, the log, manifest.json, report.md, figures/),
+    /// then confirms the result against the starting parameters on fresh deals with a
+    /// sequential test (tune/<id>/confirm/). The same seed gives the same search and the same
+    /// parameters on any thread count; Ctrl-C or a kill loses at most one evaluation
+    /// (--resume goes on). An existing agent file is replaced only with --force.
+    Tune(tune::TuneArgs),
     /// Check a scenario file and print what it would run, without running it: every problem
     /// with its line, and a rehearsal of each script agent (a few rounds, or eight, the script
     /// in every seat) to catch runtime errors.
@@ -193,6 +204,7 @@ where
         Some(Command::Merge(args)) => merge::merge(args),
         Some(Command::Validate(args)) => validate::validate(args),
         Some(Command::Train(args)) => train::train(args),
+        Some(Command::Tune(args)) => tune::tune(args),
         Some(Command::Agents) => agents::agents(),
         Some(Command::Schema) => schema::schema(),
         Some(Command::Bench(args)) => bench::bench(args),

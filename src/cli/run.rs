@@ -15,6 +15,7 @@ use super::interrupt::Interrupt;
 use super::progress::Terminal;
 use super::settings::{self, Threads, shell_word};
 use super::train;
+use super::tune;
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
@@ -87,45 +88,53 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    if scenario.stages.is_empty() && !scenario.trainings.is_empty() {
-        // A file that only trains.
-        let all: Vec<usize> = (0..scenario.trainings.len()).collect();
-        return train::trainings(
-            &path,
-            &scenario,
-            &all,
-            &train::How {
-                threads: args.threads,
-                resume: args.resume,
-                force: args.force,
-                overrides: &overrides,
-            },
-        );
-    }
-    // Checkpoints the tournament seats that a `train:` entry writes and that are not there
-    // yet: trained first, then the scenario is read again with them.
-    let missing: Vec<usize> = (0..scenario.trainings.len())
-        .filter(|&i| !scenario.trainings[i].output().exists())
-        .collect();
-    if !missing.is_empty() && shard.is_none() {
-        let code = train::trainings(
-            &path,
-            &scenario,
-            &missing,
-            &train::How {
-                threads: args.threads,
-                resume: false,
-                force: false,
-                overrides: &overrides,
-            },
-        )?;
-        if code != ExitCode::SUCCESS {
-            return Ok(code);
+    // The sections that produce an agent (`train:` writes checkpoints and policy tables,
+    // `tune:` agent files) are one mechanism: what a section writes is made when it is
+    // missing (all of it, for a file that only trains or tunes), trainings first (a tuning may
+    // seat a trained agent), and the scenario is read again after each kind, so that the
+    // seats find what was made.
+    let only = scenario.stages.is_empty();
+    let how = train::How {
+        threads: args.threads,
+        resume: args.resume || !only,
+        force: args.force && only,
+        overrides: &overrides,
+    };
+    if shard.is_none() || only {
+        let missing: Vec<usize> = (0..scenario.trainings.len())
+            .filter(|&i| only || !scenario.trainings[i].output().exists())
+            .collect();
+        if !missing.is_empty() {
+            // A training into a missing checkpoint starts afresh (nothing to resume).
+            let how = train::How {
+                resume: args.resume && only,
+                ..how
+            };
+            let code = train::trainings(&path, &scenario, &missing, &how)?;
+            if code != ExitCode::SUCCESS {
+                return Ok(code);
+            }
+            scenario = match settings::load(&path, &overrides) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
         }
-        scenario = match settings::load(&path, &overrides) {
-            Ok(s) => s,
-            Err(code) => return Ok(code),
-        };
+        let missing: Vec<usize> = (0..scenario.tunings.len())
+            .filter(|&i| only || !scenario.tunings[i].output.exists())
+            .collect();
+        if !missing.is_empty() {
+            let code = tune::tunings(&path, &scenario, &missing, &how)?;
+            if code != ExitCode::SUCCESS {
+                return Ok(code);
+            }
+            scenario = match settings::load(&path, &overrides) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+        }
+        if only {
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let mut base = settings::command(&path, args.out.as_deref(), args.seed, args.rounds);
     if !args.trace.is_empty() {

@@ -8,6 +8,34 @@ use clap::Args;
 
 use dhumbal_runner::scenario::{self, Overrides, Scenario};
 
+/// The entries `--id` names among `names` (all of them when none is named), or exit code 2
+/// with the valid names for an id that is not one; `what` says which section (`training`).
+pub fn chosen(
+    path: &Path,
+    what: &str,
+    names: &[&str],
+    ids: &[String],
+) -> Result<Vec<usize>, ExitCode> {
+    let mut which = Vec::new();
+    for id in ids {
+        match names.iter().position(|n| n == id) {
+            Some(i) => which.push(i),
+            None => {
+                eprintln!(
+                    "error: --id {id}: no such {what} in {}; its {what}s: {}",
+                    path.display(),
+                    names.join(", ")
+                );
+                return Err(ExitCode::from(2));
+            }
+        }
+    }
+    if which.is_empty() {
+        which = (0..names.len()).collect();
+    }
+    Ok(which)
+}
+
 /// `--threads`, as every command that plays takes it.
 #[derive(Args, Debug, Clone, Copy, Default)]
 pub struct Threads {

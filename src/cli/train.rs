@@ -78,7 +78,8 @@ pub fn hyper_help() -> String {
     text
 }
 
-/// How trainings run: the settings of the command that asked for them.
+/// How trainings and tunings run: the settings of the command that asked for them.
+#[derive(Clone, Copy)]
 pub struct How<'a> {
     pub threads: Threads,
     pub resume: bool,
@@ -128,24 +129,11 @@ fn train_with(args: TrainArgs, overrides: Overrides) -> anyhow::Result<ExitCode>
         );
         return Ok(ExitCode::from(2));
     }
-    let mut which = Vec::new();
-    for id in &args.ids {
-        match scenario.trainings.iter().position(|t| t.id() == id) {
-            Some(i) => which.push(i),
-            None => {
-                let names: Vec<&str> = scenario.trainings.iter().map(|t| t.id()).collect();
-                eprintln!(
-                    "error: --id {id}: no such training in {}; its trainings: {}",
-                    path.display(),
-                    names.join(", ")
-                );
-                return Ok(ExitCode::from(2));
-            }
-        }
-    }
-    if which.is_empty() {
-        which = (0..scenario.trainings.len()).collect();
-    }
+    let names: Vec<&str> = scenario.trainings.iter().map(|t| t.id()).collect();
+    let which = match settings::chosen(&path, "training", &names, &args.ids) {
+        Ok(w) => w,
+        Err(code) => return Ok(code),
+    };
     trainings(
         &path,
         &scenario,

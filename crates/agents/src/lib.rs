@@ -21,6 +21,7 @@ pub mod random;
 pub mod script;
 pub mod search;
 pub mod tabular;
+pub mod tuned;
 
 /// Every agent family, in the order `dhumbal-run agents` lists them. Adding a family: its
 /// file, its `pub mod` line above, and its entries in this list.
@@ -39,6 +40,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &learned::LearnedFamily(Algorithm::Ppo),
     &tabular::TabularFamily,
     &tabular::MacroFamily,
+    &tuned::TunedFamily,
 ];
 
 pub use family::{Context, Entry, Family, Param, ParamType, Recipe, Resolve};

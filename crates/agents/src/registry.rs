@@ -338,6 +338,20 @@ pub fn selectors() -> String {
     out.join(", ")
 }
 
+/// The names of the fields and parameters that hold a file's path, in any family (`script`,
+/// `checkpoint`, ...): a caller that moves an entry to another folder rewrites them.
+pub fn path_fields() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = FAMILIES
+        .iter()
+        .flat_map(|f| f.params().into_iter().chain(f.fields()))
+        .filter(|p| matches!(p.ty, crate::family::ParamType::Path))
+        .map(|p| p.name)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// How many of the keys that name a family (`kind`, shorthands) `entry` gives.
 pub fn selectors_in(entry: &Map<String, Value>) -> usize {
     let (kind, shorthands) = named(entry);

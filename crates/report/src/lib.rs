@@ -28,6 +28,7 @@ pub mod stats;
 pub mod sweep;
 pub mod tables;
 pub mod training;
+pub mod tuning;
 
 use std::path::Path;
 

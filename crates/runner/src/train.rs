@@ -258,14 +258,14 @@ fn one(
     })
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
-fn write_frame(path: &Path, df: &mut DataFrame) -> anyhow::Result<()> {
+pub(crate) fn write_frame(path: &Path, df: &mut DataFrame) -> anyhow::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut file = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     ParquetWriter::new(&mut file).finish(df)?;

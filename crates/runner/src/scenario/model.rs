@@ -212,6 +212,8 @@ pub struct Scenario {
     pub agent_log: Arc<AgentLog>,
     /// The `train:` entries, in file order.
     pub trainings: Vec<Training>,
+    /// The `tune:` entries, in file order.
+    pub tunings: Vec<Tuning>,
 }
 
 /// A resolved `train:` entry: a network (DQN, Double DQN, PPO) or a tabular policy (seed
@@ -307,4 +309,167 @@ impl Scenario {
             self.output.dir.clone()
         }
     }
+}
+
+/// A resolved `tune:` entry (docs/tuning.md): the agent whose parameters are searched, the
+/// space, the tables it is evaluated at, the optimizer and the budget, and the confirmation.
+#[derive(Clone)]
+pub struct Tuning {
+    pub id: String,
+    /// The agent file it writes, and as the scenario wrote it.
+    pub output: PathBuf,
+    pub written: String,
+    /// The scenario's folder: paths in the agent entry are relative to it.
+    pub folder: PathBuf,
+    /// The agent entry as written (no `id`): the starting point and the baseline.
+    pub base: Value,
+    /// The starting agent, as resolved.
+    pub start_agent: AgentDef,
+    pub params: Vec<TunedParam>,
+    /// The starting point: each parameter's value in force in `base` (on the grid), or the
+    /// middle of its range when the agent has none.
+    pub start: Vec<f64>,
+    pub rules: Arc<Rules>,
+    /// The other seats of each table of an evaluation (one lineup per window of the
+    /// opponents); every evaluation plays `batch / lineups` deals (games) at each.
+    pub lineups: Vec<Vec<AgentDef>>,
+    pub seating: Seating,
+    pub objective: Objective,
+    pub optimizer: OptimizerChoice,
+    /// Deals (games) the search may play, and per evaluation.
+    pub budget: u64,
+    pub batch: u64,
+    pub seed: u64,
+    /// The confirmation stage (tuned against the start on fresh deals, a sequential test);
+    /// `None` with `confirm: false`.
+    pub confirm: Option<Stage>,
+    /// The entry as resolved, for the manifest (its hash names the search).
+    pub spec: Value,
+}
+
+/// One tuned parameter: its dotted name under the agent's `params:`, its domain, and for a
+/// choice the values (the optimizer sees their index).
+#[derive(Clone, Debug)]
+pub struct TunedParam {
+    pub name: String,
+    pub dim: crate::optimize::Dim,
+    pub choices: Vec<Value>,
+}
+
+/// What a tuning maximises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Objective {
+    /// The share of rounds won.
+    Win,
+    /// The share of games won (point scoring).
+    Games,
+    /// Coins per round.
+    Economic,
+}
+
+impl Objective {
+    pub const NAMES: [&'static str; 3] = ["win", "games", "economic"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Win => "win",
+            Objective::Games => "games",
+            Objective::Economic => "economic",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Objective> {
+        match name {
+            "win" => Some(Objective::Win),
+            "games" => Some(Objective::Games),
+            "economic" => Some(Objective::Economic),
+            _ => None,
+        }
+    }
+}
+
+/// The optimizer of a tuning, with its settings.
+#[derive(Clone, Debug)]
+pub enum OptimizerChoice {
+    Ntbea(crate::optimize::NtbeaSettings),
+    Spsa(crate::optimize::SpsaSettings),
+}
+
+impl Tuning {
+    /// Where its records go.
+    pub fn dir(&self, scenario: &Scenario) -> PathBuf {
+        scenario.output.dir.join("tune").join(&self.id)
+    }
+
+    /// The agent entry at `point`: the base entry with each tuned parameter set.
+    pub fn entry_at(&self, point: &[f64]) -> Value {
+        let mut entry = self.base.clone();
+        for (p, &v) in self.params.iter().zip(point) {
+            let value = match p.dim {
+                crate::optimize::Dim::Int { .. } => Value::from(v.round() as i64),
+                crate::optimize::Dim::Real { lo, hi, .. } => Value::from(round_real(v, hi - lo)),
+                crate::optimize::Dim::Choice { .. } => p.choices[v as usize].clone(),
+            };
+            set_param(&mut entry, &p.name, value);
+        }
+        entry
+    }
+
+    /// A point's values as shown to people: `pickup_threshold=5, high_preference=1.2`.
+    pub fn label(&self, point: &[f64]) -> String {
+        let entry = self.entry_at(point);
+        self.params
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}={}",
+                    p.name,
+                    param(&entry, &p.name).unwrap_or(Value::Null)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A real parameter's value to a ten-thousandth of its range (SPSA moves continuously; more
+/// digits are noise, and would make the agent file unreadable).
+pub(super) fn round_real(v: f64, range: f64) -> f64 {
+    let decimals = (-(range / 1e4).log10().floor()).clamp(0.0, 12.0) as i32;
+    let scale = 10f64.powi(decimals);
+    (v * scale).round() / scale
+}
+
+/// Sets `name` (dotted: `rollout.params.pickup_threshold`) under `entry`'s `params:`, making
+/// the maps on the way (a nested agent given by its kind's name becomes `{kind: NAME}`).
+pub fn set_param(entry: &mut Value, name: &str, value: Value) {
+    fn map(v: &mut Value) -> &mut serde_json::Map<String, Value> {
+        if let Value::String(kind) = v {
+            *v = serde_json::json!({ "kind": kind.clone() });
+        }
+        if !v.is_object() {
+            *v = Value::Object(serde_json::Map::new());
+        }
+        v.as_object_mut().expect("made an object")
+    }
+    let mut at = map(entry)
+        .entry("params")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let parts: Vec<&str> = name.split('.').collect();
+    for part in &parts[..parts.len() - 1] {
+        at = map(at)
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
+    map(at).insert(parts[parts.len() - 1].to_string(), value);
+}
+
+/// The value of `name` under `entry`'s `params:` (as [`set_param`] names it), if given.
+pub fn param(entry: &Value, name: &str) -> Option<Value> {
+    let mut at = entry.get("params")?;
+    for part in name.split('.') {
+        at = at.get(part)?;
+    }
+    Some(at.clone())
 }

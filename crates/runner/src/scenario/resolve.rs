@@ -85,9 +85,23 @@ impl Resolver<'_> {
             );
         }
         let staged = spec.stages.is_some();
+        // The files that `train:` and `tune:` entries write, noted first: agents resolved after
+        // (the stages' seats, opponents, a tuning's confirmation) may name them before they
+        // exist, and the run makes each missing one before play.
+        let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        self.planned = (spec
+            .train
+            .iter()
+            .flatten()
+            .map(|t| folder.join(&t.checkpoint)))
+        .chain(spec.tune.iter().flatten().map(|t| folder.join(&t.output)))
+        .collect();
         let trainings = self.trainings(spec, seed);
+        let tunings = self.tunings(spec, seed);
         let mut stages = Vec::new();
-        let train_only = spec.train.is_some() && spec.stages.is_none() && spec.agents.is_none();
+        let train_only = (spec.train.is_some() || spec.tune.is_some())
+            && spec.stages.is_none()
+            && spec.agents.is_none();
         match &spec.stages {
             None if train_only => {}
             None => {
@@ -254,6 +268,7 @@ impl Resolver<'_> {
             output,
             agent_log: self.log.clone(),
             trainings,
+            tunings,
         })
     }
 
@@ -326,7 +341,7 @@ impl Resolver<'_> {
     /// `max_games`) becomes the stage's own `deals` or `games`, and a sample size the stage
     /// gives itself is refused (one inherited from the top level gives way). Returns the
     /// stage's fields and its defaults as the rest of resolution reads them.
-    fn sequential_size(
+    pub(super) fn sequential_size(
         &mut self,
         prefix: &str,
         sized: Option<(&str, Option<u64>, Option<u64>)>,
@@ -509,7 +524,17 @@ impl Resolver<'_> {
     /// entry is added to the stage's resolved description, so that it is part of the hash).
     fn sequential_plan(&mut self, prefix: &str, seq: Option<&SequentialSpec>, stage: &mut Stage) {
         let Some(seq) = seq else { return };
-        let at_seq = at(prefix, "sequential");
+        self.sequential_plan_at(&at(prefix, "sequential"), seq, stage);
+    }
+
+    /// [`Resolver::sequential_plan`] for a test written at `at_seq` (a tuning's `confirm:`).
+    pub(super) fn sequential_plan_at(
+        &mut self,
+        at_seq: &str,
+        seq: &SequentialSpec,
+        stage: &mut Stage,
+    ) {
+        let at_seq = at_seq.to_string();
         if self.unread(&at_seq) {
             return;
         }
@@ -602,7 +627,7 @@ impl Resolver<'_> {
     }
 
     /// The stage's rules: its `rules:` fields over the scenario's, checked by the engine.
-    fn stage_rules(
+    pub(super) fn stage_rules(
         &mut self,
         prefix: &str,
         own: &TableSpec,
@@ -840,7 +865,7 @@ impl Resolver<'_> {
         (matches, session_len)
     }
 
-    fn agent(
+    pub(super) fn agent(
         &mut self,
         a: &AgentSpec,
         p: &str,
@@ -1077,7 +1102,6 @@ impl Resolver<'_> {
             return Vec::new();
         };
         let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        self.planned = list.iter().map(|t| folder.join(&t.checkpoint)).collect();
         let mut out = Vec::new();
         let mut ids: Vec<&str> = Vec::new();
         for (i, t) in list.iter().enumerate() {

@@ -1,6 +1,8 @@
 //! The scenario file as written: the serde types (also the source of the JSON Schema). Nothing
 //! outside `scenario` sees them: [`super::resolve`] turns them into the checked model.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -86,6 +88,11 @@ with_table_fields! {
         /// missing. A file with `train:` and no `agents:` or `stages:` only trains.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub train: Option<Vec<TrainSpec>>,
+        /// Agents this scenario tunes (docs/tuning.md): `dhumbal-run tune FILE` searches
+        /// their parameters and writes the best as an agent file that a seat names with
+        /// `tuned: FILE`; a tournament seating one that is missing tunes it first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub tune: Option<Vec<TuneSpec>>,
     }
 }
 
@@ -211,6 +218,56 @@ impl JsonSchema for AgentSpec {
             "anyOf": alternatives,
         })
     }
+}
+
+/// One tuning (an entry of `tune:`): which parameters of which agent, over which ranges,
+/// against whom, by which optimizer, with what budget (docs/tuning.md).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TuneSpec {
+    /// Names the tuning (its records go to `<output>/tune/<id>/`).
+    pub id: String,
+    /// The agent to tune, as in `agents:` (or a kind's name); its parameters as written are
+    /// the starting point (and the baseline the result is confirmed against).
+    pub agent: Value,
+    /// The tuned parameters and their ranges, by name under the agent's `params:` (dotted
+    /// into a nested agent: `rollout.params.pickup_threshold`): `{from, to, step}` (whole
+    /// numbers, or reals on that grid), `{min, max}` (reals; `levels` grid points for NTBEA,
+    /// default 11), or a list of choices.
+    pub params: BTreeMap<String, Value>,
+    /// The table's rules, over the scenario's `rules:` (players included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<RulesSpec>,
+    /// The other seats (default [random]): with n players each table seats the tuned agent
+    /// and n - 1 of these; a longer list is a mix, every window of n - 1 consecutive entries
+    /// (cyclically) getting an equal share of every evaluation's deals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opponents: Option<Vec<Value>>,
+    /// `rotate` (default), `permute`, `fixed` or `random`, as in a stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating: Option<Seating>,
+    /// What is maximised: `win` (rounds won; coin scoring's default), `games` (games won;
+    /// point scoring's default) or `economic` (coins per round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<String>,
+    /// `{method: ntbea}` (default) or `{method: spsa}`, with the method's settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer: Option<serde_json::Map<String, Value>>,
+    /// Deals (games, under point scoring) the search may play, before seatings.
+    pub budget: u64,
+    /// Deals (games) per evaluation (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u64>,
+    /// Seed of the search (default: the scenario's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The confirmation on fresh deals of the best parameters against the starting ones, a
+    /// sequential test (`elo0`, `elo1`, `alpha`, `beta`, `max_deals`/`max_games`, `every`,
+    /// as `sequential:`); `false` skips it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Value>,
+    /// Where the best parameters go: an agent file (.json), relative to the scenario file.
+    pub output: String,
 }
 
 /// One training run (an entry of `train:`).

@@ -1,0 +1,353 @@
+//! The report of a tuning (`tune/<id>/`, docs/tuning.md): what was searched and how, the best
+//! parameters as an entry to paste, the points evaluated most and best, the figures (the
+//! search's course, and each parameter's effect), and the confirmation's verdict from its
+//! sequential test (`confirm/`). It reads only what is on disk: `manifest.json`, the search's
+//! log and the confirmation stage's records.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use dhumbal_plots::{self as plots, Band, Width};
+use dhumbal_runner::tune::{Evaluation, LOG};
+
+use super::dist::t_quantile;
+use super::tables::num;
+
+/// Writes `report.md` and `figures/` of the tuning in `dir`; returns the page's path.
+pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("manifest.json"))
+            .with_context(|| format!("cannot read {}", dir.join("manifest.json").display()))?,
+    )?;
+    let evals = read_evaluations(&dir.join(LOG))?;
+    let tuning = &manifest["tuning"];
+    let id = tuning["id"].as_str().unwrap_or("tuning");
+    let objective = manifest["objective"].as_str().unwrap_or("win");
+    let (scale, unit) = match objective {
+        "economic" => (1.0, "coins per round"),
+        "games" => (100.0, "% of games won"),
+        _ => (100.0, "% of rounds won"),
+    };
+    let objective_name = match objective {
+        "economic" => "Coins per round",
+        "games" => "Games won (%)",
+        _ => "Rounds won (%)",
+    };
+    let params: Vec<(String, Vec<Value>)> = manifest["parameters"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    (
+                        p["name"].as_str().unwrap_or_default().to_string(),
+                        p["choices"].as_array().cloned().unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let figures = dir.join("figures");
+    std::fs::create_dir_all(&figures)
+        .with_context(|| format!("cannot create {}", figures.display()))?;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Tuning `{id}`\n");
+    let _ = writeln!(
+        out,
+        "Tuned {} of `{}` ({} players, {} seating) against {}, maximising {unit}, by {} within \
+         {} deals ({} per evaluation, seed {}). {} evaluations played {} deals.\n",
+        list(params.iter().map(|(n, _)| format!("`{n}`"))),
+        compact(&tuning["agent"]),
+        manifest["players"],
+        tuning["seating"].as_str().unwrap_or("rotate"),
+        manifest["lineups"]
+            .as_array()
+            .map(|l| list(l.iter().map(|x| {
+                format!(
+                    "[{}]",
+                    list(
+                        x.as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|a| format!("`{}`", a.as_str().unwrap_or_default()))
+                    )
+                )
+            })))
+            .unwrap_or_default(),
+        manifest["optimizer"]["method"]
+            .as_str()
+            .unwrap_or("ntbea")
+            .to_uppercase(),
+        tuning["budget"],
+        tuning["batch"],
+        tuning["seed"],
+        evals.len(),
+        manifest["deals"],
+    );
+    let _ = writeln!(
+        out,
+        "Optimizer settings: `{}`. Every evaluation played deals of its own (none is played \
+         twice, and none is the confirmation's), so the search's estimates carry no \
+         selection on the deals; the best point's estimate is still optimistic (the winner's \
+         curse), which is why the confirmation below plays fresh deals.\n",
+        compact(&manifest["optimizer"])
+    );
+
+    // The result.
+    let _ = writeln!(out, "## Best parameters\n");
+    let _ = writeln!(
+        out,
+        "{}\n\nAs an agent entry (written to `{}`; seat it with `tuned: {}`, or paste this \
+         under `agents:`):\n\n```yaml\n{}\n```\n\nThe start was `{}`.\n",
+        manifest["best_label"].as_str().unwrap_or_default(),
+        manifest["output"].as_str().unwrap_or_default(),
+        manifest["output"].as_str().unwrap_or_default(),
+        compact(&manifest["best"]),
+        compact(&manifest["start"]),
+    );
+
+    // The points evaluated most often, with their means.
+    let mut by_point: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for e in &evals {
+        by_point
+            .entry(label(&params, &e.point))
+            .or_default()
+            .push(e.value);
+    }
+    let mut rows: Vec<(String, usize, f64, Option<(f64, f64)>)> = by_point
+        .iter()
+        .map(|(l, v)| {
+            let (m, ci) = mean_ci(v);
+            (l.clone(), v.len(), m, ci)
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)));
+    let _ = writeln!(
+        out,
+        "## The points evaluated most\n\n| Parameters | Evaluations | {objective_name} [95% CI over its evaluations] |\n|---|---:|---:|"
+    );
+    for (l, n, m, ci) in rows.iter().take(10) {
+        let _ = writeln!(
+            out,
+            "| {l} | {n} | {}{} |",
+            num(Some(m * scale), 2),
+            ci.map_or(String::new(), |(lo, hi)| format!(
+                " [{}, {}]",
+                num(Some(lo * scale), 2),
+                num(Some(hi * scale), 2)
+            ))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{} distinct points in all; every evaluation is in `evaluations.parquet` (one row \
+         per evaluation: the parameters, the objective and its interval, the deals).\n",
+        by_point.len()
+    );
+
+    // Figures.
+    let _ = writeln!(out, "## Figures\n");
+    let course = course(&evals, &params, scale);
+    let fig = plots::lines("", "Evaluation", objective_name, &course, Width::OneColumn)?;
+    fig.write(&figures, "search")?;
+    let _ = writeln!(
+        out,
+        "![The search](figures/search.svg)\n\n*The search: each evaluation's {unit} (shaded: \
+         its 95% interval over its deals), and the estimate of the point recommended after \
+         it (the mean of every evaluation of that point so far). A flat recommended line \
+         over noisy evaluations is a search that found nothing better than its estimates \
+         can tell apart.*\n"
+    );
+    for (k, (name, choices)) in params.iter().enumerate() {
+        let mut at: BTreeMap<i64, (f64, Vec<f64>)> = BTreeMap::new();
+        for e in &evals {
+            let x = e.point[k];
+            at.entry((x * 1e6).round() as i64)
+                .or_insert((x, Vec::new()))
+                .1
+                .push(e.value * scale);
+        }
+        let mut line = Vec::new();
+        let mut band = Vec::new();
+        for (x, v) in at.values() {
+            let (m, ci) = mean_ci(v);
+            line.push((*x, m));
+            if let Some((lo, hi)) = ci {
+                band.push((*x, lo, hi));
+            }
+        }
+        let series = vec![Band {
+            label: name.clone(),
+            points: line,
+            band: Some(band),
+        }];
+        let x_label = if choices.is_empty() {
+            name.clone()
+        } else {
+            format!(
+                "{name} ({})",
+                choices
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("{i}: {}", compact(c)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let stem = format!("param-{}", name.replace(['.', '/'], "_"));
+        let fig = plots::lines("", &x_label, objective_name, &series, Width::OneColumn)?;
+        fig.write(&figures, &stem)?;
+        let _ = writeln!(
+            out,
+            "![{name}](figures/{stem}.svg)\n\n*`{name}`: the mean {unit} of the evaluations at \
+             each value (whatever the other parameters were), shaded: the 95% t interval over \
+             them where there are two or more. The optimizer visits good values more often, \
+             so the values tried once or twice say little; a flat line says the parameter \
+             matters little against these opponents.*\n"
+        );
+    }
+
+    // The confirmation.
+    let confirm = dir.join("confirm");
+    let _ = writeln!(out, "## Confirmation on fresh deals\n");
+    match super::sequential::outcome(&confirm) {
+        Ok(Some(o)) => {
+            let verdict = match o.decision.as_str() {
+                "H1" => format!(
+                    "**The tuned agent is better than the start** (H1 accepted at alpha = {}, \
+                     beta = {}).",
+                    o.plan.alpha, o.plan.beta
+                ),
+                "H0" => format!(
+                    "**The tuned agent is not shown better than the start by nElo {}** (H0 \
+                     accepted at alpha = {}, beta = {}): keep the start, or tune with more \
+                     deals.",
+                    o.plan.elo1, o.plan.alpha, o.plan.beta
+                ),
+                _ => "**Undecided**: the confirmation reached its maximum before either bound; \
+                      the difference, if any, is smaller than it can resolve."
+                    .to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "{verdict} {}\n\n{}\nThe stage's full report: [confirm/report.md](confirm/report.md).\n",
+                o.sentence(),
+                super::sequential::markdown(&o).replacen("## ", "### ", 1)
+            );
+        }
+        Ok(None) => {
+            let _ = writeln!(
+                out,
+                "Not played (`confirm: false`, or the run stopped before it).\n"
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(out, "Could not be read: {e:#}.\n");
+        }
+    }
+    let page = dir.join("report.md");
+    std::fs::write(&page, out).with_context(|| format!("cannot write {}", page.display()))?;
+    Ok(page)
+}
+
+fn read_evaluations(path: &Path) -> anyhow::Result<Vec<Evaluation>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
+}
+
+/// `a, b and c`.
+fn list(items: impl Iterator<Item = String>) -> String {
+    let v: Vec<String> = items.collect();
+    match v.len() {
+        0 => String::new(),
+        1 => v[0].clone(),
+        n => format!("{} and {}", v[..n - 1].join(", "), v[n - 1]),
+    }
+}
+
+/// A value as one line of YAML-compatible JSON.
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+fn label(params: &[(String, Vec<Value>)], point: &[f64]) -> String {
+    params
+        .iter()
+        .zip(point)
+        .map(|((n, choices), &x)| {
+            if choices.is_empty() {
+                format!("{n}={}", trim(x))
+            } else {
+                format!("{n}={}", compact(&choices[x as usize]))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn trim(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        let s = format!("{x:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Mean and 95% t interval (none for fewer than two values).
+fn mean_ci(v: &[f64]) -> (f64, Option<(f64, f64)>) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    if v.len() < 2 {
+        return (m, None);
+    }
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    let half = t_quantile(0.975, n - 1.0) * (var / n).sqrt();
+    (m, Some((m - half, m + half)))
+}
+
+/// The search's course: each evaluation with its interval, and the recommended point's
+/// running estimate.
+fn course(evals: &[Evaluation], params: &[(String, Vec<Value>)], scale: f64) -> Vec<Band> {
+    let evaluated = Band {
+        label: "evaluated point".into(),
+        points: evals
+            .iter()
+            .enumerate()
+            .map(|(i, e)| ((i + 1) as f64, e.value * scale))
+            .collect(),
+        band: Some(
+            evals
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ((i + 1) as f64, e.ci_low * scale, e.ci_high * scale))
+                .collect(),
+        ),
+    };
+    let mut seen: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut recommended = Vec::new();
+    for (i, e) in evals.iter().enumerate() {
+        seen.entry(label(params, &e.point))
+            .or_default()
+            .push(e.value * scale);
+        if let Some(v) = seen.get(&label(params, &e.recommended)) {
+            recommended.push(((i + 1) as f64, v.iter().sum::<f64>() / v.len() as f64));
+        }
+    }
+    vec![
+        evaluated,
+        Band {
+            label: "recommended point (mean so far)".into(),
+            points: recommended,
+            band: None,
+        },
+    ]
+}

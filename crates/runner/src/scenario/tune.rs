@@ -1,0 +1,738 @@
+//! `tune:` entries (docs/tuning.md): the agent, the space of its parameters, the tables it is
+//! evaluated at, the optimizer, the budget and the confirmation stage, each checked with its
+//! place in the file. Every value of every range is tried on the agent as if written by hand
+//! (its ends, every choice), so that a value the family refuses is a problem of `validate`, not
+//! of evaluation 40.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use dhumbal_agents::registry;
+use dhumbal_agents::registry::join as at;
+use dhumbal_game::rules::{Rules, Scoring};
+
+use super::resolve::Resolver;
+use super::spec::{AgentSpec, ScenarioSpec, SequentialSpec, TableSpec, TuneSpec};
+use super::{
+    AgentDef, Objective, OptimizerChoice, Overrides, SeatEntry, Seating, TunedParam, Tuning, param,
+    set_param,
+};
+use crate::optimize::{Dim, NtbeaSettings, SpsaSettings};
+
+/// The most grid points of one parameter (a range with a tiny step is a mistake).
+const MAX_LEVELS: u64 = 1000;
+
+impl Resolver<'_> {
+    /// The `tune:` entries.
+    pub(super) fn tunings(&mut self, spec: &ScenarioSpec, seed: u64) -> Vec<Tuning> {
+        let Some(list) = &spec.tune else {
+            return Vec::new();
+        };
+        let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let mut out = Vec::new();
+        let mut ids: Vec<&str> = Vec::new();
+        for (i, t) in list.iter().enumerate() {
+            let p = format!("tune.{i}");
+            if ids.contains(&t.id.as_str()) || spec.train.iter().flatten().any(|tr| tr.id == t.id) {
+                self.problem(
+                    &at(&p, "id"),
+                    format!("`{}` names another training or tuning", t.id),
+                );
+            }
+            ids.push(&t.id);
+            if let Some(tuning) = self.tuning(spec, t, &p, seed, &folder) {
+                out.push(tuning);
+            }
+        }
+        out
+    }
+
+    fn tuning(
+        &mut self,
+        spec: &ScenarioSpec,
+        t: &TuneSpec,
+        p: &str,
+        seed: u64,
+        folder: &Path,
+    ) -> Option<Tuning> {
+        let before = self.reported;
+        if t.id.trim().is_empty() || t.id.contains(['/', '\\']) {
+            self.problem(
+                &at(p, "id"),
+                "needs a non-empty name without slashes (it names the records folder)",
+            );
+        }
+        if !t.output.ends_with(".json") {
+            self.problem(
+                &at(p, "output"),
+                format!(
+                    "`{}`: the agent file is JSON (a seat names it with `tuned: FILE`); end the name with .json",
+                    t.output
+                ),
+            );
+        }
+        let table = TableSpec {
+            rules: t.rules.clone(),
+            ..TableSpec::default()
+        };
+        let rules = self.stage_rules(p, &table, &spec.table());
+        let players = rules.as_ref().map_or(2, |r| r.players());
+        let points = rules
+            .as_ref()
+            .map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
+
+        // The agent as written is the start and the baseline.
+        let written_agent = match &t.agent {
+            Value::String(kind) => {
+                Map::from_iter([("kind".to_string(), Value::from(kind.clone()))])
+            }
+            Value::Object(m) => m.clone(),
+            other => {
+                self.problem(
+                    &at(p, "agent"),
+                    format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
+                );
+                return None;
+            }
+        };
+        let mut base = Value::Object(written_agent.clone());
+        let agent_id = base
+            .as_object_mut()
+            .and_then(|m| m.remove("id"))
+            .and_then(|v| v.as_str().map(String::from));
+        if base.get("winner_of").is_some() {
+            self.problem(
+                &at(p, "agent"),
+                "tunes an agent entry (a kind or a script with its params), not `winner_of`",
+            );
+            return None;
+        }
+        let start_agent =
+            self.entry_def(&AgentSpec(written_agent), &at(p, "agent"), rules.as_ref())?;
+        let described = Value::Object(start_agent.recipe.describe());
+
+        // The space.
+        if t.params.is_empty() {
+            self.problem(
+                &at(p, "params"),
+                "tunes nothing: give each parameter with its range, `name: {from: 1, to: 9, step: 1}`, `{min: 0.1, max: 2}` or a list of choices",
+            );
+        }
+        let mut params = Vec::new();
+        let mut start = Vec::new();
+        for (name, range) in &t.params {
+            let pp = format!("{p}.params.{name}");
+            let Some((dim, choices)) = self.dimension(&pp, range) else {
+                continue;
+            };
+            let in_force = param(&base, name).or_else(|| param(&described, name));
+            let s = match (&dim, &in_force) {
+                (Dim::Choice { .. }, Some(v)) => {
+                    choices.iter().position(|c| c == v).unwrap_or(0) as f64
+                }
+                (Dim::Choice { .. }, None) => 0.0,
+                (_, Some(v)) if v.as_f64().is_some() => {
+                    dim.grid_value(dim.nearest_index(v.as_f64().unwrap_or(0.0)))
+                }
+                _ => dim.grid_value(dim.grid_len() / 2),
+            };
+            params.push(TunedParam {
+                name: name.clone(),
+                dim,
+                choices,
+            });
+            start.push(s);
+        }
+        // Every value a range allows is checked as the agent would get it: each end of each
+        // range, and every choice, one at a time from the start.
+        if let Some(rules) = &rules {
+            for (k, tp) in params.iter().enumerate() {
+                let values: Vec<f64> = match tp.dim {
+                    Dim::Choice { n } => (0..n).map(|i| i as f64).collect(),
+                    _ => vec![
+                        tp.dim.grid_value(0),
+                        tp.dim.grid_value(tp.dim.grid_len() - 1),
+                    ],
+                };
+                for v in values {
+                    let mut point = start.clone();
+                    point[k] = v;
+                    let entry = entry_at(&base, &params, &point);
+                    let problems = self.try_entry(&entry, rules, folder);
+                    for (field, message) in problems {
+                        let shown = param(&entry, &tp.name).unwrap_or(Value::Null);
+                        let field = if field.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (`{field}`)")
+                        };
+                        self.problem(
+                            &format!("{p}.params.{}", tp.name),
+                            format!("at {shown}: {message}{field}"),
+                        );
+                    }
+                }
+            }
+        }
+
+        // The other seats.
+        let given = t
+            .opponents
+            .clone()
+            .unwrap_or_else(|| vec![Value::from("random")]);
+        if given.is_empty() {
+            self.problem(&at(p, "opponents"), "lists no opponents");
+        }
+        let mut opponents: Vec<AgentDef> = Vec::new();
+        for (j, o) in given.iter().enumerate() {
+            let entry = match o {
+                Value::String(kind) => AgentSpec(Map::from_iter([(
+                    "kind".to_string(),
+                    Value::from(kind.clone()),
+                )])),
+                Value::Object(m) => AgentSpec(m.clone()),
+                other => {
+                    self.problem(
+                        &format!("{p}.opponents.{j}"),
+                        format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
+                    );
+                    continue;
+                }
+            };
+            if let Some(d) = self.entry_def(&entry, &format!("{p}.opponents.{j}"), rules.as_ref()) {
+                opponents.push(d);
+            }
+        }
+        let seating = t.seating.unwrap_or(Seating::Rotate);
+        let objective = match t.objective.as_deref() {
+            None => {
+                if points == Some(true) {
+                    Objective::Games
+                } else {
+                    Objective::Win
+                }
+            }
+            Some(name) => match Objective::from_name(name) {
+                Some(Objective::Games) if points == Some(false) => {
+                    self.problem(
+                        &at(p, "objective"),
+                        "`games` is for point scoring; these rules score coins: `win` or `economic`",
+                    );
+                    Objective::Win
+                }
+                Some(Objective::Economic) if points == Some(true) => {
+                    self.problem(
+                        &at(p, "objective"),
+                        "`economic` (coins per round) is for coin scoring; these rules score points: `games` or `win`",
+                    );
+                    Objective::Games
+                }
+                Some(o) => o,
+                None => {
+                    self.problem(
+                        &at(p, "objective"),
+                        format!(
+                            "expected one of {}, got `{name}`",
+                            Objective::NAMES.join(", ")
+                        ),
+                    );
+                    Objective::Win
+                }
+            },
+        };
+        let mut optimizer = self.optimizer(&at(p, "optimizer"), t.optimizer.as_ref());
+        let batch = t.batch.unwrap_or(100);
+        // NTBEA's exploration follows the noise of one evaluation (a win rate over `batch`
+        // deals) unless the entry sets it.
+        if let Some(OptimizerChoice::Ntbea(s)) = &mut optimizer
+            && !t
+                .optimizer
+                .as_ref()
+                .is_some_and(|m| m.contains_key("k_explore"))
+        {
+            s.k_explore = NtbeaSettings::k_explore_for_games(batch.max(1));
+        }
+        // SPSA's gains are scaled to the iterations the budget allows (two evaluations each).
+        if let Some(OptimizerChoice::Spsa(s)) = &mut optimizer {
+            s.iterations = (t.budget / (2 * batch.max(1))).max(1) as usize;
+        }
+        if batch == 0 {
+            self.problem(&at(p, "batch"), "must be at least 1");
+        }
+        let lineups = lineups(&opponents, players, &start_agent.id, &t.id);
+        if batch > 0 && !lineups.is_empty() && !batch.is_multiple_of(lineups.len() as u64) {
+            self.problem(
+                &at(p, "batch"),
+                format!(
+                    "{batch} deals cannot be shared equally by the {} tables of the opponents' mix (every window of {} of them); give a multiple of {}",
+                    lineups.len(),
+                    players - 1,
+                    lineups.len()
+                ),
+            );
+        }
+        let per_ask = match &optimizer {
+            Some(OptimizerChoice::Spsa(_)) => 2 * batch,
+            _ => batch,
+        };
+        if t.budget < per_ask.max(1) * 2 {
+            self.problem(
+                &at(p, "budget"),
+                format!(
+                    "{} deals allow fewer than two evaluations of {batch}; give at least {}",
+                    t.budget,
+                    per_ask.max(1) * 2
+                ),
+            );
+        }
+        let tune_seed = t.seed.unwrap_or(seed);
+        let output = folder.join(&t.output);
+        if output.is_dir() {
+            self.problem(
+                &at(p, "output"),
+                format!(
+                    "{} is a folder: name the agent file to write",
+                    output.display()
+                ),
+            );
+        }
+        let confirm = self.confirmation(
+            spec,
+            t,
+            p,
+            &base,
+            agent_id.as_deref(),
+            &start_agent,
+            &opponents,
+            tune_seed,
+        );
+        if self.reported > before {
+            return None;
+        }
+        let (rules, optimizer) = (rules?, optimizer?);
+        let spec_json = serde_json::json!({
+            "id": t.id,
+            "agent": base,
+            "params": t.params,
+            "rules": super::RulesSpec::from_variant(rules.variant()),
+            "opponents": opponents.iter().map(|o| o.spec.clone()).collect::<Vec<_>>(),
+            "seating": seating,
+            "objective": objective,
+            "optimizer": optimizer_json(&optimizer),
+            "budget": t.budget,
+            "batch": batch,
+            "seed": tune_seed,
+            "confirm": t.confirm,
+            "output": t.output,
+        });
+        Some(Tuning {
+            id: t.id.clone(),
+            output,
+            written: t.output.clone(),
+            folder: folder.to_path_buf(),
+            base,
+            start_agent,
+            params,
+            start,
+            rules,
+            lineups,
+            seating,
+            objective,
+            optimizer,
+            budget: t.budget,
+            batch,
+            seed: tune_seed,
+            confirm: confirm.flatten(),
+            spec: spec_json,
+        })
+    }
+
+    /// An agent entry resolved as a seat would be.
+    fn entry_def(
+        &mut self,
+        a: &AgentSpec,
+        p: &str,
+        rules: Option<&Arc<Rules>>,
+    ) -> Option<AgentDef> {
+        match self.agent(a, p, rules, &[])? {
+            SeatEntry::Agent(d) => Some(d),
+            SeatEntry::WinnerOf(_) => None,
+        }
+    }
+
+    /// The problems of `entry` under `rules` (field, message), resolved apart from the file.
+    fn try_entry(
+        &mut self,
+        entry: &Value,
+        rules: &Arc<Rules>,
+        folder: &Path,
+    ) -> Vec<(String, String)> {
+        let mut cx = crate::tune::Plain {
+            rules: Some(rules.clone()),
+            folder: folder.to_path_buf(),
+            problems: Vec::new(),
+            log: self.log.clone(),
+            planned: self.planned.clone(),
+        };
+        let _ = registry::resolve(entry, &mut cx, "");
+        cx.problems
+    }
+
+    /// A parameter's range: `{from, to, step}`, `{min, max, levels}` or a list of choices.
+    fn dimension(&mut self, p: &str, range: &Value) -> Option<(Dim, Vec<Value>)> {
+        let number = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_f64);
+        match range {
+            Value::Array(list) => {
+                if list.len() < 2 {
+                    self.problem(p, "lists fewer than two choices: there is nothing to tune");
+                    return None;
+                }
+                for (j, v) in list.iter().enumerate() {
+                    if list[..j].contains(v) {
+                        self.problem(&format!("{p}.{j}"), format!("{v} is listed twice"));
+                        return None;
+                    }
+                }
+                Some((Dim::Choice { n: list.len() }, list.clone()))
+            }
+            Value::Object(m) if m.contains_key("from") || m.contains_key("to") => {
+                for k in m.keys() {
+                    if !["from", "to", "step"].contains(&k.as_str()) {
+                        self.problem(&at(p, k), "unknown field; a grid is `{from, to, step}`");
+                        return None;
+                    }
+                }
+                let (Some(from), Some(to)) = (number(m, "from"), number(m, "to")) else {
+                    self.problem(
+                        p,
+                        "a grid needs numbers `from` and `to` (and `step`, default 1)",
+                    );
+                    return None;
+                };
+                let step = number(m, "step").unwrap_or(1.0);
+                if step.is_nan() || step <= 0.0 || to <= from {
+                    self.problem(
+                        p,
+                        format!("a grid goes up from `from` to `to` by a positive `step`: {from} to {to} by {step} does not"),
+                    );
+                    return None;
+                }
+                let levels = ((to - from) / step + 1e-9).floor() as u64 + 1;
+                if levels > MAX_LEVELS {
+                    self.problem(p, format!("{levels} grid points: at most {MAX_LEVELS}"));
+                    return None;
+                }
+                let whole = [from, to, step].iter().all(|x| x.fract() == 0.0)
+                    && m.values().all(|v| v.is_i64() || v.is_u64());
+                let dim = if whole {
+                    Dim::Int {
+                        lo: from as i64,
+                        hi: to as i64,
+                        step: step as i64,
+                    }
+                } else {
+                    Dim::Real {
+                        lo: from,
+                        hi: from + step * (levels - 1) as f64,
+                        levels: levels as usize,
+                    }
+                };
+                Some((dim, Vec::new()))
+            }
+            Value::Object(m) if m.contains_key("min") || m.contains_key("max") => {
+                for k in m.keys() {
+                    if !["min", "max", "levels"].contains(&k.as_str()) {
+                        self.problem(
+                            &at(p, k),
+                            "unknown field; a real range is `{min, max}` (and `levels`, default 11)",
+                        );
+                        return None;
+                    }
+                }
+                let (Some(lo), Some(hi)) = (number(m, "min"), number(m, "max")) else {
+                    self.problem(p, "a real range needs numbers `min` and `max`");
+                    return None;
+                };
+                if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                    self.problem(p, format!("needs min < max, not {lo} and {hi}"));
+                    return None;
+                }
+                let levels = m.get("levels").and_then(Value::as_u64).unwrap_or(11);
+                if !(2..=MAX_LEVELS).contains(&levels) {
+                    self.problem(
+                        &at(p, "levels"),
+                        format!(
+                            "the grid points NTBEA picks from: 2 to {MAX_LEVELS}, not {levels}"
+                        ),
+                    );
+                    return None;
+                }
+                Some((
+                    Dim::Real {
+                        lo,
+                        hi,
+                        levels: levels as usize,
+                    },
+                    Vec::new(),
+                ))
+            }
+            other => {
+                self.problem(
+                    p,
+                    format!("expected a range: `{{from: 1, to: 9, step: 1}}`, `{{min: 0.1, max: 2}}` or a list of choices, got {other}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `optimizer: {method: ntbea | spsa, ...settings}`.
+    fn optimizer(
+        &mut self,
+        p: &str,
+        given: Option<&Map<String, Value>>,
+    ) -> Option<OptimizerChoice> {
+        let empty = Map::new();
+        let m = given.unwrap_or(&empty);
+        let method = m.get("method").and_then(Value::as_str).unwrap_or("ntbea");
+        let mut problem = None;
+        let choice = match method {
+            "ntbea" => {
+                let mut s = NtbeaSettings::default();
+                for (k, v) in m {
+                    let ok = match k.as_str() {
+                        "method" => true,
+                        "k_explore" => v
+                            .as_f64()
+                            .filter(|x| *x >= 0.0)
+                            .map(|x| s.k_explore = x)
+                            .is_some(),
+                        "neighbours" => v
+                            .as_u64()
+                            .filter(|x| *x >= 1)
+                            .map(|x| s.neighbours = x as usize)
+                            .is_some(),
+                        _ => {
+                            problem = Some((k.clone(), "unknown setting; NTBEA's are k_explore (a number, 0 or more) and neighbours (1 or more)".to_string()));
+                            continue;
+                        }
+                    };
+                    if !ok {
+                        problem = Some((k.clone(), format!("invalid value {v}")));
+                    }
+                }
+                OptimizerChoice::Ntbea(s)
+            }
+            "spsa" => {
+                let mut s = SpsaSettings::default();
+                for (k, v) in m {
+                    let ok = match k.as_str() {
+                        "method" => true,
+                        "c" => v
+                            .as_f64()
+                            .filter(|x| *x > 0.0 && *x <= 0.5)
+                            .map(|x| s.c = x)
+                            .is_some(),
+                        "a" => v
+                            .as_f64()
+                            .filter(|x| *x > 0.0)
+                            .map(|x| s.a = Some(x))
+                            .is_some(),
+                        _ => {
+                            problem = Some((k.clone(), "unknown setting; SPSA's are c (the perturbation, a fraction of each range in (0, 0.5]) and a (the gain)".to_string()));
+                            continue;
+                        }
+                    };
+                    if !ok {
+                        problem = Some((k.clone(), format!("invalid value {v}")));
+                    }
+                }
+                OptimizerChoice::Spsa(s)
+            }
+            other => {
+                self.problem(
+                    &at(p, "method"),
+                    format!("expected `ntbea` (few discrete or heuristic parameters) or `spsa` (many continuous ones), got `{other}`"),
+                );
+                return None;
+            }
+        };
+        if let Some((k, message)) = problem {
+            self.problem(&at(p, &k), message);
+            return None;
+        }
+        Some(choice)
+    }
+
+    /// The confirmation stage: the tuned agent (`tuned:` the output) against the start on
+    /// fresh deals, a sequential test, with opponents filling the other seats. `Some(None)`
+    /// with `confirm: false`; `None` when it has problems.
+    #[allow(clippy::too_many_arguments)]
+    fn confirmation(
+        &mut self,
+        spec: &ScenarioSpec,
+        t: &TuneSpec,
+        p: &str,
+        base: &Value,
+        agent_id: Option<&str>,
+        start: &AgentDef,
+        opponents: &[AgentDef],
+        seed: u64,
+    ) -> Option<Option<super::Stage>> {
+        let given = t.confirm.clone().unwrap_or(Value::Object(Map::new()));
+        if given == Value::Bool(false) {
+            return Some(None);
+        }
+        let at_c = at(p, "confirm");
+        let Value::Object(m) = given else {
+            self.problem(&at_c, "expected the test's settings (`{elo1: 10, max_deals: 20000}`, all optional) or `false`");
+            return None;
+        };
+        let seq: SequentialSpec = match serde_json::from_value(Value::Object({
+            let mut m = m.clone();
+            m.insert("candidate".into(), Value::from(t.id.clone()));
+            m.insert("baseline".into(), Value::from(String::new()));
+            m
+        })) {
+            Ok(s) => s,
+            Err(e) => {
+                self.problem(&at_c, format!("{e}; its fields are elo0, elo1, alpha, beta, max_deals (or max_games), every"));
+                return None;
+            }
+        };
+        let baseline = agent_id.map_or_else(|| format!("{}-start", start.id), String::from);
+        let seq = SequentialSpec {
+            baseline: baseline.clone(),
+            max_deals: seq.max_deals.or(if seq.max_games.is_none() {
+                Some(20_000)
+            } else {
+                None
+            }),
+            ..seq
+        };
+        let players = self
+            .stage_rules(
+                p,
+                &TableSpec {
+                    rules: t.rules.clone(),
+                    ..TableSpec::default()
+                },
+                &spec.table(),
+            )
+            .map_or(2, |r| r.players());
+        let mut seats = vec![
+            AgentSpec(Map::from_iter([
+                ("tuned".to_string(), Value::from(t.output.clone())),
+                ("id".to_string(), Value::from(t.id.clone())),
+            ])),
+            AgentSpec({
+                let mut m = base.as_object().cloned().unwrap_or_default();
+                m.insert("id".into(), Value::from(baseline.clone()));
+                m
+            }),
+        ];
+        let mut taken = vec![t.id.clone(), baseline];
+        for o in opponents.iter().cycle().take(players.saturating_sub(2)) {
+            let mut m = o.spec.as_object().cloned().unwrap_or_default();
+            let mut id = o.id.clone();
+            let mut k = 2;
+            while taken.contains(&id) {
+                id = format!("{}-{k}", o.id);
+                k += 1;
+            }
+            taken.push(id.clone());
+            m.insert("id".into(), Value::from(id));
+            seats.push(AgentSpec(m));
+        }
+        let own = TableSpec {
+            rules: t.rules.clone(),
+            agents: Some(seats),
+            seating: Some(t.seating.unwrap_or(Seating::Rotate)),
+            ..TableSpec::default()
+        };
+        let sized = Some(("confirm", seq.max_deals, seq.max_games));
+        let (own, defaults) = self.sequential_size(p, sized, &own, &spec.table());
+        let name = format!("confirm-{}", t.id);
+        let mut stage = self.stage(
+            &name,
+            seed ^ 0xC0F1_4A11,
+            &at_c,
+            &own,
+            &defaults,
+            &[],
+            &Overrides::default(),
+        )?;
+        self.sequential_plan_at(&at_c, &seq, &mut stage);
+        Some(Some(stage))
+    }
+}
+
+/// The base entry with the tuned parameters set to `point`.
+fn entry_at(base: &Value, params: &[TunedParam], point: &[f64]) -> Value {
+    let mut entry = base.clone();
+    for (p, &v) in params.iter().zip(point) {
+        let value = match p.dim {
+            Dim::Int { .. } => Value::from(v.round() as i64),
+            Dim::Real { lo, hi, .. } => Value::from(super::model::round_real(v, hi - lo)),
+            Dim::Choice { .. } => p.choices[v as usize].clone(),
+        };
+        set_param(&mut entry, &p.name, value);
+    }
+    entry
+}
+
+/// The other seats of each evaluation table: with `players - 1` of them per table, one
+/// lineup when the opponents are that many or fewer (repeated to fill), else every window of
+/// `players - 1` consecutive opponents (cyclically). Ids are made unique in each lineup, and
+/// distinct from the tuned agent's.
+fn lineups(
+    opponents: &[AgentDef],
+    players: usize,
+    start_id: &str,
+    tune_id: &str,
+) -> Vec<Vec<AgentDef>> {
+    let k = players.saturating_sub(1);
+    if opponents.is_empty() || k == 0 {
+        return Vec::new();
+    }
+    let windows: Vec<Vec<&AgentDef>> = if opponents.len() <= k {
+        vec![opponents.iter().cycle().take(k).collect()]
+    } else {
+        (0..opponents.len())
+            .map(|i| {
+                (0..k)
+                    .map(|j| &opponents[(i + j) % opponents.len()])
+                    .collect()
+            })
+            .collect()
+    };
+    windows
+        .into_iter()
+        .map(|w| {
+            let mut taken = vec![tune_id.to_string(), start_id.to_string()];
+            w.into_iter()
+                .map(|d| {
+                    let mut id = d.id.clone();
+                    let mut n = 2;
+                    while taken.contains(&id) {
+                        id = format!("{}-{n}", d.id);
+                        n += 1;
+                    }
+                    taken.push(id.clone());
+                    AgentDef { id, ..d.clone() }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn optimizer_json(o: &OptimizerChoice) -> Value {
+    match o {
+        OptimizerChoice::Ntbea(s) => {
+            serde_json::json!({"method": "ntbea", "k_explore": s.k_explore, "neighbours": s.neighbours})
+        }
+        OptimizerChoice::Spsa(s) => serde_json::json!({"method": "spsa", "c": s.c, "a": s.a}),
+    }
+}

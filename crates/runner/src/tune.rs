@@ -1,0 +1,746 @@
+//! Tuning runs of a scenario (`tune:`, docs/tuning.md): an optimizer ([`crate::optimize`])
+//! asks for points of the agent's parameter space, each is played on deals of its own against
+//! the tuning's opponents, and told back its objective; at the end the recommended point is
+//! written as an agent file (`tuned: FILE` seats it). The confirmation against the start is a
+//! stage of its own, which the caller runs once the file exists.
+//!
+//! Every evaluation's deals come from the search's seed and the evaluation's number (an SPSA
+//! pair shares its deals), so the search plays the same games, asks the same points and ends
+//! at the same parameters on any thread count. Each evaluation is appended to
+//! `<output>/tune/<id>/evaluations.jsonl` and synced before the next begins; a resumed search
+//! replays the log into a fresh optimizer (which then stands exactly where it stopped) and
+//! goes on, so Ctrl-C or a kill loses at most the evaluation in progress.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::Context as _;
+use polars::prelude::{Column, DataFrame};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use dhumbal_agents::{AgentLog, Context, Recipe, registry};
+use dhumbal_game::Rules;
+use dhumbal_game::hash::{SPLITMIX64_GAMMA, splitmix64_mix};
+
+use crate::folder::Refusal;
+use crate::optimize::{Dim, Optimizer, Space, ntbea, spsa};
+use crate::scenario::{
+    AgentDef, Generator, Objective, OptimizerChoice, Scenario, SeatEntry, Stage, Tuning,
+};
+use crate::tournament::{Lineup, Pulse};
+use crate::train::{write_atomic, write_frame};
+
+/// How to tune.
+pub struct TuneOptions {
+    pub threads: usize,
+    /// Continue the search whose log is in the records folder.
+    pub resume: bool,
+    /// Tune afresh over an existing agent file or log.
+    pub force: bool,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// One evaluation: a point played on the deals of its ask.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// The ask it belongs to (its deals), and its place in the ask (SPSA: 0 is θ+, 1 θ−).
+    pub ask: u64,
+    pub index: usize,
+    /// The point, one value per tuned parameter (a choice as its index).
+    pub point: Vec<f64>,
+    /// The objective: the mean over the evaluation's deals (games) of the agent's result,
+    /// each deal counted under all its seatings; and its 95% interval (normal, on the deals).
+    pub value: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Deals (games) it played, before seatings.
+    pub deals: u64,
+    /// The search's deals so far, this one included.
+    pub deals_total: u64,
+    /// The recommendation after this evaluation's ask was told (the same for both points of
+    /// an SPSA pair).
+    pub recommended: Vec<f64>,
+    /// 0: the optimizer's search; 1: the final re-evaluation of the best candidates.
+    #[serde(default)]
+    pub stage: u8,
+}
+
+/// What a tuning reports while it runs (the CLI draws a progress bar).
+pub trait TuneReporter: Sync {
+    fn start(&self, tuning: &Tuning, done_deals: u64);
+    fn evaluated(&self, tuning: &Tuning, eval: &Evaluation, best: &str);
+    fn finished(&self, tuning: &Tuning, result: &TuneResult);
+}
+
+/// A finished (or stopped) search.
+#[derive(Clone, Debug)]
+pub struct TuneResult {
+    pub id: String,
+    pub dir: PathBuf,
+    /// The agent file (written only when the search finished).
+    pub output: PathBuf,
+    pub evaluations: usize,
+    pub deals: u64,
+    pub stopped: bool,
+    pub seconds: f64,
+    /// The best point, as `name=value` pairs, and as an agent entry.
+    pub best: String,
+    pub entry: Value,
+}
+
+/// The records' name of the evaluation log.
+pub const LOG: &str = "evaluations.jsonl";
+
+/// Runs tunings `which` of the scenario, in order.
+pub fn tune(
+    scenario: &Scenario,
+    which: &[usize],
+    options: &TuneOptions,
+    reporter: &dyn TuneReporter,
+) -> anyhow::Result<Vec<TuneResult>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .context("cannot start the worker threads")?;
+    // Refuse before anything runs.
+    for &i in which {
+        let t = &scenario.tunings[i];
+        let dir = t.dir(scenario);
+        if t.output.exists() && !options.force {
+            return Err(Refusal(format!(
+                "{} exists: tuning `{}` is done (`--force` tunes it afresh and replaces it)",
+                t.output.display(),
+                t.id
+            ))
+            .into());
+        }
+        if dir.join(LOG).exists() && !options.resume && !options.force {
+            return Err(Refusal(format!(
+                "{} holds an unfinished search of `{}`: `--resume` continues it, `--force` starts afresh",
+                dir.display(),
+                t.id
+            ))
+            .into());
+        }
+    }
+    let mut out = Vec::new();
+    for &i in which {
+        let t = &scenario.tunings[i];
+        let r = pool.install(|| search(scenario, t, options, reporter))?;
+        reporter.finished(t, &r);
+        let stopped = r.stopped;
+        out.push(r);
+        if stopped {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The space of a tuning.
+pub fn space(t: &Tuning) -> Space {
+    Space {
+        dims: t.params.iter().map(|p| p.dim.clone()).collect(),
+    }
+}
+
+/// A fresh optimizer for a tuning.
+fn optimizer(t: &Tuning) -> Box<dyn Optimizer> {
+    let space = space(t);
+    match &t.optimizer {
+        OptimizerChoice::Ntbea(s) => ntbea(&space, &t.start, s, t.seed),
+        OptimizerChoice::Spsa(s) => spsa(&space, &t.start, s, t.seed),
+    }
+}
+
+/// The stable hash of a tuning's resolved entry (a log of another search is not resumed).
+pub fn hash(t: &Tuning) -> String {
+    let text = serde_json::to_string(&t.spec).expect("JSON");
+    format!("{:016x}", dhumbal_game::hash::fnv1a(text.as_bytes()))
+}
+
+fn search(
+    scenario: &Scenario,
+    t: &Tuning,
+    options: &TuneOptions,
+    reporter: &dyn TuneReporter,
+) -> anyhow::Result<TuneResult> {
+    let started = Instant::now();
+    let dir = t.dir(scenario);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let log_path = dir.join(LOG);
+    let hash = hash(t);
+    let mut done: Vec<Evaluation> = Vec::new();
+    if options.force {
+        for f in [LOG, "evaluations.parquet", "manifest.json"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+    } else if log_path.exists() {
+        done = read_log(&log_path, &hash)?;
+        // The log as the resumed search continues it: whole asks only (a line cut by a kill,
+        // or half an SPSA pair, is played again).
+        let mut text = format!("{}\n", json!({ "hash": hash }));
+        for e in &done {
+            text.push_str(&serde_json::to_string(e)?);
+            text.push('\n');
+        }
+        write_atomic(&log_path, text.as_bytes())?;
+    }
+    let manifest = json!({
+        "tuning": t.spec,
+        "hash": hash,
+        "start": t.entry_at(&t.start),
+        "status": "running",
+    });
+    write_atomic(
+        &dir.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)?.as_bytes(),
+    )?;
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("cannot write {}", log_path.display()))?;
+    if std::fs::metadata(&log_path)?.len() == 0 {
+        writeln!(log, "{}", json!({ "hash": hash }))?;
+        log.sync_data()?;
+    }
+    let mut opt = optimizer(t);
+    let mut evaluations: Vec<Evaluation> = Vec::new();
+    let mut used = 0u64;
+    reporter.start(t, done.iter().map(|e| e.deals).sum());
+    // The last share of the budget re-evaluates the best candidates on fresh deals: the
+    // search's own estimate of its best point is one noisy evaluation or a model's guess.
+    let final_budget = final_budget(t);
+    let search_budget = t.budget - final_budget;
+    let mut stopped = false;
+    let mut ask = 0u64;
+    // One ask: replayed from the log when it is there, else played, logged and reported.
+    let mut play_ask = |ask: u64,
+                        points: &[Vec<f64>],
+                        recommend: &dyn Fn(&[f64]) -> Vec<f64>,
+                        used: u64,
+                        stage: u8|
+     -> anyhow::Result<Option<Vec<Evaluation>>> {
+        let recorded: Vec<&Evaluation> = done.iter().filter(|e| e.ask == ask).collect();
+        if recorded.len() == points.len() {
+            for (e, p) in recorded.iter().zip(points) {
+                if e.point != *p {
+                    return Err(Refusal(format!(
+                        "{}: evaluation {ask} was of other parameters than this search asks for; `--force` starts afresh",
+                        log_path.display()
+                    ))
+                    .into());
+                }
+            }
+            return Ok(Some(recorded.into_iter().cloned().collect()));
+        }
+        if options.stop.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let mut fresh = Vec::with_capacity(points.len());
+        for (index, p) in points.iter().enumerate() {
+            let (value, ci, deals) = evaluate(t, p, ask)?;
+            fresh.push(Evaluation {
+                ask,
+                index,
+                point: p.clone(),
+                value,
+                ci_low: ci.0,
+                ci_high: ci.1,
+                deals,
+                deals_total: 0,
+                recommended: Vec::new(),
+                stage,
+            });
+        }
+        let values: Vec<f64> = fresh.iter().map(|e| e.value).collect();
+        let best = recommend(&values);
+        let mut total = used;
+        for e in &mut fresh {
+            total += e.deals;
+            e.deals_total = total;
+            e.recommended = best.clone();
+            writeln!(log, "{}", serde_json::to_string(e)?)?;
+        }
+        log.sync_data()?;
+        for e in &fresh {
+            reporter.evaluated(t, e, &t.label(&best));
+        }
+        Ok(Some(fresh))
+    };
+    loop {
+        let points = opt.ask();
+        let cost = points.len() as u64 * t.batch;
+        if used + cost > search_budget {
+            break;
+        }
+        // The optimizer is told inside `recommend`, so that the logged recommendation is the
+        // one after this ask; a replayed ask is told below.
+        let told = std::cell::Cell::new(false);
+        let opt_cell = std::cell::RefCell::new(&mut opt);
+        let result = play_ask(
+            ask,
+            &points,
+            &|values: &[f64]| {
+                let mut o = opt_cell.borrow_mut();
+                o.tell(values);
+                told.set(true);
+                o.recommend()
+            },
+            used,
+            0,
+        )?;
+        let Some(evals) = result else {
+            stopped = true;
+            break;
+        };
+        if !told.get() {
+            let values: Vec<f64> = evals.iter().map(|e| e.value).collect();
+            opt.tell(&values);
+        }
+        evaluations.extend(evals);
+        used += cost;
+        ask += 1;
+    }
+    let mut best = opt.recommend();
+    if !stopped && final_budget > 0 {
+        let candidates = candidates(&best, &evaluations);
+        let rounds = final_budget / (t.batch * candidates.len() as u64);
+        'rounds: for _ in 0..rounds {
+            for c in &candidates {
+                let Some(evals) = play_ask(
+                    ask,
+                    std::slice::from_ref(c),
+                    &|_: &[f64]| best.clone(),
+                    used,
+                    1,
+                )?
+                else {
+                    stopped = true;
+                    break 'rounds;
+                };
+                used += evals.iter().map(|e| e.deals).sum::<u64>();
+                evaluations.extend(evals);
+                ask += 1;
+            }
+        }
+        if !stopped {
+            best = pooled_best(&candidates, &evaluations);
+        }
+    }
+    let entry = {
+        let mut e = t.entry_at(&best);
+        if let Some(m) = e.as_object_mut() {
+            m.insert("id".into(), Value::from(t.id.clone()));
+        }
+        // Paths in the file are relative to the file (`tuned:` reads them so).
+        let from = absolute(&t.folder);
+        let to = absolute(t.output.parent().unwrap_or(Path::new(".")));
+        rebase_paths(&mut e, &from, &to, &registry::path_fields());
+        e
+    };
+    write_frame(
+        &dir.join("evaluations.parquet"),
+        &mut frame(t, &evaluations)?,
+    )?;
+    if !stopped {
+        if let Some(parent) = t.output.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        write_atomic(
+            &t.output,
+            (serde_json::to_string_pretty(&entry)? + "\n").as_bytes(),
+        )?;
+    }
+    let manifest = json!({
+        "tuning": t.spec,
+        "hash": hash,
+        "start": t.entry_at(&t.start),
+        "start_point": t.start,
+        "parameters": t.params.iter().map(|p| json!({
+            "name": p.name,
+            "dim": dim_json(&p.dim),
+            "choices": p.choices,
+        })).collect::<Vec<_>>(),
+        "optimizer": opt.describe(),
+        "status": if stopped { "stopped" } else { "finished" },
+        "evaluations": evaluations.len(),
+        "deals": used,
+        "best": entry,
+        "best_point": best,
+        "best_label": t.label(&best),
+        "output": t.written,
+        "objective": t.objective,
+        "players": t.rules.players(),
+        "lineups": t.lineups.iter().map(|l| l.iter().map(|d| d.id.clone()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        "confirm": t.confirm.as_ref().map(|s| s.name.clone()),
+    });
+    write_atomic(
+        &dir.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)?.as_bytes(),
+    )?;
+    Ok(TuneResult {
+        id: t.id.clone(),
+        dir,
+        output: t.output.clone(),
+        evaluations: evaluations.len(),
+        deals: used,
+        stopped,
+        seconds: started.elapsed().as_secs_f64(),
+        best: t.label(&best),
+        entry,
+    })
+}
+
+/// `path` made absolute against the working folder (no file needs to exist).
+fn absolute(path: &Path) -> PathBuf {
+    let p = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    // Drop `.` and resolve `..` lexically.
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `target` (absolute) relative to the folder `base` (absolute), with `..` where needed.
+fn relative(target: &Path, base: &Path) -> PathBuf {
+    let t: Vec<_> = target.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c);
+    }
+    out
+}
+
+/// Rewrites every path field (`fields`: `script`, `checkpoint`, ...) of an agent entry, at
+/// any depth, from relative to `from` to relative to `to`.
+fn rebase_paths(v: &mut Value, from: &Path, to: &Path, fields: &[&str]) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    Value::String(s) if fields.contains(&k.as_str()) => {
+                        let p = Path::new(s.as_str());
+                        if !p.is_absolute() {
+                            let moved = relative(&absolute(&from.join(p)), to);
+                            *s = moved.to_string_lossy().replace('\\', "/");
+                        }
+                    }
+                    _ => rebase_paths(x, from, to, fields),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rebase_paths(x, from, to, fields)),
+        _ => {}
+    }
+}
+
+/// The deals kept for the final re-evaluation: a fifth of the budget, in whole rounds of
+/// evaluations of the candidates (none when the budget is too small for one round).
+fn final_budget(t: &Tuning) -> u64 {
+    let round = t.batch * FINAL_CANDIDATES as u64;
+    (t.budget / 5) / round * round
+}
+
+/// Candidates of the final round: the optimizer's recommendation, then the evaluated points
+/// with the best mean of their own evaluations, distinct, at most [`FINAL_CANDIDATES`].
+fn candidates(recommended: &[f64], evals: &[Evaluation]) -> Vec<Vec<f64>> {
+    let mut out = vec![recommended.to_vec()];
+    for (p, _) in means(evals, |_| true) {
+        if out.len() >= FINAL_CANDIDATES {
+            break;
+        }
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Each evaluated point with the mean of its evaluations, best first (ties: first evaluated).
+fn means(evals: &[Evaluation], keep: impl Fn(&Evaluation) -> bool) -> Vec<(Vec<f64>, f64)> {
+    let mut seen: Vec<(Vec<f64>, f64, u64)> = Vec::new();
+    for e in evals.iter().filter(|e| keep(e)) {
+        match seen.iter_mut().find(|(p, _, _)| *p == e.point) {
+            Some((_, sum, n)) => {
+                *sum += e.value * e.deals as f64;
+                *n += e.deals;
+            }
+            None => seen.push((e.point.clone(), e.value * e.deals as f64, e.deals)),
+        }
+    }
+    let mut out: Vec<(Vec<f64>, f64)> = seen
+        .into_iter()
+        .map(|(p, s, n)| (p, s / n.max(1) as f64))
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
+/// The candidate with the best mean over all its evaluations (search and final round).
+fn pooled_best(candidates: &[Vec<f64>], evals: &[Evaluation]) -> Vec<f64> {
+    means(evals, |e| candidates.contains(&e.point))
+        .into_iter()
+        .next()
+        .map_or_else(|| candidates[0].clone(), |(p, _)| p)
+}
+
+/// Candidates re-evaluated at the end of a search.
+pub const FINAL_CANDIDATES: usize = 5;
+
+fn dim_json(d: &Dim) -> Value {
+    match *d {
+        Dim::Int { lo, hi, step } => json!({"int": {"from": lo, "to": hi, "step": step}}),
+        Dim::Real { lo, hi, levels } => json!({"real": {"min": lo, "max": hi, "levels": levels}}),
+        Dim::Choice { n } => json!({"choice": n}),
+    }
+}
+
+fn read_log(path: &Path, hash: &str) -> anyhow::Result<Vec<Evaluation>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = text.lines();
+    let head: Value = lines
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    if head["hash"].as_str() != Some(hash) {
+        return Err(Refusal(format!(
+            "{} is the log of another search (the `tune:` entry changed since): `--force` starts afresh",
+            path.display()
+        ))
+        .into());
+    }
+    let mut out = Vec::new();
+    for line in lines {
+        // A line cut by a kill is the evaluation in progress: it is played again.
+        match serde_json::from_str::<Evaluation>(line) {
+            Ok(e) => out.push(e),
+            Err(_) => break,
+        }
+    }
+    // Keep whole asks only (an SPSA pair cut in half is played again).
+    if let Some(last) = out.last().map(|e| e.ask) {
+        let n = out.iter().filter(|e| e.ask == last).count();
+        let per = out.iter().filter(|e| e.ask == 0).count().max(1);
+        if n < per {
+            out.retain(|e| e.ask != last);
+        }
+    }
+    Ok(out)
+}
+
+/// The seed of the deals of ask `ask` at lineup `lineup`: a stream of its own, apart from the
+/// confirmation's and every other ask's.
+fn ask_seed(seed: u64, ask: u64, lineup: usize) -> u64 {
+    let a = splitmix64_mix(seed ^ splitmix64_mix(ask.wrapping_add(SPLITMIX64_GAMMA)));
+    splitmix64_mix(a ^ (lineup as u64 + 1).wrapping_mul(SPLITMIX64_GAMMA))
+}
+
+/// The agent of a tuning at `point`.
+pub fn agent_at(t: &Tuning, point: &[f64]) -> anyhow::Result<AgentDef> {
+    let entry = t.entry_at(point);
+    let mut cx = Plain {
+        rules: Some(t.rules.clone()),
+        folder: t.folder.clone(),
+        problems: Vec::new(),
+        log: Arc::new(AgentLog::default()),
+        planned: Vec::new(),
+    };
+    let recipe: Option<Arc<dyn Recipe>> = registry::resolve(&entry, &mut cx, "");
+    match recipe {
+        Some(recipe) if cx.problems.is_empty() => Ok(AgentDef {
+            id: t.id.clone(),
+            kind: recipe.kind(),
+            recipe,
+            spec: entry,
+        }),
+        _ => Err(anyhow::anyhow!(
+            "tuning `{}`: the agent at {} does not resolve: {}",
+            t.id,
+            t.label(point),
+            cx.problems
+                .iter()
+                .map(|(f, m)| format!("{f}: {m}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+    }
+}
+
+/// Plays `point` on the deals of ask `ask`; the objective, its interval and the deals played.
+pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f64, f64), u64)> {
+    let def = agent_at(t, point)?;
+    let per = t.batch / t.lineups.len().max(1) as u64;
+    let points = matches!(t.objective, Objective::Games)
+        || matches!(
+            t.rules.variant().scoring,
+            dhumbal_game::rules::Scoring::Points(_)
+        );
+    let mut values: Vec<f64> = Vec::with_capacity(t.batch as usize);
+    for (i, others) in t.lineups.iter().enumerate() {
+        let mut agents = vec![def.clone()];
+        agents.extend(others.iter().cloned());
+        let stage = Stage {
+            name: format!("{}/{ask}", t.id),
+            seed: ask_seed(t.seed, ask, i),
+            generator: Generator::Chacha,
+            rules: t.rules.clone(),
+            seats: agents.iter().cloned().map(SeatEntry::Agent).collect(),
+            seating: t.seating,
+            matches: per,
+            session: if points { None } else { Some(1) },
+            spec: Value::Null,
+            sequential: None,
+        };
+        let lineup = Lineup {
+            stage: &stage,
+            agents,
+            decision_sample: None,
+            trace: Default::default(),
+        };
+        let (records, halt) = lineup.play_chunk(0..lineup.units(), &Pulse::default());
+        if let Some(h) = halt {
+            anyhow::bail!("tuning `{}`, evaluation {ask}: {h:?}", t.id);
+        }
+        let arrangements = stage.arrangements() as usize;
+        for deal in records.chunks(arrangements) {
+            let (mut won, mut rounds, mut coins, mut games_won) = (0u64, 0u64, 0i64, 0u64);
+            for unit in deal {
+                let mut game_won = false;
+                for r in unit.rows().iter().filter(|r| r.slot == 0) {
+                    rounds += 1;
+                    won += u64::from(r.won);
+                    coins += r.coin_delta;
+                    game_won |= r.game_won;
+                }
+                games_won += u64::from(game_won);
+            }
+            values.push(match t.objective {
+                Objective::Win => won as f64 / rounds.max(1) as f64,
+                Objective::Economic => coins as f64 / rounds.max(1) as f64,
+                Objective::Games => games_won as f64 / deal.len().max(1) as f64,
+            });
+        }
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = if n > 1.0 {
+        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let half = 1.96 * (var / n).sqrt();
+    Ok((mean, (mean - half, mean + half), values.len() as u64))
+}
+
+fn frame(t: &Tuning, evals: &[Evaluation]) -> anyhow::Result<DataFrame> {
+    let mut cols = vec![
+        Column::new(
+            "evaluation".into(),
+            (0..evals.len() as u64).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "ask".into(),
+            evals.iter().map(|e| e.ask).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "index".into(),
+            evals.iter().map(|e| e.index as u64).collect::<Vec<_>>(),
+        ),
+    ];
+    for (k, p) in t.params.iter().enumerate() {
+        match p.dim {
+            Dim::Choice { .. } => cols.push(Column::new(
+                p.name.as_str().into(),
+                evals
+                    .iter()
+                    .map(|e| p.choices[e.point[k] as usize].to_string())
+                    .collect::<Vec<_>>(),
+            )),
+            _ => cols.push(Column::new(
+                p.name.as_str().into(),
+                evals.iter().map(|e| e.point[k]).collect::<Vec<_>>(),
+            )),
+        }
+    }
+    cols.extend([
+        Column::new(
+            "objective".into(),
+            evals.iter().map(|e| e.value).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "ci_low".into(),
+            evals.iter().map(|e| e.ci_low).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "ci_high".into(),
+            evals.iter().map(|e| e.ci_high).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "deals".into(),
+            evals.iter().map(|e| e.deals).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "deals_total".into(),
+            evals.iter().map(|e| e.deals_total).collect::<Vec<_>>(),
+        ),
+    ]);
+    Ok(DataFrame::new(evals.len(), cols)?)
+}
+
+/// Resolution of an agent entry apart from a scenario's problem list: paths relative to the
+/// scenario's folder, the problems collected as (field, message). The tuning resolver tries
+/// each value of a range with it; the search makes each point's agent with it.
+pub(crate) struct Plain {
+    pub rules: Option<Arc<Rules>>,
+    pub folder: PathBuf,
+    pub problems: Vec<(String, String)>,
+    pub log: Arc<AgentLog>,
+    /// Files that sections of the scenario write (they may not exist yet).
+    pub planned: Vec<PathBuf>,
+}
+
+impl Context for Plain {
+    fn rules(&self) -> Option<&Arc<Rules>> {
+        self.rules.as_ref()
+    }
+
+    fn path(&self, written: &str) -> PathBuf {
+        self.folder.join(written)
+    }
+
+    fn problem(&mut self, field: &str, message: String) {
+        self.problems.push((field.to_string(), message));
+    }
+
+    fn log(&self) -> Arc<AgentLog> {
+        self.log.clone()
+    }
+
+    fn planned(&self, path: &Path) -> bool {
+        self.planned.iter().any(|p| p == path)
+    }
+}

@@ -1,0 +1,275 @@
+//! `tune:` through the binary (docs/tuning.md): a Rhai script's and a built-in heuristic's
+//! parameters tuned to the same result on 1 and 2 threads, with the confirmation and the
+//! report; a search stopped part-way resumed to the same parameters and log; a tournament that
+//! seats a tuned agent not made yet tuning it first; problems reported at their lines. The
+//! optimizers' own properties are unit tests in crates/runner/src/optimize/.
+
+mod common;
+
+use std::path::Path;
+
+fn write_script(dir: &Path) {
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/heuristics/threshold.rhai"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("threshold.rhai"), script).unwrap();
+}
+
+const TWO: &str = "name: tune-test
+seed: 5
+rules:
+  preset: paper
+  players: 2
+tune:
+  - id: mine
+    agent: {script: threshold.rhai}
+    params:
+      call_at: {from: 2, to: 9}
+      take_at_most: [1, 3, 5]
+    opponents: [aggressive, conservative]
+    budget: 1500
+    batch: 50
+    confirm: {max_deals: 600, every: 100}
+    output: tuned/mine.json
+  - id: balanced
+    agent: {kind: balanced}
+    params:
+      call_probability: {min: 0.1, max: 0.9}
+      late_call_probability: {min: 0.0, max: 0.8}
+    opponents: [aggressive]
+    optimizer: {method: spsa}
+    budget: 2000
+    batch: 50
+    confirm: false
+    output: tuned/balanced.json
+";
+
+fn tune(file: &Path, out: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "tune",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = common::run(&args);
+    let t = common::text(&o);
+    assert!(o.status.success(), "{t}");
+    t
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
+    let mut seen = Vec::new();
+    for threads in ["1", "2"] {
+        let dir = common::tmp();
+        write_script(dir.path());
+        let file = common::scenario(dir.path(), "t.yaml", TWO);
+        let out = dir.path().join("out");
+        let text = tune(&file, &out, &["--threads", threads]);
+        assert!(
+            text.contains("best so far") || text.contains("best:"),
+            "{text}"
+        );
+        let mine = dir.path().join("tuned/mine.json");
+        let entry: serde_json::Value = serde_json::from_str(&read(&mine)).unwrap();
+        assert_eq!(entry["script"], "../threshold.rhai");
+        assert_eq!(entry["id"], "mine");
+        // The file seats as an agent (and pastes as an entry).
+        let check = common::scenario(
+            dir.path(),
+            "seat.yaml",
+            "name: seat\nseed: 1\ndeals: 10\nrules: {preset: paper, players: 2}\nagents:\n  - tuned: tuned/mine.json\n  - kind: random\n",
+        );
+        let o = common::run(&["validate", check.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", common::text(&o));
+        // Records: the log, the Parquet evaluations, the manifest, the figures, the report.
+        let tdir = out.join("tune/mine");
+        for f in [
+            "evaluations.jsonl",
+            "evaluations.parquet",
+            "manifest.json",
+            "report.md",
+            "figures/search.png",
+            "figures/param-call_at.svg",
+            "figures/param-take_at_most.svg",
+            "confirm/sequential.json",
+            "confirm/report.md",
+        ] {
+            assert!(tdir.join(f).is_file(), "{f} missing");
+        }
+        let manifest: serde_json::Value =
+            serde_json::from_str(&read(&tdir.join("manifest.json"))).unwrap();
+        assert_eq!(manifest["status"], "finished");
+        assert_eq!(manifest["deals"], 1500);
+        let report = read(&tdir.join("report.md"));
+        assert!(
+            report.contains("## Confirmation on fresh deals"),
+            "{report}"
+        );
+        assert!(
+            [
+                "is better than the start",
+                "is not shown better",
+                "Undecided"
+            ]
+            .iter()
+            .any(|v| report.contains(v)),
+            "{report}"
+        );
+        // SPSA without confirmation: an agent file, no confirm folder.
+        assert!(dir.path().join("tuned/balanced.json").is_file());
+        assert!(!out.join("tune/balanced/confirm").exists());
+        seen.push((
+            read(&mine),
+            read(&tdir.join("evaluations.jsonl")),
+            read(&dir.path().join("tuned/balanced.json")),
+            read(&out.join("tune/balanced/evaluations.jsonl")),
+        ));
+    }
+    assert_eq!(seen[0], seen[1], "1 and 2 threads differ");
+}
+
+#[test]
+fn a_stopped_search_resumes_to_the_same_parameters() {
+    let dir = common::tmp();
+    write_script(dir.path());
+    let file = common::scenario(dir.path(), "t.yaml", TWO);
+    let out = dir.path().join("out");
+    tune(&file, &out, &["--id", "mine"]);
+    let log = out.join("tune/mine/evaluations.jsonl");
+    let whole = read(&log);
+    let agent = read(&dir.path().join("tuned/mine.json"));
+    // As a kill leaves it: the first evaluations, then half a line; no agent file yet.
+    let lines: Vec<&str> = whole.lines().collect();
+    let cut = format!(
+        "{}\n{}",
+        lines[..8].join("\n"),
+        &lines[8][..lines[8].len() / 2]
+    );
+    std::fs::write(&log, cut).unwrap();
+    std::fs::remove_file(dir.path().join("tuned/mine.json")).unwrap();
+    std::fs::remove_dir_all(out.join("tune/mine/confirm")).unwrap();
+    // Without --resume the unfinished search is not overwritten.
+    let t = common::refused(&[
+        "tune",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--id",
+        "mine",
+    ]);
+    assert!(t.contains("--resume"), "{t}");
+    let t = tune(&file, &out, &["--id", "mine", "--resume"]);
+    assert!(t.contains("resuming after"), "{t}");
+    assert_eq!(read(&log), whole);
+    assert_eq!(read(&dir.path().join("tuned/mine.json")), agent);
+    // A finished tuning is not redone unasked.
+    let t = common::refused(&[
+        "tune",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--id",
+        "mine",
+    ]);
+    assert!(t.contains("--force"), "{t}");
+}
+
+#[test]
+fn a_tournament_tunes_a_missing_agent_first() {
+    let dir = common::tmp();
+    let file = common::scenario(
+        dir.path(),
+        "t.yaml",
+        "name: first
+seed: 9
+rules: {preset: paper, players: 2}
+tune:
+  - id: agg
+    agent: aggressive
+    params:
+      pickup_threshold: {from: 2, to: 6}
+    opponents: [balanced]
+    budget: 600
+    batch: 60
+    confirm: {max_deals: 200, every: 100}
+    output: agg.json
+stages:
+  - name: check
+    deals: 40
+    agents:
+      - tuned: agg.json
+      - kind: balanced
+",
+    );
+    let out = dir.path().join("out");
+    let o = common::run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let t = common::text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(dir.path().join("agg.json").is_file());
+    let summary = read(&out.join("check/summary.csv"));
+    assert!(summary.contains("agg,"), "{summary}");
+    assert!(out.join("tune/agg/report.md").is_file());
+}
+
+#[test]
+fn tuning_problems_are_reported_at_their_lines() {
+    let dir = common::tmp();
+    write_script(dir.path());
+    let file = common::scenario(
+        dir.path(),
+        "bad.yaml",
+        "name: bad
+seed: 5
+rules: {preset: paper, players: 2}
+tune:
+  - id: a
+    agent: {script: threshold.rhai}
+    params:
+      call_at: {from: 9, to: 2}
+      take_at_mst: [1, 3]
+      extra: {min: 2, max: 1}
+    opponents: [aggresive]
+    objective: games
+    optimizer: {method: cma}
+    budget: 10
+    batch: 50
+    output: a.yaml
+  - id: b
+    agent: aggressive
+    params:
+      pickup_threshold: [1, 2]
+    opponents: [random, balanced, conservative]
+    rules: {players: 3}
+    batch: 50
+    budget: 1000
+    output: b.json
+agents:
+  - tuned: missing.json
+  - kind: random
+deals: 5
+",
+    );
+    let t = common::refused(&["validate", file.to_str().unwrap()]);
+    for want in [
+        "bad.yaml:8:",
+        "`tune.0.params.call_at`: a grid goes up from `from` to `to`",
+        "`tune.0.params.take_at_mst`: at 1: ",
+        "`tune.0.params.extra`: needs min < max",
+        "`tune.0.opponents.0",
+        "`tune.0.objective`: `games` is for point scoring",
+        "`tune.0.optimizer.method`: expected `ntbea`",
+        "`tune.0.output`: `a.yaml`: the agent file is JSON",
+        "`tune.1.batch`: 50 deals cannot be shared equally by the 3 tables",
+        "`agents.0",
+        "no agent file at",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+}
