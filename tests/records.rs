@@ -46,12 +46,15 @@ fn scenarios() -> Vec<String> {
                 .replace('\\', "/")
         })
         .collect();
-    // Training-only files (a `train:` section and no stages) train networks for minutes and
-    // play no round; tests/learning.rs covers training. Those that also play stages seat the
-    // checkpoints shipped beside them, so their records are pinned like any other's.
+    // Training-only and tuning-only files (a `train:` or `tune:` section and no stages) make
+    // agents and play no stage; tests/learning.rs and tests/tuning.rs cover them. Those that
+    // also play stages seat the checkpoints and agent files shipped beside them, so their
+    // records are pinned like any other's.
     names.retain(|n| {
         std::fs::read_to_string(root.join(n)).is_ok_and(|t| {
-            !t.contains("\ntrain:") || t.contains("\nstages:") || t.contains("\nagents:")
+            !(t.contains("\ntrain:") || t.contains("\ntune:"))
+                || t.contains("\nstages:")
+                || t.contains("\nagents:")
         })
     });
     names.sort();
