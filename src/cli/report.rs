@@ -138,6 +138,19 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if dhumbal_report::training::is_training(&dir) {
         return training_report(&dir, out.as_deref(), force, titles);
     }
+    if dhumbal_report::tuning::is_tuning(&dir) {
+        // A tuning's folder: its page and figures again, in place (they are derived).
+        return match dhumbal_report::tuning::report(&dir) {
+            Ok(page) => {
+                println!("tuning report in {}", page.display());
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                Ok(ExitCode::from(2))
+            }
+        };
+    }
     let start = std::time::Instant::now();
     // Records that cannot be read or make no sense (a missing, empty, header-only or
     // malformed file, columns not those of the records, an unknown agent) are bad input:

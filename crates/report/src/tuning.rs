@@ -17,6 +17,11 @@ use dhumbal_runner::tune::{Evaluation, LOG};
 use super::dist::t_quantile;
 use super::tables::num;
 
+/// Whether `dir` is a tuning's folder (`tune/<id>/`).
+pub fn is_tuning(dir: &Path) -> bool {
+    dir.join(LOG).is_file() && dir.join("manifest.json").is_file()
+}
+
 /// Writes `report.md` and `figures/` of the tuning in `dir`; returns the page's path.
 pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
     let manifest: Value = serde_json::from_str(
@@ -153,13 +158,24 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
     let course = course(&evals, &params, scale);
     let fig = plots::lines("", "Evaluation", objective_name, &course, Width::OneColumn)?;
     fig.write(&figures, "search")?;
+    let searched = evals.iter().filter(|e| e.stage == 0).count();
+    let final_round = if searched < evals.len() {
+        format!(
+            " Evaluations {} to {} are the final round: the five best candidates played again \
+             on fresh deals, the agent file getting the best mean over all its evaluations.",
+            searched + 1,
+            evals.len()
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
         "![The search](figures/search.svg)\n\n*The search: each evaluation's {unit} (shaded: \
          its 95% interval over its deals), and the estimate of the point recommended after \
          it (the mean of every evaluation of that point so far). A flat recommended line \
          over noisy evaluations is a search that found nothing better than its estimates \
-         can tell apart.*\n"
+         can tell apart.{final_round}*\n"
     );
     for (k, (name, choices)) in params.iter().enumerate() {
         let mut at: BTreeMap<i64, (f64, Vec<f64>)> = BTreeMap::new();
