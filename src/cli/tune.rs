@@ -214,9 +214,10 @@ impl TuneReporter for TuneTerminal {
                     .join(", ")
             })
             .collect();
+        let unit = unit(t);
         if done == 0 {
             println!(
-                "tuning `{}`: {} parameter{} of `{}` by {}, {} deals in evaluations of {}, objective {}, {} players against [{}]; writes {}",
+                "tuning `{}`: {} parameter{} of `{}` by {}, {} {unit} in evaluations of {}, objective {}, {} players against [{}]; writes {}",
                 t.id,
                 t.params.len(),
                 if t.params.len() == 1 { "" } else { "s" },
@@ -233,14 +234,14 @@ impl TuneReporter for TuneTerminal {
                 t.output.display()
             );
         } else {
-            println!("tuning `{}`: resuming after {done} deals", t.id);
+            println!("tuning `{}`: resuming after {done} {unit}", t.id);
         }
         if std::io::stderr().is_terminal() {
             let b = ProgressBar::new(t.budget);
             b.set_style(
-                ProgressStyle::with_template(
-                    "{prefix} [{bar:30}] {human_pos}/{human_len} deals, ETA {eta}{msg}",
-                )
+                ProgressStyle::with_template(&format!(
+                    "{{prefix}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}, ETA {{eta}}{{msg}}"
+                ))
                 .expect("template")
                 .progress_chars("=> "),
             );
@@ -264,14 +265,27 @@ impl TuneReporter for TuneTerminal {
         }
         if !r.stopped {
             println!(
-                "tuning `{}`: {} evaluations, {} deals in {:.1} s; best: {}; written to {}",
+                "tuning `{}`: {} evaluations, {} {} in {:.1} s; best: {}; written to {}",
                 t.id,
                 r.evaluations,
                 r.deals,
+                unit(t),
                 r.seconds,
                 r.best,
                 r.output.display()
             );
         }
+    }
+}
+
+/// What a tuning's budget counts: games under point scoring, deals under coin scoring.
+fn unit(t: &Tuning) -> &'static str {
+    if matches!(
+        t.rules.variant().scoring,
+        dhumbal_game::rules::Scoring::Points(_)
+    ) {
+        "games"
+    } else {
+        "deals"
     }
 }
