@@ -122,7 +122,9 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
             .or_default()
             .push(e.value);
     }
-    let mut rows: Vec<(String, usize, f64, Option<(f64, f64)>)> = by_point
+    // (parameters, evaluations, mean, interval)
+    type Row = (String, usize, f64, Option<(f64, f64)>);
+    let mut rows: Vec<Row> = by_point
         .iter()
         .map(|(l, v)| {
             let (m, ci) = mean_ci(v);
