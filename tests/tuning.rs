@@ -280,7 +280,11 @@ deals: 5
 fn the_shipped_tuned_aggressive_is_reproduced() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tuning");
     let dir = common::tmp();
-    std::fs::copy(root.join("aggressive.yaml"), dir.path().join("aggressive.yaml")).unwrap();
+    std::fs::copy(
+        root.join("aggressive.yaml"),
+        dir.path().join("aggressive.yaml"),
+    )
+    .unwrap();
     let file = dir.path().join("aggressive.yaml");
     let out = dir.path().join("out");
     tune(&file, &out, &["--id", "aggressive-paper-2p"]);
