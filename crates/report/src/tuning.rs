@@ -106,12 +106,15 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
     let _ = writeln!(
         out,
         "{}\n\nAs an agent entry (written to `{}`; seat it with `tuned: {}`, or paste this \
-         under `agents:`):\n\n```yaml\n{}\n```\n\nThe start was `{}`.\n",
+         under `agents:`):\n\n```yaml\n{}\n```\n\nThe start (the agent as written, which the \
+         confirmation plays against) was `{}`; the search began at the grid point nearest it, \
+         `{}`.\n",
         manifest["best_label"].as_str().unwrap_or_default(),
         manifest["output"].as_str().unwrap_or_default(),
         manifest["output"].as_str().unwrap_or_default(),
         compact(&manifest["best"]),
         compact(&manifest["start"]),
+        compact(&manifest["search_start"]),
     );
 
     // The points evaluated most often, with their means.

@@ -193,7 +193,8 @@ fn search(
     let manifest = json!({
         "tuning": t.spec,
         "hash": hash,
-        "start": t.entry_at(&t.start),
+        "start": t.base,
+        "search_start": t.entry_at(&t.start),
         "status": "running",
     });
     write_atomic(
@@ -361,7 +362,8 @@ fn search(
     let manifest = json!({
         "tuning": t.spec,
         "hash": hash,
-        "start": t.entry_at(&t.start),
+        "start": t.base,
+        "search_start": t.entry_at(&t.start),
         "start_point": t.start,
         "parameters": t.params.iter().map(|p| json!({
             "name": p.name,
