@@ -459,11 +459,33 @@ pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner
         scenario.output.dir.display()
     );
     if !scenario.output.trace.is_empty() {
-        // Where the traces are and how to look at them.
+        // Where the traces are and how to look at them: a stage's, or once for all the
+        // points of a sweep (each point's folder has its own).
+        let mut sweeps_told: Vec<&str> = Vec::new();
         for (i, stage) in scenario.stages.iter().enumerate() {
             let traces = scenario
                 .stage_dir(i)
                 .join(dhumbal_runner::trace::TRACES_DIR);
+            if let Some(sweep) = stage.spec["sweep"]["name"].as_str() {
+                if traces.is_dir() && !sweeps_told.contains(&sweep) {
+                    sweeps_told.push(sweep);
+                    let points = scenario
+                        .stages
+                        .iter()
+                        .filter(|s| s.spec["sweep"]["name"].as_str() == Some(sweep))
+                        .count();
+                    println!(
+                        "traces of the {points} points of sweep `{sweep}` in {}/<point>/{} (open \
+                         a point's replay.html in a browser, or `dhumbal-run show {} --stage \
+                         {} --deal N`)",
+                        scenario.output.dir.join(sweep).display(),
+                        dhumbal_runner::trace::TRACES_DIR,
+                        shell_word(&scenario.output.dir.display().to_string()),
+                        shell_word(&stage.name),
+                    );
+                }
+                continue;
+            }
             if traces.is_dir() {
                 let stage_flag = if scenario.staged {
                     format!(" --stage {}", shell_word(&stage.name))
