@@ -169,16 +169,16 @@ fn a_stopped_search_resumes_to_the_same_parameters() {
     assert!(t.contains("resuming after"), "{t}");
     assert_eq!(read(&log), whole);
     assert_eq!(read(&dir.path().join("tuned/mine.json")), agent);
-    // A finished tuning is not redone unasked.
-    let t = common::refused(&[
-        "tune",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--id",
-        "mine",
-    ]);
-    assert!(t.contains("--force"), "{t}");
+    // A finished tuning is not redone unasked (its confirmation, finished too, is kept).
+    let t = tune(&file, &out, &["--id", "mine"]);
+    assert!(t.contains("so the search is done"), "{t}");
+    assert!(t.contains("confirmation already played"), "{t}");
+    assert_eq!(read(&dir.path().join("tuned/mine.json")), agent);
+    // `--force` searches afresh, and the old confirmation goes with the old agent file.
+    std::fs::write(out.join("tune/mine/confirm/marker"), "old").unwrap();
+    tune(&file, &out, &["--id", "mine", "--force"]);
+    assert!(!out.join("tune/mine/confirm/marker").exists());
+    assert_eq!(read(&dir.path().join("tuned/mine.json")), agent);
 }
 
 #[test]
@@ -272,6 +272,55 @@ deals: 5
     ] {
         assert!(t.contains(want), "missing {want:?} in\n{t}");
     }
+}
+
+#[test]
+fn ranges_outputs_and_confirmations_are_checked_strictly() {
+    let dir = common::tmp();
+    let file = common::scenario(
+        dir.path(),
+        "bad.yaml",
+        "name: bad
+seed: 5
+rules: {preset: jhyap, players: 2}
+tune:
+  - id: a
+    agent: aggressive
+    params:
+      pickup_threshold: {from: 0, to: 8, step: \"2\"}
+      high_preference: {min: 0, max: 2, levels: 2.5}
+      call_bonus: {min: -1.0e308, max: 1.0e308}
+    budget: 1000
+    batch: 50
+    confirm: {max_deal: 500}
+    output: same.json
+  - id: b
+    agent: balanced
+    params:
+      call_probability: {min: 0.1, max: 0.9}
+    budget: 1000
+    batch: 50
+    output: ./same.json
+",
+    );
+    let t = common::refused(&["validate", file.to_str().unwrap()]);
+    for want in [
+        "`tune.0.params.pickup_threshold.step`: expected a number, got \"2\"",
+        "`tune.0.params.high_preference.levels`: expected a whole number of grid points, got 2.5",
+        "`tune.0.params.call_bonus`: needs min < max",
+        "`tune.0.confirm.max_deal`: unknown field; did you mean `max_deals`?",
+        "`tune.1.output`: tuning `a` writes",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+    // Under point scoring the default confirmation is in games (no `max_deals` asked for).
+    let ok = common::scenario(
+        dir.path(),
+        "ok.yaml",
+        "name: ok\nseed: 5\nrules: {preset: jhyap, players: 2}\ntune:\n  - id: a\n    agent: aggressive\n    params: {pickup_threshold: {from: 2, to: 6}}\n    budget: 1000\n    batch: 50\n    output: a.json\n",
+    );
+    let o = common::run(&["validate", ok.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::text(&o));
 }
 
 /// The shipped agent file of the paper's heads-up tuning is what its entry makes (the search

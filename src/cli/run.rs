@@ -119,8 +119,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
         }
+        // A tuning is missing when its agent file is, or when its search finished here but its
+        // confirmation did not (stopped by Ctrl-C or a kill).
         let missing: Vec<usize> = (0..scenario.tunings.len())
-            .filter(|&i| only || !scenario.tunings[i].output.exists())
+            .filter(|&i| {
+                let t = &scenario.tunings[i];
+                let dir = t.dir(&scenario);
+                only || !t.output.exists()
+                    || (t.confirm.is_some()
+                        && dir.join(dhumbal_runner::tune::LOG).exists()
+                        && !dir.join("confirm/stats.json").exists())
+            })
             .collect();
         if !missing.is_empty() {
             let code = tune::tunings(&path, &scenario, &missing, &how)?;

@@ -89,41 +89,60 @@ pub fn tunings(
     which: &[usize],
     how: &How<'_>,
 ) -> anyhow::Result<ExitCode> {
-    let interrupt = Interrupt::install()?;
     let reporter = TuneTerminal::default();
-    let results = dhumbal_runner::tune::tune(
-        scenario,
-        which,
-        &TuneOptions {
-            threads: how.threads.count(),
-            resume: how.resume,
-            force: how.force,
-            stop: interrupt.flag(),
-        },
-        &reporter,
-    )?;
-    drop(interrupt);
-    if results.iter().any(|r| r.stopped) {
-        eprintln!(
-            "stopped: every finished evaluation is in the search's log; run the same command with --resume to go on"
-        );
-        return Ok(ExitCode::from(130));
-    }
-    // The agent files exist now: read the scenario again, so that each confirmation seats
-    // the tuned agent itself.
-    let scenario = match settings::load(path, how.overrides) {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
-    for r in &results {
-        let Some(t) = scenario.tunings.iter().find(|t| t.id == r.id) else {
-            continue;
+    let mut scenario = scenario.clone();
+    for (k, &i) in which.iter().enumerate() {
+        if k > 0 {
+            // Read again: an entry may seat what an earlier one wrote (its opponents, its
+            // rollout agent).
+            scenario = match settings::load(path, how.overrides) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+        }
+        let interrupt = Interrupt::install()?;
+        let result = dhumbal_runner::tune::tune(
+            &scenario,
+            i,
+            &TuneOptions {
+                threads: how.threads.count(),
+                resume: how.resume,
+                force: how.force,
+                stop: interrupt.flag(),
+            },
+            &reporter,
+        )?;
+        drop(interrupt);
+        let id = scenario.tunings[i].id.clone();
+        match &result {
+            Some(r) if r.stopped => {
+                eprintln!(
+                    "stopped: every finished evaluation is in the search's log; run the same command with --resume to go on"
+                );
+                return Ok(ExitCode::from(130));
+            }
+            Some(_) => {}
+            None => println!(
+                "tuning `{id}`: {} exists, so the search is done (`--force` searches afresh)",
+                scenario.tunings[i].output.display()
+            ),
+        }
+        // The agent file exists now: read the scenario again, so that the confirmation seats
+        // the tuned agent itself.
+        scenario = match settings::load(path, how.overrides) {
+            Ok(s) => s,
+            Err(code) => return Ok(code),
         };
+        let t = &scenario.tunings[i];
         if let Some(code) = confirm(path, &scenario, t, how)? {
             return Ok(code);
         }
         match dhumbal_report::tuning::report(&t.dir(&scenario)) {
             Ok(page) => println!("tuning `{}`: report in {}", t.id, page.display()),
+            Err(e) if result.is_none() && !t.dir(&scenario).exists() => {
+                // Tuned elsewhere (a shipped agent file): no records here to report on.
+                let _ = e;
+            }
             Err(e) => eprintln!("warning: tuning `{}`: report not written: {e:#}", t.id),
         }
     }
@@ -150,8 +169,16 @@ fn confirm(
     confirm.output.trace = Default::default();
     confirm.trainings = Vec::new();
     confirm.tunings = Vec::new();
-    // A finished confirmation is kept; an unfinished one is continued.
-    let finished = dir.join("manifest.json").is_file() && dir.join("stats.json").is_file();
+    // A finished confirmation of this very agent file is kept, an unfinished one continued;
+    // one of another file (its scenario hash holds the seated agent's parameters) is played
+    // again.
+    let kept: Option<serde_json::Value> = std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let same = kept
+        .as_ref()
+        .is_some_and(|m| m["scenario_hash"].as_str() == Some(confirm.hash().as_str()));
+    let finished = same && dir.join("stats.json").is_file();
     if finished && !how.force {
         println!(
             "tuning `{}`: confirmation already played in {}",
@@ -160,7 +187,8 @@ fn confirm(
         );
         return Ok(None);
     }
-    let resume = dir.join("manifest.json").is_file() && !how.force;
+    let resume = same && !how.force;
+    let force = how.force || (kept.is_some() && !same);
     println!(
         "tuning `{}`: confirming against the start on fresh deals ({})",
         t.id,
@@ -176,7 +204,7 @@ fn confirm(
         RunSettings {
             threads: how.threads,
             resume,
-            force: how.force,
+            force,
             report: true,
             csv: false,
             shard: None,

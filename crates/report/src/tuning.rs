@@ -37,6 +37,11 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
         "games" => (100.0, "% of games won"),
         _ => (100.0, "% of rounds won"),
     };
+    let deals = if objective == "games" || tuning["rules"]["scoring"].as_str() == Some("points") {
+        "games"
+    } else {
+        "deals"
+    };
     let objective_name = match objective {
         "economic" => "Coins per round",
         "games" => "Games won (%)",
@@ -63,7 +68,7 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
     let _ = writeln!(
         out,
         "Tuned {} of `{}` ({} players, {} seating) against {}, maximising {unit}, by {} within \
-         {} deals ({} per evaluation, seed {}). {} evaluations played {} deals.\n",
+         {} {deals} ({} per evaluation, seed {}). {} evaluations played {} {deals}.\n",
         list(params.iter().map(|(n, _)| format!("`{n}`"))),
         compact(&tuning["agent"]),
         manifest["players"],

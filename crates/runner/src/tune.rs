@@ -28,6 +28,7 @@ use dhumbal_game::hash::{SPLITMIX64_GAMMA, splitmix64_mix};
 
 use crate::folder::Refusal;
 use crate::optimize::{Dim, Optimizer, Space, ntbea, spsa};
+use crate::scenario::FINAL_CANDIDATES;
 use crate::scenario::{
     AgentDef, Generator, Objective, OptimizerChoice, Scenario, SeatEntry, Stage, Tuning,
 };
@@ -95,50 +96,36 @@ pub struct TuneResult {
 /// The records' name of the evaluation log.
 pub const LOG: &str = "evaluations.jsonl";
 
-/// Runs tunings `which` of the scenario, in order.
+/// Runs tuning `i` of the scenario: its search, unless its agent file exists (then it is
+/// done, and `None` says so; `--force` searches afresh). An unfinished search's log is
+/// continued only with `resume`, replaced only with `force`.
 pub fn tune(
     scenario: &Scenario,
-    which: &[usize],
+    i: usize,
     options: &TuneOptions,
     reporter: &dyn TuneReporter,
-) -> anyhow::Result<Vec<TuneResult>> {
+) -> anyhow::Result<Option<TuneResult>> {
+    let t = &scenario.tunings[i];
+    let dir = t.dir(scenario);
+    if t.output.exists() && !options.force {
+        return Ok(None);
+    }
+    if dir.join(LOG).exists() && !options.resume && !options.force {
+        return Err(Refusal(format!(
+            "{} holds the log of a search of `{}` that has not written {}: `--resume` continues it, `--force` starts afresh",
+            dir.display(),
+            t.id,
+            t.output.display()
+        ))
+        .into());
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()
         .context("cannot start the worker threads")?;
-    // Refuse before anything runs.
-    for &i in which {
-        let t = &scenario.tunings[i];
-        let dir = t.dir(scenario);
-        if t.output.exists() && !options.force {
-            return Err(Refusal(format!(
-                "{} exists: tuning `{}` is done (`--force` tunes it afresh and replaces it)",
-                t.output.display(),
-                t.id
-            ))
-            .into());
-        }
-        if dir.join(LOG).exists() && !options.resume && !options.force {
-            return Err(Refusal(format!(
-                "{} holds an unfinished search of `{}`: `--resume` continues it, `--force` starts afresh",
-                dir.display(),
-                t.id
-            ))
-            .into());
-        }
-    }
-    let mut out = Vec::new();
-    for &i in which {
-        let t = &scenario.tunings[i];
-        let r = pool.install(|| search(scenario, t, options, reporter))?;
-        reporter.finished(t, &r);
-        let stopped = r.stopped;
-        out.push(r);
-        if stopped {
-            break;
-        }
-    }
-    Ok(out)
+    let r = pool.install(|| search(scenario, t, options, reporter))?;
+    reporter.finished(t, &r);
+    Ok(Some(r))
 }
 
 /// The space of a tuning.
@@ -157,9 +144,18 @@ fn optimizer(t: &Tuning) -> Box<dyn Optimizer> {
     }
 }
 
-/// The stable hash of a tuning's resolved entry (a log of another search is not resumed).
+/// The stable hash of what shapes a tuning's search (a log of another search is not resumed):
+/// the resolved entry without its confirmation and output, and the text of every file the
+/// agent is made from (a script edited between a stop and `--resume` is another search).
 pub fn hash(t: &Tuning) -> String {
-    let text = serde_json::to_string(&t.spec).expect("JSON");
+    let mut shape = t.spec.clone();
+    if let Some(m) = shape.as_object_mut() {
+        m.remove("confirm");
+        m.remove("output");
+    }
+    let sources = t.start_agent.recipe.sources();
+    let text =
+        serde_json::to_string(&json!({ "search": shape, "sources": sources })).expect("JSON");
     format!("{:016x}", dhumbal_game::hash::fnv1a(text.as_bytes()))
 }
 
@@ -175,11 +171,14 @@ fn search(
     let log_path = dir.join(LOG);
     let hash = hash(t);
     let mut done: Vec<Evaluation> = Vec::new();
-    if options.force {
-        for f in [LOG, "evaluations.parquet", "manifest.json"] {
+    if options.force || !log_path.exists() {
+        // A new search: what the last one left (its records, and the confirmation of the
+        // agent file it wrote, which this search replaces) goes.
+        for f in [LOG, "evaluations.parquet", "manifest.json", "report.md"] {
             let _ = std::fs::remove_file(dir.join(f));
         }
-    } else if log_path.exists() {
+        let _ = std::fs::remove_dir_all(dir.join("confirm"));
+    } else {
         done = read_log(&log_path, &hash)?;
         // The log as the resumed search continues it: whole asks only (a line cut by a kill,
         // or half an SPSA pair, is played again).
@@ -216,7 +215,7 @@ fn search(
     reporter.start(t, done.iter().map(|e| e.deals).sum());
     // The last share of the budget re-evaluates the best candidates on fresh deals: the
     // search's own estimate of its best point is one noisy evaluation or a model's guess.
-    let final_budget = final_budget(t);
+    let final_budget = t.final_budget();
     let search_budget = t.budget - final_budget;
     let mut stopped = false;
     let mut ask = 0u64;
@@ -401,7 +400,7 @@ fn search(
 }
 
 /// `path` made absolute against the working folder (no file needs to exist).
-fn absolute(path: &Path) -> PathBuf {
+pub(crate) fn absolute(path: &Path) -> PathBuf {
     let p = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -459,13 +458,6 @@ fn rebase_paths(v: &mut Value, from: &Path, to: &Path, fields: &[&str]) {
     }
 }
 
-/// The deals kept for the final re-evaluation: a fifth of the budget, in whole rounds of
-/// evaluations of the candidates (none when the budget is too small for one round).
-fn final_budget(t: &Tuning) -> u64 {
-    let round = t.batch * FINAL_CANDIDATES as u64;
-    (t.budget / 5) / round * round
-}
-
 /// Candidates of the final round: the optimizer's recommendation, then the evaluated points
 /// with the best mean of their own evaluations, distinct, at most [`FINAL_CANDIDATES`].
 fn candidates(recommended: &[f64], evals: &[Evaluation]) -> Vec<Vec<f64>> {
@@ -501,16 +493,15 @@ fn means(evals: &[Evaluation], keep: impl Fn(&Evaluation) -> bool) -> Vec<(Vec<f
     out
 }
 
-/// The candidate with the best mean over all its evaluations (search and final round).
+/// The candidate with the best mean over its final-round evaluations: its search
+/// evaluations are left out, since a candidate was chosen for them (their inclusion would
+/// bring the winner's curse back).
 fn pooled_best(candidates: &[Vec<f64>], evals: &[Evaluation]) -> Vec<f64> {
-    means(evals, |e| candidates.contains(&e.point))
+    means(evals, |e| e.stage == 1 && candidates.contains(&e.point))
         .into_iter()
         .next()
         .map_or_else(|| candidates[0].clone(), |(p, _)| p)
 }
-
-/// Candidates re-evaluated at the end of a search.
-pub const FINAL_CANDIDATES: usize = 5;
 
 fn dim_json(d: &Dim) -> Value {
     match *d {
@@ -543,10 +534,15 @@ fn read_log(path: &Path, hash: &str) -> anyhow::Result<Vec<Evaluation>> {
             Err(_) => break,
         }
     }
-    // Keep whole asks only (an SPSA pair cut in half is played again).
-    if let Some(last) = out.last().map(|e| e.ask) {
+    // Keep whole asks only (an SPSA pair cut in half is played again; an ask of the final
+    // round has one point).
+    if let Some((last, stage)) = out.last().map(|e| (e.ask, e.stage)) {
         let n = out.iter().filter(|e| e.ask == last).count();
-        let per = out.iter().filter(|e| e.ask == 0).count().max(1);
+        let per = if stage == 1 {
+            1
+        } else {
+            out.iter().filter(|e| e.ask == 0).count().max(1)
+        };
         if n < per {
             out.retain(|e| e.ask != last);
         }
@@ -624,8 +620,18 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f6
             trace: Default::default(),
         };
         let (records, halt) = lineup.play_chunk(0..lineup.units(), &Pulse::default());
-        if let Some(h) = halt {
-            anyhow::bail!("tuning `{}`, evaluation {ask}: {h:?}", t.id);
+        match halt {
+            None => {}
+            Some(crate::tournament::Halt::Failed(e)) => anyhow::bail!(
+                "tuning `{}`, evaluation {ask} at {}: deal {}, seating arrangement {}, round {}: {}",
+                t.id,
+                t.label(point),
+                e.matchno,
+                e.arrangement,
+                e.round,
+                e.error
+            ),
+            Some(crate::tournament::Halt::Stopped) => anyhow::bail!("stopped"),
         }
         let arrangements = stage.arrangements() as usize;
         for deal in records.chunks(arrangements) {
@@ -671,6 +677,10 @@ fn frame(t: &Tuning, evals: &[Evaluation]) -> anyhow::Result<DataFrame> {
         Column::new(
             "index".into(),
             evals.iter().map(|e| e.index as u64).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "stage".into(),
+            evals.iter().map(|e| u32::from(e.stage)).collect::<Vec<_>>(),
         ),
     ];
     for (k, p) in t.params.iter().enumerate() {

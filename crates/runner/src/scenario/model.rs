@@ -396,7 +396,17 @@ pub enum OptimizerChoice {
     Spsa(crate::optimize::SpsaSettings),
 }
 
+/// Candidates re-evaluated at the end of a search.
+pub const FINAL_CANDIDATES: usize = 5;
+
 impl Tuning {
+    /// The deals (games) kept for the final round, which re-evaluates the best candidates on
+    /// fresh deals: a fifth of the budget, in whole rounds of one evaluation per candidate
+    /// (none when the budget is under 25 evaluations).
+    pub fn final_budget(&self) -> u64 {
+        final_budget(self.budget, self.batch)
+    }
+
     /// Where its records go.
     pub fn dir(&self, scenario: &Scenario) -> PathBuf {
         scenario.output.dir.join("tune").join(&self.id)
@@ -431,6 +441,12 @@ impl Tuning {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// [`Tuning::final_budget`] for a budget and a batch.
+pub fn final_budget(budget: u64, batch: u64) -> u64 {
+    let round = batch.max(1) * FINAL_CANDIDATES as u64;
+    (budget / 5) / round * round
 }
 
 /// A real parameter's value to a ten-thousandth of its range (SPSA moves continuously; more

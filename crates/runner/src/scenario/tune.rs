@@ -4,7 +4,7 @@
 //! (its ends, every choice), so that a value the family refuses is a problem of `validate`, not
 //! of evaluation 40.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -21,6 +21,9 @@ use super::{
 };
 use crate::optimize::{Dim, NtbeaSettings, SpsaSettings};
 
+/// An optimizer's setting: its name, what is valid, and how it is set (false: not valid).
+type Setter<S> = (&'static str, &'static str, fn(&mut S, &Value) -> bool);
+
 /// The most grid points of one parameter (a range with a tiny step is a mistake).
 const MAX_LEVELS: u64 = 1000;
 
@@ -33,8 +36,28 @@ impl Resolver<'_> {
         let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let mut out = Vec::new();
         let mut ids: Vec<&str> = Vec::new();
+        // What every section writes, as one path (`tuned/x.json` and `./tuned/x.json` are one
+        // file): two sections writing one file would overwrite each other.
+        let written = |w: &str| crate::tune::absolute(&folder.join(w));
+        let mut outputs: Vec<(PathBuf, String)> = spec
+            .train
+            .iter()
+            .flatten()
+            .map(|tr| (written(&tr.checkpoint), format!("training `{}`", tr.id)))
+            .collect();
         for (i, t) in list.iter().enumerate() {
             let p = format!("tune.{i}");
+            let file = written(&t.output);
+            if let Some((_, who)) = outputs.iter().find(|(f, _)| *f == file) {
+                self.problem(
+                    &at(&p, "output"),
+                    format!(
+                        "{who} writes {} too: give each section its own file",
+                        file.display()
+                    ),
+                );
+            }
+            outputs.push((file, format!("tuning `{}`", t.id)));
             if ids.contains(&t.id.as_str()) || spec.train.iter().flatten().any(|tr| tr.id == t.id) {
                 self.problem(
                     &at(&p, "id"),
@@ -146,7 +169,8 @@ impl Resolver<'_> {
             start.push(s);
         }
         // Every value a range allows is checked as the agent would get it: each end of each
-        // range, and every choice, one at a time from the start.
+        // range, and every choice, one parameter at a time on the agent as written (so that
+        // a problem is reported at the parameter that has it, once).
         if let Some(rules) = &rules {
             for (k, tp) in params.iter().enumerate() {
                 let values: Vec<f64> = match tp.dim {
@@ -156,10 +180,9 @@ impl Resolver<'_> {
                         tp.dim.grid_value(tp.dim.grid_len() - 1),
                     ],
                 };
+                let _ = k;
                 for v in values {
-                    let mut point = start.clone();
-                    point[k] = v;
-                    let entry = entry_at(&base, &params, &point);
+                    let entry = entry_at(&base, std::slice::from_ref(tp), &[v]);
                     let problems = self.try_entry(&entry, rules, folder);
                     for (field, message) in problems {
                         let shown = param(&entry, &tp.name).unwrap_or(Value::Null);
@@ -205,7 +228,7 @@ impl Resolver<'_> {
                 opponents.push(d);
             }
         }
-        let seating = t.seating.unwrap_or(Seating::Rotate);
+        let seating = t.seating.or(spec.seating).unwrap_or(Seating::Rotate);
         let objective = match t.objective.as_deref() {
             None => {
                 if points == Some(true) {
@@ -256,12 +279,13 @@ impl Resolver<'_> {
         }
         // SPSA's gains are scaled to the iterations the budget allows (two evaluations each).
         if let Some(OptimizerChoice::Spsa(s)) = &mut optimizer {
-            s.iterations = (t.budget / (2 * batch.max(1))).max(1) as usize;
+            let search = t.budget - super::model::final_budget(t.budget, batch);
+            s.iterations = (search / (2 * batch.max(1))).max(1) as usize;
         }
         if batch == 0 {
             self.problem(&at(p, "batch"), "must be at least 1");
         }
-        let lineups = lineups(&opponents, players, &start_agent.id, &t.id);
+        let lineups = lineups(&opponents, players, &t.id);
         if batch > 0 && !lineups.is_empty() && !batch.is_multiple_of(lineups.len() as u64) {
             self.problem(
                 &at(p, "batch"),
@@ -298,16 +322,23 @@ impl Resolver<'_> {
                 ),
             );
         }
-        let confirm = self.confirmation(
-            spec,
-            t,
-            p,
-            &base,
-            agent_id.as_deref(),
-            &start_agent,
-            &opponents,
-            tune_seed,
-        );
+        // The confirmation's own fields are checked in any case; the stage it makes only when
+        // the entry itself is sound (its problems would otherwise be reported a second time, at
+        // the confirmation's place).
+        self.confirm_fields(p, t.confirm.as_ref());
+        let sound = self.reported == before;
+        let confirm = sound.then(|| {
+            self.confirmation(
+                spec,
+                t,
+                p,
+                &base,
+                agent_id.as_deref(),
+                &start_agent,
+                &opponents,
+                tune_seed,
+            )
+        });
         if self.reported > before {
             return None;
         }
@@ -344,7 +375,7 @@ impl Resolver<'_> {
             budget: t.budget,
             batch,
             seed: tune_seed,
-            confirm: confirm.flatten(),
+            confirm: confirm.flatten().flatten(),
             spec: spec_json,
         })
     }
@@ -382,6 +413,13 @@ impl Resolver<'_> {
 
     /// A parameter's range: `{from, to, step}`, `{min, max, levels}` or a list of choices.
     fn dimension(&mut self, p: &str, range: &Value) -> Option<(Dim, Vec<Value>)> {
+        // A field given must be a number (a quoted "2" is not silently replaced by a default).
+        for (k, v) in range.as_object().into_iter().flatten() {
+            if !v.is_number() {
+                self.problem(&at(p, k), format!("expected a number, got {v}"));
+                return None;
+            }
+        }
         let number = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_f64);
         match range {
             Value::Array(list) => {
@@ -424,8 +462,8 @@ impl Resolver<'_> {
                     self.problem(p, format!("{levels} grid points: at most {MAX_LEVELS}"));
                     return None;
                 }
-                let whole = [from, to, step].iter().all(|x| x.fract() == 0.0)
-                    && m.values().all(|v| v.is_i64() || v.is_u64());
+                // Whole numbers (8.0 included) make an integer grid; any fraction, reals.
+                let whole = [from, to, step].iter().all(|x| x.fract() == 0.0);
                 let dim = if whole {
                     Dim::Int {
                         lo: from as i64,
@@ -455,11 +493,26 @@ impl Resolver<'_> {
                     self.problem(p, "a real range needs numbers `min` and `max`");
                     return None;
                 };
-                if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                    self.problem(p, format!("needs min < max, not {lo} and {hi}"));
+                if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
+                    self.problem(
+                        p,
+                        format!("needs min < max, a finite width apart, not {lo:?} and {hi:?}"),
+                    );
                     return None;
                 }
-                let levels = m.get("levels").and_then(Value::as_u64).unwrap_or(11);
+                let levels = match m.get("levels") {
+                    None => 11,
+                    Some(v) => match v.as_u64() {
+                        Some(n) => n,
+                        None => {
+                            self.problem(
+                                &at(p, "levels"),
+                                format!("expected a whole number of grid points, got {v}"),
+                            );
+                            return None;
+                        }
+                    },
+                };
                 if !(2..=MAX_LEVELS).contains(&levels) {
                     self.problem(
                         &at(p, "levels"),
@@ -497,58 +550,87 @@ impl Resolver<'_> {
         let empty = Map::new();
         let m = given.unwrap_or(&empty);
         let method = m.get("method").and_then(Value::as_str).unwrap_or("ntbea");
-        let mut problem = None;
+        fn f(v: &Value, ok: fn(f64) -> bool) -> Option<f64> {
+            v.as_f64().filter(|x| x.is_finite() && ok(*x))
+        }
+        fn n(v: &Value, min: u64) -> Option<u64> {
+            v.as_u64().filter(|x| *x >= min)
+        }
+        let before = self.reported;
+        let mut check = |choice: &mut dyn FnMut(&str, &Value) -> Option<bool>, names: &str| {
+            for (k, v) in m {
+                if k == "method" {
+                    continue;
+                }
+                match choice(k, v) {
+                    Some(true) => {}
+                    Some(false) => self.problem(&at(p, k), format!("invalid value {v}; {names}")),
+                    None => self.problem(&at(p, k), format!("unknown setting; {names}")),
+                }
+            }
+        };
         let choice = match method {
             "ntbea" => {
                 let mut s = NtbeaSettings::default();
-                for (k, v) in m {
-                    let ok = match k.as_str() {
-                        "method" => true,
-                        "k_explore" => v
-                            .as_f64()
-                            .filter(|x| *x >= 0.0)
-                            .map(|x| s.k_explore = x)
-                            .is_some(),
-                        "neighbours" => v
-                            .as_u64()
-                            .filter(|x| *x >= 1)
-                            .map(|x| s.neighbours = x as usize)
-                            .is_some(),
-                        _ => {
-                            problem = Some((k.clone(), "unknown setting; NTBEA's are k_explore (a number, 0 or more) and neighbours (1 or more)".to_string()));
-                            continue;
-                        }
-                    };
-                    if !ok {
-                        problem = Some((k.clone(), format!("invalid value {v}")));
-                    }
-                }
+                let settings: [Setter<NtbeaSettings>; 3] = [
+                    ("k_explore", "a number, 0 or more", |s, v| {
+                        f(v, |x| x >= 0.0).map(|x| s.k_explore = x).is_some()
+                    }),
+                    ("neighbours", "a whole number, 1 or more", |s, v| {
+                        n(v, 1).map(|x| s.neighbours = x as usize).is_some()
+                    }),
+                    ("epsilon", "a number above 0", |s, v| {
+                        f(v, |x| x > 0.0).map(|x| s.epsilon = x).is_some()
+                    }),
+                ];
+                let names = describe(&settings, "NTBEA");
+                check(
+                    &mut |k, v| {
+                        settings
+                            .iter()
+                            .find(|(name, _, _)| *name == k)
+                            .map(|(_, _, set)| set(&mut s, v))
+                    },
+                    &names,
+                );
                 OptimizerChoice::Ntbea(s)
             }
             "spsa" => {
                 let mut s = SpsaSettings::default();
-                for (k, v) in m {
-                    let ok = match k.as_str() {
-                        "method" => true,
-                        "c" => v
-                            .as_f64()
-                            .filter(|x| *x > 0.0 && *x <= 0.5)
-                            .map(|x| s.c = x)
-                            .is_some(),
-                        "a" => v
-                            .as_f64()
-                            .filter(|x| *x > 0.0)
-                            .map(|x| s.a = Some(x))
-                            .is_some(),
-                        _ => {
-                            problem = Some((k.clone(), "unknown setting; SPSA's are c (the perturbation, a fraction of each range in (0, 0.5]) and a (the gain)".to_string()));
-                            continue;
-                        }
-                    };
-                    if !ok {
-                        problem = Some((k.clone(), format!("invalid value {v}")));
-                    }
-                }
+                let settings: [Setter<SpsaSettings>; 4] = [
+                    (
+                        "c",
+                        "a fraction of each range, above 0 and at most 0.5",
+                        |s, v| f(v, |x| x > 0.0 && x <= 0.5).map(|x| s.c = x).is_some(),
+                    ),
+                    ("a", "the gain, above 0", |s, v| {
+                        f(v, |x| x > 0.0).map(|x| s.a = Some(x)).is_some()
+                    }),
+                    (
+                        "initial_step",
+                        "a fraction of each range, above 0 and at most 0.5",
+                        |s, v| {
+                            f(v, |x| x > 0.0 && x <= 0.5)
+                                .map(|x| s.initial_step = x)
+                                .is_some()
+                        },
+                    ),
+                    (
+                        "calibration",
+                        "a whole number of iterations, 1 or more",
+                        |s, v| n(v, 1).map(|x| s.calibration = x as usize).is_some(),
+                    ),
+                ];
+                let names = describe(&settings, "SPSA");
+                check(
+                    &mut |k, v| {
+                        settings
+                            .iter()
+                            .find(|(name, _, _)| *name == k)
+                            .map(|(_, _, set)| set(&mut s, v))
+                    },
+                    &names,
+                );
                 OptimizerChoice::Spsa(s)
             }
             other => {
@@ -559,11 +641,38 @@ impl Resolver<'_> {
                 return None;
             }
         };
-        if let Some((k, message)) = problem {
-            self.problem(&at(p, &k), message);
-            return None;
+        (self.reported == before).then_some(choice)
+    }
+
+    /// Reports each field of `confirm:` that is not a field of a sequential test.
+    fn confirm_fields(&mut self, p: &str, confirm: Option<&Value>) {
+        let Some(Value::Object(m)) = confirm else {
+            return;
+        };
+        let at_c = at(p, "confirm");
+        const KEYS: [&str; 7] = [
+            "elo0",
+            "elo1",
+            "alpha",
+            "beta",
+            "max_deals",
+            "max_games",
+            "every",
+        ];
+        for k in m.keys() {
+            if !KEYS.contains(&k.as_str()) {
+                let hint = dhumbal_agents::nearest(k, &KEYS)
+                    .map(|n| format!("did you mean `{n}`? "))
+                    .unwrap_or_default();
+                self.problem(
+                    &at(&at_c, k),
+                    format!(
+                        "unknown field; {hint}valid fields here: {}",
+                        KEYS.join(", ")
+                    ),
+                );
+            }
         }
-        Some(choice)
     }
 
     /// The confirmation stage: the tuned agent (`tuned:` the output) against the start on
@@ -603,13 +712,26 @@ impl Resolver<'_> {
             }
         };
         let baseline = agent_id.map_or_else(|| format!("{}-start", start.id), String::from);
+        // The default maximum: 20,000 deals (coins) or 4,000 games (points).
+        let points = self
+            .stage_rules(
+                p,
+                &TableSpec {
+                    rules: t.rules.clone(),
+                    ..TableSpec::default()
+                },
+                &spec.table(),
+            )
+            .map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
+        let unsized_ = seq.max_deals.is_none() && seq.max_games.is_none();
         let seq = SequentialSpec {
             baseline: baseline.clone(),
-            max_deals: seq.max_deals.or(if seq.max_games.is_none() {
-                Some(20_000)
-            } else {
-                None
-            }),
+            max_deals: seq
+                .max_deals
+                .or((unsized_ && points != Some(true)).then_some(20_000)),
+            max_games: seq
+                .max_games
+                .or((unsized_ && points == Some(true)).then_some(4_000)),
             ..seq
         };
         let players = self
@@ -649,7 +771,7 @@ impl Resolver<'_> {
         let own = TableSpec {
             rules: t.rules.clone(),
             agents: Some(seats),
-            seating: Some(t.seating.unwrap_or(Seating::Rotate)),
+            seating: Some(t.seating.or(spec.seating).unwrap_or(Seating::Rotate)),
             ..TableSpec::default()
         };
         let sized = Some(("confirm", seq.max_deals, seq.max_games));
@@ -687,12 +809,7 @@ fn entry_at(base: &Value, params: &[TunedParam], point: &[f64]) -> Value {
 /// lineup when the opponents are that many or fewer (repeated to fill), else every window of
 /// `players - 1` consecutive opponents (cyclically). Ids are made unique in each lineup, and
 /// distinct from the tuned agent's.
-fn lineups(
-    opponents: &[AgentDef],
-    players: usize,
-    start_id: &str,
-    tune_id: &str,
-) -> Vec<Vec<AgentDef>> {
+fn lineups(opponents: &[AgentDef], players: usize, tune_id: &str) -> Vec<Vec<AgentDef>> {
     let k = players.saturating_sub(1);
     if opponents.is_empty() || k == 0 {
         return Vec::new();
@@ -711,7 +828,7 @@ fn lineups(
     windows
         .into_iter()
         .map(|w| {
-            let mut taken = vec![tune_id.to_string(), start_id.to_string()];
+            let mut taken = vec![tune_id.to_string()];
             w.into_iter()
                 .map(|d| {
                     let mut id = d.id.clone();
@@ -728,11 +845,24 @@ fn lineups(
         .collect()
 }
 
+/// `NTBEA's settings: k_explore (a number, 0 or more), ...`.
+fn describe<S>(settings: &[Setter<S>], name: &str) -> String {
+    let list: Vec<String> = settings
+        .iter()
+        .map(|(k, what, _)| format!("{k} ({what})"))
+        .collect();
+    format!("{name}'s settings: {}", list.join(", "))
+}
+
 fn optimizer_json(o: &OptimizerChoice) -> Value {
     match o {
-        OptimizerChoice::Ntbea(s) => {
-            serde_json::json!({"method": "ntbea", "k_explore": s.k_explore, "neighbours": s.neighbours})
-        }
-        OptimizerChoice::Spsa(s) => serde_json::json!({"method": "spsa", "c": s.c, "a": s.a}),
+        OptimizerChoice::Ntbea(s) => serde_json::json!({
+            "method": "ntbea", "k_explore": s.k_explore, "neighbours": s.neighbours,
+            "epsilon": s.epsilon,
+        }),
+        OptimizerChoice::Spsa(s) => serde_json::json!({
+            "method": "spsa", "c": s.c, "a": s.a, "initial_step": s.initial_step,
+            "calibration": s.calibration, "iterations": s.iterations,
+        }),
     }
 }
