@@ -154,11 +154,12 @@ fn main() {
         search("ismcts", serde_json::json!({})),
         10 * scale,
     );
-    // The configuration studies use (the championship's search stage and final).
+    // The configuration studies use (the championship's search stage and final); a scenario's
+    // `rollout: aggressive` builds the same concrete rollout (`Heuristic::from_recipe`).
     bench_with(
         "ismcts 1000, aggressive rollouts",
         search("ismcts", serde_json::json!({"iterations": 1000})),
-        dhumbal::agents::Rollout::Agent(Box::new(Heuristic::paper(Style::Aggressive))),
+        dhumbal::agents::Rollout::Heuristic(Heuristic::paper(Style::Aggressive)),
         10 * scale,
     );
     bench(

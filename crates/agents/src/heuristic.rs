@@ -196,6 +196,25 @@ impl Heuristic {
         Heuristic::new(style.name(), style, HeuristicParams::paper(style))
     }
 
+    /// The agent `recipe` builds when it is one of these styles (as a concrete type, for a
+    /// search to roll out with without dynamic dispatch); `None` for any other recipe. Read
+    /// back from the recipe's description, and only where that description is exactly the
+    /// one of the style and constants found.
+    pub fn from_recipe(recipe: &dyn Recipe, id: &str) -> Option<Heuristic> {
+        let style = Style::ALL
+            .into_iter()
+            .find(|s| s.name() == recipe.family())?;
+        let described = recipe.describe();
+        let given = described.get("params")?.as_object()?;
+        let mut params = HeuristicParams::paper(style);
+        for p in heuristic_param_infos(style) {
+            let value = given.get(p.name)?.as_f64()?;
+            set_heuristic_param(&mut params, p.name, value);
+        }
+        (HeuristicRecipe(style, params).describe() == described)
+            .then(|| Heuristic::new(id, style, params))
+    }
+
     pub fn style(&self) -> Style {
         self.style
     }
@@ -290,47 +309,192 @@ impl Heuristic {
         if value <= limit {
             return self.near_threshold_discard(obs);
         }
+        let rules = obs.rules;
         let risk = self.risk;
         let score = |v: u32, n: usize, run: bool| self.eq2(value, limit, v, n, run);
         // Singles first (hand order), then sets and maximal runs; the first maximum wins.
-        let mut best_score = f64::NEG_INFINITY;
         let mut best_single = 0;
-        if self.singles_monotone && risk > 0.0 {
+        let mut set = 0u64;
+        let best = if self.singles_monotone && risk > 0.0 {
             // Then a single's score strictly increases with its value (the improvement term
             // alone moves by at least weight/V between values, far above rounding), so the
-            // first maximum is the first card of highest value: score only that one.
+            // first maximum is the first card of highest value: score only that one, and only
+            // if a multi-card discard is there to be compared with it.
             let mut top = 0;
             for (i, &c) in hand.iter().enumerate() {
-                let v = obs.value(c);
+                set |= 1 << c.id();
+                let v = rules.value(c);
                 if v > top {
                     top = v;
                     best_single = i;
                 }
             }
-            best_score = score(obs.value(hand[best_single]), 1, false);
+            // `top` is the value of `hand[best_single]` (both stay at the first card when
+            // every card is worth 0).
+            self.best_multi_discard(rules, hand, set, value, limit, || score(top, 1, false))
         } else {
+            let mut best_score = f64::NEG_INFINITY;
             for (i, &c) in hand.iter().enumerate() {
-                let s = score(obs.value(c), 1, false);
+                set |= 1 << c.id();
+                let s = score(rules.value(c), 1, false);
                 if s > best_score {
                     best_score = s;
                     best_single = i;
                 }
             }
-        }
-        let mut best = None;
-        for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
-            let s = score(
-                obs.rules.hand_value(d),
-                d.len(),
-                d.len() >= 3 && is_same_suit(d),
-            );
-            if s > best_score {
-                best_score = s;
-                best = Discard::from_slice(d);
-            }
-            true
-        });
+            self.best_multi_discard(rules, hand, set, value, limit, || best_score)
+        };
         best.unwrap_or_else(|| single(hand[best_single]))
+    }
+
+    /// The multi-card discard that `choose_discard` plays, if one beats the best single's
+    /// score (`single_score`, asked only if the hand holds a multi-card discard): the first of
+    /// highest eq. 2 score among the candidates of [`for_each_multi_discard`] with
+    /// [`Runs::Maximal`], in its order (sets: ranks by first appearance, sizes ascending, then
+    /// lexicographic; then maximal runs, suits by first appearance). The same candidates, order
+    /// and scores as that enumeration, scored from the hand's bit set `set` without building
+    /// each discard (the rollouts of a search ask this on almost every turn); the tests below
+    /// check that the two agree.
+    #[inline]
+    fn best_multi_discard(
+        &self,
+        rules: &Rules,
+        hand: &[Card],
+        set: u64,
+        value: u32,
+        limit: u32,
+        single_score: impl FnOnce() -> f64,
+    ) -> Option<Discard> {
+        let d = rules.variant().discards;
+        // Card ids are suit-major: each suit's ranks are a 13-bit field.
+        let s0 = (set & 0x1FFF) as u16;
+        let s1 = ((set >> 13) & 0x1FFF) as u16;
+        let s2 = ((set >> 26) & 0x1FFF) as u16;
+        let s3 = ((set >> 39) & 0x1FFF) as u16;
+        // Ranks held in two or more suits, and bit 13 when both jokers are held.
+        let repeated = (s0 & (s1 | s2 | s3))
+            | (s1 & (s2 | s3))
+            | (s2 & s3)
+            | (u16::from(set >> 52 == 3) << 13);
+        let min = u32::from(d.min_run);
+        let any_run = d.runs && (d.ace_high || has_run_start(set, min));
+        let any_set = d.sets && repeated != 0;
+        if !any_set && !any_run {
+            return None;
+        }
+        let mut best_score = single_score();
+        let mut best: Option<Discard> = None;
+        if any_set {
+            if repeated & (repeated - 1) == 0 {
+                // One rank only (most hands with a set): no order of ranks to find.
+                let rank = repeated.trailing_zeros() as u8;
+                self.best_set_of(rules, hand, rank, value, limit, &mut best_score, &mut best);
+            } else {
+                // Ranks in order of first appearance in the hand.
+                let mut ranks_done = 0u16;
+                for &c in hand {
+                    let rank = c.rank();
+                    if repeated & (1 << rank) == 0 || ranks_done & (1 << rank) != 0 {
+                        continue;
+                    }
+                    ranks_done |= 1 << rank;
+                    self.best_set_of(rules, hand, rank, value, limit, &mut best_score, &mut best);
+                }
+            }
+        }
+        if any_run {
+            let suit_ranks = [s0, s1, s2, s3];
+            let mut suits_done = 0u8;
+            for &c in hand {
+                if c.is_joker() {
+                    continue;
+                }
+                let suit = c.suit_index();
+                if suits_done & (1 << suit) != 0 {
+                    continue;
+                }
+                suits_done |= 1 << suit;
+                let mut mask = suit_ranks[suit];
+                // Rank positions 0..=12, and 13 for an ace played high.
+                if d.ace_high && mask & 1 != 0 {
+                    mask |= 1 << 13;
+                }
+                let base = suit as u8 * 13;
+                let card = |pos: u32| Card::from_id(base + (pos % 13) as u8);
+                while mask != 0 {
+                    // The next maximal run: positions start..start + len.
+                    let start = mask.trailing_zeros();
+                    let len = (!(mask >> start)).trailing_zeros();
+                    mask &= !((((1u32 << len) - 1) << start) as u16);
+                    if len < min {
+                        continue;
+                    }
+                    let v = (start..start + len).map(|pos| rules.value(card(pos))).sum();
+                    // One suit's cards: a run as eq. 2 counts runs from three cards.
+                    let n = len as usize;
+                    let s = self.eq2(value, limit, v, n, n >= 3);
+                    if s > best_score {
+                        best_score = s;
+                        let mut cards = Discard::new();
+                        for pos in start..start + len {
+                            cards.push(card(pos));
+                        }
+                        best = Some(cards);
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Every subset of two or more of the cards of `rank` (in hand order), as
+    /// [`Heuristic::best_multi_discard`] scores them: `best` becomes the first that beats
+    /// `best_score`, and every one before it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn best_set_of(
+        &self,
+        rules: &Rules,
+        hand: &[Card],
+        rank: u8,
+        value: u32,
+        limit: u32,
+        best_score: &mut f64,
+        best: &mut Option<Discard>,
+    ) {
+        let mut group = [Card::from_id(0); 4];
+        let mut values = [0u32; 4];
+        let mut k = 0;
+        for &x in hand {
+            if x.rank() == rank && k < group.len() {
+                group[k] = x;
+                values[k] = rules.value(x);
+                k += 1;
+            }
+        }
+        for &mask in GROUP_SUBSETS[k] {
+            let mut v = 0;
+            let mut n = 0;
+            for (i, &x) in values.iter().enumerate().take(k) {
+                if mask & (1 << i) != 0 {
+                    v += x;
+                    n += 1;
+                }
+            }
+            // Cards of one rank are of different suits (or jokers, of none): never a run,
+            // whatever their number.
+            let s = self.eq2(value, limit, v, n, false);
+            if s > *best_score {
+                *best_score = s;
+                let mut cards = Discard::new();
+                for (i, &x) in group.iter().enumerate().take(k) {
+                    if mask & (1 << i) != 0 {
+                        cards.push(x);
+                    }
+                }
+                *best = Some(cards);
+            }
+        }
     }
 
     /// Near the threshold: shed a card (or a set) that keeps the hand callable after an
@@ -645,6 +809,32 @@ fn ahead(obs: &Observation<'_>) -> bool {
     obs.standing(obs.seat) as f64 > mean
 }
 
+/// The subsets of size two or more of a same-rank group of `n` cards (at most 4), as bit masks
+/// over the group's positions: sizes ascending, then lexicographic (as
+/// `dhumbal_game::discards` lists them).
+const GROUP_SUBSETS: [&[u8]; 5] = [
+    &[],
+    &[],
+    &[0b11],
+    &[0b011, 0b101, 0b110, 0b111],
+    &[
+        0b0011, 0b0101, 0b1001, 0b0110, 0b1010, 0b1100, 0b0111, 0b1011, 0b1101, 0b1110, 0b1111,
+    ],
+];
+
+/// Whether some suit holds `min` consecutive ranks (ace low only), as
+/// `dhumbal_game::discards` tests it before listing runs.
+#[inline]
+fn has_run_start(set: u64, min: u32) -> bool {
+    let mut starts = set & ((1 << 52) - 1);
+    for _ in 1..min.max(1) {
+        starts &= starts >> 1;
+    }
+    // A run of `min` starts at a rank no higher than 13 - min of its suit.
+    let per_suit = (1u64 << (14 - min.clamp(1, 13))) - 1;
+    starts & (per_suit * (1 | 1 << 13 | 1 << 26 | 1 << 39)) != 0
+}
+
 fn single(c: Card) -> Discard {
     let mut d = Discard::new();
     d.push(c);
@@ -887,5 +1077,86 @@ impl Recipe for HeuristicRecipe {
 
     fn build(&self, id: &str) -> Box<dyn Agent> {
         Box::new(Heuristic::new(id, self.0, self.1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_game::Preset;
+    use dhumbal_game::cards::MAX_HAND;
+    use dhumbal_game::rng::{Purpose, chacha_stream};
+
+    /// What `best_multi_discard` stands for: every multi-card discard as the enumerator lists
+    /// it, scored by eq. 2, the first that beats the best single's score and every one before.
+    fn enumerated(
+        h: &Heuristic,
+        rules: &Rules,
+        hand: &[Card],
+        value: u32,
+        limit: u32,
+        mut best_score: f64,
+    ) -> Option<Discard> {
+        let mut best = None;
+        for_each_multi_discard(rules, hand, Runs::Maximal, |d| {
+            let run = d.len() >= 3 && is_same_suit(d);
+            let s = h.eq2(value, limit, rules.hand_value(d), d.len(), run);
+            if s > best_score {
+                best_score = s;
+                best = Discard::from_slice(d);
+            }
+            true
+        });
+        best
+    }
+
+    /// The same discard (cards and their order) as the enumeration, over random hands of every
+    /// size under every preset (jokers, ace-high runs, no runs), for every style with its own
+    /// constants, with constants that make many scores equal, and with negative ones.
+    #[test]
+    fn best_multi_discard_is_the_enumerations_first_maximum() {
+        let mut compared = 0u32;
+        let mut multi = 0u32;
+        for (i, preset) in Preset::ALL.into_iter().enumerate() {
+            let rules = Rules::new(preset.variant()).unwrap();
+            let mut rng = chacha_stream(17, Purpose::Deal, i as u64);
+            let mut deck = rules.deck().to_vec();
+            for style in Style::ALL {
+                for constants in 0..3 {
+                    let mut p = HeuristicParams::paper(style);
+                    if constants == 1 {
+                        p.multi_card_bonus = 0.0;
+                        p.sequence_bonus = 0.0;
+                        p.call_bonus = 0.0;
+                    } else if constants == 2 {
+                        p.high_preference = -0.5;
+                        p.risk_adjustment = -1.0;
+                    }
+                    let h = Heuristic::new("test", style, p);
+                    for _ in 0..1500 {
+                        rng.shuffle(&mut deck);
+                        let size = 1 + rng.below(MAX_HAND as u32) as usize;
+                        let hand = &deck[..size];
+                        let value = rules.hand_value(hand);
+                        let limit = rng.below(value + 2);
+                        let single = f64::from(rng.below(60)) / 3.0 - 5.0;
+                        let expected = enumerated(&h, &rules, hand, value, limit, single);
+                        let set = hand.iter().fold(0u64, |acc, c| acc | 1 << c.id());
+                        let got = h.best_multi_discard(&rules, hand, set, value, limit, || single);
+                        assert_eq!(
+                            got.as_ref().map(|d| d.as_slice()),
+                            expected.as_ref().map(|d| d.as_slice()),
+                            "{preset:?} {style:?} constants {constants}: hand {hand:?}, value {value}, limit {limit}, single {single}"
+                        );
+                        compared += 1;
+                        multi += u32::from(expected.is_some());
+                    }
+                }
+            }
+        }
+        assert!(
+            multi > compared / 10,
+            "only {multi} of {compared} hands chose a multi-card discard"
+        );
     }
 }

@@ -26,6 +26,24 @@ use dhumbal_game::{Observation, RoundState};
 pub struct Determinizer {
     pool: Pile,
     hidden: Pile,
+    /// What [`Determinizer::prepare`] worked out of the observation, the same for every world
+    /// sampled from it.
+    prepared: Prepared,
+}
+
+/// The part of a sample that depends on the observation only.
+#[derive(Clone, Debug, Default)]
+struct Prepared {
+    oracle: bool,
+    /// The unaccounted cards that may be anywhere, in id order (shuffled for each world).
+    pool: Pile,
+    /// After a reshuffle, the unaccounted cards that must be in hands, in id order.
+    sure: Pile,
+    /// Every hand before the hidden slots are dealt: the observer's own and the cards known to
+    /// be in the others' (an oracle's: every true hand).
+    hands: [Hand; MAX_PLAYERS],
+    /// Hidden slots in the other hands.
+    unknown: usize,
 }
 
 /// Why no world could be sampled. Only a bug in the engine or in an agent wrapper could cause
@@ -54,18 +72,28 @@ impl Determinizer {
 
     /// A world consistent with `obs` (see the module documentation; [`contradiction`] of it is
     /// `None`). With `oracle`, the true hands and a shuffled stock; an error if the observation
-    /// does not carry the hands.
+    /// does not carry the hands. The same as [`Determinizer::prepare`] and then
+    /// [`Determinizer::draw`].
     pub fn sample<R: RandomSource + ?Sized>(
         &mut self,
         obs: &Observation<'_>,
         rng: &mut R,
         oracle: bool,
     ) -> Result<RoundState, SampleError> {
+        self.prepare(obs, oracle)?;
+        Ok(self.draw(obs, rng))
+    }
+
+    /// Works out what every world sampled from `obs` shares (a search samples many from one
+    /// observation): which cards are unaccounted for, the cards known to be in each hand, how
+    /// many slots are hidden. Checks that they add up, so that [`Determinizer::draw`] cannot
+    /// fail; an error if they do not, or if an oracle is not shown the hands.
+    pub fn prepare(&mut self, obs: &Observation<'_>, oracle: bool) -> Result<(), SampleError> {
         let n = obs.players();
         let me = obs.seat;
-        let mut hands = [Hand::new(); MAX_PLAYERS];
-        let mut known = [CardSet::EMPTY; MAX_PLAYERS];
-        known[..n].copy_from_slice(&obs.known[..n]);
+        let p = &mut self.prepared;
+        p.oracle = oracle;
+        p.hands = [Hand::new(); MAX_PLAYERS];
         let true_hands = obs.oracle.hands();
         if oracle && true_hands.len() != n {
             // An oracle that is not shown the hands would silently search sampled worlds.
@@ -75,26 +103,26 @@ impl Determinizer {
         let mut placed: CardSet = obs.pile.iter().copied().collect();
         if oracle {
             for (seat, hand) in true_hands.iter().enumerate() {
-                hands[seat] = *hand;
+                p.hands[seat] = *hand;
                 placed = placed.union(hand.to_set());
             }
         } else {
-            hands[me] = *obs.hand;
+            p.hands[me] = *obs.hand;
             placed = placed.union(obs.hand.to_set());
             for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
-                placed = placed.union(known[seat]);
+                placed = placed.union(obs.known[seat]);
             }
         }
         // The deck is the card ids below its length, in id order.
         let deck = CardSet((1u64 << obs.rules.deck().len()) - 1);
         let free = deck.difference(placed);
-        let mut unknown = 0usize;
+        p.unknown = 0;
         if !oracle {
             for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
-                for card in known[seat].iter() {
-                    hands[seat].push(card);
+                for card in obs.known[seat].iter() {
+                    p.hands[seat].push(card);
                 }
-                unknown += usize::from(obs.hand_sizes[seat]).saturating_sub(hands[seat].len());
+                p.unknown += usize::from(obs.hand_sizes[seat]).saturating_sub(p.hands[seat].len());
             }
         }
         // After a reshuffle the stock holds only cards it put there: every other unaccounted
@@ -105,45 +133,67 @@ impl Determinizer {
             Some(restocked) if !oracle => free.difference(restocked),
             _ => CardSet::EMPTY,
         };
-        self.pool.clear();
-        self.pool.extend_from_set(free.difference(sure));
-        rng.shuffle(self.pool.as_mut_slice());
-        if sure.len() as usize > unknown || self.pool.len() + (sure.len() as usize) < unknown {
-            return Err(self.inconsistent(obs, unknown));
+        p.pool.clear();
+        p.pool.extend_from_set(free.difference(sure));
+        p.sure.clear();
+        p.sure.extend_from_set(sure);
+        let (pool, sure, unknown) = (p.pool.len(), p.sure.len(), p.unknown);
+        let inconsistent = |pool: usize| SampleError::Inconsistent {
+            pool: pool + unknown,
+            stock: obs.stock_len,
+            unknown,
+        };
+        if sure > unknown || pool + sure < unknown {
+            return Err(inconsistent(pool));
         }
-        if !sure.is_empty() {
-            self.hidden.clear();
-            self.hidden.extend_from_set(sure);
-            for _ in 0..unknown - sure.len() as usize {
+        // The stock is what the hidden slots leave of the pool.
+        let stock = if sure == 0 {
+            pool - unknown
+        } else {
+            pool - (unknown - sure)
+        };
+        if stock != obs.stock_len {
+            return Err(inconsistent(stock));
+        }
+        Ok(())
+    }
+
+    /// A world consistent with the observation last [`Determinizer::prepare`]d (`obs`): the
+    /// pool shuffled (and after a reshuffle the hidden slots' cards shuffled apart), the hidden
+    /// slots dealt from it, the rest the stock.
+    pub fn draw<R: RandomSource + ?Sized>(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut R,
+    ) -> RoundState {
+        let n = obs.players();
+        let me = obs.seat;
+        let p = &self.prepared;
+        let mut hands = p.hands;
+        self.pool = p.pool;
+        rng.shuffle(self.pool.as_mut_slice());
+        if !p.sure.is_empty() {
+            self.hidden = p.sure;
+            for _ in 0..p.unknown - p.sure.len() {
                 let card = self.pool.pop().expect("counted");
                 self.hidden.push(card);
             }
             rng.shuffle(self.hidden.as_mut_slice());
         }
-        let source = if sure.is_empty() {
+        let source = if p.sure.is_empty() {
             &mut self.pool
         } else {
             &mut self.hidden
         };
-        if !oracle {
+        if !p.oracle {
             for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
                 while hands[seat].len() < usize::from(obs.hand_sizes[seat]) {
                     hands[seat].push(source.pop().expect("counted"));
                 }
             }
         }
-        if self.pool.len() != obs.stock_len {
-            return Err(self.inconsistent(obs, unknown));
-        }
-        Ok(RoundState::imagined(obs, self.pool, hands))
-    }
-
-    fn inconsistent(&self, obs: &Observation<'_>, unknown: usize) -> SampleError {
-        SampleError::Inconsistent {
-            pool: self.pool.len() + unknown,
-            stock: obs.stock_len,
-            unknown,
-        }
+        debug_assert_eq!(self.pool.len(), obs.stock_len, "prepared");
+        RoundState::imagined(obs, self.pool, hands)
     }
 }
 

@@ -20,9 +20,9 @@ pub mod tree;
 
 use std::time::{Duration, Instant};
 
-use crate::RandomAgent;
+use crate::{Heuristic, RandomAgent};
 pub use determinize::Determinizer;
-use dhumbal_game::cards::{Discard, MAX_HAND};
+use dhumbal_game::cards::Discard;
 use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
 use dhumbal_game::rules::{MAX_PLAYERS, Scoring};
 use dhumbal_game::{
@@ -122,11 +122,16 @@ impl SearchParams {
 }
 
 /// Who plays the seats of a simulation once it leaves the tree.
+// One per search agent: the heuristic inline (no box) saves a pointer chase per rollout turn.
+#[allow(clippy::large_enum_variant)]
 pub enum Rollout {
     /// Uniformly random legal actions, called without dynamic dispatch (the default, and by
     /// far the most frequent call of a search).
     Random,
-    /// Any other agent: a heuristic or a script.
+    /// One of the paper's heuristics, called without dynamic dispatch (the championship's
+    /// searches roll out with `aggressive`).
+    Heuristic(Heuristic),
+    /// Any other agent: a script, say.
     Agent(Box<dyn Agent>),
 }
 
@@ -134,6 +139,7 @@ impl Rollout {
     fn name(&self) -> &str {
         match self {
             Rollout::Random => "random rollout",
+            Rollout::Heuristic(h) => h.name(),
             Rollout::Agent(a) => a.name(),
         }
     }
@@ -148,6 +154,7 @@ pub struct SearchAgent {
     worlds: Determinizer,
     path: Vec<NodeId>,
     options: Vec<Candidate>,
+    root: RootOptions,
     /// Simulations run, and player-turns simulated, over all decisions (for benchmarks).
     simulations: u64,
     turns: u64,
@@ -155,6 +162,16 @@ pub struct SearchAgent {
     /// its tree stays in `tree` until the next search.
     last_iterations: u32,
     last_simulations: u64,
+}
+
+/// The root's actions and their children. The root is the observer's own decision, whose
+/// legal actions are the same in every world: they are listed, and their children looked up,
+/// once per search instead of once per simulation.
+#[derive(Debug, Default)]
+struct RootOptions {
+    /// Whether `options` holds the root's actions (after the search's first simulation).
+    ready: bool,
+    options: Vec<Candidate>,
 }
 
 /// One legal action at a tree node in the current world.
@@ -175,6 +192,7 @@ impl SearchAgent {
             worlds: Determinizer::new(),
             path: Vec::with_capacity(64),
             options: Vec::with_capacity(64),
+            root: RootOptions::default(),
             simulations: 0,
             turns: 0,
             last_iterations: 0,
@@ -217,25 +235,28 @@ impl SearchAgent {
         let mut world_stream = SimStreams(chacha_stream(key, Purpose::Search, 1));
         let table = Table::from_parts(obs.rules.clone(), obs.standings, obs.active, obs.round);
         self.tree.reset();
+        self.root.ready = false;
         let deadline = (p.time_limit_ms > 0.0)
             .then(|| Duration::try_from_secs_f64(p.time_limit_ms / 1000.0).ok())
             .flatten()
             .and_then(|limit| Instant::now().checked_add(limit));
         let simulations_before = self.simulations;
         self.last_iterations = 0;
+        // What every world shares, worked out once (the worlds then cannot fail).
+        self.worlds
+            .prepare(obs, p.oracle)
+            .map_err(|e| AgentError(format!("{}: {e}", self.name)))?;
         'outer: for _ in 0..p.iterations.max(1) {
             self.last_iterations += 1;
             for _ in 0..p.determinizations.max(1) {
-                let world = self
-                    .worlds
-                    .sample(obs, &mut *rng, p.oracle)
-                    .map_err(|e| AgentError(format!("{}: {e}", self.name)))?;
+                let world = self.worlds.draw(obs, &mut *rng);
                 self.path.clear();
                 let mut sim = Sim {
                     tree: &mut self.tree,
                     node: ROOT,
                     path: &mut self.path,
                     options: &mut self.options,
+                    root: &mut self.root,
                     in_tree: true,
                     chosen_discard: None,
                     rollout: &mut self.rollout,
@@ -428,24 +449,28 @@ impl SearchAgent {
     }
 
     fn backpropagate(&mut self, rewards: &[f64; MAX_PLAYERS]) {
-        self.tree.node_mut(ROOT).visits += 1;
+        self.tree.node_mut(ROOT).record(0.0);
         for &id in self.path.iter() {
             let node = self.tree.node_mut(id);
-            node.visits += 1;
-            node.total += rewards[node.player as usize];
+            node.record(rewards[node.player as usize]);
         }
     }
 }
 
 /// Natural logarithms of small counts, computed once: UCB takes one per available child at
 /// every tree step.
-fn ln(n: u32) -> f64 {
-    static TABLE: std::sync::LazyLock<Vec<f64>> =
-        std::sync::LazyLock::new(|| (0..4096u32).map(|i| f64::from(i).ln()).collect());
-    match TABLE.get(n as usize) {
+fn ln(table: &[f64], n: u32) -> f64 {
+    match table.get(n as usize) {
         Some(&x) => x,
         None => f64::from(n).ln(),
     }
+}
+
+/// The table [`ln`] reads (looked up once per tree step, not once per child).
+fn ln_table() -> &'static [f64] {
+    static TABLE: std::sync::LazyLock<Vec<f64>> =
+        std::sync::LazyLock::new(|| (0..4096u32).map(|i| f64::from(i).ln()).collect());
+    &TABLE
 }
 
 /// Rewards of every seat for a simulated round.
@@ -485,6 +510,8 @@ struct Sim<'a> {
     node: NodeId,
     path: &'a mut Vec<NodeId>,
     options: &'a mut Vec<Candidate>,
+    /// The root's actions, kept from the search's first simulation on.
+    root: &'a mut RootOptions,
     in_tree: bool,
     /// The discard chosen in the tree together with the call decision, for the engine's next
     /// question.
@@ -498,58 +525,71 @@ struct Sim<'a> {
 }
 
 impl Sim<'_> {
-    /// One tree step among `self.options` (the actions legal in this world) for `seat`:
-    /// counts availability, expands an untried action if there is one (and hands over to the
-    /// rollout), else descends to the best child by UCB. Returns the option chosen.
+    /// Whether this step is at the root with its actions already listed: then the caller
+    /// leaves `self.options` alone and [`Sim::step`] reads the root's own list.
+    #[inline]
+    fn root_ready(&self) -> bool {
+        self.node == ROOT && self.root.ready
+    }
+
+    /// One tree step among `self.options` (the actions legal in this world), or the root's
+    /// kept list, for `seat`: counts availability, expands an untried action if there is one
+    /// (and hands over to the rollout), else descends to the best child by UCB. Returns the
+    /// option chosen.
     fn step(&mut self, seat: usize, turn: u32) -> Candidate {
         let parent = self.node;
-        // The child of each action legal here, if it was tried before (one hash probe each).
-        let options = &mut *self.options;
-        for o in options.iter_mut() {
-            o.child = self.tree.child(parent, o.key);
-            if let Some(c) = o.child {
-                self.tree.node_mut(c).avail += 1;
+        let at_root = parent == ROOT;
+        let kept = at_root && self.root.ready;
+        let tree = &mut *self.tree;
+        let options: &mut Vec<Candidate> = if kept {
+            // The children are those of the last simulation, kept up to date below.
+            for o in self.root.options.iter() {
+                if let Some(c) = o.child {
+                    tree.node_mut(c).avail += 1;
+                }
             }
-        }
+            &mut self.root.options
+        } else {
+            // The child of each action legal here, if it was tried before (one hash probe
+            // each; none at a node never expanded, the last of most simulations' paths).
+            if tree.has_children(parent) {
+                for o in self.options.iter_mut() {
+                    o.child = tree.child(parent, o.key);
+                    if let Some(c) = o.child {
+                        tree.node_mut(c).avail += 1;
+                    }
+                }
+            } else {
+                for o in self.options.iter_mut() {
+                    o.child = None;
+                }
+            }
+            &mut *self.options
+        };
         let untried = options.iter().filter(|o| o.child.is_none()).count() as u32;
-        if untried > 0 {
+        let (chosen, id) = if untried > 0 {
             let pick = self.rng.below(untried);
-            let chosen = *self
-                .options
+            let (i, &chosen) = options
                 .iter()
-                .filter(|o| o.child.is_none())
+                .enumerate()
+                .filter(|(_, o)| o.child.is_none())
                 .nth(pick as usize)
                 .expect("counted");
-            let id = self.tree.add(parent, chosen.key, seat);
-            self.tree.node_mut(id).avail = 1;
-            self.path.push(id);
-            self.node = id;
+            let id = tree.add(parent, chosen.key, seat);
+            tree.node_mut(id).avail = 1;
+            options[i].child = Some(id);
             self.in_tree = false;
             self.rollout_from = turn;
-            return chosen;
+            (chosen, id)
+        } else {
+            let i = best_child(tree, parent, options, self.params);
+            let chosen = options[i];
+            (chosen, chosen.child.expect("all tried"))
+        };
+        if at_root && !kept {
+            self.root.options.clone_from(self.options);
+            self.root.ready = true;
         }
-        let c = self.params.exploration;
-        let parent_visits = f64::from(self.tree.node(parent).visits + 1);
-        let mut best = (f64::NEG_INFINITY, 0usize);
-        for (i, o) in self.options.iter().enumerate() {
-            let node = self.tree.node(o.child.expect("all tried"));
-            let visits = f64::from(node.visits.max(1));
-            let avail = f64::from(node.avail.max(1));
-            let score = match self.params.selection {
-                Selection::Availability => {
-                    node.mean() + c * (ln(node.avail.max(1)) / visits).sqrt()
-                }
-                // The parent's visits including this one, as the availability counts are.
-                Selection::Legality => {
-                    node.mean() + c * (parent_visits.ln() / visits).sqrt() * (avail / parent_visits)
-                }
-            };
-            if score > best.0 {
-                best = (score, i);
-            }
-        }
-        let chosen = self.options[best.1];
-        let id = chosen.child.expect("all tried");
         self.path.push(id);
         self.node = id;
         chosen
@@ -569,19 +609,96 @@ impl Sim<'_> {
         });
     }
 
-    fn set_options(&mut self, keys: impl IntoIterator<Item = u64>) {
-        self.options.clear();
-        for key in keys {
+    /// A call decision in the tree (see [`Seats::call`] for `Sim`): `true` to call, else
+    /// the discard chosen with it is kept for the engine's next question. Out of line, so
+    /// that the rollouts' calls stay short.
+    #[inline(never)]
+    fn tree_call(&mut self, seat: usize, obs: &Observation<'_>) -> bool {
+        if !self.root_ready() {
+            self.discard_options(obs);
             self.options.push(Candidate {
-                key,
+                key: key::CALL,
                 child: None,
                 discard: Discard::new(),
             });
         }
+        let chosen = self.step(seat, obs.turn);
+        if chosen.key == key::CALL {
+            return true;
+        }
+        self.chosen_discard = Some(chosen.discard);
+        false
+    }
+
+    /// A discard in the tree (when no call was offered).
+    #[inline(never)]
+    fn tree_discard(&mut self, seat: usize, obs: &Observation<'_>) -> Discard {
+        if !self.root_ready() {
+            self.discard_options(obs);
+        }
+        self.step(seat, obs.turn).discard
+    }
+
+    /// A pick in the tree: the stock or a card on offer.
+    #[inline(never)]
+    fn tree_pick(&mut self, seat: usize, obs: &Observation<'_>) -> Pick {
+        if !self.root_ready() {
+            self.options.clear();
+            for k in std::iter::once(key::STOCK).chain(obs.pickable.iter().map(|&c| key::pile(c))) {
+                self.options.push(Candidate {
+                    key: k,
+                    child: None,
+                    discard: Discard::new(),
+                });
+            }
+        }
+        let chosen = self.step(seat, obs.turn).key;
+        match obs.pickable.iter().find(|&&c| key::pile(c) == chosen) {
+            Some(&card) => Pick::Pile(card),
+            None => Pick::Stock,
+        }
     }
 }
 
+/// The index of the option whose child (every option has one) has the best UCB score; the
+/// first of equals.
+#[inline]
+fn best_child(tree: &Tree, parent: NodeId, options: &[Candidate], params: &SearchParams) -> usize {
+    let c = params.exploration;
+    let mut best = (f64::NEG_INFINITY, 0usize);
+    let child = |o: &Candidate| tree.node(o.child.expect("all tried"));
+    match params.selection {
+        Selection::Availability => {
+            let table = ln_table();
+            for (i, o) in options.iter().enumerate() {
+                let node = child(o);
+                let visits = f64::from(node.visits.max(1));
+                let score = node.mean() + c * (ln(table, node.avail.max(1)) / visits).sqrt();
+                if score > best.0 {
+                    best = (score, i);
+                }
+            }
+        }
+        // The parent's visits including this one, as the availability counts are.
+        Selection::Legality => {
+            let parent_visits = f64::from(tree.node(parent).visits + 1);
+            let ln_parent = parent_visits.ln();
+            for (i, o) in options.iter().enumerate() {
+                let node = child(o);
+                let visits = f64::from(node.visits.max(1));
+                let avail = f64::from(node.avail.max(1));
+                let score = node.mean() + c * (ln_parent / visits).sqrt() * (avail / parent_visits);
+                if score > best.0 {
+                    best = (score, i);
+                }
+            }
+        }
+    }
+    best.1
+}
+
 impl Seats for Sim<'_> {
+    #[inline]
     fn name(&self, _seat: usize) -> &str {
         self.rollout.name()
     }
@@ -591,6 +708,7 @@ impl Seats for Sim<'_> {
     /// is hidden for an opponent; a separate call/no-call node would file the opponent's
     /// discards under different parents depending on its sampled hand, and the tree would be
     /// keyed on hidden information.
+    #[inline]
     fn call(
         &mut self,
         seat: usize,
@@ -600,23 +718,14 @@ impl Seats for Sim<'_> {
         if !self.in_tree {
             return match self.rollout {
                 Rollout::Random => Ok(RandomAgent::choose_call(&mut *self.rng)),
+                Rollout::Heuristic(h) => h.call(obs, &mut *self.rng),
                 Rollout::Agent(a) => a.call(obs, &mut *self.rng),
             };
         }
-        self.discard_options(obs);
-        self.options.push(Candidate {
-            key: key::CALL,
-            child: None,
-            discard: Discard::new(),
-        });
-        let chosen = self.step(seat, obs.turn);
-        if chosen.key == key::CALL {
-            return Ok(true);
-        }
-        self.chosen_discard = Some(chosen.discard);
-        Ok(false)
+        Ok(self.tree_call(seat, obs))
     }
 
+    #[inline]
     fn discard(
         &mut self,
         seat: usize,
@@ -630,13 +739,14 @@ impl Seats for Sim<'_> {
         if !self.in_tree {
             return match self.rollout {
                 Rollout::Random => Ok(RandomAgent::choose_discard(obs, &mut *self.rng)),
+                Rollout::Heuristic(h) => h.discard(obs, &mut *self.rng),
                 Rollout::Agent(a) => a.discard(obs, &mut *self.rng),
             };
         }
-        self.discard_options(obs);
-        Ok(self.step(seat, obs.turn).discard)
+        Ok(self.tree_discard(seat, obs))
     }
 
+    #[inline]
     fn pick(
         &mut self,
         seat: usize,
@@ -646,30 +756,23 @@ impl Seats for Sim<'_> {
         if !self.in_tree {
             return match self.rollout {
                 Rollout::Random => Ok(RandomAgent::choose_pick(obs, &mut *self.rng)),
+                Rollout::Heuristic(h) => h.pick(obs, &mut *self.rng),
                 Rollout::Agent(a) => a.pick(obs, &mut *self.rng),
             };
         }
-        let mut keys = [0u64; MAX_HAND + 1];
-        keys[0] = key::STOCK;
-        for (k, &card) in keys[1..].iter_mut().zip(obs.pickable) {
-            *k = key::pile(card);
-        }
-        self.set_options(keys[..=obs.pickable.len()].iter().copied());
-        let chosen = self.step(seat, obs.turn).key;
-        Ok(
-            match obs.pickable.iter().find(|&&c| key::pile(c) == chosen) {
-                Some(&card) => Pick::Pile(card),
-                None => Pick::Stock,
-            },
-        )
+        Ok(self.tree_pick(seat, obs))
     }
 
+    #[inline]
     fn enumerated(&self, _seat: usize) -> bool {
-        // In the tree, discards are the enumerator's; in a random rollout too. Any other
-        // rollout agent is checked like an agent at a table.
-        self.in_tree || matches!(self.rollout, Rollout::Random)
+        // In the tree, discards are the enumerator's; in a random rollout too; a heuristic's
+        // are a card of its hand, a same-rank subset of it or one of its maximal runs in rank
+        // order (`Heuristic::choose_discard`), which the engine's check would pass and leave
+        // in that order. Any other rollout agent is checked like an agent at a table.
+        self.in_tree || matches!(self.rollout, Rollout::Random | Rollout::Heuristic(_))
     }
 
+    #[inline]
     fn stop(&mut self, turn: u32) -> bool {
         let cap = self.params.rollout_turns;
         cap > 0 && !self.in_tree && turn - self.rollout_from >= cap
@@ -928,10 +1031,13 @@ impl crate::family::Recipe for SearchRecipe {
     }
 
     fn build(&self, id: &str) -> Box<dyn Agent> {
+        let rollout_id = format!("{id}/rollout");
         let rollout = if self.rollout.uniform_random() {
             Rollout::Random
+        } else if let Some(h) = Heuristic::from_recipe(&*self.rollout, &rollout_id) {
+            Rollout::Heuristic(h)
         } else {
-            Rollout::Agent(self.rollout.build(&format!("{id}/rollout")))
+            Rollout::Agent(self.rollout.build(&rollout_id))
         };
         Box::new(SearchAgent::new(id, self.params, rollout))
     }

@@ -42,23 +42,33 @@ pub struct Node {
     pub key: u64,
     /// The seat that chose this action.
     pub player: u8,
+    /// Visits (changed only by [`Node::record`], which keeps the mean).
     pub visits: u32,
     /// Visits of the parent in which this action was legal.
     pub avail: u32,
-    /// Sum of the chooser's rewards over the visits.
+    /// Sum of the chooser's rewards over the visits (changed only by [`Node::record`]).
     pub total: f64,
+    /// `total / visits` (0 before any visit), kept by [`Node::record`]: every tree step reads
+    /// the mean of every child, and a division each showed in profiles.
+    mean: f64,
     parent: NodeId,
     first_child: NodeId,
     next_sibling: NodeId,
 }
 
 impl Node {
+    /// The chooser's mean reward: `total / visits`, 0 before any visit.
+    #[inline]
     pub fn mean(&self) -> f64 {
-        if self.visits == 0 {
-            0.0
-        } else {
-            self.total / f64::from(self.visits)
-        }
+        self.mean
+    }
+
+    /// One more visit, with the chooser's `reward`.
+    #[inline]
+    pub fn record(&mut self, reward: f64) {
+        self.visits += 1;
+        self.total += reward;
+        self.mean = self.total / f64::from(self.visits);
     }
 }
 
@@ -71,30 +81,26 @@ pub struct Tree {
     index: Index,
 }
 
-/// Open addressing over (parent, key), cleared by bumping a generation, never freed.
+/// Open addressing over (parent, key), cleared (not freed) between searches.
 #[derive(Clone, Debug, Default)]
 struct Index {
     slots: Vec<Slot>,
-    generation: u32,
     len: usize,
 }
 
+/// 16 bytes, four to a cache line: a search probes one for every legal action at every step.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
+    /// The action's key; 0 (no action's key: every key has a tag) for an empty slot.
     key: u64,
     parent: NodeId,
     child: NodeId,
-    /// The slot is in use when this equals the index's generation.
-    generation: u32,
 }
 
 impl Index {
+    /// Empties every slot (a few microseconds for the largest tables, once per search).
     fn clear(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.slots.iter_mut().for_each(|s| s.generation = 0);
-            self.generation = 1;
-        }
+        self.slots.fill(Slot::default());
         self.len = 0;
     }
 
@@ -114,11 +120,11 @@ impl Index {
         let mut i = self.home(parent, key);
         loop {
             let s = &self.slots[i];
-            if s.generation != self.generation {
-                return None;
-            }
             if s.key == key && s.parent == parent {
                 return Some(s.child);
+            }
+            if s.key == 0 {
+                return None;
             }
             i = (i + 1) & mask;
         }
@@ -126,6 +132,7 @@ impl Index {
 
     /// Indexes `child`, which is already the last of `nodes`.
     fn insert(&mut self, parent: NodeId, key: u64, child: NodeId, nodes: &[Node]) {
+        debug_assert_ne!(key, 0, "every action's key has a tag");
         if (self.len + 1) * 2 > self.slots.len() {
             // Places every node, the new one included.
             self.grow(nodes);
@@ -138,22 +145,16 @@ impl Index {
     fn place(&mut self, parent: NodeId, key: u64, child: NodeId) {
         let mask = self.slots.len() - 1;
         let mut i = self.home(parent, key);
-        while self.slots[i].generation == self.generation {
+        while self.slots[i].key != 0 {
             i = (i + 1) & mask;
         }
-        self.slots[i] = Slot {
-            key,
-            parent,
-            child,
-            generation: self.generation,
-        };
+        self.slots[i] = Slot { key, parent, child };
     }
 
     /// Doubles the table and places every node again (nodes know their parents).
     fn grow(&mut self, nodes: &[Node]) {
         let size = (self.slots.len() * 2).max(256);
         self.slots = vec![Slot::default(); size];
-        self.generation = 1;
         for (id, node) in nodes.iter().enumerate().skip(1) {
             self.place(node.parent, node.key, id as NodeId);
         }
@@ -171,6 +172,7 @@ impl Tree {
             visits: 0,
             avail: 0,
             total: 0.0,
+            mean: 0.0,
             parent: NONE,
             first_child: NONE,
             next_sibling: NONE,
@@ -191,6 +193,12 @@ impl Tree {
 
     pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
         &mut self.nodes[id as usize]
+    }
+
+    /// Whether any action was ever tried at `parent`.
+    #[inline]
+    pub fn has_children(&self, parent: NodeId) -> bool {
+        self.nodes[parent as usize].first_child != NONE
     }
 
     /// The child of `parent` reached by `key`, if it was ever tried.
@@ -222,6 +230,7 @@ impl Tree {
             visits: 0,
             avail: 0,
             total: 0.0,
+            mean: 0.0,
             parent,
             first_child: NONE,
             next_sibling: next,
