@@ -105,6 +105,119 @@ def test_a_vector_table_plays_the_games_a_single_table_plays():
     assert steps > 20, steps
 
 
+def _same(a, b, what=""):
+    """Deep equality of nested lists, tuples, dicts and arrays (arrays bit for bit)."""
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, what
+        assert a.tobytes() == b.tobytes(), what
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), what
+        for k in a:
+            _same(a[k], b[k], f"{what}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), what
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{what}[{i}]")
+    else:
+        assert a == b, (what, a, b)
+
+
+def test_threads_change_no_result():
+    # A vector's tables stepped on 1, 2 or 5 threads (37 tables: uneven shares) play the same
+    # games move for move and return the same arrays: observations, action rows, masks,
+    # rewards, ends, winners, seats, and what the tables say of themselves afterwards.
+    n = 37
+
+    def play(threads, encoding):
+        v = dhumbal.DhumbalVectorEnv(
+            n, rules="paper", players=3, encoding=encoding, opponents=["aggressive", "random"], threads=threads
+        )
+        assert v.num_threads == threads
+        obs, info = v.reset(seed=21)
+        rng = np.random.default_rng(5)
+        out = []
+        for _ in range(250):
+            out.append(({k: x.copy() for k, x in obs.items()}, info["seat"].copy()))
+            a = (rng.random(obs["action_mask"].shape) * obs["action_mask"]).argmax(1)
+            obs, r, term, trunc, info = v.step(a)
+            out.append((r.copy(), term.copy(), trunc.copy(), info.get("winner", np.full(n, -2)).copy()))
+        # The native tables leave a table given -1 as it was.
+        t = v._tables
+        t.step(np.where(np.arange(n) % 4 == 1, -1, 0), True)
+        out.append({k: x.copy() for k, x in v._buf.batch().items()})
+        out.append([(t.games_played(i), t.skipped(i), t.describe(i)) for i in range(n)])
+        # Resets without a seed go on to each table's next game.
+        obs, info = v.reset()
+        out.append(({k: x.copy() for k, x in obs.items()}, info["seat"].copy()))
+        return out
+
+    for encoding in ["cards", "paper"]:
+        one = play(1, encoding)
+        # Games ended on the way (so that autoreset was crossed too).
+        assert sum(int(x[1].sum()) for x in one[1:500:2]) > 20, encoding
+        for threads in [2, 5]:
+            _same(one, play(threads, encoding), f"{encoding}, {threads} threads")
+
+
+def test_threaded_tables_refuse_an_illegal_action_and_change_nothing():
+    kw = dict(rules="paper", players=4, encoding="cards")
+    v = dhumbal.DhumbalVectorEnv(300, threads=2, **kw)
+    twin = dhumbal.DhumbalVectorEnv(300, threads=1, **kw)
+    obs, _ = v.reset(seed=3)
+    twin.reset(seed=3)
+    a = np.zeros(300, np.int64)
+    # Table 250 is in the second thread's share: its illegal action moves no table.
+    a[250] = int(np.flatnonzero(obs["action_mask"][250] == 0)[0])
+    with pytest.raises(ValueError, match="table 250: action .* is not legal"):
+        v.step(a)
+    for _ in range(30):
+        x, y = v.step(np.zeros(300, np.int64)), twin.step(np.zeros(300, np.int64))
+        _same(x[:4], y[:4])
+    with pytest.raises(ValueError, match="threads"):
+        dhumbal.DhumbalVectorEnv(4, threads=0, **kw)
+    # The default: one thread per 128 tables, at most the cores there are.
+    assert dhumbal.DhumbalVectorEnv(8, **kw).num_threads == 1
+
+
+def test_the_aec_wrapper_is_pettingzoos_in_every_answer():
+    # `dhumbal.env` wraps the environment in a subclass of PettingZoo's OrderEnforcingWrapper
+    # that reads the attributes of every step directly: the same checks before reset, and
+    # the same game as PettingZoo's own wrapper, answer for answer.
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+    fast = dhumbal.env(rules="paper", players=4, encoding="cards")
+    slow = OrderEnforcingWrapper(dhumbal.raw_env(rules="paper", players=4, encoding="cards"))
+    assert isinstance(fast, OrderEnforcingWrapper) and str(fast) == str(slow)
+    for env in [fast, slow]:
+        for name in ["agent_selection", "agents", "rewards", "terminations", "truncations", "infos"]:
+            with pytest.raises(AttributeError, match=f"{name} cannot be accessed before reset"):
+                getattr(env, name)
+        with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+            env.last()
+        with pytest.raises(AssertionError, match="reset\\(\\) needs to be called before step"):
+            env.step(0)
+        with pytest.raises(AssertionError, match="before observe"):
+            env.observe("player_0")
+
+    def play(env):
+        env.reset(seed=8)
+        rng = np.random.default_rng(2)
+        out = []
+        for episode in range(3):
+            for agent in env.agent_iter():
+                obs, reward, term, trunc, info = env.last()
+                out.append((agent, obs, reward, term, trunc, info, dict(env.rewards), dict(env._cumulative_rewards)))
+                a = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
+                env.step(a)
+            out.append((list(env.agents), dict(env.terminations), dict(env.infos)))
+            env.reset()
+        return out
+
+    a, b = play(fast), play(slow)
+    assert len(a) > 100
+    _same(a, b)
+
+
 def test_masked_random_play_never_makes_an_illegal_move():
     # 100,000 decisions by a uniformly random masked policy over all seats of 64 tables; the
     # engine checks every action and would raise on an illegal one.

@@ -14,12 +14,21 @@
 //! environment (one table, every seat a Python player), the Gymnasium environment (one table,
 //! one learner seat) and the vector environment (`n` tables) on it.
 //!
+//! Threads: the tables are split into `threads` contiguous shares; the first is stepped on
+//! the calling thread, each other one on a worker thread of its own, which starts its tables'
+//! coroutines and keeps them until they are dropped (a coroutine never changes threads). A
+//! table's games depend only on the seed and its index, so every thread count plays the same
+//! games, move for move, and writes the same arrays.
+//!
 //! Reproducible: game `g` of a seed is dealt from the streams of (seed, g) exactly as the
 //! runner deals game `g` of a stage; table `i` of `n` plays games `i`, `i + n`, `i + 2n`, ...,
 //! so a vector of tables plays the same games whatever the Python side does between steps.
 
 mod config;
 mod play;
+
+use std::sync::Arc;
+use std::sync::mpsc;
 
 use numpy::{
     PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1,
@@ -39,11 +48,24 @@ use play::{Status, TableRun};
 /// more than this (a hand holds at most 10 cards).
 pub const ACTION_SLOTS: usize = 128;
 
+/// Tables per thread below which the default thread count does not add a thread: stepping a
+/// table costs about a microsecond, waking a thread some.
+const TABLES_PER_THREAD: usize = 128;
+
 /// `n` tables of one configuration, stepped together.
 #[pyclass(unsendable, module = "dhumbal._native")]
 struct Tables {
-    setup: std::sync::Arc<Setup>,
-    runs: Vec<TableRun>,
+    setup: Arc<Setup>,
+    /// The number of tables.
+    n: usize,
+    /// The tables of the first share (`shares[0]`), stepped on the calling thread.
+    local: Vec<TableRun>,
+    /// The shares of the tables, in table order: the first is `local`, each other one lives
+    /// on its worker thread.
+    shares: Vec<Share>,
+    /// Each table's state after the last `reset` or `step`, for checking actions before any
+    /// table moves.
+    summary: Vec<Summary>,
     /// The seed of the last `reset` that gave one.
     seed: Option<u64>,
     /// The arrays every `reset` and `step` writes into (`bind`).
@@ -70,23 +92,57 @@ impl Tables {
     /// `random` or a seat number: where the one Python player sits), `encoding` (`cards` or
     /// `paper`), `reward` (`score` or `win`), `reward_scale`, `game_reward`, `rounds` (coins:
     /// rounds per episode). `base`: the folder relative paths in agent entries start from.
+    /// `threads`: how many threads step the tables (each steps a contiguous share; at most
+    /// one per table). Default: one per `TABLES_PER_THREAD` tables, at most the cores this
+    /// process may use. The thread count changes no result.
     #[new]
-    fn new(config: &str, base: &str, n: usize) -> PyResult<Tables> {
+    #[pyo3(signature = (config, base, n, threads = None))]
+    fn new(config: &str, base: &str, n: usize, threads: Option<usize>) -> PyResult<Tables> {
         if n == 0 {
             return Err(PyValueError::new_err(
                 "the number of tables must be at least 1",
             ));
         }
+        let threads = match threads {
+            Some(0) => {
+                return Err(PyValueError::new_err(
+                    "threads: expected at least 1 (or None for the default)",
+                ));
+            }
+            Some(t) => t.min(n),
+            None => std::thread::available_parallelism()
+                .map_or(1, |c| c.get())
+                .min(n / TABLES_PER_THREAD)
+                .max(1),
+        };
         let setup =
             Setup::parse(config, std::path::Path::new(base)).map_err(PyValueError::new_err)?;
+        let mut shares = Vec::with_capacity(threads);
+        for k in 0..threads {
+            let (lo, hi) = (k * n / threads, (k + 1) * n / threads);
+            let worker = if k == 0 {
+                None
+            } else {
+                Some(Worker::spawn(k, hi - lo).map_err(PyRuntimeError::new_err)?)
+            };
+            shares.push(Share { lo, hi, worker });
+        }
         Ok(Tables {
-            setup: std::sync::Arc::new(setup),
-            runs: Vec::new(),
+            setup: Arc::new(setup),
+            n,
+            local: (0..shares[0].hi).map(|_| TableRun::idle()).collect(),
+            shares,
+            summary: vec![Summary::IDLE; n],
             seed: None,
             arrays: None,
             render: false,
-        }
-        .with_tables(n))
+        })
+    }
+
+    /// Threads that step the tables (the calling one included).
+    #[getter]
+    fn threads(&self) -> usize {
+        self.shares.len()
     }
 
     /// Players at a table.
@@ -140,7 +196,7 @@ impl Tables {
 
     #[getter]
     fn num_tables(&self) -> usize {
-        self.runs.len()
+        self.n
     }
 
     /// Binds the arrays every `reset` and `step` writes into: per table the deciding seat's
@@ -158,7 +214,7 @@ impl Tables {
         done: Bound<'_, PyArray1<bool>>,
         winner: Bound<'_, PyArray1<i64>>,
     ) -> PyResult<()> {
-        let n = self.runs.len();
+        let n = self.n;
         let state_dim = self.setup.encoding.state_dim();
         let action_dim = self.setup.encoding.action_dim().max(1);
         let players = self.setup.rules.players();
@@ -222,17 +278,17 @@ impl Tables {
     /// `step` (the arrays' rewards are zero).
     #[pyo3(signature = (seed))]
     fn reset(&mut self, py: Python<'_>, seed: Option<u64>) -> PyResult<()> {
-        let n = self.runs.len();
+        let n = self.n;
         let stride = n as u64;
         let first: Vec<u64> = match (seed, self.seed) {
             (Some(_), _) => (0..stride).collect(),
             (None, Some(_)) => self
-                .runs
+                .summary
                 .iter()
                 .enumerate()
                 .map(|(i, r)| {
-                    if r.status().is_some() {
-                        r.game() + stride
+                    if r.status.is_some() {
+                        r.game + stride
                     } else {
                         i as u64
                     }
@@ -245,24 +301,38 @@ impl Tables {
             }
         };
         let seed = seed.or(self.seed).expect("checked above");
-        self.runs = first
-            .iter()
-            .map(|&g| {
-                TableRun::start(self.setup.clone(), seed, g, stride).map(|mut r| {
-                    r.set_render(self.render);
-                    r
-                })
-            })
-            .collect::<Result<_, _>>()
-            .map_err(PyRuntimeError::new_err)?;
-        self.seed = Some(seed);
+        let first: Arc<[u64]> = first.into();
+        let setup = self.setup.clone();
+        let render = self.render;
         let mut out = self.out(py)?;
-        for (i, run) in self.runs.iter_mut().enumerate() {
-            run.next_decision().map_err(PyRuntimeError::new_err)?;
-            out.write(i, run, false, false)
-                .map_err(PyRuntimeError::new_err)?;
-        }
-        Ok(())
+        let raw = out.raw();
+        let replies = self.on_all(move |lo, runs| {
+            let mut fresh = Vec::with_capacity(runs.len());
+            for i in lo..lo + runs.len() {
+                let mut r = match TableRun::start(setup.clone(), seed, first[i], stride) {
+                    Ok(r) => r,
+                    Err(e) => return (None, Some((i, e))),
+                };
+                r.set_render(render);
+                fresh.push(r);
+            }
+            *runs = fresh;
+            let mut error = None;
+            for (k, run) in runs.iter_mut().enumerate() {
+                let i = lo + k;
+                let done = run
+                    .next_decision()
+                    .and_then(|()| unsafe { raw.write(i, run, false, false) });
+                if let Err(e) = done {
+                    error = Some((i, e));
+                    break;
+                }
+            }
+            (Some(runs.iter().map(Summary::of).collect()), error)
+        });
+        drop(out);
+        self.seed = Some(seed);
+        self.gather(replies)
     }
 
     /// Plays `actions[i]` (an index into the legal actions of table `i`'s pending decision,
@@ -274,18 +344,79 @@ impl Tables {
     /// decision (rewards and `done` are the finished episode's); without it, the table waits
     /// for `reset`. Tables whose action is -1 do not move and their rows are not written
     /// (they keep the previous step's values). An action that is not legal raises before any
-    /// table moves; an agent's error at table j raises after the tables before j moved.
+    /// table moves; an agent's error at table j raises after the other tables of its thread's
+    /// share that come before it moved (and the other threads' tables).
     fn step(
         &mut self,
         py: Python<'_>,
         actions: PyReadonlyArray1<'_, i64>,
         autoreset: bool,
     ) -> PyResult<()> {
-        let n = self.runs.len();
-        if self.runs.iter().any(|r| r.status().is_none()) {
+        self.step_slice(py, actions.as_slice()?, autoreset)
+    }
+
+    /// `step` of one table (`n` = 1) with its action as a number: what the AEC and
+    /// single-table environments call, without an array to convert.
+    fn step_one(&mut self, py: Python<'_>, action: i64, autoreset: bool) -> PyResult<()> {
+        self.step_slice(py, &[action], autoreset)
+    }
+
+    /// The legal actions of table `i`'s pending decision, described for people
+    /// (`call`, `no call`, `discard 7♠ 7♥`, `draw from the stock`, `take 5♦`).
+    fn describe(&mut self, i: usize) -> PyResult<Vec<String>> {
+        self.on_one(i, |run| run.describe())
+    }
+
+    /// Whether the tables keep, at each Python decision, what `render` shows (off by
+    /// default: stepping then keeps and allocates nothing for it). Takes effect at once.
+    fn set_render(&mut self, on: bool) -> PyResult<()> {
+        self.render = on;
+        let replies = self.on_all(move |_, runs| {
+            for r in runs.iter_mut() {
+                r.set_render(on);
+            }
+            (None, None)
+        });
+        self.gather(replies)
+    }
+
+    /// Table `i` as text, drawn by the renderer of `dhumbal-run show`: at a decision, the
+    /// deciding seat's view (its hand face up, the other hands face down with the cards they
+    /// took from the pile, the pile's top, the stock, the standings) and the legal actions by
+    /// slot; after a game, its winner and standings. `colour`: ANSI colours (red hearts and
+    /// diamonds, dim face-down cards). Needs `set_render(True)` before the decision.
+    #[pyo3(signature = (i, colour = false))]
+    fn render(&mut self, i: usize, colour: bool) -> PyResult<String> {
+        self.on_one(i, move |run| {
+            let paint = if colour {
+                dhumbal_runner::render::Paint::colour()
+            } else {
+                dhumbal_runner::render::Paint::plain()
+            };
+            run.render(paint)
+        })
+    }
+
+    /// Episodes of table `i` since the last reset that ended before its Python player's first
+    /// decision (another player called at once): played but not reported, as an environment
+    /// cannot return an episode in which its agent never acted.
+    fn skipped(&mut self, i: usize) -> PyResult<u64> {
+        self.on_one(i, |r| r.skipped())
+    }
+
+    /// Games finished on table `i` since the last reset.
+    fn games_played(&mut self, i: usize) -> PyResult<u64> {
+        self.on_one(i, |r| r.games_played())
+    }
+}
+
+impl Tables {
+    /// `step` (see there), the actions as a slice.
+    fn step_slice(&mut self, py: Python<'_>, actions: &[i64], autoreset: bool) -> PyResult<()> {
+        let n = self.n;
+        if self.summary.iter().any(|r| r.status.is_none()) {
             return Err(PyRuntimeError::new_err("call reset() before step()"));
         }
-        let actions = actions.as_slice()?;
         if actions.len() != n {
             return Err(PyValueError::new_err(format!(
                 "{} actions for {n} tables",
@@ -293,13 +424,13 @@ impl Tables {
             )));
         }
         // Every action is checked before any table moves: an illegal one leaves all as they were.
-        for (i, (&a, run)) in actions.iter().zip(&self.runs).enumerate() {
+        for (i, (&a, run)) in actions.iter().zip(&self.summary).enumerate() {
             if a == -1 {
                 continue;
             }
-            match run.status() {
+            match run.status {
                 Some(Status::Decide) => {
-                    let legal = run.legal();
+                    let legal = run.legal;
                     if a < 0 || a as usize >= legal {
                         return Err(PyValueError::new_err(format!(
                             "table {i}: action {a} is not legal: this decision has {legal} legal actions (0 to {}), those the mask marks",
@@ -316,76 +447,29 @@ impl Tables {
             }
         }
         let mut out = self.out(py)?;
-        for (i, (&a, run)) in actions.iter().zip(self.runs.iter_mut()).enumerate() {
-            if a == -1 {
-                continue;
+        let raw = out.raw();
+        if self.shares.len() == 1 {
+            // One thread: no copy of the actions, no reply to wait for.
+            let error = step_share(0, &mut self.local, actions, autoreset, raw);
+            for (s, run) in self.summary.iter_mut().zip(&self.local) {
+                *s = Summary::of(run);
             }
-            run.advance(Some(a as usize))
-                .map_err(PyRuntimeError::new_err)?;
-            out.write(i, run, autoreset, true)
-                .map_err(PyRuntimeError::new_err)?;
+            drop(out);
+            return match error {
+                None => Ok(()),
+                Some((_, e)) => Err(PyRuntimeError::new_err(e)),
+            };
         }
-        Ok(())
+        let actions: Arc<[i64]> = actions.into();
+        let replies = self.on_all(move |lo, runs| {
+            let mine = &actions[lo..lo + runs.len()];
+            let error = step_share(lo, runs, mine, autoreset, raw);
+            (Some(runs.iter().map(Summary::of).collect()), error)
+        });
+        drop(out);
+        self.gather(replies)
     }
 
-    /// The legal actions of table `i`'s pending decision, described for people
-    /// (`call`, `no call`, `discard 7♠ 7♥`, `draw from the stock`, `take 5♦`).
-    fn describe(&self, i: usize) -> PyResult<Vec<String>> {
-        let run = self
-            .runs
-            .get(i)
-            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))?;
-        Ok(run.describe())
-    }
-
-    /// Whether the tables keep, at each Python decision, what `render` shows (off by
-    /// default: stepping then keeps and allocates nothing for it). Takes effect at once.
-    fn set_render(&mut self, on: bool) {
-        self.render = on;
-        for r in &mut self.runs {
-            r.set_render(on);
-        }
-    }
-
-    /// Table `i` as text, drawn by the renderer of `dhumbal-run show`: at a decision, the
-    /// deciding seat's view (its hand face up, the other hands face down with the cards they
-    /// took from the pile, the pile's top, the stock, the standings) and the legal actions by
-    /// slot; after a game, its winner and standings. `colour`: ANSI colours (red hearts and
-    /// diamonds, dim face-down cards). Needs `set_render(True)` before the decision.
-    #[pyo3(signature = (i, colour = false))]
-    fn render(&self, i: usize, colour: bool) -> PyResult<String> {
-        let run = self
-            .runs
-            .get(i)
-            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))?;
-        let paint = if colour {
-            dhumbal_runner::render::Paint::colour()
-        } else {
-            dhumbal_runner::render::Paint::plain()
-        };
-        Ok(run.render(paint))
-    }
-
-    /// Episodes of table `i` since the last reset that ended before its Python player's first
-    /// decision (another player called at once): played but not reported, as an environment
-    /// cannot return an episode in which its agent never acted.
-    fn skipped(&self, i: usize) -> PyResult<u64> {
-        self.runs
-            .get(i)
-            .map(|r| r.skipped())
-            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))
-    }
-
-    /// Games finished on table `i` since the last reset.
-    fn games_played(&self, i: usize) -> PyResult<u64> {
-        self.runs
-            .get(i)
-            .map(|r| r.games_played())
-            .ok_or_else(|| PyValueError::new_err(format!("no table {i}")))
-    }
-}
-
-impl Tables {
     /// The bound arrays, borrowed for writing.
     fn out<'py>(&self, py: Python<'py>) -> PyResult<Out<'py>> {
         let a = self
@@ -409,9 +493,214 @@ impl Tables {
         })
     }
 
-    fn with_tables(mut self, n: usize) -> Tables {
-        self.runs = (0..n).map(|_| TableRun::idle()).collect();
-        self
+    /// Runs `f(lo, tables)` on every share (`lo`: the index of its first table): on the
+    /// worker threads, and meanwhile the first share here; then waits for every reply.
+    fn on_all<F>(&mut self, f: F) -> Vec<Result<Reply, String>>
+    where
+        F: Fn(usize, &mut Vec<TableRun>) -> Reply + Send + Sync + 'static,
+    {
+        let f = Arc::new(f);
+        let waiting: Vec<_> = self.shares[1..]
+            .iter()
+            .map(|share| {
+                let f = f.clone();
+                let lo = share.lo;
+                share
+                    .worker
+                    .as_ref()
+                    .expect("every share but the first has a worker")
+                    .ask(move |runs| f(lo, runs))
+            })
+            .collect();
+        // The workers write into the arrays until they reply: a panic here waits for them.
+        let here = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(0, &mut self.local)));
+        let there: Vec<_> = waiting
+            .into_iter()
+            .map(|w| w.and_then(|rx| wait(&rx)))
+            .collect();
+        let here = here.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        std::iter::once(Ok(here)).chain(there).collect()
+    }
+
+    /// Runs `f` on table `i`, on the thread that holds it.
+    fn on_one<R, F>(&mut self, i: usize, f: F) -> PyResult<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&TableRun) -> R + Send + 'static,
+    {
+        if i >= self.n {
+            return Err(PyValueError::new_err(format!("no table {i}")));
+        }
+        let share = self
+            .shares
+            .iter()
+            .find(|s| s.lo <= i && i < s.hi)
+            .expect("the shares cover the tables");
+        let k = i - share.lo;
+        match &share.worker {
+            None => Ok(f(&self.local[k])),
+            Some(w) => w
+                .ask(move |runs| f(&runs[k]))
+                .and_then(|rx| wait(&rx))
+                .map_err(PyRuntimeError::new_err),
+        }
+    }
+
+    /// Takes in the shares' replies: their tables' summaries, then the first error (by table).
+    fn gather(&mut self, replies: Vec<Result<Reply, String>>) -> PyResult<()> {
+        let mut error: Option<(usize, String)> = None;
+        let mut first = |e: (usize, String)| {
+            if !matches!(&error, Some((j, _)) if *j <= e.0) {
+                error = Some(e);
+            }
+        };
+        for (share, reply) in self.shares.iter().zip(replies) {
+            match reply {
+                Ok((summary, e)) => {
+                    if let Some(summary) = summary {
+                        self.summary[share.lo..share.hi].copy_from_slice(&summary);
+                    }
+                    if let Some(e) = e {
+                        first(e);
+                    }
+                }
+                Err(e) => first((share.lo, e)),
+            }
+        }
+        match error {
+            None => Ok(()),
+            Some((_, e)) => Err(PyRuntimeError::new_err(e)),
+        }
+    }
+}
+
+/// What a share answers: its tables' summaries (when they may have changed) and its first
+/// error, with the table's index.
+type Reply = (Option<Vec<Summary>>, Option<(usize, String)>);
+
+/// Plays `actions` (those of tables `lo..`) on a share's tables and writes each one's next
+/// decision; stops at the first table that fails and returns its error.
+fn step_share(
+    lo: usize,
+    runs: &mut [TableRun],
+    actions: &[i64],
+    autoreset: bool,
+    raw: RawOut,
+) -> Option<(usize, String)> {
+    for (k, (&a, run)) in actions.iter().zip(runs.iter_mut()).enumerate() {
+        if a == -1 {
+            continue;
+        }
+        let i = lo + k;
+        let done = run
+            .advance(Some(a as usize))
+            // SAFETY: table `i` belongs to this share alone; the arrays outlive the step.
+            .and_then(|()| unsafe { raw.write(i, run, autoreset, true) });
+        if let Err(e) = done {
+            return Some((i, e));
+        }
+    }
+    None
+}
+
+/// A table's state as the calling thread needs it between steps.
+#[derive(Clone, Copy)]
+struct Summary {
+    status: Option<Status>,
+    /// The number of legal actions of the pending decision.
+    legal: usize,
+    /// The game being played (or just ended).
+    game: u64,
+}
+
+impl Summary {
+    const IDLE: Summary = Summary {
+        status: None,
+        legal: 0,
+        game: 0,
+    };
+
+    fn of(run: &TableRun) -> Summary {
+        Summary {
+            status: run.status(),
+            legal: run.legal(),
+            game: run.game(),
+        }
+    }
+}
+
+/// Tables `lo..hi`: the first share's are [`Tables::local`], each other share's live on its
+/// worker thread.
+struct Share {
+    lo: usize,
+    hi: usize,
+    worker: Option<Worker>,
+}
+
+/// Work for a worker: done on its tables.
+type Job = Box<dyn FnOnce(&mut Vec<TableRun>) + Send>;
+
+/// A thread that owns a share of the tables, from their start to their drop, and runs the
+/// jobs sent to it in order.
+struct Worker {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Thread `k`, holding `len` tables (idle until a reset).
+    fn spawn(k: usize, len: usize) -> Result<Worker, String> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name(format!("dhumbal-tables-{k}"))
+            .spawn(move || {
+                let mut runs: Vec<TableRun> = (0..len).map(|_| TableRun::idle()).collect();
+                while let Ok(job) = rx.recv() {
+                    job(&mut runs);
+                }
+            })
+            .map_err(|e| format!("cannot start a thread for the tables: {e}"))?;
+        Ok(Worker {
+            jobs: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Sends `f` to the worker; its result comes on the returned channel. A panic in `f`
+    /// comes back as an error, and the worker goes on.
+    fn ask<R, F>(&self, f: F) -> Result<mpsc::Receiver<Result<R, String>>, String>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Vec<TableRun>) -> R + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel();
+        let job: Job = Box::new(move |runs| {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(runs)))
+                .map_err(|_| "a thread of the tables panicked; reset() starts again".to_string());
+            let _ = tx.send(r);
+        });
+        self.jobs
+            .as_ref()
+            .expect("open until drop")
+            .send(job)
+            .map_err(|_| "a thread of the tables has stopped".to_string())?;
+        Ok(rx)
+    }
+}
+
+/// The result of a job sent with [`Worker::ask`].
+fn wait<R>(rx: &mpsc::Receiver<Result<R, String>>) -> Result<R, String> {
+    rx.recv()
+        .map_err(|_| "a thread of the tables has stopped".to_string())?
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread's loop; its tables are dropped there.
+        self.jobs.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -430,44 +719,104 @@ struct Out<'py> {
 }
 
 impl<'py> Out<'py> {
+    /// Pointers to the arrays' data, for the threads that write the tables' rows.
+    fn raw(&mut self) -> RawOut {
+        RawOut {
+            obs: self
+                .obs
+                .as_slice_mut()
+                .expect("checked contiguous")
+                .as_mut_ptr(),
+            features: self
+                .features
+                .as_slice_mut()
+                .expect("checked contiguous")
+                .as_mut_ptr(),
+            mask: self
+                .mask
+                .as_slice_mut()
+                .expect("checked contiguous")
+                .as_mut_ptr(),
+            seat: self.seat.as_slice_mut().expect("1-d").as_mut_ptr(),
+            rewards: self
+                .rewards
+                .as_slice_mut()
+                .expect("checked contiguous")
+                .as_mut_ptr(),
+            done: self.done.as_slice_mut().expect("1-d").as_mut_ptr(),
+            winner: self.winner.as_slice_mut().expect("1-d").as_mut_ptr(),
+            state_dim: self.state_dim,
+            action_dim: self.action_dim,
+            players: self.players,
+        }
+    }
+}
+
+/// The output arrays' data while an [`Out`] holds them borrowed (shapes checked by `bind`):
+/// each table's rows are written by the thread that holds the table, and by no other.
+#[derive(Clone, Copy)]
+struct RawOut {
+    obs: *mut f32,
+    features: *mut f32,
+    mask: *mut i8,
+    seat: *mut i64,
+    rewards: *mut f64,
+    done: *mut bool,
+    winner: *mut i64,
+    state_dim: usize,
+    action_dim: usize,
+    players: usize,
+}
+
+// SAFETY: the pointers are used only for the rows of the tables a thread holds, and only while
+// the calling thread keeps the arrays borrowed and waits for every thread (`Tables::on_all`).
+unsafe impl Send for RawOut {}
+unsafe impl Sync for RawOut {}
+
+impl RawOut {
     /// Writes table `i`'s state after it moved; with `autoreset`, a finished episode's table
     /// goes on to its next game's first decision after its rewards are taken.
-    fn write(
-        &mut self,
+    ///
+    /// # Safety
+    /// `i` is a table of the arrays, whose rows no other thread touches meanwhile, and the
+    /// arrays are borrowed for the whole call.
+    unsafe fn write(
+        &self,
         i: usize,
         run: &mut TableRun,
         autoreset: bool,
         take: bool,
     ) -> Result<(), String> {
+        use std::slice::from_raw_parts_mut as rows;
         let p = self.players;
-        let rewards =
-            &mut self.rewards.as_slice_mut().expect("checked contiguous")[i * p..(i + 1) * p];
+        // SAFETY (every block below): row `i` of an array of the checked shape.
+        let rewards = unsafe { rows(self.rewards.add(i * p), p) };
         if take {
             run.take_rewards(rewards);
         } else {
             rewards.fill(0.0);
         }
         let over = run.status() == Some(Status::GameOver);
-        self.done.as_slice_mut().expect("1-d")[i] = over;
-        self.winner.as_slice_mut().expect("1-d")[i] = if over {
-            run.winner().map_or(-1, |w| w as i64)
-        } else {
-            -1
-        };
+        unsafe {
+            *self.done.add(i) = over;
+            *self.winner.add(i) = if over {
+                run.winner().map_or(-1, |w| w as i64)
+            } else {
+                -1
+            };
+        }
         if over && autoreset {
             run.next_decision()?;
         }
         if run.status() != Some(Status::Decide) {
             return Ok(());
         }
-        self.seat.as_slice_mut().expect("1-d")[i] = run.seat() as i64;
+        unsafe { *self.seat.add(i) = run.seat() as i64 };
         let sd = self.state_dim;
-        let obs = &mut self.obs.as_slice_mut().expect("checked contiguous")[i * sd..(i + 1) * sd];
-        let mask = &mut self.mask.as_slice_mut().expect("checked contiguous")
-            [i * ACTION_SLOTS..(i + 1) * ACTION_SLOTS];
+        let obs = unsafe { rows(self.obs.add(i * sd), sd) };
+        let mask = unsafe { rows(self.mask.add(i * ACTION_SLOTS), ACTION_SLOTS) };
         let ad = self.action_dim.max(1);
-        let features = &mut self.features.as_slice_mut().expect("checked contiguous")
-            [i * ACTION_SLOTS * ad..(i + 1) * ACTION_SLOTS * ad];
+        let features = unsafe { rows(self.features.add(i * ACTION_SLOTS * ad), ACTION_SLOTS * ad) };
         run.write_decision(obs, mask, (self.action_dim > 0).then_some(features));
         Ok(())
     }

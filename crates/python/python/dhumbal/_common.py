@@ -43,8 +43,10 @@ def make_tables(
     game_reward: float,
     rounds: int,
     base: str | os.PathLike[str] | None,
+    threads: int | None = None,
 ) -> Tables:
-    """Native tables for this configuration; `ValueError` names the bad setting."""
+    """Native tables for this configuration; `ValueError` names the bad setting. `threads`:
+    how many threads step them (None: the native default)."""
     config = {
         "rules": _rules(rules, players),
         "opponents": list(opponents) if opponents is not None else [],
@@ -55,7 +57,11 @@ def make_tables(
         "game_reward": game_reward,
         "rounds": rounds,
     }
-    return Tables(json.dumps(config), os.fspath(base) if base is not None else os.getcwd(), n)
+    if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise ValueError(f"threads: expected a whole number from 1 (or None for the default), got {threads!r}")
+    return Tables(
+        json.dumps(config), os.fspath(base) if base is not None else os.getcwd(), n, None if threads is None else int(threads)
+    )
 
 
 def observation_space(tables: Tables) -> spaces.Dict:

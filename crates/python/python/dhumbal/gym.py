@@ -36,7 +36,7 @@ _DOC_ARGS = """
 _SETTINGS = ("rules", "players", "seat", "encoding", "reward", "reward_scale", "game_reward", "rounds", "base")
 
 
-def _setup(env: Any, n: int, args: dict[str, Any]) -> None:
+def _setup(env: Any, n: int, args: dict[str, Any], threads: int | None = None) -> None:
     """The native tables, buffers and invalid-action handling of either environment, from
     its constructor's arguments."""
     if args["invalid_action"] not in ("raise", "penalize"):
@@ -49,7 +49,7 @@ def _setup(env: Any, n: int, args: dict[str, Any]) -> None:
         # `random` in every other seat: the table's size comes from the rules.
         probe = make_tables(1, opponents=None, **kw)
         opponents = ["random"] * (probe.players - 1)
-    env._tables = make_tables(n, opponents=opponents, **kw)
+    env._tables = make_tables(n, opponents=opponents, threads=threads, **kw)
     env._seeded = False
     env._buf = Buffers(env._tables)
 
@@ -93,7 +93,6 @@ class DhumbalEnv(gym.Env):
         self.render_mode = render_mode
         if render_mode is not None:
             self._tables.set_render(True)
-        self._action = np.zeros(1, np.int64)
         self._seat = 0
         self._obs: dict[str, np.ndarray] | None = None
 
@@ -119,8 +118,7 @@ class DhumbalEnv(gym.Env):
         elif action < 0:
             # -1 tells the native tables to leave a table as it is: never an action of ours.
             raise ValueError(f"action {action} is not legal (actions are slot indices from 0, those the mask marks)")
-        self._action[0] = action
-        self._tables.step(self._action, False)
+        self._tables.step_one(action, False)
         reward = float(self._buf.rewards[0, self._seat]) - penalty
         info: dict[str, Any] = {"seat": self._seat}
         if self.render_mode == "human":
@@ -163,6 +161,10 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
     `terminations` and `infos["winner"]` belong to the game that ended, the observation to
     the next game's first decision. Table i plays games i, i + num_envs, i + 2 num_envs, ...
     of the seed, so a seed fixes every game.
+
+    `threads`: how many threads step the tables, each a contiguous share of them (default:
+    one per 128 tables, at most the cores this process may use; `num_threads` says how many).
+    Every thread count plays the same games and returns the same arrays.
     """
         + _DOC_ARGS
     )
@@ -184,9 +186,10 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
         base: str | os.PathLike[str] | None = None,
         invalid_action: str = "raise",
         invalid_penalty: float = 1.0,
+        threads: int | None = None,
     ) -> None:
         self.num_envs = int(num_envs)
-        _setup(self, self.num_envs, locals())
+        _setup(self, self.num_envs, locals(), threads)
         self.single_observation_space = observation_space(self._tables)
         self.single_action_space = spaces.Discrete(ACTION_SLOTS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -194,6 +197,11 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
         self._rows = np.arange(self.num_envs)
         self._seat = np.zeros(self.num_envs, np.int64)
         self._started = False
+
+    @property
+    def num_threads(self) -> int:
+        """The threads that step the tables (the calling one included)."""
+        return self._tables.threads
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         self._tables.reset(reset_seed(seed, self._seeded))
