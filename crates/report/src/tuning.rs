@@ -202,6 +202,13 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
             let (m, ci) = mean_ci(v);
             line.push((*x, m));
             if let Some((lo, hi)) = ci {
+                // A rate's interval stays within 0% and 100% (with two evaluations at a value
+                // the t interval is wide enough to leave them).
+                let (lo, hi) = if scale == 100.0 {
+                    (lo.max(0.0), hi.min(100.0))
+                } else {
+                    (lo, hi)
+                };
                 band.push((*x, lo, hi));
             }
         }
@@ -230,7 +237,7 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
             out,
             "![{name}](figures/{stem}.svg)\n\n*`{name}`: the mean {unit} of the evaluations at \
              each value (whatever the other parameters were), shaded: the 95% t interval over \
-             them where there are two or more. The optimizer visits good values more often, \
+             them where there are two or more (cut at 0% and 100%). The optimizer visits good values more often, \
              so the values tried once or twice say little; a flat line says the parameter \
              matters little against these opponents.*\n"
         );
