@@ -14,7 +14,7 @@ use dhumbal_game::cards::{Card, Discard};
 use dhumbal_game::decision::{
     Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick,
 };
-use dhumbal_game::discards::{Runs, for_each_multi_discard};
+use dhumbal_game::discards::{GROUP_SUBSETS, Runs, for_each_multi_discard, has_run_start};
 use dhumbal_game::rng::RandomSource;
 use serde_json::Value;
 
@@ -807,32 +807,6 @@ fn ahead(obs: &Observation<'_>) -> bool {
     let count = seats.count() as f64;
     let mean = total as f64 / count;
     obs.standing(obs.seat) as f64 > mean
-}
-
-/// The subsets of size two or more of a same-rank group of `n` cards (at most 4), as bit masks
-/// over the group's positions: sizes ascending, then lexicographic (as
-/// `dhumbal_game::discards` lists them).
-const GROUP_SUBSETS: [&[u8]; 5] = [
-    &[],
-    &[],
-    &[0b11],
-    &[0b011, 0b101, 0b110, 0b111],
-    &[
-        0b0011, 0b0101, 0b1001, 0b0110, 0b1010, 0b1100, 0b0111, 0b1011, 0b1101, 0b1110, 0b1111,
-    ],
-];
-
-/// Whether some suit holds `min` consecutive ranks (ace low only), as
-/// `dhumbal_game::discards` tests it before listing runs.
-#[inline]
-fn has_run_start(set: u64, min: u32) -> bool {
-    let mut starts = set & ((1 << 52) - 1);
-    for _ in 1..min.max(1) {
-        starts &= starts >> 1;
-    }
-    // A run of `min` starts at a rank no higher than 13 - min of its suit.
-    let per_suit = (1u64 << (14 - min.clamp(1, 13))) - 1;
-    starts & (per_suit * (1 | 1 << 13 | 1 << 26 | 1 << 39)) != 0
 }
 
 fn single(c: Card) -> Discard {

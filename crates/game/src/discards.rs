@@ -290,7 +290,7 @@ pub fn for_each_multi_discard(
 
 /// The subsets of size two or more of a same-rank group of `n` cards (at most 4), as bit masks
 /// over the group's positions: sizes ascending, then lexicographic (`itertools.combinations`).
-const GROUP_SUBSETS: [&[u8]; 5] = [
+pub const GROUP_SUBSETS: [&[u8]; 5] = [
     &[],
     &[],
     &[0b11],
@@ -303,7 +303,7 @@ const GROUP_SUBSETS: [&[u8]; 5] = [
 /// Whether some suit holds `min` consecutive ranks (ace low only), tested on every suit at
 /// once with shifts (no bit counting, which is a software routine on baseline x86-64).
 #[inline]
-fn has_run_start(set: u64, min: u32) -> bool {
+pub fn has_run_start(set: u64, min: u32) -> bool {
     let mut starts = set & ((1 << 52) - 1);
     for _ in 1..min.max(1) {
         starts &= starts >> 1;

@@ -11,6 +11,7 @@
 //! replays the log into a fresh optimizer (which then stands exactly where it stopped) and
 //! goes on, so Ctrl-C or a kill loses at most the evaluation in progress.
 
+use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -219,90 +220,31 @@ fn search(
     let search_budget = t.budget - final_budget;
     let mut stopped = false;
     let mut ask = 0u64;
-    // One ask: replayed from the log when it is there, else played, logged and reported.
-    let mut play_ask = |ask: u64,
-                        points: &[Vec<f64>],
-                        recommend: &dyn Fn(&[f64]) -> Vec<f64>,
-                        used: u64,
-                        stage: u8|
-     -> anyhow::Result<Option<Vec<Evaluation>>> {
-        let recorded: Vec<&Evaluation> = done.iter().filter(|e| e.ask == ask).collect();
-        if recorded.len() == points.len() {
-            for (e, p) in recorded.iter().zip(points) {
-                if e.point != *p {
-                    return Err(Refusal(format!(
-                        "{}: evaluation {ask} was of other parameters than this search asks for; `--force` starts afresh",
-                        log_path.display()
-                    ))
-                    .into());
-                }
-            }
-            return Ok(Some(recorded.into_iter().cloned().collect()));
-        }
-        if options.stop.load(Ordering::SeqCst) {
-            return Ok(None);
-        }
-        let mut fresh = Vec::with_capacity(points.len());
-        for (index, p) in points.iter().enumerate() {
-            let (value, ci, deals) = evaluate(t, p, ask)?;
-            fresh.push(Evaluation {
-                ask,
-                index,
-                point: p.clone(),
-                value,
-                ci_low: ci.0,
-                ci_high: ci.1,
-                deals,
-                deals_total: 0,
-                recommended: Vec::new(),
-                stage,
-            });
-        }
-        let values: Vec<f64> = fresh.iter().map(|e| e.value).collect();
-        let best = recommend(&values);
-        let mut total = used;
-        for e in &mut fresh {
-            total += e.deals;
-            e.deals_total = total;
-            e.recommended = best.clone();
-            writeln!(log, "{}", serde_json::to_string(e)?)?;
-        }
-        log.sync_data()?;
-        for e in &fresh {
-            reporter.evaluated(t, e, &t.label(&best));
-        }
-        Ok(Some(fresh))
-    };
+    let values = |evals: &[Evaluation]| evals.iter().map(|e| e.value).collect::<Vec<_>>();
     loop {
         let points = opt.ask();
         let cost = points.len() as u64 * t.batch;
         if used + cost > search_budget {
             break;
         }
-        // The optimizer is told inside `recommend`, so that the logged recommendation is the
-        // one after this ask; a replayed ask is told below.
-        let told = std::cell::Cell::new(false);
-        let opt_cell = std::cell::RefCell::new(&mut opt);
-        let result = play_ask(
-            ask,
-            &points,
-            &|values: &[f64]| {
-                let mut o = opt_cell.borrow_mut();
-                o.tell(values);
-                told.set(true);
-                o.recommend()
-            },
-            used,
-            0,
-        )?;
-        let Some(evals) = result else {
-            stopped = true;
-            break;
+        let evals = match replayed(&done, ask, &points, &log_path)? {
+            Some(evals) => {
+                opt.tell(&values(&evals));
+                evals
+            }
+            None if options.stop.load(Ordering::SeqCst) => {
+                stopped = true;
+                break;
+            }
+            None => {
+                let mut fresh = play(t, ask, &points, 0)?;
+                // The optimizer is told first, so that the log keeps the recommendation after
+                // this ask.
+                opt.tell(&values(&fresh));
+                record(&mut log, reporter, t, &mut fresh, &opt.recommend(), used)?;
+                fresh
+            }
         };
-        if !told.get() {
-            let values: Vec<f64> = evals.iter().map(|e| e.value).collect();
-            opt.tell(&values);
-        }
         evaluations.extend(evals);
         used += cost;
         ask += 1;
@@ -313,16 +255,18 @@ fn search(
         let rounds = final_budget / (t.batch * candidates.len() as u64);
         'rounds: for _ in 0..rounds {
             for c in &candidates {
-                let Some(evals) = play_ask(
-                    ask,
-                    std::slice::from_ref(c),
-                    &|_: &[f64]| best.clone(),
-                    used,
-                    1,
-                )?
-                else {
-                    stopped = true;
-                    break 'rounds;
+                let points = std::slice::from_ref(c);
+                let evals = match replayed(&done, ask, points, &log_path)? {
+                    Some(evals) => evals,
+                    None if options.stop.load(Ordering::SeqCst) => {
+                        stopped = true;
+                        break 'rounds;
+                    }
+                    None => {
+                        let mut fresh = play(t, ask, points, 1)?;
+                        record(&mut log, reporter, t, &mut fresh, &best, used)?;
+                        fresh
+                    }
                 };
                 used += evals.iter().map(|e| e.deals).sum::<u64>();
                 evaluations.extend(evals);
@@ -501,6 +445,76 @@ fn pooled_best(candidates: &[Vec<f64>], evals: &[Evaluation]) -> Vec<f64> {
         .into_iter()
         .next()
         .map_or_else(|| candidates[0].clone(), |(p, _)| p)
+}
+
+/// Ask `ask`'s evaluations from the log of a resumed search, if it holds them; they must be of
+/// the points the optimizer asks for now.
+fn replayed(
+    done: &[Evaluation],
+    ask: u64,
+    points: &[Vec<f64>],
+    log: &Path,
+) -> anyhow::Result<Option<Vec<Evaluation>>> {
+    let recorded: Vec<&Evaluation> = done.iter().filter(|e| e.ask == ask).collect();
+    if recorded.len() != points.len() {
+        return Ok(None);
+    }
+    if recorded.iter().zip(points).any(|(e, p)| e.point != *p) {
+        return Err(Refusal(format!(
+            "{}: evaluation {ask} was of other parameters than this search asks for; `--force` starts afresh",
+            log.display()
+        ))
+        .into());
+    }
+    Ok(Some(recorded.into_iter().cloned().collect()))
+}
+
+/// Plays `points` on the deals of ask `ask` (stage 0: the search; 1: the final round).
+fn play(t: &Tuning, ask: u64, points: &[Vec<f64>], stage: u8) -> anyhow::Result<Vec<Evaluation>> {
+    points
+        .iter()
+        .enumerate()
+        .map(|(index, p)| {
+            let (value, ci, deals) = evaluate(t, p, ask)?;
+            Ok(Evaluation {
+                ask,
+                index,
+                point: p.clone(),
+                value,
+                ci_low: ci.0,
+                ci_high: ci.1,
+                deals,
+                deals_total: 0,
+                recommended: Vec::new(),
+                stage,
+            })
+        })
+        .collect()
+}
+
+/// Completes fresh evaluations (the deals so far, the recommendation after them), appends
+/// them to the log, synced, and reports them.
+fn record(
+    log: &mut File,
+    reporter: &dyn TuneReporter,
+    t: &Tuning,
+    fresh: &mut [Evaluation],
+    best: &[f64],
+    used: u64,
+) -> anyhow::Result<()> {
+    let mut total = used;
+    for e in fresh.iter_mut() {
+        total += e.deals;
+        e.deals_total = total;
+        e.recommended = best.to_vec();
+        writeln!(log, "{}", serde_json::to_string(e)?)?;
+    }
+    log.sync_data()?;
+    let label = t.label(best);
+    for e in fresh.iter() {
+        reporter.evaluated(t, e, &label);
+    }
+    Ok(())
 }
 
 fn dim_json(d: &Dim) -> Value {

@@ -414,16 +414,7 @@ impl Tuning {
 
     /// The agent entry at `point`: the base entry with each tuned parameter set.
     pub fn entry_at(&self, point: &[f64]) -> Value {
-        let mut entry = self.base.clone();
-        for (p, &v) in self.params.iter().zip(point) {
-            let value = match p.dim {
-                crate::optimize::Dim::Int { .. } => Value::from(v.round() as i64),
-                crate::optimize::Dim::Real { lo, hi, .. } => Value::from(round_real(v, hi - lo)),
-                crate::optimize::Dim::Choice { .. } => p.choices[v as usize].clone(),
-            };
-            set_param(&mut entry, &p.name, value);
-        }
-        entry
+        entry_at(&self.base, &self.params, point)
     }
 
     /// A point's values as shown to people: `pickup_threshold=5, high_preference=1.2`.
@@ -443,6 +434,21 @@ impl Tuning {
     }
 }
 
+/// `base` (an agent entry) with each of `params` set to its value in `point`: a whole number,
+/// a real to a ten-thousandth of its range, or the choice at that index.
+pub fn entry_at(base: &Value, params: &[TunedParam], point: &[f64]) -> Value {
+    let mut entry = base.clone();
+    for (p, &v) in params.iter().zip(point) {
+        let value = match p.dim {
+            crate::optimize::Dim::Int { .. } => Value::from(v.round() as i64),
+            crate::optimize::Dim::Real { lo, hi, .. } => Value::from(round_real(v, hi - lo)),
+            crate::optimize::Dim::Choice { .. } => p.choices[v as usize].clone(),
+        };
+        set_param(&mut entry, &p.name, value);
+    }
+    entry
+}
+
 /// [`Tuning::final_budget`] for a budget and a batch.
 pub fn final_budget(budget: u64, batch: u64) -> u64 {
     let round = batch.max(1) * FINAL_CANDIDATES as u64;
@@ -451,7 +457,7 @@ pub fn final_budget(budget: u64, batch: u64) -> u64 {
 
 /// A real parameter's value to a ten-thousandth of its range (SPSA moves continuously; more
 /// digits are noise, and would make the agent file unreadable).
-pub(super) fn round_real(v: f64, range: f64) -> f64 {
+fn round_real(v: f64, range: f64) -> f64 {
     let decimals = (-(range / 1e4).log10().floor()).clamp(0.0, 12.0) as i32;
     let scale = 10f64.powi(decimals);
     (v * scale).round() / scale

@@ -16,8 +16,8 @@ use dhumbal_game::rules::{Rules, Scoring};
 use super::resolve::Resolver;
 use super::spec::{AgentSpec, ScenarioSpec, SequentialSpec, TableSpec, TuneSpec};
 use super::{
-    AgentDef, Objective, OptimizerChoice, Overrides, SeatEntry, Seating, TunedParam, Tuning, param,
-    set_param,
+    AgentDef, Objective, OptimizerChoice, Overrides, SeatEntry, Seating, TunedParam, Tuning,
+    entry_at, param,
 };
 use crate::optimize::{Dim, NtbeaSettings, SpsaSettings};
 
@@ -557,18 +557,6 @@ impl Resolver<'_> {
             v.as_u64().filter(|x| *x >= min)
         }
         let before = self.reported;
-        let mut check = |choice: &mut dyn FnMut(&str, &Value) -> Option<bool>, names: &str| {
-            for (k, v) in m {
-                if k == "method" {
-                    continue;
-                }
-                match choice(k, v) {
-                    Some(true) => {}
-                    Some(false) => self.problem(&at(p, k), format!("invalid value {v}; {names}")),
-                    None => self.problem(&at(p, k), format!("unknown setting; {names}")),
-                }
-            }
-        };
         let choice = match method {
             "ntbea" => {
                 let mut s = NtbeaSettings::default();
@@ -583,16 +571,7 @@ impl Resolver<'_> {
                         f(v, |x| x > 0.0).map(|x| s.epsilon = x).is_some()
                     }),
                 ];
-                let names = describe(&settings, "NTBEA");
-                check(
-                    &mut |k, v| {
-                        settings
-                            .iter()
-                            .find(|(name, _, _)| *name == k)
-                            .map(|(_, _, set)| set(&mut s, v))
-                    },
-                    &names,
-                );
+                self.settings(p, m, "NTBEA", &settings, &mut s);
                 OptimizerChoice::Ntbea(s)
             }
             "spsa" => {
@@ -621,16 +600,7 @@ impl Resolver<'_> {
                         |s, v| n(v, 1).map(|x| s.calibration = x as usize).is_some(),
                     ),
                 ];
-                let names = describe(&settings, "SPSA");
-                check(
-                    &mut |k, v| {
-                        settings
-                            .iter()
-                            .find(|(name, _, _)| *name == k)
-                            .map(|(_, _, set)| set(&mut s, v))
-                    },
-                    &names,
-                );
+                self.settings(p, m, "SPSA", &settings, &mut s);
                 OptimizerChoice::Spsa(s)
             }
             other => {
@@ -642,6 +612,30 @@ impl Resolver<'_> {
             }
         };
         (self.reported == before).then_some(choice)
+    }
+
+    /// Sets an optimizer's settings from `given` (besides `method`), reporting each unknown or
+    /// invalid one with the list of valid ones.
+    fn settings<S>(
+        &mut self,
+        p: &str,
+        given: &Map<String, Value>,
+        name: &str,
+        settings: &[Setter<S>],
+        into: &mut S,
+    ) {
+        let names: Vec<String> = settings
+            .iter()
+            .map(|(k, what, _)| format!("{k} ({what})"))
+            .collect();
+        let names = format!("{name}'s settings: {}", names.join(", "));
+        for (k, v) in given.iter().filter(|(k, _)| *k != "method") {
+            match settings.iter().find(|(setting, _, _)| setting == k) {
+                Some((_, _, set)) if set(into, v) => {}
+                Some(_) => self.problem(&at(p, k), format!("invalid value {v}; {names}")),
+                None => self.problem(&at(p, k), format!("unknown setting; {names}")),
+            }
+        }
     }
 
     /// Reports each field of `confirm:` that is not a field of a sequential test.
@@ -791,20 +785,6 @@ impl Resolver<'_> {
     }
 }
 
-/// The base entry with the tuned parameters set to `point`.
-fn entry_at(base: &Value, params: &[TunedParam], point: &[f64]) -> Value {
-    let mut entry = base.clone();
-    for (p, &v) in params.iter().zip(point) {
-        let value = match p.dim {
-            Dim::Int { .. } => Value::from(v.round() as i64),
-            Dim::Real { lo, hi, .. } => Value::from(super::model::round_real(v, hi - lo)),
-            Dim::Choice { .. } => p.choices[v as usize].clone(),
-        };
-        set_param(&mut entry, &p.name, value);
-    }
-    entry
-}
-
 /// The other seats of each evaluation table: with `players - 1` of them per table, one
 /// lineup when the opponents are that many or fewer (repeated to fill), else every window of
 /// `players - 1` consecutive opponents (cyclically). Ids are made unique in each lineup, and
@@ -843,15 +823,6 @@ fn lineups(opponents: &[AgentDef], players: usize, tune_id: &str) -> Vec<Vec<Age
                 .collect()
         })
         .collect()
-}
-
-/// `NTBEA's settings: k_explore (a number, 0 or more), ...`.
-fn describe<S>(settings: &[Setter<S>], name: &str) -> String {
-    let list: Vec<String> = settings
-        .iter()
-        .map(|(k, what, _)| format!("{k} ({what})"))
-        .collect();
-    format!("{name}'s settings: {}", list.join(", "))
 }
 
 fn optimizer_json(o: &OptimizerChoice) -> Value {
