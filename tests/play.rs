@@ -109,7 +109,7 @@ fn a_scripted_player_plays_a_whole_game_through_stdin() {
     // The first option is the engine's first legal action: this player's every choice.
     for d in &mine {
         if d["phase"] != "pick" {
-            assert_eq!(d["choice"], d["legal"][0], "{d}");
+            assert_eq!(d["choice"], 0, "{d}");
         }
     }
     let rounds = events(&a, "round_end");
@@ -458,6 +458,9 @@ fn a_person_plays_a_whole_game_in_a_terminal() {
         .into_iter()
         .find(|d| d["agent"] == "human")
         .unwrap();
-    assert_eq!(mine["choice"]["text"], "discard 9♥");
+    assert_eq!(
+        mine["legal"][mine["choice"].as_u64().unwrap() as usize],
+        "discard 9♥"
+    );
     eprintln!("answered {answered} questions in {:?}", start.elapsed());
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{bin, refused, scenario, text, tmp};
+use common::{bin, refused, said, scenario, text, tmp};
 
 /// One session of three rounds (a deal), four seats rotated: deals 0 and 2 traced, under each
 /// of their four arrangements.
@@ -179,7 +179,8 @@ fn show_replays_the_deal_turn_by_turn_as_the_trace_has_it() {
                     line.contains(&format!(" {seat} {:<12}  ", names[seat])),
                     "{line}"
                 );
-                let choice = e["choice"]["text"].as_str().unwrap();
+                let choice = said(e, &e["choice"]);
+                let choice = choice.as_str();
                 assert!(line.contains(choice), "{choice}: {line}");
                 if e["phase"] == "discard" {
                     let hand = strs(&e["view"]["hand"]).join(" ");
@@ -188,7 +189,8 @@ fn show_replays_the_deal_turn_by_turn_as_the_trace_has_it() {
                 }
                 if let Some(c) = e["explanation"]["candidates"].as_array() {
                     explained += 1;
-                    let best = c[0]["choice"]["text"].as_str().unwrap();
+                    let best = said(e, &c[0]["choice"]);
+                    let best = best.as_str();
                     let mark = if best == choice { "▸" } else { " " };
                     assert!(
                         rounds[&r]
@@ -279,8 +281,10 @@ fn a_seat_sees_only_its_own_cards_and_the_public_ones() {
                             }
                         }
                     }
-                    "decision" if e["choice"]["kind"] == "discard" => {
-                        public.extend(strs(&e["choice"]["cards"]));
+                    "decision" if e["phase"] == "discard" => {
+                        let choice = said(e, &e["choice"]);
+                        let cards = choice.strip_prefix("discard ").unwrap();
+                        public.extend(cards.split(' ').map(str::to_string));
                     }
                     "drew" => {
                         let card = e["card"].as_str().unwrap().to_string();
@@ -455,9 +459,9 @@ fn candidates_are_the_top_three_and_the_chosen_one() {
     let legal = trace[i]["legal"].as_array().unwrap().clone();
     assert!(legal.len() >= 4, "{legal:?}");
     let chosen = trace[i]["choice"].clone();
-    let mut cands: Vec<Value> = legal
-        .iter()
-        .filter(|c| **c != chosen)
+    let mut cands: Vec<Value> = (0..legal.len())
+        .map(Value::from)
+        .filter(|c| *c != chosen)
         .take(3)
         .enumerate()
         .map(|(k, c)| json!({"choice": c, "score": 10.0 - k as f64, "details": {"visits": 7}}))
@@ -475,7 +479,7 @@ fn candidates_are_the_top_three_and_the_chosen_one() {
         .iter()
         .position(|l| l.starts_with("  turn   1  "))
         .unwrap();
-    let t = |c: &Value| c["choice"]["text"].as_str().unwrap().to_string();
+    let t = |c: &Value| said(&trace[i], &c["choice"]);
     assert!(
         lines[at + 1].starts_with(&format!("             {}", t(&cands[0]))),
         "{shown}"

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{bin, run, scenario, text, tmp};
+use common::{bin, run, said, scenario, text, tmp};
 
 /// Three rounds (one session) of three seats; deal 0 is traced under each of its three
 /// arrangements, so the page has a deal picker.
@@ -403,7 +403,8 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
         let step = &trace.steps[at];
         if step["event"] == "decision" {
             let shown = b.text("#decision");
-            let choice = step["choice"]["text"].as_str().unwrap();
+            let choice = said(step, &step["choice"]);
+            let choice = choice.as_str();
             assert!(shown.contains(choice), "step {at}: {choice} in {shown}");
             let seat = step["seat"].as_u64().unwrap();
             assert!(
@@ -488,7 +489,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     let decision = b.text("#decision");
     assert!(decision.contains("Last decision"), "{decision}");
     assert!(
-        decision.contains(last["choice"]["text"].as_str().unwrap()),
+        decision.contains(&said(last, &last["choice"])),
         "{decision}"
     );
     // Every hand is shown at the end.
@@ -509,7 +510,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     let decision = b.text("#decision");
     assert!(decision.starts_with("Decision"), "{decision}");
     assert!(
-        decision.contains(last["choice"]["text"].as_str().unwrap()),
+        decision.contains(&said(last, &last["choice"])),
         "{decision}"
     );
     assert!(
@@ -553,9 +554,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     assert_eq!(rows.len(), candidates.len());
     for (row, c) in rows.iter().zip(candidates) {
         assert!(
-            row.as_str()
-                .unwrap()
-                .contains(c["choice"]["text"].as_str().unwrap()),
+            row.as_str().unwrap().contains(&said(step, &c["choice"])),
             "{row}"
         );
     }
@@ -568,7 +567,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
         chosen[0]
             .as_str()
             .unwrap()
-            .contains(step["choice"]["text"].as_str().unwrap())
+            .contains(&said(step, &step["choice"]))
     );
     let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-viewer.png");
     b.screenshot(&shot);

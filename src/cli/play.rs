@@ -402,11 +402,13 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let standings = table.standings().to_vec();
+        let active = table.active().to_vec();
         let mut observer = Both(
             RoundObserver {
                 tracer: &tracer,
                 round,
                 standings: &standings,
+                active: &active,
             },
             PublicLog {
                 history: &history,

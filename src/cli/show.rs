@@ -321,6 +321,15 @@ fn text(v: &Value) -> &str {
     v.as_str().unwrap_or("?")
 }
 
+/// How a decision `e`'s choice (or a candidate's, `c`) is said: the legal choice it indexes,
+/// or its own text (a choice that is not among the legal ones).
+fn choice_text<'a>(e: &'a Value, c: &'a Value) -> &'a str {
+    match c.as_u64() {
+        Some(i) => text(&e["legal"][i as usize]),
+        None => text(c),
+    }
+}
+
 /// How a trace is shown: by whom (every seat, or one), which rounds, in which paint.
 struct View {
     seat: Option<usize>,
@@ -388,11 +397,7 @@ impl View {
                         .find(|x| x["event"] == "decision");
                     out.push(String::new());
                     active = (0..names.len())
-                        .map(|s| {
-                            first
-                                .and_then(|f| f["view"]["active"][s].as_bool())
-                                .unwrap_or(true)
-                        })
+                        .map(|s| e["active"][s].as_bool().unwrap_or(true))
                         .collect();
                     out.extend(self.deal(e, first, &names, &scoring));
                 }
@@ -543,10 +548,7 @@ impl View {
             .map(|a| a.iter().map(Value::as_i64).collect())
             .unwrap_or_default();
         let view = first.map(|f| &f["view"]);
-        let active = |s: usize| {
-            view.and_then(|v| v["active"][s].as_bool())
-                .unwrap_or(!hands[s].is_empty())
-        };
+        let active = |s: usize| e["active"][s].as_bool().unwrap_or(!hands[s].is_empty());
         let starter = view.and_then(|v| v["starter"].as_u64());
         let seats = hands
             .iter()
@@ -600,13 +602,13 @@ impl View {
     fn decision(&self, e: &Value, t: &mut Turn) {
         let p = self.paint;
         let seen = self.sees(t.seat);
-        let choice = &e["choice"];
-        let action = match text(&choice["kind"]) {
-            "call" if choice["call"] == true => Some(p.bold("call")),
+        let chosen = choice_text(e, &e["choice"]);
+        let action = match chosen {
+            "call" => Some(p.bold("call")),
             // Playing on tells the others nothing (nor that the seat could have called).
-            "call" => seen.then(|| "play on".to_string()),
-            "pick" if choice["card"].is_null() => Some("draw".to_string()),
-            _ => Some(p.words(text(&choice["text"]))),
+            "play on" => seen.then(|| "play on".to_string()),
+            "draw" => Some("draw".to_string()),
+            _ => Some(p.words(chosen)),
         };
         t.actions.extend(action);
         if !seen {
@@ -616,12 +618,11 @@ impl View {
         let Some(cands) = expl["candidates"].as_array() else {
             return;
         };
-        let chosen = text(&choice["text"]);
         let entries: Vec<(usize, Entry)> = cands
             .iter()
             .enumerate()
             .map(|(rank, c)| {
-                let mut entry = Entry::new(text(&c["choice"]["text"]));
+                let mut entry = Entry::new(choice_text(e, &c["choice"]));
                 entry.score = c["score"].as_f64();
                 entry.details = c["details"]
                     .as_object()

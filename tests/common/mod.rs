@@ -1,5 +1,6 @@
 //! What the integration tests share: starting the `dhumbal-run` binary, temporary folders and
-//! scenario files, the "refused with exit 2" check, and proptest's configuration.
+//! scenario files, the "refused with exit 2" check, proptest's configuration, and how a
+//! trace's decision says a choice.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -61,4 +62,16 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
         config.rng_seed = proptest::test_runner::RngSeed::Fixed(0x6468_756d_6261_6c21);
     }
     config
+}
+
+/// How a trace's decision `d` says the choice `c` (its own `choice`, or a candidate's): the
+/// legal choice that index names ("discard 9♥ 9♠", "draw", "call").
+pub fn said(d: &serde_json::Value, c: &serde_json::Value) -> String {
+    let i = c
+        .as_u64()
+        .unwrap_or_else(|| panic!("a choice is an index among the legal ones: {c}"));
+    d["legal"][i as usize]
+        .as_str()
+        .unwrap_or_else(|| panic!("no legal choice {i}: {d}"))
+        .to_string()
 }

@@ -693,13 +693,10 @@ impl Heuristic {
             return Explanation {
                 score: "eq. 2 score".into(),
                 candidates,
-                notes: vec![
-                    format!(
-                        "hand {value} above the call threshold {limit}: the discard of highest eq. 2 score (risk {}), the first of equals in hand order, singles before sets and maximal runs",
-                        self.risk
-                    ),
-                    format!("plays: {chosen}"),
-                ],
+                notes: vec![format!(
+                    "hand {value} above the call threshold {limit}: the discard of highest eq. 2 score (risk {}), the first of equals in hand order, singles before sets and maximal runs",
+                    self.risk
+                )],
             };
         }
         let draw = self.params.expected_draw;
@@ -742,12 +739,9 @@ impl Heuristic {
         Explanation {
             score: "value shed".into(),
             candidates,
-            notes: vec![
-                format!(
-                    "hand {value} at most the call threshold {limit}: {rule} (value - shed + expected_draw {draw} <= {limit})"
-                ),
-                format!("plays: {chosen}"),
-            ],
+            notes: vec![format!(
+                "hand {value} at most the call threshold {limit}: {rule} (value - shed + expected_draw {draw} <= {limit})"
+            )],
         }
     }
 

@@ -16,6 +16,7 @@
 //! exactly once.
 
 use std::fs::File;
+use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -182,7 +183,7 @@ impl PartWriter {
 impl PartWriter {
     /// Writes one unit's trace into `traces/` beside `rounds/`, whole or not at all (written
     /// under `.incoming/`, then renamed). A unit played again writes the same trace.
-    fn write_trace(&self, file: &str, text: &str) -> anyhow::Result<()> {
+    fn write_trace(&self, file: &str, text: &[Vec<u8>]) -> anyhow::Result<()> {
         let dir = self
             .rounds
             .parent()
@@ -193,7 +194,11 @@ impl PartWriter {
         let tmp = self
             .incoming
             .join(format!("{file}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+        (|| -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            text.iter().try_for_each(|chunk| f.write_all(chunk))
+        })()
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
         let path = dir.join(file);
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("cannot move {} into place", tmp.display()))

@@ -48,8 +48,8 @@ pub struct Row {
 pub struct Records {
     rows: Vec<Row>,
     rounds: u64,
-    /// The unit's trace (file name, JSON Lines), when it was traced.
-    pub trace: Option<(String, String)>,
+    /// The unit's trace (file name, JSON Lines in chunks of whole lines), when it was traced.
+    pub trace: Option<(String, Vec<Vec<u8>>)>,
 }
 
 impl Records {

@@ -278,10 +278,12 @@ impl Lineup<'_> {
                 None => table.play_round(&mut agents, streams, &mut ()),
                 Some(t) => {
                     let standings = table.standings().to_vec();
+                    let active = table.active().to_vec();
                     let mut observer = RoundObserver {
                         tracer: t,
                         round,
                         standings: &standings,
+                        active: &active,
                     };
                     table.play_round(&mut agents, streams, &mut observer)
                 }

@@ -25,7 +25,7 @@ use dhumbal_game::{
 };
 
 /// The trace format's version, in every trace's first line.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Where a stage's traces go, beside `rounds/`.
 pub const TRACES_DIR: &str = "traces";
@@ -60,15 +60,23 @@ pub fn file_name(m: u64, a: u64) -> String {
 ///
 /// Events are serialized straight into the buffer from borrowed views of the engine's values
 /// ([`Serialize`] structs below), never through a `serde_json::Value` tree: a traced round of
-/// four heuristics writes about 60 KB, and building a tree of maps and strings for it cost more
-/// than playing a thousand untraced rounds.
+/// four heuristics writes about 40 KB, and building a tree of maps and strings for it cost more
+/// than playing a thousand untraced rounds. The buffer is a list of chunks of about a
+/// megabyte, so that a long session's trace (tens of megabytes) is never copied to grow.
 #[derive(Clone, Default)]
-pub struct Tracer(Arc<Mutex<Vec<u8>>>);
+pub struct Tracer(Arc<Mutex<Vec<Vec<u8>>>>);
+
+/// A chunk of a [`Tracer`]'s text is closed once it holds this much.
+const CHUNK: usize = 1 << 20;
 
 impl Tracer {
     /// Appends one event as a line.
     pub fn line(&self, event: impl Serialize) {
-        let mut text = self.0.lock().expect("a tracer's lock is never poisoned");
+        let mut chunks = self.0.lock().expect("a tracer's lock is never poisoned");
+        if chunks.last().is_none_or(|c| c.len() >= CHUNK) {
+            chunks.push(Vec::with_capacity(CHUNK + CHUNK / 4));
+        }
+        let text = chunks.last_mut().expect("pushed above");
         serde_json::to_writer(&mut *text, &event)
             .expect("a trace event serializes (its maps have string keys)");
         text.push(b'\n');
@@ -76,15 +84,15 @@ impl Tracer {
 
     /// The text written so far.
     pub fn text(&self) -> String {
-        let text = self.0.lock().expect("a tracer's lock is never poisoned");
-        String::from_utf8(text.clone()).expect("serde_json writes UTF-8")
+        let chunks = self.0.lock().expect("a tracer's lock is never poisoned");
+        String::from_utf8(chunks.concat()).expect("serde_json writes UTF-8")
     }
 
     /// The text written so far, taken (the tracer is left empty): a finished unit's trace
-    /// moves into its records instead of being copied.
-    pub fn take(&self) -> String {
-        let text = std::mem::take(&mut *self.0.lock().expect("a tracer's lock is never poisoned"));
-        String::from_utf8(text).expect("serde_json writes UTF-8")
+    /// moves into its records instead of being copied. UTF-8 (as serde_json writes it), in
+    /// chunks that end with whole lines.
+    pub fn take(&self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut *self.0.lock().expect("a tracer's lock is never poisoned"))
     }
 
     /// After `agent` answered the decision `obs` asked for (`out`): the decision, with the
@@ -103,8 +111,9 @@ impl Tracer {
         }
     }
 
-    /// A decision: what the seat saw, the legal actions in the engine's order, the choice,
-    /// the agent's explanation and the time it took.
+    /// A decision: what the seat saw, the legal actions in the engine's order (as `show` says
+    /// them), the choice and the explanation's candidates as indices into them, the agent's
+    /// explanation and the time it took.
     pub fn decision(
         &self,
         agent: &str,
@@ -113,6 +122,7 @@ impl Tracer {
         explanation: Option<Explanation>,
         ns: u64,
     ) {
+        let legal = legal_choices(obs);
         self.line(DecisionEvent {
             event: "decision",
             round: obs.round,
@@ -121,9 +131,9 @@ impl Tracer {
             agent,
             phase: phase_name(obs.phase),
             view: View(obs),
-            legal: Legal(obs),
-            choice: ChoiceJson(choice),
-            explanation: explanation.as_ref().map(ExplanationJson),
+            legal: Texts(&legal),
+            choice: Index(&legal, choice),
+            explanation: explanation.as_ref().map(|e| ExplanationJson(e, &legal)),
             ns,
         });
     }
@@ -193,8 +203,8 @@ struct DecisionEvent<'a> {
     agent: &'a str,
     phase: &'static str,
     view: View<'a>,
-    legal: Legal<'a>,
-    choice: ChoiceJson<'a>,
+    legal: Texts<'a>,
+    choice: Index<'a>,
     explanation: Option<ExplanationJson<'a>>,
     ns: u64,
 }
@@ -252,108 +262,62 @@ impl<T: std::fmt::Display> Serialize for Name<'_, T> {
     }
 }
 
-/// A choice as the trace writes it: its kind, its cards, and how `show` says it.
-struct ChoiceJson<'a>(&'a Choice);
+/// The legal choices as `show` says them ("discard 9♥ 9♠", "take 5♦", "draw", "call",
+/// "play on"): the cards of a discard or a take are the words after the verb.
+struct Texts<'a>(&'a [Choice]);
 
-impl Serialize for ChoiceJson<'_> {
+impl Serialize for Texts<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(3))?;
-        match self.0 {
-            Choice::Call(call) => {
-                map.serialize_entry("kind", "call")?;
-                map.serialize_entry("call", call)?;
-            }
-            Choice::Discard(d) => {
-                map.serialize_entry("kind", "discard")?;
-                map.serialize_entry("cards", &Cards(d.as_slice()))?;
-            }
-            Choice::Pick(pick) => {
-                map.serialize_entry("kind", "pick")?;
-                let card = match pick {
-                    Pick::Stock => None,
-                    Pick::Pile(c) => Some(Name(c)),
-                };
-                map.serialize_entry("card", &card)?;
-            }
-        }
-        map.serialize_entry("text", &Name(self.0))?;
-        map.end()
+        s.collect_seq(self.0.iter().map(Name))
     }
 }
 
-/// Every legal answer to the decision, in the engine's order, enumerated as it is written.
-struct Legal<'a>(&'a Observation<'a>);
+/// A choice as its index among the legal ones; one that is not among them (no agent of the
+/// project gives one: a script's explanation is checked) as its text.
+struct Index<'a>(&'a [Choice], &'a Choice);
 
-impl Serialize for Legal<'_> {
+impl Serialize for Index<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let obs = self.0;
-        let mut seq = s.serialize_seq(None)?;
-        match obs.phase {
-            Phase::Call => {
-                seq.serialize_element(&ChoiceJson(&Choice::Call(true)))?;
-                seq.serialize_element(&ChoiceJson(&Choice::Call(false)))?;
-            }
-            Phase::Discard => {
-                let mut failed = None;
-                obs.for_each_legal_discard(|d| {
-                    let choice = Choice::Discard(
-                        dhumbal_game::Discard::from_slice(d).expect("a legal discard fits"),
-                    );
-                    match seq.serialize_element(&ChoiceJson(&choice)) {
-                        Ok(()) => true,
-                        Err(e) => {
-                            failed = Some(e);
-                            false
-                        }
-                    }
-                });
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-            }
-            Phase::Pick => {
-                for &c in obs.pickable {
-                    seq.serialize_element(&ChoiceJson(&Choice::Pick(Pick::Pile(c))))?;
-                }
-                seq.serialize_element(&ChoiceJson(&Choice::Pick(Pick::Stock)))?;
-            }
+        match self.0.iter().position(|c| c == self.1) {
+            Some(i) => s.serialize_u64(i as u64),
+            None => s.collect_str(self.1),
         }
-        seq.end()
     }
 }
 
-struct ExplanationJson<'a>(&'a Explanation);
+/// An explanation, its candidates' choices as indices into the decision's legal choices.
+struct ExplanationJson<'a>(&'a Explanation, &'a [Choice]);
 
 impl Serialize for ExplanationJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.0;
         let mut map = s.serialize_map(Some(3))?;
         map.serialize_entry("score", &e.score)?;
-        map.serialize_entry("candidates", &Candidates(&e.candidates))?;
+        map.serialize_entry("candidates", &Candidates(&e.candidates, self.1))?;
         map.serialize_entry("notes", &e.notes)?;
         map.end()
     }
 }
 
-struct Candidates<'a>(&'a [Candidate]);
+struct Candidates<'a>(&'a [Candidate], &'a [Choice]);
 
 impl Serialize for Candidates<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         for c in self.0 {
-            seq.serialize_element(&CandidateJson(c))?;
+            seq.serialize_element(&CandidateJson(c, self.1))?;
         }
         seq.end()
     }
 }
 
-struct CandidateJson<'a>(&'a Candidate);
+struct CandidateJson<'a>(&'a Candidate, &'a [Choice]);
 
 impl Serialize for CandidateJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let c = self.0;
         let mut map = s.serialize_map(Some(3))?;
-        map.serialize_entry("choice", &ChoiceJson(&c.choice))?;
+        map.serialize_entry("choice", &Index(self.1, &c.choice))?;
         map.serialize_entry("score", &finite(c.score))?;
         map.serialize_entry("details", &Details(&c.details))?;
         map.end()
@@ -373,21 +337,25 @@ fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
-/// What the deciding seat sees (the fields of its observation), nothing hidden.
+/// What the deciding seat sees (the fields of its observation), nothing hidden, less what the
+/// round's `deal` line already says and the events since rebuild: the seats still in the game
+/// and the standings (the same all round), and the pile below its top set (the deal's face-up
+/// cards, then each discard, each take and each reshuffle).
 struct View<'a>(&'a Observation<'a>);
 
 impl Serialize for View<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let obs = self.0;
-        let mut map = s.serialize_map(Some(14))?;
+        let mut map = s.serialize_map(Some(11))?;
         map.serialize_entry("hand", &Cards(obs.hand.as_slice()))?;
         map.serialize_entry("hand_value", &obs.hand_value)?;
         map.serialize_entry("starter", &obs.starter)?;
-        map.serialize_entry("active", obs.active)?;
         map.serialize_entry("hand_sizes", obs.hand_sizes)?;
-        map.serialize_entry("standings", obs.standings)?;
-        map.serialize_entry("pile", &Cards(obs.pile))?;
-        map.serialize_entry("top_set", &obs.top_set)?;
+        // The previous player's discard: the top of the pile, under the seat's own discard in
+        // the pick phase.
+        let below = obs.pile.len().saturating_sub(obs.discarded.len());
+        let top = below.saturating_sub(obs.top_set);
+        map.serialize_entry("top", &Cards(&obs.pile[top..below]))?;
         map.serialize_entry("pickable", &Cards(obs.pickable))?;
         map.serialize_entry("discarded", &Cards(obs.discarded))?;
         map.serialize_entry("known", &Known(obs.known))?;
@@ -448,6 +416,8 @@ pub struct RoundObserver<'a> {
     pub tracer: &'a Tracer,
     pub round: u32,
     pub standings: &'a [i64],
+    /// The seats still in the game.
+    pub active: &'a [bool],
 }
 
 impl Observer for RoundObserver<'_> {
@@ -460,6 +430,7 @@ impl Observer for RoundObserver<'_> {
             pile: Cards<'a>,
             stock: usize,
             standings: &'a [i64],
+            active: &'a [bool],
         }
         #[derive(Serialize)]
         struct Drew<'a> {
@@ -487,6 +458,7 @@ impl Observer for RoundObserver<'_> {
                 pile: Cards(s.pile().as_slice()),
                 stock: s.stock().len(),
                 standings: self.standings,
+                active: self.active,
             }),
             Event::Took {
                 seat,

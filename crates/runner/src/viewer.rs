@@ -32,7 +32,8 @@ pub const MAX_EMBEDDED_BYTES: u64 = 192 << 20;
 /// At most this much goes into the page a stage gets by itself (`traces/replay.html`): a run
 /// that traces one deal in a thousand of a big stage writes hundreds of megabytes of traces,
 /// which no one replays in one page, and reading them all would cost the run more than the
-/// tracing did. The traces beyond it are named in the page, for `show --html`.
+/// tracing did. The traces beyond it are named in the page, for `show --html`; a first trace
+/// bigger than this (a long session) goes in up to the round that reaches it.
 pub const STAGE_PAGE_BYTES: u64 = 16 << 20;
 
 const TEMPLATE: &str = include_str!("viewer/page.html");
@@ -81,7 +82,9 @@ enum Check {
     FirstLine,
 }
 
-/// [`write_html`], embedding at most `max_bytes` of trace text (the first trace always).
+/// [`write_html`], embedding at most `max_bytes` of trace text: whole traces while they fit,
+/// and at least the first, whose first rounds alone go in (up to the round that reaches
+/// `max_bytes`) when it is bigger; the page says so and how to see the rest.
 ///
 /// The page is streamed to its file: each embedded trace is copied into the page line by line
 /// from its file, so a page costs a buffer in memory, not its traces.
@@ -129,7 +132,7 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> a
         let file = std::fs::File::create(&tmp)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        render(&mut w, &title, &embedded, &omitted, check)?;
+        render(&mut w, &title, &embedded, &omitted, max_bytes, check)?;
         w.into_inner()
             .map_err(|e| e.into_error())
             .and_then(|f| f.sync_all())
@@ -174,12 +177,14 @@ fn page_title(stages: &[String]) -> String {
 
 /// The page: the template with its title, style, script and data (`traces`: each embedded
 /// trace's file name and file, copied line by line and, with [`Check::EveryLine`], each line
-/// checked to be JSON; `omitted`: the names of those left out) filled in.
+/// checked to be JSON, the first cut after a round once `max_bytes` are in; `omitted`: the
+/// names of those left out) filled in.
 fn render(
     w: &mut impl Write,
     title: &str,
     traces: &[(String, &Path)],
     omitted: &[String],
+    max_bytes: u64,
     check: Check,
 ) -> anyhow::Result<()> {
     let (head, tail) = TEMPLATE
@@ -192,32 +197,35 @@ fn render(
     ];
     w.write_all(fill(head, &values).as_bytes())?;
     w.write_all(b"{\"traces\":[")?;
-    let mut line = String::new();
+    let mut line = Vec::new();
     for (i, (name, path)) in traces.iter().enumerate() {
         if i > 0 {
             w.write_all(b",")?;
         }
         write!(w, "{{\"file\":")?;
-        script_safe_json(w, &Value::from(name.as_str()).to_string())?;
+        script_safe_json(w, Value::from(name.as_str()).to_string().as_bytes())?;
         w.write_all(b",\"events\":[")?;
         let cannot = || format!("cannot read the trace {}", path.display());
-        let mut reader = std::io::BufReader::with_capacity(
-            1 << 20,
-            std::fs::File::open(path).with_context(cannot)?,
-        );
-        let (mut number, mut events) = (0usize, 0usize);
+        let file = std::fs::File::open(path).with_context(cannot)?;
+        let size = file.metadata().with_context(cannot)?.len();
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let (mut number, mut events, mut read, mut rounds) = (0usize, 0usize, 0u64, 0u64);
+        let mut cut = false;
         loop {
             line.clear();
-            if std::io::BufRead::read_line(&mut reader, &mut line).with_context(cannot)? == 0 {
+            let n =
+                std::io::BufRead::read_until(&mut reader, b'\n', &mut line).with_context(cannot)?;
+            if n == 0 {
                 break;
             }
             number += 1;
-            let event = line.trim_end_matches(['\n', '\r']);
-            if event.trim().is_empty() {
+            read += n as u64;
+            let event = line.trim_ascii_end();
+            if event.is_empty() {
                 continue;
             }
             if check == Check::EveryLine {
-                serde_json::from_str::<serde::de::IgnoredAny>(event)
+                serde_json::from_slice::<serde::de::IgnoredAny>(event)
                     .with_context(|| format!("{}:{number}: not a trace event", path.display()))?;
             }
             if events > 0 {
@@ -225,11 +233,24 @@ fn render(
             }
             events += 1;
             script_safe_json(w, event)?;
+            // A trace bigger than the page's share (only the first can be): its first rounds,
+            // whole, up to that share.
+            if event.starts_with(br#"{"event":"round_end""#) {
+                rounds += 1;
+                if read >= max_bytes && read < size {
+                    cut = true;
+                    break;
+                }
+            }
         }
-        w.write_all(b"]}")?;
+        w.write_all(b"]")?;
+        if cut {
+            write!(w, ",\"cut\":{{\"rounds\":{rounds},\"bytes\":{size}}}")?;
+        }
+        w.write_all(b"}")?;
     }
     w.write_all(b"],\"omitted\":")?;
-    script_safe_json(w, &Value::from(omitted.to_vec()).to_string())?;
+    script_safe_json(w, Value::from(omitted.to_vec()).to_string().as_bytes())?;
     w.write_all(b"}")?;
     w.write_all(fill(tail, &values).as_bytes())?;
     Ok(())
@@ -262,8 +283,7 @@ fn fill(template: &str, values: &[(&str, String)]) -> String {
 /// Writes JSON so that it can sit inside a `<script>` element: `<`, `>` and `&` only occur
 /// inside JSON strings, where their `\u` escapes mean the same (so do U+2028 and U+2029, which
 /// old script parsers took for line ends).
-fn script_safe_json(w: &mut impl Write, text: &str) -> std::io::Result<()> {
-    let bytes = text.as_bytes();
+fn script_safe_json(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     let mut from = 0;
     for (at, &b) in bytes.iter().enumerate() {
         let escape = match b {
@@ -308,7 +328,7 @@ mod tests {
 
     fn trace(dir: &Path, name: &str, agent: &str) -> PathBuf {
         let path = dir.join(name);
-        let game = json!({"event": "game", "format": 1, "stage": "s</script><b>", "deal": 0,
+        let game = json!({"event": "game", "format": 2, "stage": "s</script><b>", "deal": 0,
             "arrangement": 0, "players": 2, "rules": "paper", "scoring": "coins",
             "seats": [{"seat": 0, "slot": 0, "agent": agent, "kind": "random", "params": {}},
                       {"seat": 1, "slot": 1, "agent": "b", "kind": "random", "params": {}}]});
@@ -390,5 +410,58 @@ mod tests {
         std::fs::write(&path, "not json\n").unwrap();
         let e = write_html(&[path], &dir.path().join("p.html")).unwrap_err();
         assert!(format!("{e:#}").contains("x.jsonl:1"), "{e:#}");
+    }
+
+    /// The data a page embeds, read back.
+    fn data(page: &Path) -> Value {
+        let page = std::fs::read_to_string(page).unwrap();
+        let start = page.find("id=\"replay-data\">").unwrap() + "id=\"replay-data\">".len();
+        let end = start + page[start..].find("</script>").unwrap();
+        serde_json::from_str(&page[start..end]).unwrap()
+    }
+
+    #[test]
+    fn a_first_trace_bigger_than_the_page_goes_in_by_whole_rounds_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = trace(dir.path(), "deal-000000-arrangement-000.jsonl", "a");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        for round in 0..10 {
+            text += &format!(
+                "{}\n",
+                json!({"event": "deal", "round": round, "note": "x".repeat(100)})
+            );
+            text += &format!("{}\n", json!({"event": "round_end", "round": round}));
+        }
+        text += &format!("{}\n", json!({"event": "game_end", "rounds": 10}));
+        std::fs::write(&path, &text).unwrap();
+        let second = trace(dir.path(), "deal-000001-arrangement-000.jsonl", "b");
+        let out = dir.path().join("page.html");
+        let one_round = 2 * 130;
+        write_page(
+            &[path.clone(), second.clone()],
+            &out,
+            3 * one_round,
+            Check::EveryLine,
+        )
+        .unwrap();
+        let page = data(&out);
+        let events = page["traces"][0]["events"].as_array().unwrap();
+        // The game line and whole rounds up to the one that reaches the share.
+        assert_eq!(events.last().unwrap()["event"], "round_end");
+        let rounds = page["traces"][0]["cut"]["rounds"].as_u64().unwrap();
+        assert!((2..=4).contains(&rounds), "{rounds}");
+        assert_eq!(events.len() as u64, 1 + 2 * rounds);
+        assert_eq!(page["traces"][0]["cut"]["bytes"], text.len() as u64);
+        assert_eq!(page["traces"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            page["omitted"],
+            json!(["deal-000001-arrangement-000.jsonl"])
+        );
+        // With room for it, the whole trace and no cut.
+        write_page(&[path, second], &out, 1 << 20, Check::EveryLine).unwrap();
+        let page = data(&out);
+        assert_eq!(page["traces"][0]["events"].as_array().unwrap().len(), 22);
+        assert!(page["traces"][0].get("cut").is_none());
+        assert_eq!(page["traces"].as_array().unwrap().len(), 2);
     }
 }

@@ -1,6 +1,7 @@
 // The replay viewer of dhumbal-run's decision traces (docs/traces.md): plain JavaScript, no
 // library, no network. The traces are the JSON of the element #replay-data: {traces: [{file,
-// events}], omitted: [file names left out of the page]}. Each trace is turned into steps
+// events, cut?: {rounds, bytes}: only its first rounds are here}], omitted: [file names left
+// out of the page]}. Each trace is turned into steps
 // (a deal, each decision, each round's end, the game's end), each with the table as it then
 // is, rebuilt from the events alone: a deal sets the hands, the pile and the stock; a discard
 // moves cards from the hand onto the pile; a pick from the pile moves a card back; a `drew`
@@ -91,8 +92,32 @@
   const sorted = (cards) => cards.slice().sort().join(" ");
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
+  // A choice as the page uses it, from how the trace says it ("discard 9♥ 9♠", "take 5♦",
+  // "draw", "call", "play on").
+  function parseChoice(text) {
+    if (text === "call") return { kind: "call", call: true, text };
+    if (text === "play on") return { kind: "call", call: false, text };
+    if (text === "draw") return { kind: "pick", card: null, text };
+    if (text.startsWith("take ")) return { kind: "pick", card: text.slice(5), text };
+    if (text.startsWith("discard ")) return { kind: "discard", cards: text.slice(8).split(" "), text };
+    return { kind: "other", text };
+  }
+
+  // A decision with its choices spelled out: the trace gives the legal choices as text, and the
+  // choice and each candidate's as an index among them.
+  function expand(ev) {
+    if (ev.event !== "decision") return ev;
+    const legal = ev.legal.map(parseChoice);
+    const of = (c) => (typeof c === "number" ? legal[c] || parseChoice(`#${c}`) : parseChoice(String(c)));
+    const explanation = ev.explanation && {
+      ...ev.explanation,
+      candidates: ev.explanation.candidates.map((c) => ({ ...c, choice: of(c.choice) })),
+    };
+    return { ...ev, legal, choice: of(ev.choice), explanation };
+  }
+
   function build(trace) {
-    const events = trace.events;
+    const events = trace.events.map(expand);
     const game = events[0];
     const n = game.players;
     const steps = [];
@@ -132,8 +157,10 @@
       const where = `round ${ev.round}, turn ${ev.turn}, seat ${ev.seat} (${ev.phase})`;
       if (sorted(st.hands[ev.seat]) !== sorted(v.hand))
         mismatches.push(`${where}: hand ${st.hands[ev.seat].join(" ")} but the view has ${v.hand.join(" ")}`);
-      if (!same(st.pile, v.pile))
-        mismatches.push(`${where}: pile ${st.pile.join(" ")} but the view has ${v.pile.join(" ")}`);
+      const below = st.pile.length - v.discarded.length;
+      const top = st.pile.slice(Math.max(0, below - v.top.length), below);
+      if (!same(top, v.top))
+        mismatches.push(`${where}: top of the pile ${top.join(" ")} but the view has ${v.top.join(" ")}`);
       if (st.stock !== v.stock) mismatches.push(`${where}: stock ${st.stock} but the view has ${v.stock}`);
       if (!same(st.hands.map((h) => h.length), v.hand_sizes))
         mismatches.push(`${where}: hand sizes ${st.hands.map((h) => h.length)} but the view has ${v.hand_sizes}`);
@@ -151,10 +178,10 @@
             pile: ev.pile.slice(),
             stock: ev.stock,
             standings: ev.standings.slice(),
-            active: first ? first.view.active.slice() : ev.hands.map(() => true),
+            active: ev.active ? ev.active.slice() : ev.hands.map(() => true),
             known: ev.hands.map(() => []),
             fresh: null,
-            topSet: first ? first.view.top_set : ev.pile.length ? 1 : 0,
+            topSet: first ? first.view.top.length : ev.pile.length ? 1 : 0,
             lastDiscard: null,
             starter: first ? first.view.starter : null,
             threshold: first ? first.view.call_threshold : null,
@@ -171,10 +198,8 @@
           check(ev);
           // The view is the truth: show it even where the rebuilt table would differ.
           st.hands[ev.seat] = v.hand.slice();
-          st.pile = v.pile.slice();
           st.stock = v.stock;
-          st.topSet = v.top_set;
-          st.active = v.active.slice();
+          st.topSet = v.top.length;
           st.known = v.known.map((k) => k.slice());
           st.turn = ev.turn;
           st.starter = v.starter;
@@ -375,7 +400,7 @@
         const i = from + j;
         const marks = [];
         if (pick) {
-          if (pickable.includes(card) && i >= pile.length - pick.view.discarded.length - (pick.view.top_set || 0)) {
+          if (pickable.includes(card) && i >= pile.length - pick.view.discarded.length - pick.view.top.length) {
             marks.push("pickable");
             if (taken === card) marks.push("chosen");
           }
@@ -626,6 +651,17 @@
     loadHash();
     fillTracePicker();
     fillViewPicker();
+    for (const t of DATA.traces.filter((t) => t.cut)) {
+      const g = t.events[0];
+      const note = document.createElement("p");
+      note.className = "omitted";
+      note.textContent =
+        `${t.file}: its first ${t.cut.rounds} round${t.cut.rounds === 1 ? "" : "s"} only, the whole trace ` +
+        `(${(t.cut.bytes / 1048576).toFixed(0)} MB) being too large for this page; ` +
+        `\`dhumbal-run show RUN_DIR --deal ${g.deal} --arrangement ${g.arrangement} --html FILE\` writes a page of it alone, ` +
+        `and \`--round N\` instead of \`--html\` shows any round in the terminal`;
+      document.querySelector("footer").appendChild(note);
+    }
     if (DATA.omitted && DATA.omitted.length) {
       const note = document.createElement("p");
       note.className = "omitted";
