@@ -339,23 +339,20 @@ fn finite(x: f64) -> Option<f64> {
 
 /// What the deciding seat sees (the fields of its observation), nothing hidden, less what the
 /// round's `deal` line already says and the events since rebuild: the seats still in the game
-/// and the standings (the same all round), and the pile below its top set (the deal's face-up
-/// cards, then each discard, each take and each reshuffle).
+/// and the standings (the same all round), and the pile's cards (the deal's face-up card, then
+/// each discard, less each take, and each reshuffle's), of which it gives the count.
 struct View<'a>(&'a Observation<'a>);
 
 impl Serialize for View<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let obs = self.0;
-        let mut map = s.serialize_map(Some(11))?;
+        let mut map = s.serialize_map(Some(12))?;
         map.serialize_entry("hand", &Cards(obs.hand.as_slice()))?;
         map.serialize_entry("hand_value", &obs.hand_value)?;
         map.serialize_entry("starter", &obs.starter)?;
         map.serialize_entry("hand_sizes", obs.hand_sizes)?;
-        // The previous player's discard: the top of the pile, under the seat's own discard in
-        // the pick phase.
-        let below = obs.pile.len().saturating_sub(obs.discarded.len());
-        let top = below.saturating_sub(obs.top_set);
-        map.serialize_entry("top", &Cards(&obs.pile[top..below]))?;
+        map.serialize_entry("pile_size", &obs.pile.len())?;
+        map.serialize_entry("top_set", &obs.top_set)?;
         map.serialize_entry("pickable", &Cards(obs.pickable))?;
         map.serialize_entry("discarded", &Cards(obs.discarded))?;
         map.serialize_entry("known", &Known(obs.known))?;

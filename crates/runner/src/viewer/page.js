@@ -157,10 +157,10 @@
       const where = `round ${ev.round}, turn ${ev.turn}, seat ${ev.seat} (${ev.phase})`;
       if (sorted(st.hands[ev.seat]) !== sorted(v.hand))
         mismatches.push(`${where}: hand ${st.hands[ev.seat].join(" ")} but the view has ${v.hand.join(" ")}`);
-      const below = st.pile.length - v.discarded.length;
-      const top = st.pile.slice(Math.max(0, below - v.top.length), below);
-      if (!same(top, v.top))
-        mismatches.push(`${where}: top of the pile ${top.join(" ")} but the view has ${v.top.join(" ")}`);
+      if (st.pile.length !== v.pile_size)
+        mismatches.push(`${where}: pile ${st.pile.join(" ")} but the view has ${v.pile_size} cards`);
+      for (const card of v.pickable)
+        if (!st.pile.includes(card)) mismatches.push(`${where}: ${card} may be taken but is not on the pile`);
       if (st.stock !== v.stock) mismatches.push(`${where}: stock ${st.stock} but the view has ${v.stock}`);
       if (!same(st.hands.map((h) => h.length), v.hand_sizes))
         mismatches.push(`${where}: hand sizes ${st.hands.map((h) => h.length)} but the view has ${v.hand_sizes}`);
@@ -181,7 +181,7 @@
             active: ev.active ? ev.active.slice() : ev.hands.map(() => true),
             known: ev.hands.map(() => []),
             fresh: null,
-            topSet: first ? first.view.top.length : ev.pile.length ? 1 : 0,
+            topSet: first ? first.view.top_set : ev.pile.length ? 1 : 0,
             lastDiscard: null,
             starter: first ? first.view.starter : null,
             threshold: first ? first.view.call_threshold : null,
@@ -199,7 +199,7 @@
           // The view is the truth: show it even where the rebuilt table would differ.
           st.hands[ev.seat] = v.hand.slice();
           st.stock = v.stock;
-          st.topSet = v.top.length;
+          st.topSet = v.top_set;
           st.known = v.known.map((k) => k.slice());
           st.turn = ev.turn;
           st.starter = v.starter;
@@ -400,7 +400,7 @@
         const i = from + j;
         const marks = [];
         if (pick) {
-          if (pickable.includes(card) && i >= pile.length - pick.view.discarded.length - pick.view.top.length) {
+          if (pickable.includes(card) && i >= pile.length - pick.view.discarded.length - (pick.view.top_set || 0)) {
             marks.push("pickable");
             if (taken === card) marks.push("chosen");
           }
