@@ -170,10 +170,25 @@ fn shipped_scenarios_keep_their_records() {
     );
     let full = std::env::var_os("DHUMBAL_RECORDS_FULL").is_some();
     let size = if full { "full" } else { "small" };
-    let mut got = BTreeMap::new();
-    for scenario in scenarios() {
-        got.extend(run(&bin, &scenario, full));
-    }
+    // As many scenarios at a time as there are cores: several play one long session (the
+    // paper's 1,024-round ones), which one thread plays whatever `--threads` says.
+    let queue = std::sync::Mutex::new(scenarios());
+    let got = std::sync::Mutex::new(BTreeMap::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let Some(scenario) = queue.lock().unwrap().pop() else {
+                        return;
+                    };
+                    let digests = run(&bin, &scenario, full);
+                    got.lock().unwrap().extend(digests);
+                }
+            });
+        }
+    });
+    let got = got.into_inner().unwrap();
     let path = Path::new(ROOT).join(FIXTURE);
     let mut fixture: serde_json::Value = std::fs::read_to_string(&path)
         .ok()
