@@ -44,21 +44,35 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
 # Lints of every crate and target, warnings as errors.
-if cargo clippy --version >/dev/null 2>&1; then
+# Lints: scripts/setup.sh has the workspace's crates compiled by clippy-driver, so the build of
+# the tests is the lint pass, and any warning in it fails the test command (as
+# `cargo clippy --all-targets -- -D warnings` would, without checking every dependency again).
+if [ -n "${RUSTC_WORKSPACE_WRAPPER:-}" ]; then
+    lints="clippy (the build's warnings)"
+elif cargo clippy --version >/dev/null 2>&1; then
     cargo clippy --locked --release --workspace --all-targets -- -D warnings 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
+    lints="cargo clippy"
 else
     echo "test: clippy is not installed (rustup component add clippy): lints not checked" >&2
+    lints="not checked (no clippy)"
     status=0
 fi
 # The whole workspace, as scripts/run.sh builds it. The Python package's crate is an extension
 # module (no libpython to link a test binary against; its lib has `test = false`): built here
 # with the rest, tested through Python below.
 if [ "$status" -eq 0 ]; then
+    cargo test --locked --release --workspace --all-targets --no-run 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+    if [ "$status" -eq 0 ] && [ -n "${RUSTC_WORKSPACE_WRAPPER:-}" ] && grep -q '^warning' "$log"; then
+        echo "test: the build has warnings (lints above): fix them, as \`cargo clippy -- -D warnings\` would ask" >&2
+        status=1
+    fi
+fi
+if [ "$status" -eq 0 ]; then
     cargo test --locked --release --workspace --all-targets 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
 fi
-# The Python package (docs/python.md): built and installed into .venv, then its tests.
 python="skipped (lints or Rust tests failed)"
 if [ "$status" -eq 0 ]; then
     if bash scripts/setup-python.sh && "$VIRTUAL_ENV/bin/python" -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee -a "$log"; then
@@ -80,7 +94,7 @@ if [ "$status" -eq 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 
     fi
 fi
 set -e
-awk -v status="$status" -v slurm="$slurm" -v python="$python" '
+awk -v status="$status" -v slurm="$slurm" -v python="$python" -v lints="$lints" '
     /^test result:/ { passed += $4; failed += $6; ignored += $8; binaries++ }
     # pytest: "12 passed, 1 failed in 30.1s"
     /^[0-9]+ (passed|failed).* in [0-9.]+s/ {
@@ -91,6 +105,7 @@ awk -v status="$status" -v slurm="$slurm" -v python="$python" '
         binaries++
     }
     END {
+        printf "lints: %s\n", lints
         printf "python tests: %s\n", python
         printf "slurm test: %s\n", slurm
         printf "%s: %d tests passed, %d failed, %d ignored (%d test binaries)\n",
