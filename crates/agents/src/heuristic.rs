@@ -366,23 +366,47 @@ impl Heuristic {
         single_score: impl FnOnce() -> f64,
     ) -> Option<Discard> {
         let d = rules.variant().discards;
-        // Card ids are suit-major: each suit's ranks are a 13-bit field.
-        let s0 = (set & 0x1FFF) as u16;
-        let s1 = ((set >> 13) & 0x1FFF) as u16;
-        let s2 = ((set >> 26) & 0x1FFF) as u16;
-        let s3 = ((set >> 39) & 0x1FFF) as u16;
+        let [s0, s1, s2, s3] = suit_ranks(set);
         // Ranks held in two or more suits, and bit 13 when both jokers are held.
         let repeated = (s0 & (s1 | s2 | s3))
             | (s1 & (s2 | s3))
             | (s2 & s3)
             | (u16::from(set >> 52 == 3) << 13);
-        let min = u32::from(d.min_run);
-        let any_run = d.runs && (d.ace_high || has_run_start(set, min));
+        let any_run = d.runs && (d.ace_high || has_run_start(set, u32::from(d.min_run)));
         let any_set = d.sets && repeated != 0;
         if !any_set && !any_run {
             return None;
         }
-        let mut best_score = single_score();
+        self.best_multi_discard_of(
+            rules,
+            hand,
+            set,
+            repeated,
+            (any_set, any_run),
+            (value, limit),
+            single_score(),
+        )
+    }
+
+    /// The rest of [`Heuristic::best_multi_discard`], for a hand that holds a multi-card
+    /// discard (`any`: a set, a run; `repeated`: the ranks held more than once): out of line,
+    /// so that the common hand, which holds none, runs a short function with few registers
+    /// to save. `single_score` is the best single's score, to be beaten.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn best_multi_discard_of(
+        &self,
+        rules: &Rules,
+        hand: &[Card],
+        set: u64,
+        repeated: u16,
+        (any_set, any_run): (bool, bool),
+        (value, limit): (u32, u32),
+        single_score: f64,
+    ) -> Option<Discard> {
+        let d = rules.variant().discards;
+        let min = u32::from(d.min_run);
+        let mut best_score = single_score;
         let mut best: Option<Discard> = None;
         if any_set {
             if repeated & (repeated - 1) == 0 {
@@ -403,7 +427,7 @@ impl Heuristic {
             }
         }
         if any_run {
-            let suit_ranks = [s0, s1, s2, s3];
+            let suit_ranks = suit_ranks(set);
             let mut suits_done = 0u8;
             for &c in hand {
                 if c.is_joker() {
@@ -801,6 +825,13 @@ fn ahead(obs: &Observation<'_>) -> bool {
     let count = seats.count() as f64;
     let mean = total as f64 / count;
     obs.standing(obs.seat) as f64 > mean
+}
+
+/// Each suit's ranks in the hand's bit set `set` (card ids are suit-major: each suit's ranks
+/// are a 13-bit field), as 13-bit masks in suit order.
+#[inline]
+fn suit_ranks(set: u64) -> [u16; 4] {
+    [0, 1, 2, 3].map(|s| ((set >> (13 * s)) & 0x1FFF) as u16)
 }
 
 fn single(c: Card) -> Discard {

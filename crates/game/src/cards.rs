@@ -39,9 +39,14 @@ pub struct Card(u8);
 /// The rank of a joker, one past the King, so that two jokers form a same-rank set.
 pub const JOKER_RANK: u8 = 13;
 
+/// Size of the tables indexed by card id: the next power of two above [`CARD_IDS`], so that an
+/// id masked with `ID_TABLE - 1` (a no-op for every card, whose id is below `CARD_IDS`) needs
+/// no bounds check. The entries past `CARD_IDS` are never read.
+pub const ID_TABLE: usize = 64;
+
 /// Rank and suit index of each card id, looked up rather than divided on the hot path.
-const RANKS: [u8; CARD_IDS] = {
-    let mut t = [JOKER_RANK; CARD_IDS];
+const RANKS: [u8; ID_TABLE] = {
+    let mut t = [JOKER_RANK; ID_TABLE];
     let mut i = 0;
     while i < 52 {
         t[i] = (i % 13) as u8;
@@ -49,8 +54,8 @@ const RANKS: [u8; CARD_IDS] = {
     }
     t
 };
-const SUITS: [u8; CARD_IDS] = {
-    let mut t = [4u8; CARD_IDS];
+const SUITS: [u8; ID_TABLE] = {
+    let mut t = [4u8; ID_TABLE];
     let mut i = 0;
     while i < 52 {
         t[i] = (i / 13) as u8;
@@ -85,6 +90,14 @@ impl Card {
         self.0
     }
 
+    /// The id as an index into a table of [`ID_TABLE`] entries: equal to the id (every id is
+    /// below [`CARD_IDS`]), masked so that the compiler sees it in range and drops the bounds
+    /// check of every lookup.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize & (ID_TABLE - 1)
+    }
+
     #[inline]
     pub const fn is_joker(self) -> bool {
         self.0 >= 52
@@ -93,7 +106,7 @@ impl Card {
     /// 0 (ace) to 12 (king); [`JOKER_RANK`] for jokers.
     #[inline]
     pub const fn rank(self) -> u8 {
-        RANKS[self.0 as usize]
+        RANKS[self.index()]
     }
 
     /// The suit, or `None` for a joker.
@@ -109,7 +122,7 @@ impl Card {
     /// 0 to 3 in the order of [`Suit::ALL`]; 4 for a joker.
     #[inline]
     pub const fn suit_index(self) -> usize {
-        SUITS[self.0 as usize] as usize
+        SUITS[self.index()] as usize
     }
 
     fn rank_name(self) -> &'static str {
@@ -397,6 +410,41 @@ impl<const N: usize> CardVec<N> {
         }
     }
 
+    /// Removes the last occurrence of `card` if present, keeping the order of the rest: the
+    /// same as [`CardVec::remove`] for a list that holds each card once (a pile), the slots
+    /// past the end included, but searched from the top, where a card taken back from the
+    /// pile lies.
+    #[inline]
+    pub fn remove_last(&mut self, card: Card) -> bool {
+        match self.as_slice().iter().rposition(|&c| c == card) {
+            Some(i) => {
+                self.remove_at(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves the top `k` cards of `from` onto the end of this list, in the order `k` pops of
+    /// `from` would give them (its top card first), leaving both lists exactly as those pops
+    /// and pushes would (the slots past their ends included); panics if `from` holds fewer or
+    /// they do not fit. One check for all of them, where pushing the pops checks each.
+    #[inline]
+    pub fn take_from_top<const M: usize>(&mut self, from: &mut CardVec<M>, k: usize) {
+        let top = from.as_slice().len().checked_sub(k).expect("enough cards");
+        let start = self.len as usize;
+        let end = start + k;
+        assert!(end <= N, "card list overflow");
+        for (slot, &card) in self.cards[start..end]
+            .iter_mut()
+            .zip(from.as_slice()[top..].iter().rev())
+        {
+            *slot = card;
+        }
+        self.len = end as u8;
+        from.len = top as u8;
+    }
+
     /// Keeps only the first `len` cards.
     #[inline]
     pub fn truncate(&mut self, len: usize) {
@@ -472,5 +520,28 @@ mod tests {
         assert!(hand.remove("7S".parse().unwrap()));
         assert_eq!(hand.to_string(), "[2♣ 5♥ 2♦ A♥]");
         assert!(!hand.remove("7S".parse().unwrap()));
+    }
+
+    #[test]
+    fn card_vec_bulk_moves_match_one_card_at_a_time() {
+        let cards = parse_cards("2C 5H 7S 2D AH KS").unwrap();
+        let hand = Hand::from_slice(&cards).unwrap();
+        // `remove_last` as `remove` (each card once), the slots past the end included.
+        let mut last = hand;
+        let mut first = hand;
+        for card in cards.iter().rev() {
+            assert_eq!(last.remove_last(*card), first.remove(*card));
+            assert_eq!(last, first);
+        }
+        // `take_from_top` as that many pops.
+        let mut from = Pile::from_slice(&cards).unwrap();
+        let mut popped = Hand::from_slice(&cards[..1]).unwrap();
+        let mut pile = from;
+        for _ in 0..4 {
+            popped.push(pile.pop().unwrap());
+        }
+        let mut taken = Hand::from_slice(&cards[..1]).unwrap();
+        taken.take_from_top(&mut from, 4);
+        assert_eq!((taken, from), (popped, pile));
     }
 }

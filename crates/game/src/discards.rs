@@ -251,7 +251,7 @@ pub fn for_each_multi_discard(
             }
             suits_done |= 1 << suit;
             let mut mask = suit_ranks[suit];
-            if mask.count_ones() < min {
+            if ones(mask) < min {
                 continue;
             }
             // Rank positions 0..=12, and 13 for an ace played high.
@@ -304,13 +304,39 @@ pub const GROUP_SUBSETS: [&[u8]; 5] = [
 /// once with shifts (no bit counting, which is a software routine on baseline x86-64).
 #[inline]
 pub fn has_run_start(set: u64, min: u32) -> bool {
-    let mut starts = set & ((1 << 52) - 1);
-    for _ in 1..min.max(1) {
-        starts &= starts >> 1;
-    }
+    let cards = set & ((1 << 52) - 1);
+    let starts = if min == 3 {
+        // Every preset's minimum, without the loop.
+        cards & cards >> 1 & cards >> 2
+    } else {
+        let mut starts = cards;
+        for _ in 1..min.max(1) {
+            starts &= starts >> 1;
+        }
+        starts
+    };
     // A run of `min` starts at a rank no higher than 13 - min of its suit.
     let per_suit = (1u64 << (14 - min.clamp(1, 13))) - 1;
     starts & (per_suit * (1 | 1 << 13 | 1 << 26 | 1 << 39)) != 0
+}
+
+/// The number of bits set in each byte value.
+const ONES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).count_ones() as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The number of bits set in `x`, by two table lookups: `u16::count_ones` is a software routine
+/// (a dozen shifts, masks and adds) on the baseline x86-64 target, and the discard counts of a
+/// random rollout take several per turn. The same result on every target.
+#[inline]
+fn ones(x: u16) -> u32 {
+    u32::from(ONES[usize::from(x as u8)] + ONES[usize::from(x >> 8)])
 }
 
 /// The number of legal discards of two or more cards, with [`Runs::All`], computed from the
@@ -323,16 +349,21 @@ pub fn count_multi_discards(rules: &Rules, hand: &[Card]) -> u32 {
     let mut n = 0u32;
     if d.sets {
         // Same-rank groups: every subset of two or more cards (1 of a pair, 4 of three cards,
-        // 11 of four), counted over the ranks held in exactly 2, 3 or 4 suits; plus the pair of
-        // jokers. (Most hands hold no pair: no bit counting then.)
+        // 11 of four), counted over the ranks held in 2, 3 or 4 suits; plus the pair of jokers.
+        // The suits are added as bits, two by two: `ab` and `ce` hold the ranks held in both
+        // suits of a pair, `a_b` and `c_e` those held in one of them; from these follow the
+        // ranks held at least twice, three times and four times. (Most hands hold no pair: no
+        // bit counting then.)
         let [a, b, c, e] = suit_ranks;
-        let two = (a & b) | (a & c) | (a & e) | (b & c) | (b & e) | (c & e);
+        let (ab, ce) = (a & b, c & e);
+        let (a_b, c_e) = (a ^ b, c ^ e);
+        let two = ab | ce | (a_b & c_e);
         if two != 0 {
-            let three = (a & b & c) | (a & b & e) | (a & c & e) | (b & c & e);
-            let four = a & b & c & e;
-            n += (two & !three).count_ones()
-                + 4 * (three & !four).count_ones()
-                + 11 * four.count_ones();
+            let three = (ab & (ce | c_e)) | (ce & a_b);
+            let four = ab & ce;
+            // A rank held four times is in all three masks (1 + 3 + 7 = 11 subsets), three
+            // times in two of them (1 + 3 = 4), twice in `two` only (1).
+            n += ones(two) + 3 * ones(three) + 7 * ones(four);
         }
         n += u32::from(set >> 52 == 3);
     }
@@ -343,26 +374,36 @@ pub fn count_multi_discards(rules: &Rules, hand: &[Card]) -> u32 {
         if !d.ace_high && !has_run_start(set, min) {
             return n;
         }
-        for mut mask in suit_ranks {
-            if d.ace_high && mask & 1 != 0 {
-                mask |= 1 << 13;
-            }
-            // Positions that start `min` consecutive ranks: none, for most suits of most hands.
-            let mut starts = mask;
-            for _ in 1..min {
-                starts &= starts >> 1;
-            }
-            if starts == 0 {
-                continue;
-            }
-            while mask != 0 {
-                let start = mask.trailing_zeros();
-                let len = (!(mask >> start)).trailing_zeros();
-                mask &= !((((1u32 << len) - 1) << start) as u16);
-                if len >= min {
-                    let extra = len - min + 1;
-                    n += extra * (extra + 1) / 2;
-                }
+        n += count_runs(suit_ranks, min, d.ace_high);
+    }
+    n
+}
+
+/// The runs of [`count_multi_discards`], for a hand that may hold one (`suit_ranks`: each
+/// suit's ranks as a 13-bit mask). Out of line: few hands get here, and the loops' registers
+/// would otherwise be saved and restored on every call.
+#[inline(never)]
+fn count_runs(suit_ranks: [u16; 4], min: u32, ace_high: bool) -> u32 {
+    let mut n = 0;
+    for mut mask in suit_ranks {
+        if ace_high && mask & 1 != 0 {
+            mask |= 1 << 13;
+        }
+        // Positions that start `min` consecutive ranks: none, for most suits of most hands.
+        let mut starts = mask;
+        for _ in 1..min {
+            starts &= starts >> 1;
+        }
+        if starts == 0 {
+            continue;
+        }
+        while mask != 0 {
+            let start = mask.trailing_zeros();
+            let len = (!(mask >> start)).trailing_zeros();
+            mask &= !((((1u32 << len) - 1) << start) as u16);
+            if len >= min {
+                let extra = len - min + 1;
+                n += extra * (extra + 1) / 2;
             }
         }
     }

@@ -189,7 +189,8 @@ pub enum Resume<'a> {
 }
 
 /// The state of a round in play. Observers and tests read it; only the engine changes it.
-#[derive(Clone, Debug)]
+/// The default is an empty table (no cards anywhere): storage for a round to be written into.
+#[derive(Clone, Debug, Default)]
 pub struct RoundState {
     pub(crate) stock: Pile,
     pub(crate) pile: Pile,
@@ -226,6 +227,13 @@ impl RoundState {
             turn: obs.turn,
             restocked: obs.restocked,
         }
+    }
+
+    /// The stock and every hand, to be dealt into: how a sampler fills in the hidden parts of
+    /// a world from [`RoundState::imagined`] in place. Whether they fit the observation is the
+    /// sampler's to check, as for `imagined`.
+    pub fn hidden_mut(&mut self) -> (&mut Pile, &mut [Hand; MAX_PLAYERS]) {
+        (&mut self.stock, &mut self.hands)
     }
 
     pub fn stock(&self) -> &Pile {
@@ -394,18 +402,21 @@ impl Table {
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<RoundOutcome, PlayError> {
-        let outcome = RoundPlay::new(self, streams).run(seats, streams, observer)?;
+        let (mut state, starter) = RoundPlay::deal(self, streams);
+        let outcome = RoundPlay::start(self, &mut state, starter).run(seats, streams, observer)?;
         self.apply(&outcome);
         Ok(outcome)
     }
 
     /// Plays the rest of a round from `state`, with `seat` to move at `at`, and returns how it
     /// ended without applying it to the table. This is how a search agent simulates a
-    /// determinized world with the engine's own rules.
+    /// determinized world with the engine's own rules. The round is played in `state` itself
+    /// (left as the round ended), so that a search reuses one state for all its simulations
+    /// instead of moving a world of some 300 bytes into each.
     #[allow(clippy::too_many_arguments)]
     pub fn play_from<S: Seats + ?Sized>(
         &self,
-        state: RoundState,
+        state: &mut RoundState,
         starter: usize,
         seat: usize,
         at: Resume<'_>,
@@ -450,11 +461,15 @@ impl Table {
     }
 }
 
-/// One round in progress.
-struct RoundPlay<'t> {
+/// One round in progress, played in a state its caller holds.
+struct RoundPlay<'t, 's> {
     table: &'t Table,
-    state: RoundState,
+    state: &'s mut RoundState,
     n: usize,
+    /// The table's seats in play and standings, cut to the `n` seats once (every observation
+    /// shows them).
+    active: &'t [bool],
+    standings: &'t [i64],
     threshold: u32,
     starter: usize,
     cards_discarded: [u16; MAX_PLAYERS],
@@ -475,8 +490,10 @@ enum Stop {
     Horizon,
 }
 
-impl<'t> RoundPlay<'t> {
-    fn new(table: &'t Table, streams: &mut dyn Streams) -> RoundPlay<'t> {
+impl<'t, 's> RoundPlay<'t, 's> {
+    /// A new round's deal at `table`: the shuffled deck dealt, the first card turned up, and
+    /// the seat that starts.
+    fn deal(table: &Table, streams: &mut dyn Streams) -> (RoundState, usize) {
         let rules = &table.rules;
         let v = rules.variant();
         let n = rules.players();
@@ -530,13 +547,13 @@ impl<'t> RoundPlay<'t> {
             state.seen.insert(card);
             state.top_set = 1;
         }
-        RoundPlay::start(table, state, starter)
+        (state, starter)
     }
 
     /// A round to be played from `state` (dealt, or a search agent's world): counters at zero,
     /// each hand's value summed once (the turns keep it up to date).
     #[inline]
-    fn start(table: &'t Table, state: RoundState, starter: usize) -> RoundPlay<'t> {
+    fn start(table: &'t Table, state: &'s mut RoundState, starter: usize) -> RoundPlay<'t, 's> {
         let rules = &table.rules;
         let n = rules.players();
         let n_active = table.active().iter().filter(|&&a| a).count();
@@ -548,6 +565,8 @@ impl<'t> RoundPlay<'t> {
             table,
             state,
             n,
+            active: &table.active[..n],
+            standings: &table.standings[..n],
             threshold: rules.call_threshold(n_active),
             starter,
             cards_discarded: [0; MAX_PLAYERS],
@@ -578,9 +597,9 @@ impl<'t> RoundPlay<'t> {
             turn: self.state.turn,
             round: t.round,
             starter: self.starter,
-            active: &t.active[..self.n],
+            active: self.active,
             hand_sizes: &self.state.hand_sizes[..self.n],
-            standings: &t.standings[..self.n],
+            standings: self.standings,
             pile: self.state.pile.as_slice(),
             pickable,
             discarded,
@@ -600,9 +619,9 @@ impl<'t> RoundPlay<'t> {
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<RoundOutcome, PlayError> {
-        observer.event(&self.state, &Event::Dealt);
+        observer.event(self.state, &Event::Dealt);
         let stop = self.turns(self.starter, None, agents, streams, observer)?;
-        observer.event(&self.state, &Event::Ended);
+        observer.event(self.state, &Event::Ended);
         Ok(self.settle(stop))
     }
 
@@ -664,7 +683,7 @@ impl<'t> RoundPlay<'t> {
                             .call(seat, &obs, &mut *rng)
                             .map_err(|error| agent_error(seats.name(seat), seat, error))?;
                         if call {
-                            observer.event(&self.state, &Event::Called { seat });
+                            observer.event(self.state, &Event::Called { seat });
                             self.decisions[seat] -= 1;
                             return Ok(Stop::Call(seat));
                         }
@@ -698,11 +717,13 @@ impl<'t> RoundPlay<'t> {
                             Ok(_) => {}
                         }
                     }
+                    // The discard's cards are in the hand (checked above), each once.
                     for card in discard.iter() {
                         self.state.hands[seat].remove(card);
-                        self.state.known[seat].remove(card);
-                        self.state.seen.insert(card);
                     }
+                    let cards = discard.to_set();
+                    self.state.known[seat] = self.state.known[seat].difference(cards);
+                    self.state.seen = self.state.seen.union(cards);
                     self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
                     self.values[seat] -= rules.hand_value(discard.as_slice());
                     self.cards_discarded[seat] += discard.len() as u16;
@@ -737,7 +758,7 @@ impl<'t> RoundPlay<'t> {
                         }
                     }
                     observer.event(
-                        &self.state,
+                        self.state,
                         &Event::Discarded {
                             seat,
                             cards: discard,
@@ -778,7 +799,8 @@ impl<'t> RoundPlay<'t> {
                             offered: pickable.to_string(),
                         });
                     }
-                    self.state.pile.remove(card);
+                    // Each card is on the pile once, and one taken back lies near the top.
+                    self.state.pile.remove_last(card);
                     self.state.hands[seat].push(card);
                     self.values[seat] += rules.value(card);
                     self.state.known[seat].insert(card);
@@ -789,7 +811,7 @@ impl<'t> RoundPlay<'t> {
                         if !self.reshuffle(streams, discard.len()) {
                             return Ok(Stop::StockExhausted);
                         }
-                        observer.event(&self.state, &Event::Reshuffled);
+                        observer.event(self.state, &Event::Reshuffled);
                     }
                     let card = self.state.stock.pop().expect("the stock was refilled");
                     self.state.hands[seat].push(card);
@@ -798,7 +820,7 @@ impl<'t> RoundPlay<'t> {
             }
             self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
             self.state.top_set = discard.len();
-            observer.event(&self.state, &Event::Took { seat, pick });
+            observer.event(self.state, &Event::Took { seat, pick });
             seat = self.table.next_active(seat);
         }
     }

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use super::cards::{CARD_IDS, Card, MAX_HAND};
+use super::cards::{CARD_IDS, Card, ID_TABLE, MAX_HAND};
 
 /// Most seats at one table.
 pub const MAX_PLAYERS: usize = 8;
@@ -404,7 +404,9 @@ pub struct RulesError(pub Vec<RuleError>);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rules {
     variant: Variant,
-    values: [u8; CARD_IDS],
+    /// The value of each card id ([`ID_TABLE`] entries, for [`Card::index`]; 0 past the deck's
+    /// ids, never read).
+    values: [u8; ID_TABLE],
     deck: [Card; CARD_IDS],
     deck_len: u8,
 }
@@ -529,8 +531,8 @@ impl Rules {
             return Err(RulesError(errors));
         }
 
-        let mut values = [0u8; CARD_IDS];
-        for (id, value) in values.iter_mut().enumerate() {
+        let mut values = [0u8; ID_TABLE];
+        for (id, value) in values.iter_mut().enumerate().take(CARD_IDS) {
             let card = Card::from_id(id as u8);
             *value = if card.is_joker() {
                 v.deck.joker_value
@@ -573,7 +575,7 @@ impl Rules {
     /// The value of one card under these rules.
     #[inline]
     pub fn value(&self, card: Card) -> u32 {
-        u32::from(self.values[card.id() as usize])
+        u32::from(self.values[card.index()])
     }
 
     /// The total value of some cards.

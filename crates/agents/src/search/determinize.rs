@@ -24,7 +24,6 @@ use dhumbal_game::{Observation, RoundState};
 /// Reusable buffers for sampling worlds (no allocation per sample).
 #[derive(Clone, Debug, Default)]
 pub struct Determinizer {
-    pool: Pile,
     hidden: Pile,
     /// What [`Determinizer::prepare`] worked out of the observation, the same for every world
     /// sampled from it.
@@ -44,6 +43,10 @@ struct Prepared {
     hands: [Hand; MAX_PLAYERS],
     /// Hidden slots in the other hands.
     unknown: usize,
+    /// The world before its hidden parts are dealt: the public facts of the observation, every
+    /// hand as in `hands`, and the stock holding `pool` in id order. Each world starts as a
+    /// copy of it.
+    world: RoundState,
 }
 
 /// Why no world could be sampled. Only a bug in the engine or in an agent wrapper could cause
@@ -155,6 +158,7 @@ impl Determinizer {
         if stock != obs.stock_len {
             return Err(inconsistent(stock));
         }
+        p.world = RoundState::imagined(obs, p.pool, p.hands);
         Ok(())
     }
 
@@ -166,34 +170,48 @@ impl Determinizer {
         obs: &Observation<'_>,
         rng: &mut R,
     ) -> RoundState {
+        let mut world = RoundState::default();
+        self.draw_into(obs, rng, &mut world);
+        world
+    }
+
+    /// [`Determinizer::draw`] written into `world` (whatever it held), drawing the same numbers
+    /// in the same order: a search's simulations reuse one state instead of building and moving
+    /// a new one each.
+    pub fn draw_into<R: RandomSource + ?Sized>(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut R,
+        world: &mut RoundState,
+    ) {
         let n = obs.players();
         let me = obs.seat;
         let p = &self.prepared;
-        let mut hands = p.hands;
-        self.pool = p.pool;
-        rng.shuffle(self.pool.as_mut_slice());
+        world.clone_from(&p.world);
+        // The prepared pool is the stock: shuffled there, the hidden slots dealt off its top.
+        let (stock, hands) = world.hidden_mut();
+        rng.shuffle(stock.as_mut_slice());
         if !p.sure.is_empty() {
             self.hidden = p.sure;
             for _ in 0..p.unknown - p.sure.len() {
-                let card = self.pool.pop().expect("counted");
+                let card = stock.pop().expect("counted");
                 self.hidden.push(card);
             }
             rng.shuffle(self.hidden.as_mut_slice());
         }
         let source = if p.sure.is_empty() {
-            &mut self.pool
+            stock
         } else {
             &mut self.hidden
         };
         if !p.oracle {
             for seat in (0..n).filter(|&s| s != me && obs.active[s]) {
-                while hands[seat].len() < usize::from(obs.hand_sizes[seat]) {
-                    hands[seat].push(source.pop().expect("counted"));
-                }
+                // As many pops as the hand has hidden slots, in one move.
+                let hidden = usize::from(obs.hand_sizes[seat]).saturating_sub(hands[seat].len());
+                hands[seat].take_from_top(source, hidden);
             }
         }
-        debug_assert_eq!(self.pool.len(), obs.stock_len, "prepared");
-        RoundState::imagined(obs, self.pool, hands)
+        debug_assert_eq!(world.stock().len(), obs.stock_len, "prepared");
     }
 }
 

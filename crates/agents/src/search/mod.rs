@@ -27,7 +27,7 @@ use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_str
 use dhumbal_game::rules::{MAX_PLAYERS, Scoring};
 use dhumbal_game::{
     Agent, AgentError, Candidate as Weighed, Choice, Explanation, Observation, Phase, Pick, Resume,
-    RoundOutcome, Seats, Table,
+    RoundOutcome, RoundState, Seats, Table,
 };
 use tree::{NodeId, ROOT, Tree, key};
 
@@ -152,6 +152,8 @@ pub struct SearchAgent {
     rollout: Rollout,
     tree: Tree,
     worlds: Determinizer,
+    /// The world of the current simulation, drawn and played in place.
+    world: RoundState,
     path: Vec<NodeId>,
     options: Vec<Candidate>,
     root: RootOptions,
@@ -190,6 +192,7 @@ impl SearchAgent {
             rollout,
             tree: Tree::default(),
             worlds: Determinizer::new(),
+            world: RoundState::default(),
             path: Vec::with_capacity(64),
             options: Vec::with_capacity(64),
             root: RootOptions::default(),
@@ -249,7 +252,7 @@ impl SearchAgent {
         'outer: for _ in 0..p.iterations.max(1) {
             self.last_iterations += 1;
             for _ in 0..p.determinizations.max(1) {
-                let world = self.worlds.draw(obs, &mut *rng);
+                self.worlds.draw_into(obs, &mut *rng, &mut self.world);
                 self.path.clear();
                 let mut sim = Sim {
                     tree: &mut self.tree,
@@ -266,7 +269,7 @@ impl SearchAgent {
                 };
                 let outcome = table
                     .play_from(
-                        world,
+                        &mut self.world,
                         obs.starter,
                         obs.seat,
                         at,
@@ -541,11 +544,14 @@ impl Sim<'_> {
         let at_root = parent == ROOT;
         let kept = at_root && self.root.ready;
         let tree = &mut *self.tree;
+        // Options without a child yet, counted in the same pass that counts availability.
+        let mut untried = 0u32;
         let options: &mut Vec<Candidate> = if kept {
             // The children are those of the last simulation, kept up to date below.
             for o in self.root.options.iter() {
-                if let Some(c) = o.child {
-                    tree.node_mut(c).avail += 1;
+                match o.child {
+                    Some(c) => tree.node_mut(c).avail += 1,
+                    None => untried += 1,
                 }
             }
             &mut self.root.options
@@ -555,18 +561,19 @@ impl Sim<'_> {
             if tree.has_children(parent) {
                 for o in self.options.iter_mut() {
                     o.child = tree.child(parent, o.key);
-                    if let Some(c) = o.child {
-                        tree.node_mut(c).avail += 1;
+                    match o.child {
+                        Some(c) => tree.node_mut(c).avail += 1,
+                        None => untried += 1,
                     }
                 }
             } else {
                 for o in self.options.iter_mut() {
                     o.child = None;
                 }
+                untried = self.options.len() as u32;
             }
             &mut *self.options
         };
-        let untried = options.iter().filter(|o| o.child.is_none()).count() as u32;
         let (chosen, id) = if untried > 0 {
             let pick = self.rng.below(untried);
             let (i, &chosen) = options
