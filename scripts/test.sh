@@ -47,6 +47,7 @@ set +e
 # Lints: scripts/setup.sh has the workspace's crates compiled by clippy-driver, so the build of
 # the tests is the lint pass, and any warning in it fails the test command (as
 # `cargo clippy --all-targets -- -D warnings` would, without checking every dependency again).
+status=0
 if [ -n "${RUSTC_WORKSPACE_WRAPPER:-}" ]; then
     lints="clippy (the build's warnings)"
 elif cargo clippy --version >/dev/null 2>&1; then
@@ -56,7 +57,6 @@ elif cargo clippy --version >/dev/null 2>&1; then
 else
     echo "test: clippy is not installed (rustup component add clippy): lints not checked" >&2
     lints="not checked (no clippy)"
-    status=0
 fi
 # The whole workspace, as scripts/run.sh builds it. The Python package's crate is an extension
 # module (no libpython to link a test binary against; its lib has `test = false`): built here
