@@ -152,6 +152,23 @@ fn run(bin: &Path, scenario: &str, full: bool) -> BTreeMap<String, String> {
     digests
 }
 
+/// The longest session of a scenario's stages, in rounds (1 for stages of single rounds or
+/// games).
+fn longest_session(scenario: &str) -> u32 {
+    dhumbal::scenario::load(
+        &Path::new(ROOT).join(scenario),
+        &dhumbal::scenario::Overrides::default(),
+    )
+    .map_or(1, |parsed| {
+        parsed
+            .stages
+            .iter()
+            .map(|s| s.session.unwrap_or(1))
+            .max()
+            .unwrap_or(1)
+    })
+}
+
 /// Whether `bin` has the `--csv` option (builds before it wrote `rounds.csv` always).
 fn writes_csv_when_asked(bin: &Path) -> bool {
     let help = Command::new(bin).args(["run", "--help"]).output().unwrap();
@@ -171,8 +188,12 @@ fn shipped_scenarios_keep_their_records() {
     let full = std::env::var_os("DHUMBAL_RECORDS_FULL").is_some();
     let size = if full { "full" } else { "small" };
     // As many scenarios at a time as there are cores: several play one long session (the
-    // paper's 1,024-round ones), which one thread plays whatever `--threads` says.
-    let queue = std::sync::Mutex::new(scenarios());
+    // paper's 1,024-round ones), which one thread plays whatever `--threads` says. The longest
+    // sessions are taken first (the queue is popped from its end), so that none is left to
+    // run alone at the end.
+    let mut queue = scenarios();
+    queue.sort_by_cached_key(|scenario| longest_session(scenario));
+    let queue = std::sync::Mutex::new(queue);
     let got = std::sync::Mutex::new(BTreeMap::new());
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
     std::thread::scope(|s| {
