@@ -69,8 +69,10 @@ fi
 # what it does not recompile). A `cargo build` without this variable, by hand, recompiles
 # the workspace's crates (not their dependencies); DHUMBAL_NO_CLIPPY=1 leaves it unset.
 if [ -z "${RUSTC_WORKSPACE_WRAPPER:-}" ] && [ -z "${DHUMBAL_NO_CLIPPY:-}" ]; then
-    driver=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver 2>/dev/null || true)
-    if [ -n "$driver" ] && "$driver" --version >/dev/null 2>&1; then
+    # The clippy-driver of the rustc that cargo runs (its sysroot): another toolchain's would
+    # compile the workspace's crates with another compiler than their dependencies.
+    driver="$(rustc --print sysroot 2>/dev/null || true)/bin/clippy-driver"
+    if [ -x "$driver" ] && "$driver" --version >/dev/null 2>&1; then
         export RUSTC_WORKSPACE_WRAPPER="$driver"
     fi
 fi

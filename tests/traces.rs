@@ -268,3 +268,55 @@ fn merged_shards_keep_their_traces() {
     assert_eq!(got.len(), 9 * 4);
     assert_eq!(got, traces(&whole));
 }
+
+/// Traces of another format (a folder started by an older build) are neither mixed with this
+/// build's by `--resume` nor shown: each refuses with exit 2, naming the file and the format.
+#[test]
+fn traces_of_another_format_are_refused_by_resume_show_and_the_page() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "traced.yaml",
+        &STAGED
+            .replace("deals: 120", "deals: 8")
+            .replace("deals: 40", "deals: 4"),
+    );
+    let out = dir.path().join("out");
+    let (file, out_s) = (file.to_str().unwrap(), out.to_str().unwrap());
+    go(&[file, "--out", out_s, "--no-report", "--trace", "1"]);
+    let old = out.join("league/traces/deal-000001-arrangement-000.jsonl");
+    let text = std::fs::read_to_string(&old).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut game: serde_json::Value = serde_json::from_str(first).unwrap();
+    assert_eq!(game["format"], 2);
+    game["format"] = 1.into();
+    std::fs::write(&old, format!("{game}\n{rest}")).unwrap();
+    let t = refused(&[
+        file,
+        "--out",
+        out_s,
+        "--no-report",
+        "--trace",
+        "1",
+        "--resume",
+    ]);
+    assert!(
+        t.contains("holds traces of format 1") && t.contains("deal-000001-arrangement-000"),
+        "{t}"
+    );
+    let t = refused(&["show", out_s, "--stage", "league", "--deal", "1"]);
+    assert!(t.contains("trace format 1, written by an older"), "{t}");
+    let html = dir.path().join("page.html");
+    let o = run(&[
+        "show",
+        out_s,
+        "--stage",
+        "league",
+        "--deal",
+        "1",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_ne!(o.status.code(), Some(0), "{}", common::text(&o));
+    assert!(!html.exists());
+}

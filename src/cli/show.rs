@@ -298,6 +298,15 @@ fn read(path: &Path) -> anyhow::Result<Vec<Value>> {
                     trace::FORMAT
                 )));
             }
+            if format < u64::from(trace::FORMAT) {
+                return Err(refuse(format!(
+                    "{} is in trace format {format}, written by an older dhumbal-run; this one \
+                     reads format {} (the run's command again with --force writes them in \
+                     this format)",
+                    path.display(),
+                    trace::FORMAT
+                )));
+            }
             Ok(events)
         }
         _ => Err(refuse(format!(

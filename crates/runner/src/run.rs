@@ -707,6 +707,18 @@ pub fn merge(
 /// `--seed`, `--trace`) and the scenario file's (a stage's deals, an agent's parameter, a
 /// script), and what to do.
 fn check_resume(root: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+    if let Some((path, format)) = crate::trace::other_format(root) {
+        return Err(Refusal(format!(
+            "--resume: {} holds traces of format {format} ({}), written by an older \
+             dhumbal-run; this one writes format {}, and one run's traces are of one format. \
+             Finish it with the build that started it, or start over with --force in place of \
+             --resume",
+            root.display(),
+            path.display(),
+            crate::trace::FORMAT
+        ))
+        .into());
+    }
     // Without the folder's source/run.json, `Progress::start` compares the hashes alone.
     let Ok(saved) = folder::saved_run(root) else {
         return Ok(());

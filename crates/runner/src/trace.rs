@@ -30,6 +30,32 @@ pub const FORMAT: u32 = 2;
 /// Where a stage's traces go, beside `rounds/`.
 pub const TRACES_DIR: &str = "traces";
 
+/// The first trace under `root` (`root/traces/`, `root/<stage>/traces/`) written in another
+/// format than [`FORMAT`], with its format: a run started by an older build that this one must
+/// not finish (its traces would mix two formats), nor `show` or the replay page read.
+pub fn other_format(root: &std::path::Path) -> Option<(std::path::PathBuf, u64)> {
+    let mut dirs = vec![root.join(TRACES_DIR)];
+    if let Ok(entries) = std::fs::read_dir(root) {
+        dirs.extend(entries.flatten().map(|e| e.path().join(TRACES_DIR)));
+    }
+    dirs.into_iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .find_map(|path| {
+            let format = file_format(&path)?;
+            (format != u64::from(FORMAT)).then_some((path, format))
+        })
+}
+
+/// The `format` of the trace at `path` (its first line's), when it can be read.
+pub fn file_format(path: &std::path::Path) -> Option<u64> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut line).ok()?;
+    serde_json::from_str::<Value>(&line).ok()?["format"].as_u64()
+}
+
 /// Which units a stage traces, by deal number (coins: the session's number, the records'
 /// `deal` of its first round; points: the game's number).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -272,13 +298,21 @@ impl Serialize for Texts<'_> {
     }
 }
 
-/// A choice as its index among the legal ones; one that is not among them (no agent of the
-/// project gives one: a script's explanation is checked) as its text.
+/// A choice as its index among the legal ones, a discard matched by its cards in any order (an
+/// agent may answer a discard's cards in another order than the engine lists them; the engine
+/// accepts it and puts them down in its own); one that is not among them (an illegal answer,
+/// which the engine then refuses) as its text.
 struct Index<'a>(&'a [Choice], &'a Choice);
 
 impl Serialize for Index<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0.iter().position(|c| c == self.1) {
+        let same = |c: &Choice| match (c, self.1) {
+            (Choice::Discard(a), Choice::Discard(b)) => {
+                a.len() == b.len() && a.to_set() == b.to_set()
+            }
+            (a, b) => a == b,
+        };
+        match self.0.iter().position(same) {
             Some(i) => s.serialize_u64(i as u64),
             None => s.collect_str(self.1),
         }
@@ -508,5 +542,34 @@ pub fn phase_name(phase: Phase) -> &'static str {
         Phase::Call => "call",
         Phase::Discard => "discard",
         Phase::Pick => "pick",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dhumbal_game::Discard;
+
+    fn discard(cards: &str) -> Choice {
+        let cards: Vec<Card> = cards.split(' ').map(|c| c.parse().unwrap()).collect();
+        Choice::Discard(Discard::from_slice(&cards).unwrap())
+    }
+
+    #[test]
+    fn a_choice_is_its_index_among_the_legal_ones_a_discard_in_any_order() {
+        let legal = [
+            discard("9H"),
+            discard("9S"),
+            discard("9H 9S"),
+            Choice::Call(false),
+        ];
+        let index = |c: &Choice| serde_json::to_string(&Index(&legal, c)).unwrap();
+        assert_eq!(index(&discard("9H 9S")), "2");
+        assert_eq!(index(&discard("9S 9H")), "2");
+        assert_eq!(index(&discard("9S")), "1");
+        assert_eq!(index(&Choice::Call(false)), "3");
+        // Not legal: said in words.
+        assert_eq!(index(&discard("9H 9S 9D")), "\"discard 9♥ 9♠ 9♦\"");
+        assert_eq!(index(&Choice::Call(true)), "\"call\"");
     }
 }

@@ -114,6 +114,14 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> a
             "{} is not a trace: its first line is not a `game` event",
             path.display()
         );
+        anyhow::ensure!(
+            first["format"].as_u64() == Some(u64::from(crate::trace::FORMAT)),
+            "{} is a trace of format {}, written by an older dhumbal-run; this one reads format \
+             {} (the run's command again with --force writes them in this format)",
+            path.display(),
+            first["format"],
+            crate::trace::FORMAT
+        );
         if let Some(stage) = first["stage"].as_str()
             && stages.last().is_none_or(|s: &String| s != stage)
         {
@@ -210,7 +218,9 @@ fn render(
         let size = file.metadata().with_context(cannot)?.len();
         let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         let (mut number, mut events, mut read, mut rounds) = (0usize, 0usize, 0u64, 0u64);
-        let mut cut = false;
+        // Set once the page's share is reached at a round's end: the trace stops there, unless
+        // all that is left is the game's end.
+        let (mut full, mut cut) = (false, false);
         loop {
             line.clear();
             let n =
@@ -223,6 +233,10 @@ fn render(
             let event = line.trim_ascii_end();
             if event.is_empty() {
                 continue;
+            }
+            if full && !event.starts_with(br#"{"event":"game_end""#) {
+                cut = true;
+                break;
             }
             if check == Check::EveryLine {
                 serde_json::from_slice::<serde::de::IgnoredAny>(event)
@@ -237,10 +251,7 @@ fn render(
             // whole, up to that share.
             if event.starts_with(br#"{"event":"round_end""#) {
                 rounds += 1;
-                if read >= max_bytes && read < size {
-                    cut = true;
-                    break;
-                }
+                full = read >= max_bytes;
             }
         }
         w.write_all(b"]")?;

@@ -657,8 +657,9 @@
       note.className = "omitted";
       note.textContent =
         `${t.file}: its first ${t.cut.rounds} round${t.cut.rounds === 1 ? "" : "s"} only, the whole trace ` +
-        `(${(t.cut.bytes / 1048576).toFixed(0)} MB) being too large for this page; ` +
-        `\`dhumbal-run show RUN_DIR --deal ${g.deal} --arrangement ${g.arrangement} --html FILE\` writes a page of it alone, ` +
+        `(${(t.cut.bytes / 1048576).toFixed(0)} MiB) being too large for this page; ` +
+        `\`dhumbal-run show RUN_DIR --deal ${g.deal} --arrangement ${g.arrangement} --html FILE\` ` +
+        `(with \`--stage ${g.stage}\` in a run of several stages) writes a page of it alone, ` +
         `and \`--round N\` instead of \`--html\` shows any round in the terminal`;
       document.querySelector("footer").appendChild(note);
     }
