@@ -14,7 +14,9 @@ use dhumbal_game::cards::{Card, Discard};
 use dhumbal_game::decision::{
     Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick,
 };
-use dhumbal_game::discards::{GROUP_SUBSETS, Runs, for_each_multi_discard, has_run_start};
+use dhumbal_game::discards::{
+    GROUP_SUBSETS, Runs, for_each_maximal_run, for_each_multi_discard, has_run_start, suit_ranks,
+};
 use dhumbal_game::rng::RandomSource;
 use serde_json::Value;
 
@@ -427,32 +429,13 @@ impl Heuristic {
             }
         }
         if any_run {
-            let suit_ranks = suit_ranks(set);
-            let mut suits_done = 0u8;
-            for &c in hand {
-                if c.is_joker() {
-                    continue;
-                }
-                let suit = c.suit_index();
-                if suits_done & (1 << suit) != 0 {
-                    continue;
-                }
-                suits_done |= 1 << suit;
-                let mut mask = suit_ranks[suit];
-                // Rank positions 0..=12, and 13 for an ace played high.
-                if d.ace_high && mask & 1 != 0 {
-                    mask |= 1 << 13;
-                }
-                let base = suit as u8 * 13;
-                let card = |pos: u32| Card::from_id(base + (pos % 13) as u8);
-                while mask != 0 {
-                    // The next maximal run: positions start..start + len.
-                    let start = mask.trailing_zeros();
-                    let len = (!(mask >> start)).trailing_zeros();
-                    mask &= !((((1u32 << len) - 1) << start) as u16);
-                    if len < min {
-                        continue;
-                    }
+            for_each_maximal_run(
+                hand,
+                suit_ranks(set),
+                min,
+                d.ace_high,
+                |base, start, len| {
+                    let card = |pos: u32| Card::from_id(base + (pos % 13) as u8);
                     let v = (start..start + len).map(|pos| rules.value(card(pos))).sum();
                     // One suit's cards: a run as eq. 2 counts runs from three cards.
                     let n = len as usize;
@@ -465,8 +448,9 @@ impl Heuristic {
                         }
                         best = Some(cards);
                     }
-                }
-            }
+                    true
+                },
+            );
         }
         best
     }
@@ -825,13 +809,6 @@ fn ahead(obs: &Observation<'_>) -> bool {
     let count = seats.count() as f64;
     let mean = total as f64 / count;
     obs.standing(obs.seat) as f64 > mean
-}
-
-/// Each suit's ranks in the hand's bit set `set` (card ids are suit-major: each suit's ranks
-/// are a 13-bit field), as 13-bit masks in suit order.
-#[inline]
-fn suit_ranks(set: u64) -> [u16; 4] {
-    [0, 1, 2, 3].map(|s| ((set >> (13 * s)) & 0x1FFF) as u16)
 }
 
 fn single(c: Card) -> Discard {

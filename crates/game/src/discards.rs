@@ -200,7 +200,7 @@ pub fn for_each_multi_discard(
     let d = rules.variant().discards;
     // The hand as a bit set: card ids are suit-major, so each suit's ranks are a 13-bit field.
     let set = hand.iter().fold(0u64, |acc, c| acc | 1 << c.id());
-    let suit_ranks = [0, 1, 2, 3].map(|s| ((set >> (13 * s)) & 0x1FFF) as u16);
+    let suit_ranks = suit_ranks(set);
     let [s0, s1, s2, s3] = suit_ranks;
     // Ranks held in two or more suits, and bit 13 when both jokers are held.
     let repeated =
@@ -240,52 +240,79 @@ pub fn for_each_multi_discard(
     }
     if d.runs && any_run {
         let min = min_run;
-        let mut suits_done = 0u8;
-        for &c in hand {
-            if c.is_joker() {
-                continue;
-            }
-            let suit = c.suit_index();
-            if suits_done & (1 << suit) != 0 {
-                continue;
-            }
-            suits_done |= 1 << suit;
-            let mut mask = suit_ranks[suit];
-            if ones(mask) < min {
-                continue;
-            }
-            // Rank positions 0..=12, and 13 for an ace played high.
-            if d.ace_high && mask & 1 != 0 {
-                mask |= 1 << 13;
-            }
-            let base = suit as u8 * 13;
-            while mask != 0 {
-                // The next maximal run: positions start..start + len.
-                let start = mask.trailing_zeros();
-                let len = (!(mask >> start)).trailing_zeros();
-                mask &= !((((1u32 << len) - 1) << start) as u16);
-                if len < min {
-                    continue;
-                }
-                let end = start + len - 1;
-                let (lo_last, hi_first) = match runs {
-                    Runs::Maximal => (start, end),
-                    Runs::All => (end + 1 - min, 0),
-                };
-                for lo in start..=lo_last {
-                    for hi in hi_first.max(lo + min - 1)..=end {
-                        let n = (hi - lo + 1) as usize;
-                        for (slot, pos) in buf.iter_mut().zip(lo..=hi) {
-                            *slot = Card::from_id(base + (pos % 13) as u8);
-                        }
-                        if !f(&buf[..n]) {
-                            return;
-                        }
+        for_each_maximal_run(hand, suit_ranks, min, d.ace_high, |base, start, len| {
+            let end = start + len - 1;
+            let (lo_last, hi_first) = match runs {
+                Runs::Maximal => (start, end),
+                Runs::All => (end + 1 - min, 0),
+            };
+            for lo in start..=lo_last {
+                for hi in hi_first.max(lo + min - 1)..=end {
+                    let n = (hi - lo + 1) as usize;
+                    for (slot, pos) in buf.iter_mut().zip(lo..=hi) {
+                        *slot = Card::from_id(base + (pos % 13) as u8);
+                    }
+                    if !f(&buf[..n]) {
+                        return false;
                     }
                 }
             }
+            true
+        });
+    }
+}
+
+/// Each suit's ranks in a hand's bit set `set` (card ids are suit-major: each suit's ranks are
+/// a 13-bit field), as 13-bit masks in suit order.
+#[inline]
+pub fn suit_ranks(set: u64) -> [u16; 4] {
+    [0, 1, 2, 3].map(|s| ((set >> (13 * s)) & 0x1FFF) as u16)
+}
+
+/// Every maximal same-suit run of at least `min` cards in `hand` (`suit_ranks`: its
+/// [`suit_ranks`]), the suits in the order they first appear in the hand, each run low to high:
+/// `f(base, start, len)` with `base` the id of the suit's ace and rank positions
+/// `start..start + len`, 0 to 12 and 13 for an ace played high (`ace_high`; the card at
+/// position `pos` is `base + pos % 13`). `f` returns `false` to stop; so does this, when
+/// stopped. The one walk over runs that the legal discards and the heuristics' scoring share.
+#[inline]
+pub fn for_each_maximal_run(
+    hand: &[Card],
+    suit_ranks: [u16; 4],
+    min: u32,
+    ace_high: bool,
+    mut f: impl FnMut(u8, u32, u32) -> bool,
+) -> bool {
+    let mut suits_done = 0u8;
+    for &c in hand {
+        if c.is_joker() {
+            continue;
+        }
+        let suit = c.suit_index();
+        if suits_done & (1 << suit) != 0 {
+            continue;
+        }
+        suits_done |= 1 << suit;
+        let mut mask = suit_ranks[suit];
+        if ones(mask) < min {
+            continue;
+        }
+        // Rank positions 0..=12, and 13 for an ace played high.
+        if ace_high && mask & 1 != 0 {
+            mask |= 1 << 13;
+        }
+        let base = suit as u8 * 13;
+        while mask != 0 {
+            // The next maximal run: positions start..start + len.
+            let start = mask.trailing_zeros();
+            let len = (!(mask >> start)).trailing_zeros();
+            mask &= !((((1u32 << len) - 1) << start) as u16);
+            if len >= min && !f(base, start, len) {
+                return false;
+            }
         }
     }
+    true
 }
 
 /// The subsets of size two or more of a same-rank group of `n` cards (at most 4), as bit masks
@@ -345,7 +372,7 @@ fn ones(x: u16) -> u32 {
 pub fn count_multi_discards(rules: &Rules, hand: &[Card]) -> u32 {
     let d = rules.variant().discards;
     let set = hand.iter().fold(0u64, |acc, c| acc | 1 << c.id());
-    let suit_ranks = [0, 1, 2, 3].map(|s| ((set >> (13 * s)) & 0x1FFF) as u16);
+    let suit_ranks = suit_ranks(set);
     let mut n = 0u32;
     if d.sets {
         // Same-rank groups: every subset of two or more cards (1 of a pair, 4 of three cards,
