@@ -270,11 +270,28 @@ impl fmt::Debug for CardSet {
     }
 }
 
-/// An ordered list of at most `N` cards, stored inline.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// An ordered list of at most `N` cards, stored inline. Two lists are equal when they hold
+/// the same cards in the same order: the slots past the end are whatever the last moves left
+/// there, and neither equality nor the hash reads them.
+#[derive(Clone, Copy)]
 pub struct CardVec<const N: usize> {
     cards: [Card; N],
     len: u8,
+}
+
+impl<const N: usize> PartialEq for CardVec<N> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<const N: usize> Eq for CardVec<N> {}
+
+impl<const N: usize> std::hash::Hash for CardVec<N> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
 }
 
 /// A hand, in the order its cards arrived.
@@ -396,6 +413,21 @@ impl<const N: usize> CardVec<N> {
         }
         self.len -= 1;
         card
+    }
+
+    /// Removes every card of `set`, keeping the order of the rest: one pass that writes each
+    /// kept card into place (no search and shift per removed card; a turn's discard leaves
+    /// the hand this way).
+    #[inline]
+    pub fn remove_set(&mut self, set: CardSet) {
+        let len = self.len as usize;
+        let mut kept = 0;
+        for i in 0..len.min(N) {
+            let card = self.cards[i];
+            self.cards[kept] = card;
+            kept += usize::from(!set.contains(card));
+        }
+        self.len = kept as u8;
     }
 
     /// Removes `card` if present, keeping the order of the rest.
@@ -526,13 +558,40 @@ mod tests {
     fn card_vec_bulk_moves_match_one_card_at_a_time() {
         let cards = parse_cards("2C 5H 7S 2D AH KS").unwrap();
         let hand = Hand::from_slice(&cards).unwrap();
-        // `remove_last` as `remove` (each card once), the slots past the end included.
+        // `remove_last` as `remove` (each card once).
         let mut last = hand;
         let mut first = hand;
         for card in cards.iter().rev() {
             assert_eq!(last.remove_last(*card), first.remove(*card));
             assert_eq!(last, first);
         }
+        // `remove_set` as `remove` of each card of the set, for every subset of the hand and
+        // sets with cards the hand does not hold.
+        let absent = parse_cards("3C JD").unwrap();
+        for mask in 0u32..1 << (cards.len() + absent.len()) {
+            let set: CardSet = cards
+                .iter()
+                .chain(&absent)
+                .enumerate()
+                .filter(|(i, _)| mask >> i & 1 == 1)
+                .map(|(_, &c)| c)
+                .collect();
+            let mut bulk = hand;
+            bulk.remove_set(set);
+            let mut one = hand;
+            for card in set.iter() {
+                one.remove(card);
+            }
+            assert_eq!(bulk, one, "{set:?}");
+            assert_eq!(bulk.len(), one.len());
+        }
+        // Equal lists are equal whatever lies past their ends.
+        let mut shorter = hand;
+        shorter.pop();
+        assert_eq!(
+            shorter,
+            Hand::from_slice(&cards[..cards.len() - 1]).unwrap()
+        );
         // `take_from_top` as that many pops.
         let mut from = Pile::from_slice(&cards).unwrap();
         let mut popped = Hand::from_slice(&cards[..1]).unwrap();

@@ -718,10 +718,8 @@ impl<'t, 's> RoundPlay<'t, 's> {
                         }
                     }
                     // The discard's cards are in the hand (checked above), each once.
-                    for card in discard.iter() {
-                        self.state.hands[seat].remove(card);
-                    }
                     let cards = discard.to_set();
+                    self.state.hands[seat].remove_set(cards);
                     self.state.known[seat] = self.state.known[seat].difference(cards);
                     self.state.seen = self.state.seen.union(cards);
                     self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
