@@ -64,13 +64,14 @@ fn the_dataset_is_the_output_and_csv_is_asked_for() {
     assert_eq!(dataset.rows(), 100 * 4 * 4);
     assert!(!plain.join(".incoming").read_dir().unwrap().any(|_| true));
     // Every part is a Parquet file with the string columns as dictionaries.
-    let df =
-        polars::prelude::ParquetReader::new(std::fs::File::open(&dataset.parts[0].path).unwrap());
-    use polars::prelude::SerReader;
+    let df = polars_io::prelude::ParquetReader::new(
+        std::fs::File::open(&dataset.parts[0].path).unwrap(),
+    );
+    use polars_io::prelude::SerReader;
     let df = df.finish().unwrap();
     assert!(matches!(
         df.column("agent").unwrap().dtype(),
-        polars::prelude::DataType::Enum(..)
+        polars_core::prelude::DataType::Enum(..)
     ));
 
     let asked = scenario(

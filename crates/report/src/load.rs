@@ -13,7 +13,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use polars::prelude::{DataFrame, DataType, ParquetReader, SerReader};
+use polars_core::prelude::{DataFrame, DataType};
+
+use polars_io::prelude::{ParquetReader, SerReader};
 use serde::Serialize;
 
 use dhumbal_runner::dataset::Dataset;
@@ -253,7 +255,7 @@ fn read_csv(path: &Path, columns: Option<&[&str]>) -> Result<DataFrame> {
 }
 
 /// A Polars error without its advice, which is about Polars' own options (Python's at that).
-fn polars_message(e: &polars::prelude::PolarsError) -> String {
+fn polars_message(e: &polars_core::prelude::PolarsError) -> String {
     e.to_string()
         .split("\n\n")
         .map(str::trim)
@@ -370,7 +372,7 @@ fn visit(
     each: &mut impl FnMut(&Row),
 ) -> Result<u64> {
     // Each column by its name, cast to the type the record schema gives it.
-    let col = |name: &str| -> Result<polars::prelude::Column> {
+    let col = |name: &str| -> Result<polars_core::prelude::Column> {
         let ty = dhumbal_runner::records::column(name)
             .map(|c| c.ty.dtype())
             .ok_or_else(|| InputError::new(path, format!("`{name}` is not a record column")))?;
@@ -384,12 +386,12 @@ fn visit(
                 )
             })
     };
-    let cols: HashMap<&str, polars::prelude::Column> = READ
+    let cols: HashMap<&str, polars_core::prelude::Column> = READ
         .iter()
         .map(|&name| col(name).map(|c| (name, c)))
         .collect::<Result<_>>()?;
     let null = |name: &str| InputError::new(path, format!("column `{name}` has an empty value"));
-    let typed = |name: &str, e: polars::prelude::PolarsError| {
+    let typed = |name: &str, e: polars_core::prelude::PolarsError| {
         InputError::new(path, format!("column `{name}`: {}", polars_message(&e)))
     };
     let agent = cols["agent"].str().map_err(|e| typed("agent", e))?;
@@ -647,7 +649,7 @@ fn infer(dir: &Path) -> Result<StageInfo> {
     let mut points = false;
     let mut name: Option<String> = None;
     for_each_frame(dir, &wanted, |df, path| {
-        let bad = |e: polars::prelude::PolarsError| InputError::new(path, polars_message(&e));
+        let bad = |e: polars_core::prelude::PolarsError| InputError::new(path, polars_message(&e));
         // Enum columns (parts) and strings (CSV) alike.
         let text = |column: &str| {
             df.column(column)

@@ -21,9 +21,10 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use polars::io::parquet::write::KeyValueMetadata;
-use polars::prelude::{
-    CsvWriter, DataFrame, ParquetCompression, ParquetReader, ParquetWriter, SerReader, SerWriter,
+use polars_core::prelude::DataFrame;
+use polars_io::parquet::write::KeyValueMetadata;
+use polars_io::prelude::{
+    CsvWriter, ParquetCompression, ParquetReader, ParquetWriter, SerReader, SerWriter,
 };
 use polars_parquet::write::{KeyValue, ZstdLevel};
 use serde::{Deserialize, Serialize};

@@ -624,7 +624,7 @@ pub fn same_records(a: &Path, b: &Path) -> anyhow::Result<Result<usize, String>>
 struct RowCursor {
     parts: std::vec::IntoIter<crate::dataset::Part>,
     csv: Option<PathBuf>,
-    frame: Option<polars::prelude::DataFrame>,
+    frame: Option<polars_core::prelude::DataFrame>,
     at: usize,
 }
 
@@ -646,7 +646,7 @@ impl RowCursor {
 
     /// Rows left in the current frame, loading the next when it is used up (0: the end).
     fn ready(&mut self) -> anyhow::Result<usize> {
-        use polars::prelude::DataType;
+        use polars_core::prelude::DataType;
         loop {
             if let Some(f) = &self.frame
                 && self.at < f.height()
@@ -677,7 +677,7 @@ impl RowCursor {
     }
 
     /// The next `n` rows (after [`RowCursor::ready`] said there are as many).
-    fn take(&mut self, n: usize) -> anyhow::Result<polars::prelude::DataFrame> {
+    fn take(&mut self, n: usize) -> anyhow::Result<polars_core::prelude::DataFrame> {
         let f = self.frame.as_ref().expect("ready first");
         let out = f.slice(self.at as i64, n);
         self.at += n;

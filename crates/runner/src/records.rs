@@ -5,10 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use polars::prelude::{
-    Column, CsvReadOptions, DataFrame, DataType, FrozenCategories, NamedFrom, PolarsResult, Schema,
-    SerReader, Series,
+use polars_core::prelude::{
+    Column, DataFrame, DataType, FrozenCategories, NamedFrom, PolarsResult, Schema, Series,
 };
+
+use polars_io::prelude::{CsvReadOptions, SerReader};
 
 use dhumbal_game::EndReason;
 
@@ -309,7 +310,7 @@ pub fn csv_schema() -> Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polars::prelude::{CsvWriter, SerWriter};
+    use polars_io::prelude::{CsvWriter, SerWriter};
 
     fn sample() -> Vec<Records> {
         let ends = [

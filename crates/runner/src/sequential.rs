@@ -928,7 +928,7 @@ pub fn match_scores(
     rounds_per_match: u64,
     points: bool,
 ) -> anyhow::Result<Vec<f64>> {
-    use polars::prelude::DataType;
+    use polars_core::prelude::DataType;
     use std::collections::HashMap;
     let per = rounds_per_match.max(1);
     let units = matches.start * arrangements..matches.end * arrangements;

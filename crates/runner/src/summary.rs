@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use anyhow::Context;
-use polars::prelude::{Column, CsvWriter, DataFrame, SerWriter};
+use polars_core::prelude::{Column, DataFrame};
+use polars_io::prelude::{CsvWriter, SerWriter};
 
 use crate::run::{RunOptions, RunReport, StageResult};
 use crate::scenario::Scenario;

@@ -14,7 +14,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use polars::prelude::{Column, DataFrame, ParquetReader, ParquetWriter, SerReader};
+use polars_core::prelude::{Column, DataFrame};
+use polars_io::prelude::{ParquetReader, ParquetWriter, SerReader};
 use serde_json::json;
 
 use dhumbal_learn::{Ended, EpisodeRecord, EvalRecord, Event};

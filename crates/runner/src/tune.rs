@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use polars::prelude::{Column, DataFrame};
+use polars_core::prelude::{Column, DataFrame};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
