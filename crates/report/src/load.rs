@@ -386,15 +386,22 @@ fn visit(
                 )
             })
     };
+    // The agent column by its codes when it is an `Enum` (as dhumbal-run writes it): each
+    // category's name looked up once, not a string made per row.
+    let coded = agent_slots(df, slots, path)?;
     let cols: HashMap<&str, polars_core::prelude::Column> = READ
         .iter()
+        .filter(|&&name| !(name == "agent" && coded.is_some()))
         .map(|&name| col(name).map(|c| (name, c)))
         .collect::<Result<_>>()?;
     let null = |name: &str| InputError::new(path, format!("column `{name}` has an empty value"));
     let typed = |name: &str, e: polars_core::prelude::PolarsError| {
         InputError::new(path, format!("column `{name}`: {}", polars_message(&e)))
     };
-    let agent = cols["agent"].str().map_err(|e| typed("agent", e))?;
+    let names = match coded {
+        Some(_) => None,
+        None => Some(cols["agent"].str().map_err(|e| typed("agent", e))?),
+    };
     let u64s = |n: &str| cols[n].u64().map(|c| c.iter()).map_err(|e| typed(n, e));
     let u32s = |n: &str| cols[n].u32().map(|c| c.iter()).map_err(|e| typed(n, e));
     let i64s = |n: &str| cols[n].i64().map(|c| c.iter()).map_err(|e| typed(n, e));
@@ -421,25 +428,23 @@ fn visit(
     let (mut ns, mut game_won) = (u64s("decision_ns")?, bools("game_won")?);
     let mut last: Option<(&str, u8)> = None;
     let mut n = 0u64;
-    for id in agent.iter() {
-        let id = id.ok_or_else(|| null("agent"))?;
-        let slot = match last {
-            Some((prev, slot)) if prev == id => slot,
-            _ => {
-                let slot = *slots.get(id).ok_or_else(|| {
-                    let mut known: Vec<&str> = slots.keys().copied().collect();
-                    known.sort_unstable();
-                    InputError::new(
-                        path,
-                        format!(
-                            "agent `{id}` is not one of this stage's agents ({})",
-                            known.join(", ")
-                        ),
-                    )
-                })?;
-                last = Some((id, slot));
-                slot
+    let rows = df.height();
+    let mut named = names.map(|c| c.iter());
+    for i in 0..rows {
+        let slot = match (&coded, &mut named) {
+            (Some(codes), _) => codes[i].ok_or_else(|| null("agent"))?,
+            (None, Some(names)) => {
+                let id = names.next().flatten().ok_or_else(|| null("agent"))?;
+                match last {
+                    Some((prev, slot)) if prev == id => slot,
+                    _ => {
+                        let slot = slot_of(slots, id, path)?;
+                        last = Some((id, slot));
+                        slot
+                    }
+                }
             }
+            (None, None) => unreachable!("the agent column is read one way or the other"),
         };
         macro_rules! next {
             ($it:ident, $name:literal) => {
@@ -469,6 +474,81 @@ fn visit(
         n += 1;
     }
     Ok(n)
+}
+
+/// The slot of agent `id`, or an error naming the stage's agents.
+fn slot_of(slots: &HashMap<&str, u8>, id: &str, path: &Path) -> Result<u8> {
+    slots.get(id).copied().ok_or_else(|| {
+        let mut known: Vec<&str> = slots.keys().copied().collect();
+        known.sort_unstable();
+        InputError::new(
+            path,
+            format!(
+                "agent `{id}` is not one of this stage's agents ({})",
+                known.join(", ")
+            ),
+        )
+    })
+}
+
+/// The agent column of `df` as slots (`None` for an empty value), when it is an `Enum` or a
+/// `Categorical`: the codes read as they are stored and each category's name looked up once.
+/// `Ok(None)` for a column of strings (a dataset another tool wrote), which is read by name.
+fn agent_slots(
+    df: &DataFrame,
+    slots: &HashMap<&str, u8>,
+    path: &Path,
+) -> Result<Option<Vec<Option<u8>>>> {
+    let Ok(column) = df.column("agent") else {
+        return Ok(None);
+    };
+    if !matches!(
+        column.dtype(),
+        DataType::Enum(..) | DataType::Categorical(..)
+    ) {
+        return Ok(None);
+    }
+    // A category's slot, looked up the first time a row uses it.
+    let mut table: Vec<Option<u8>> = Vec::new();
+    let mut slot =
+        |code: usize, mapping: &polars_core::prelude::CategoricalMapping| -> Result<u8> {
+            if let Some(Some(s)) = table.get(code) {
+                return Ok(*s);
+            }
+            let name = mapping.cat_to_str(code as _).ok_or_else(|| {
+                InputError::new(path, format!("column `agent`: code {code} has no category"))
+            })?;
+            let s = slot_of(slots, name, path)?;
+            if table.len() <= code {
+                table.resize(code + 1, None);
+            }
+            table[code] = Some(s);
+            Ok(s)
+        };
+    let mut out = Vec::with_capacity(df.height());
+    macro_rules! read {
+        ($ca:expr) => {{
+            let ca = $ca;
+            let mapping = ca.get_mapping().clone();
+            for code in ca.physical().iter() {
+                out.push(match code {
+                    Some(c) => Some(slot(c as usize, &mapping)?),
+                    None => None,
+                });
+            }
+        }};
+    }
+    let bad = |e: polars_core::prelude::PolarsError| {
+        InputError::new(path, format!("column `agent`: {}", polars_message(&e)))
+    };
+    if let Ok(ca) = column.cat8() {
+        read!(ca)
+    } else if let Ok(ca) = column.cat16() {
+        read!(ca)
+    } else {
+        read!(column.cat32().map_err(bad)?)
+    }
+    Ok(Some(out))
 }
 
 /// Describes the stage in `dir`: from the run's `manifest.json` (in `dir` or its parent),
