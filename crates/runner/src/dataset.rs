@@ -22,14 +22,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use polars_core::prelude::DataFrame;
-use polars_io::parquet::write::KeyValueMetadata;
-use polars_io::prelude::{
-    CsvWriter, ParquetCompression, ParquetReader, ParquetWriter, SerReader, SerWriter,
-};
-use polars_parquet::write::{KeyValue, ZstdLevel};
+use polars_io::prelude::{CsvWriter, ParquetReader, SerReader, SerWriter};
+use polars_parquet::write::KeyValue;
 use serde::{Deserialize, Serialize};
 
-use crate::records::{Categories, Records, frame};
+use crate::part_file::PartSchema;
+use crate::records::{Categories, Records};
 use crate::totals::StageTotals;
 
 /// The folder of a stage's part files.
@@ -42,11 +40,6 @@ const META_KEY: &str = "dhumbal-run";
 const FORMAT: u32 = 1;
 /// The program that writes parts: parts of different versions are never merged.
 pub const PROGRAM: &str = concat!("dhumbal-run ", env!("CARGO_PKG_VERSION"));
-/// The compression of parts: zstd at level 1 (measured on a million rounds: 27 MB and 6% faster
-/// runs than zstd's default level, 25 MB; LZ4 was as fast and 37 MB).
-fn compression() -> ParquetCompression {
-    ParquetCompression::Zstd(Some(ZstdLevel::try_new(1).expect("a valid level")))
-}
 
 /// What a part is, kept in its footer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,7 +88,8 @@ pub struct PartWriter {
     rounds: PathBuf,
     incoming: PathBuf,
     key: StageKey,
-    categories: Categories,
+    /// The file schema of the stage's parts (its enum columns' categories included).
+    schema: PartSchema,
     points: bool,
 }
 
@@ -109,12 +103,12 @@ impl PartWriter {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        let categories = Categories::new(&key.stage, &key.agents)?;
+        let schema = PartSchema::new(&Categories::new(&key.stage, &key.agents)?)?;
         Ok(PartWriter {
             rounds,
             incoming,
             key,
-            categories,
+            schema,
             points,
         })
     }
@@ -127,7 +121,6 @@ impl PartWriter {
         for records in chunk {
             totals.add(records, self.points);
         }
-        let mut df = frame(chunk, &self.categories)?;
         let meta = PartMeta {
             format: FORMAT,
             program: PROGRAM.into(),
@@ -138,7 +131,7 @@ impl PartWriter {
             end: units.end,
             stage_units: self.key.stage_units,
             rounds: totals.rounds,
-            rows: df.height() as u64,
+            rows: chunk.iter().map(|r| r.len() as u64).sum(),
             totals,
         };
         let name = part_name(&units);
@@ -149,19 +142,16 @@ impl PartWriter {
         let tmp = self
             .incoming
             .join(format!("{name}.{}-{nanos}.tmp", std::process::id()));
-        let mut write = || -> anyhow::Result<()> {
+        let write = || -> anyhow::Result<()> {
             let mut file = File::create(&tmp)?;
             crate::crash::point("part-begun");
-            ParquetWriter::new(&mut file)
-                .with_compression(compression())
-                // Parts are written on several threads already; Polars' own parallel
-                // encoding only competed with play for the cores (5% slower runs).
-                .set_parallel(false)
-                .with_key_value_metadata(Some(KeyValueMetadata::Static(vec![KeyValue {
-                    key: META_KEY.into(),
-                    value: Some(serde_json::to_string(&meta)?),
-                }])))
-                .finish(&mut df)?;
+            // Encoded from the rows on this thread (parts are written on several threads
+            // already), see `part_file.rs`.
+            let meta = KeyValue {
+                key: META_KEY.into(),
+                value: Some(serde_json::to_string(&meta)?),
+            };
+            crate::part_file::write(&mut file, chunk, &self.schema, meta)?;
             // On disk before it has its name: a crash of the machine cannot leave a named part
             // that is empty.
             file.sync_data()?;
@@ -486,8 +476,9 @@ pub fn write_csv(stage_dir: &Path, dataset: &Dataset) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::Row;
+    use crate::records::{Row, frame};
     use dhumbal_game::EndReason;
+    use polars_io::prelude::ParquetWriter;
 
     fn unit(u: u64) -> Records {
         let mut r = Records::with_capacity(6);

@@ -14,6 +14,7 @@ pub mod dataset;
 pub mod folder;
 pub mod human;
 pub mod optimize;
+mod part_file;
 mod pipeline;
 mod progress;
 pub mod records;

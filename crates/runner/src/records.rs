@@ -1,6 +1,7 @@
 //! Per-round records: one row per round and seat, gathered as rows while a unit plays, then
-//! turned into a Polars frame a chunk at a time (a part of the stage's Parquet dataset,
-//! `dataset.rs`). The columns are documented in `docs/records.md`.
+//! encoded a chunk at a time into a part of the stage's Parquet dataset (`part_file.rs`,
+//! `dataset.rs`; [`frame`] makes the same columns as a Polars frame). The columns are
+//! documented in `docs/records.md`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -44,7 +45,7 @@ pub struct Row {
 /// The rows of one unit (or a chunk of units), in play order.
 ///
 /// Rows are stored whole (one push per seat and round, on the simulation thread); they are
-/// turned into CSV text and Polars columns by the record writer, off that thread.
+/// turned into a part's columns by the record writer, off that thread.
 #[derive(Clone, Debug, Default)]
 pub struct Records {
     rows: Vec<Row>,
@@ -161,6 +162,15 @@ pub struct Categories {
     stage: DataType,
     agent: DataType,
     end_reason: DataType,
+    names: CategoryNames,
+}
+
+/// The names behind [`Categories`], in code order.
+#[derive(Clone, Debug)]
+pub struct CategoryNames {
+    pub stage: String,
+    pub agents: Vec<String>,
+    pub end_reasons: Vec<&'static str>,
 }
 
 /// Every end reason, in code order.
@@ -182,7 +192,17 @@ impl Categories {
             stage: enum_of(&mut std::iter::once(stage))?,
             agent: enum_of(&mut agent_ids.iter().map(String::as_str))?,
             end_reason: enum_of(&mut END_REASONS.iter().map(|e| e.as_str()))?,
+            names: CategoryNames {
+                stage: stage.to_string(),
+                agents: agent_ids.to_vec(),
+                end_reasons: END_REASONS.iter().map(|e| e.as_str()).collect(),
+            },
         })
+    }
+
+    /// The names of the categories, in code order.
+    pub fn names(&self) -> &CategoryNames {
+        &self.names
     }
 }
 
@@ -220,7 +240,20 @@ macro_rules! record_schema {
                 record_schema!(@column $name, v $(, cats.$cats)?)
             }),+])
         }
+
+        /// Encodes each column of a part's row group from its rows, in [`COLUMNS`] order
+        /// (`part_file.rs`).
+        pub(crate) fn encode_columns(group: &mut crate::part_file::RowGroup<'_>) -> anyhow::Result<()> {
+            $(record_schema!(@encode group, $ty $(($cats))?, |$r: &Row| $get);)+
+            Ok(())
+        }
     };
+    (@encode $g:ident, U64, $get:expr) => { $g.u64($get)? };
+    (@encode $g:ident, U32, $get:expr) => { $g.u32($get)? };
+    (@encode $g:ident, I64, $get:expr) => { $g.i64($get)? };
+    (@encode $g:ident, Bool, $get:expr) => { $g.bool($get)? };
+    (@encode $g:ident, OptionalU64, $get:expr) => { $g.optional_u64($get)? };
+    (@encode $g:ident, Enum($cats:ident), $get:expr) => { $g.codes(|s| &s.$cats, $get)? };
     (@column $name:ident, $v:expr) => {
         Column::new(stringify!($name).into(), $v)
     };
