@@ -139,12 +139,15 @@ def test_threads_change_no_result():
         for _ in range(250):
             out.append(({k: x.copy() for k, x in obs.items()}, info["seat"].copy()))
             a = (rng.random(obs["action_mask"].shape) * obs["action_mask"]).argmax(1)
+            # About half the tables draw their own random legal action (on their thread).
+            a = np.where(rng.random(n) < 0.5, dhumbal.RANDOM_ACTION, a)
             obs, r, term, trunc, info = v.step(a)
-            out.append((r.copy(), term.copy(), trunc.copy(), info.get("winner", np.full(n, -2)).copy()))
+            out.append((r.copy(), term.copy(), trunc.copy(), info.get("winner", np.full(n, -2)).copy(), info["action"].copy()))
         # The native tables leave a table given -1 as it was.
         t = v._tables
-        t.step(np.where(np.arange(n) % 4 == 1, -1, 0), True)
+        t.step(np.where(np.arange(n) % 4 == 1, -1, dhumbal.RANDOM_ACTION), True)
         out.append({k: x.copy() for k, x in v._buf.batch().items()})
+        out.append(v._buf.action.copy())
         out.append([(t.games_played(i), t.skipped(i), t.describe(i)) for i in range(n)])
         # Resets without a seed go on to each table's next game.
         obs, info = v.reset()
@@ -157,6 +160,121 @@ def test_threads_change_no_result():
         assert sum(int(x[1].sum()) for x in one[1:500:2]) > 20, encoding
         for threads in [2, 5]:
             _same(one, play(threads, encoding), f"{encoding}, {threads} threads")
+
+
+def test_the_random_action_is_a_uniform_legal_draw_fixed_by_the_seed_and_the_game():
+    # dhumbal.RANDOM_ACTION: each table draws a uniformly random legal action from its
+    # learner's own seeded stream. The index it played comes back in infos["action"], and
+    # playing those indices explicitly is the same game; a game's draws depend on the seed
+    # and the game alone (not the table, the number of tables or the threads).
+    kw = dict(rules="paper", players=4, encoding="cards")
+    n = 48
+    v = dhumbal.DhumbalVectorEnv(n, threads=2, **kw)
+    twin = dhumbal.DhumbalVectorEnv(n, threads=1, **kw)
+    obs, _ = v.reset(seed=17)
+    twin.reset(seed=17)
+    rng = np.random.default_rng(1)
+    counts: dict[int, np.ndarray] = {}
+    games = 0
+    for step in range(400):
+        legal = obs["action_mask"].sum(axis=1)
+        # Some tables are given an index, the rest draw.
+        given = (rng.random(n) * legal).astype(np.int64)
+        a = np.where(rng.random(n) < 0.2, given, dhumbal.RANDOM_ACTION)
+        obs, r, term, trunc, info = v.step(a)
+        played = info["action"]
+        assert np.array_equal(played[a >= 0], a[a >= 0]), step
+        drawn = a == dhumbal.RANDOM_ACTION
+        assert ((played[drawn] >= 0) & (played[drawn] < legal[drawn])).all(), step
+        for k, x in zip(legal[drawn], played[drawn]):
+            counts.setdefault(int(k), np.zeros(int(k), np.int64))[x] += 1
+        # The twin, given the indices played, plays the same games.
+        tobs, tr, tterm, _, tinfo = twin.step(played)
+        assert np.array_equal(tinfo["action"], played), step
+        for k in obs:
+            assert np.array_equal(obs[k], tobs[k]), (step, k)
+        assert np.array_equal(r, tr) and np.array_equal(term, tterm), step
+        games += int(term.sum())
+    assert games > 50, games
+    # Uniform over the legal actions: every slot of the common sizes drawn about equally
+    # often (seeded; a loose bound), the last one included.
+    for k in [2, 3, 4]:
+        c = counts[k]
+        assert c.sum() > 200 * k and (abs(c / c.sum() - 1 / k) < 0.05).all(), (k, c)
+
+    # Game 0 of a seed, every decision drawn: one table, table 0 of a vector of 8 (on 2 and 5
+    # threads) and the single-table environment play it alike.
+    def game0(env, tables):
+        out = []
+        if tables:
+            obs, _ = env.reset(seed=40)
+            for _ in range(500):
+                out.append(obs["observation"][0].copy())
+                obs, r, term, _, info = env.step(np.full(tables, dhumbal.RANDOM_ACTION))
+                out.append((float(r[0]), int(info["action"][0])))
+                if term[0]:
+                    return out
+        else:
+            obs, _ = env.reset(seed=40)
+            for _ in range(500):
+                out.append(obs["observation"].copy())
+                obs, r, done, _, info = env.step(dhumbal.RANDOM_ACTION)
+                out.append((float(r), info["action"]))
+                if done:
+                    return out
+        pytest.fail("game 0 did not end")
+
+    one = game0(dhumbal.DhumbalVectorEnv(1, **kw), 1)
+    assert len(one) > 20
+    _same(one, game0(dhumbal.DhumbalVectorEnv(8, threads=2, **kw), 8), "8 tables, 2 threads")
+    _same(one, game0(dhumbal.DhumbalVectorEnv(8, threads=5, **kw), 8), "8 tables, 5 threads")
+    _same(one, game0(dhumbal.DhumbalEnv(**kw), 0), "single table")
+    # With invalid_action="penalize" the random action is no invalid one (no penalty).
+    p = dhumbal.DhumbalVectorEnv(4, invalid_action="penalize", reward="win", **kw)
+    q = dhumbal.DhumbalVectorEnv(4, reward="win", **kw)
+    p.reset(seed=2)
+    q.reset(seed=2)
+    for _ in range(30):
+        x, y = p.step(np.full(4, dhumbal.RANDOM_ACTION)), q.step(np.full(4, dhumbal.RANDOM_ACTION))
+        _same(x[:4], y[:4])
+    # The AEC environment has no such action: it raises there.
+    aec = dhumbal.env(**kw)
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match="not legal"):
+        aec.step(dhumbal.RANDOM_ACTION)
+
+
+def test_the_vector_releases_the_gil_while_its_tables_play():
+    # Another Python thread runs during one long `reset` and during steps: it sleeps (letting
+    # go of the GIL) and counts, which it can do only while the tables play without the GIL.
+    import threading
+    import time
+
+    v = dhumbal.DhumbalVectorEnv(8192, rules="paper", players=4, encoding="cards", threads=1)
+    count, stop = [0], threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            count[0] += 1
+            time.sleep(0)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        while count[0] == 0:
+            time.sleep(0.001)
+        before = count[0]
+        v.reset(seed=0)
+        during_reset = count[0] - before
+        actions = np.full(8192, dhumbal.RANDOM_ACTION, np.int64)
+        before = count[0]
+        for _ in range(5):
+            v._tables.step(actions, True)
+        during_steps = count[0] - before
+    finally:
+        stop.set()
+        t.join()
+    assert during_reset > 100 and during_steps > 100, (during_reset, during_steps)
 
 
 def test_threaded_tables_refuse_an_illegal_action_and_change_nothing():

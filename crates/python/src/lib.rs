@@ -10,7 +10,8 @@
 //! entries play inside the coroutine at native speed.
 //!
 //! Python sees one class, [`Tables`]: `n` tables stepped together, writing into NumPy arrays
-//! that Python allocated (no copy on the way out). The Python modules build the PettingZoo AEC
+//! that Python allocated (no copy on the way out: a decision is encoded straight into its
+//! table's rows), without the GIL while they play. The Python modules build the PettingZoo AEC
 //! environment (one table, every seat a Python player), the Gymnasium environment (one table,
 //! one learner seat) and the vector environment (`n` tables) on it.
 //!
@@ -40,13 +41,20 @@ use pyo3::prelude::*;
 use dhumbal_agents::neural::Encoding;
 
 pub use config::Setup;
-use play::{Status, TableRun};
+use play::{Move, Rows, Status, TableRun};
 
 /// Fixed width of the action space in Python: the legal actions of a decision fill the first
 /// slots, in the order of the Rust learners' encodings. The `paper` encoding has 128 outputs;
 /// the `cards` encoding scores any number of actions, but no decision of any variant offers
 /// more than this (a hand holds at most 10 cards).
 pub const ACTION_SLOTS: usize = 128;
+
+/// The action that asks a table for a uniformly random legal action ([`Move::Random`]),
+/// drawn on the thread that steps the table from the Python seat's own stream.
+pub const RANDOM_ACTION: i64 = -2;
+
+/// The action that leaves a table as it is (`step`).
+const NO_MOVE: i64 = -1;
 
 /// Tables per thread below which the default thread count does not add a thread: stepping a
 /// table costs about a microsecond, waking a thread some.
@@ -83,6 +91,7 @@ struct Arrays {
     rewards: Py<PyArray2<f64>>,
     done: Py<PyArray1<bool>>,
     winner: Py<PyArray1<i64>>,
+    action: Py<PyArray1<i64>>,
 }
 
 #[pymethods]
@@ -201,8 +210,10 @@ impl Tables {
 
     /// Binds the arrays every `reset` and `step` writes into: per table the deciding seat's
     /// observation, action features (`cards`; one column for `paper`) and mask, the seat,
-    /// every seat's reward since the previous step, whether the episode ended, and the game's
-    /// winner (-1 while it goes on). Checked for shape and layout here, once.
+    /// every seat's reward since the previous step, whether the episode ended, the game's
+    /// winner (-1 while it goes on), and the index of the legal action the step played (-1
+    /// after a reset and for a table that did not move). Checked for shape and layout here,
+    /// once.
     #[allow(clippy::too_many_arguments)]
     fn bind(
         &mut self,
@@ -213,6 +224,7 @@ impl Tables {
         rewards: Bound<'_, PyArray2<f64>>,
         done: Bound<'_, PyArray1<bool>>,
         winner: Bound<'_, PyArray1<i64>>,
+        action: Bound<'_, PyArray1<i64>>,
     ) -> PyResult<()> {
         let n = self.n;
         let state_dim = self.setup.encoding.state_dim();
@@ -246,6 +258,7 @@ impl Tables {
             ),
             ("done", done.shape(), vec![n], done.is_c_contiguous()),
             ("winner", winner.shape(), vec![n], winner.is_c_contiguous()),
+            ("action", action.shape(), vec![n], action.is_c_contiguous()),
         ] {
             if shape != want.as_slice() {
                 return Err(PyValueError::new_err(format!(
@@ -266,6 +279,7 @@ impl Tables {
             rewards: rewards.unbind(),
             done: done.unbind(),
             winner: winner.unbind(),
+            action: action.unbind(),
         });
         Ok(())
     }
@@ -306,29 +320,33 @@ impl Tables {
         let render = self.render;
         let mut out = self.out(py)?;
         let raw = out.raw();
-        let replies = self.on_all(move |lo, runs| {
-            let mut fresh = Vec::with_capacity(runs.len());
-            for i in lo..lo + runs.len() {
-                let mut r = match TableRun::start(setup.clone(), seed, first[i], stride) {
-                    Ok(r) => r,
-                    Err(e) => return (None, Some((i, e))),
-                };
-                r.set_render(render);
-                fresh.push(r);
-            }
-            *runs = fresh;
-            let mut error = None;
-            for (k, run) in runs.iter_mut().enumerate() {
-                let i = lo + k;
-                let done = run
-                    .next_decision()
-                    .and_then(|()| unsafe { raw.write(i, run, false, false) });
-                if let Err(e) = done {
-                    error = Some((i, e));
-                    break;
+        let replies = self.detached(py, move |this| {
+            this.on_all(move |lo, runs| {
+                let mut fresh = Vec::with_capacity(runs.len());
+                for i in lo..lo + runs.len() {
+                    let mut r = match TableRun::start(setup.clone(), seed, first[i], stride) {
+                        Ok(r) => r,
+                        Err(e) => return (None, Some((i, e))),
+                    };
+                    r.set_render(render);
+                    fresh.push(r);
                 }
-            }
-            (Some(runs.iter().map(Summary::of).collect()), error)
+                *runs = fresh;
+                let mut error = None;
+                for (k, run) in runs.iter_mut().enumerate() {
+                    let i = lo + k;
+                    // SAFETY: table `i` belongs to this share alone; the arrays outlive the
+                    // reset.
+                    let done = run
+                        .next_decision(unsafe { raw.rows(i) })
+                        .and_then(|()| unsafe { raw.write(i, run, false, false) });
+                    if let Err(e) = done {
+                        error = Some((i, e));
+                        break;
+                    }
+                }
+                (Some(runs.iter().map(Summary::of).collect()), error)
+            })
         });
         drop(out);
         self.seed = Some(seed);
@@ -336,16 +354,20 @@ impl Tables {
     }
 
     /// Plays `actions[i]` (an index into the legal actions of table `i`'s pending decision,
-    /// which `mask[i]` marks) on every table and runs each to its next Python decision.
-    /// Writes, per table: the deciding seat's observation, action features (`cards`) and mask,
-    /// the seat, every seat's reward since the previous step, whether the episode ended with
-    /// this step, and the game's winner (-1 while it goes on). With `autoreset`, a table whose
+    /// which `mask[i]` marks, or `RANDOM_ACTION`: a uniformly random legal one, drawn by the
+    /// table) on every table and runs each to its next Python decision. Writes, per table:
+    /// the deciding seat's observation, action features (`cards`) and mask, the seat, every
+    /// seat's reward since the previous step, whether the episode ended with this step, the
+    /// game's winner (-1 while it goes on), and the index of the action played. With more
+    /// than one table the GIL is released meanwhile (the arrays stay borrowed, the actions
+    /// are copied first). With `autoreset`, a table whose
     /// episode ended starts its next game at once and the arrays show that game's first
     /// decision (rewards and `done` are the finished episode's); without it, the table waits
     /// for `reset`. Tables whose action is -1 do not move and their rows are not written
-    /// (they keep the previous step's values). An action that is not legal raises before any
-    /// table moves; an agent's error at table j raises after the other tables of its thread's
-    /// share that come before it moved (and the other threads' tables).
+    /// (they keep the previous step's values; the action played is -1). An action that is
+    /// not legal raises before any table moves; an agent's error at table j raises after the
+    /// other tables of its thread's share that come before it moved (and the other threads'
+    /// tables).
     fn step(
         &mut self,
         py: Python<'_>,
@@ -425,13 +447,13 @@ impl Tables {
         }
         // Every action is checked before any table moves: an illegal one leaves all as they were.
         for (i, (&a, run)) in actions.iter().zip(&self.summary).enumerate() {
-            if a == -1 {
+            if a == NO_MOVE {
                 continue;
             }
             match run.status {
                 Some(Status::Decide) => {
                     let legal = run.legal;
-                    if a < 0 || a as usize >= legal {
+                    if a != RANDOM_ACTION && (a < 0 || a as usize >= legal) {
                         return Err(PyValueError::new_err(format!(
                             "table {i}: action {a} is not legal: this decision has {legal} legal actions (0 to {}), those the mask marks",
                             legal.saturating_sub(1)
@@ -448,26 +470,52 @@ impl Tables {
         }
         let mut out = self.out(py)?;
         let raw = out.raw();
-        if self.shares.len() == 1 {
-            // One thread: no copy of the actions, no reply to wait for.
+        if self.n == 1 {
+            // One table (the AEC and single-table environments): a call of a few
+            // microseconds, made without releasing the GIL, without copying the action.
             let error = step_share(0, &mut self.local, actions, autoreset, raw);
-            for (s, run) in self.summary.iter_mut().zip(&self.local) {
-                *s = Summary::of(run);
-            }
+            self.summary[0] = Summary::of(&self.local[0]);
             drop(out);
             return match error {
                 None => Ok(()),
                 Some((_, e)) => Err(PyRuntimeError::new_err(e)),
             };
         }
+        // The actions are copied before the GIL is released: another Python thread may write
+        // into the caller's array meanwhile.
         let actions: Arc<[i64]> = actions.into();
-        let replies = self.on_all(move |lo, runs| {
-            let mine = &actions[lo..lo + runs.len()];
-            let error = step_share(lo, runs, mine, autoreset, raw);
-            (Some(runs.iter().map(Summary::of).collect()), error)
+        let replies = self.detached(py, move |this| {
+            if this.shares.len() == 1 {
+                // One thread: no reply to wait for.
+                let error = step_share(0, &mut this.local, &actions, autoreset, raw);
+                for (s, run) in this.summary.iter_mut().zip(&this.local) {
+                    *s = Summary::of(run);
+                }
+                return vec![Ok((None, error))];
+            }
+            this.on_all(move |lo, runs| {
+                let mine = &actions[lo..lo + runs.len()];
+                let error = step_share(lo, runs, mine, autoreset, raw);
+                (Some(runs.iter().map(Summary::of).collect()), error)
+            })
         });
         drop(out);
         self.gather(replies)
+    }
+
+    /// Runs `f` on the tables without the GIL, on this thread (other Python threads run
+    /// meanwhile). `f` must not touch Python objects; the tables' coroutines stay on the
+    /// thread that started them.
+    fn detached<R, F>(&mut self, py: Python<'_>, f: F) -> R
+    where
+        R: Send,
+        F: FnOnce(&mut Tables) -> R,
+    {
+        let this = AssertSend((self, f));
+        py.detach(move || {
+            let (this, f) = this.into_inner();
+            f(this)
+        })
     }
 
     /// The bound arrays, borrowed for writing.
@@ -487,6 +535,7 @@ impl Tables {
             rewards: a.rewards.bind(py).try_readwrite().map_err(busy)?,
             done: a.done.bind(py).try_readwrite().map_err(busy)?,
             winner: a.winner.bind(py).try_readwrite().map_err(busy)?,
+            action: a.action.bind(py).try_readwrite().map_err(busy)?,
             state_dim: self.setup.encoding.state_dim(),
             action_dim: self.setup.encoding.action_dim(),
             players: self.setup.rules.players(),
@@ -574,6 +623,23 @@ impl Tables {
     }
 }
 
+/// A value handed to [`Python::detach`]'s closure, which runs on the calling thread: the
+/// tables (whose coroutines are bound to that thread, hence not `Send`) and a closure over
+/// them that touches no Python object.
+struct AssertSend<T>(T);
+
+// SAFETY: `Python::detach` runs its closure on the calling thread, so nothing inside moves
+// between threads; `Send` is asked only to keep Python tokens out, and `Tables::detached`'s
+// closures use no Python object (the arrays go in as `RawOut` pointers).
+unsafe impl<T> Send for AssertSend<T> {}
+
+impl<T> AssertSend<T> {
+    /// The value (a method, so that a closure captures the whole wrapper, not its field).
+    fn into_inner(self) -> T {
+        self.0
+    }
+}
+
 /// What a share answers: its tables' summaries (when they may have changed) and its first
 /// error, with the table's index.
 type Reply = (Option<Vec<Summary>>, Option<(usize, String)>);
@@ -588,12 +654,20 @@ fn step_share(
     raw: RawOut,
 ) -> Option<(usize, String)> {
     for (k, (&a, run)) in actions.iter().zip(runs.iter_mut()).enumerate() {
-        if a == -1 {
+        let i = lo + k;
+        if a == NO_MOVE {
+            // SAFETY: table `i` belongs to this share alone; the arrays outlive the step.
+            unsafe { raw.not_played(i) };
             continue;
         }
-        let i = lo + k;
+        let m = if a == RANDOM_ACTION {
+            Move::Random
+        } else {
+            Move::Index(a as usize)
+        };
+        // SAFETY: table `i` belongs to this share alone; the arrays outlive the step.
         let done = run
-            .advance(Some(a as usize))
+            .advance(m, unsafe { raw.rows(i) })
             // SAFETY: table `i` belongs to this share alone; the arrays outlive the step.
             .and_then(|()| unsafe { raw.write(i, run, autoreset, true) });
         if let Err(e) = done {
@@ -713,6 +787,7 @@ struct Out<'py> {
     rewards: PyReadwriteArray2<'py, f64>,
     done: PyReadwriteArray1<'py, bool>,
     winner: PyReadwriteArray1<'py, i64>,
+    action: PyReadwriteArray1<'py, i64>,
     state_dim: usize,
     action_dim: usize,
     players: usize,
@@ -745,6 +820,7 @@ impl<'py> Out<'py> {
                 .as_mut_ptr(),
             done: self.done.as_slice_mut().expect("1-d").as_mut_ptr(),
             winner: self.winner.as_slice_mut().expect("1-d").as_mut_ptr(),
+            action: self.action.as_slice_mut().expect("1-d").as_mut_ptr(),
             state_dim: self.state_dim,
             action_dim: self.action_dim,
             players: self.players,
@@ -763,6 +839,7 @@ struct RawOut {
     rewards: *mut f64,
     done: *mut bool,
     winner: *mut i64,
+    action: *mut i64,
     state_dim: usize,
     action_dim: usize,
     players: usize,
@@ -774,8 +851,41 @@ unsafe impl Send for RawOut {}
 unsafe impl Sync for RawOut {}
 
 impl RawOut {
-    /// Writes table `i`'s state after it moved; with `autoreset`, a finished episode's table
-    /// goes on to its next game's first decision after its rewards are taken.
+    /// Table `i`'s rows, where its next decision is written (encoded in place).
+    ///
+    /// # Safety
+    /// As [`RawOut::write`].
+    unsafe fn rows(&self, i: usize) -> Rows {
+        let ad = self.action_dim;
+        // SAFETY: row `i` of arrays of the checked shapes.
+        unsafe {
+            Rows {
+                obs: self.obs.add(i * self.state_dim),
+                state_dim: self.state_dim,
+                mask: self.mask.add(i * ACTION_SLOTS),
+                features: if ad > 0 {
+                    self.features.add(i * ACTION_SLOTS * ad)
+                } else {
+                    std::ptr::null_mut()
+                },
+                features_len: ACTION_SLOTS * ad,
+            }
+        }
+    }
+
+    /// Marks table `i` as not moved by this step (its action played: -1).
+    ///
+    /// # Safety
+    /// As [`RawOut::write`].
+    unsafe fn not_played(&self, i: usize) {
+        // SAFETY: element `i` of an array of the checked shape.
+        unsafe { *self.action.add(i) = NO_MOVE };
+    }
+
+    /// Writes table `i`'s state after it moved (`take`: a step, whose rewards and action
+    /// played are written; else a reset: zero rewards, no action); with `autoreset`, a
+    /// finished episode's table goes on to its next game's first decision after its rewards
+    /// are taken.
     ///
     /// # Safety
     /// `i` is a table of the arrays, whose rows no other thread touches meanwhile, and the
@@ -796,6 +906,9 @@ impl RawOut {
         } else {
             rewards.fill(0.0);
         }
+        unsafe {
+            *self.action.add(i) = if take { run.played() as i64 } else { NO_MOVE };
+        }
         let over = run.status() == Some(Status::GameOver);
         unsafe {
             *self.done.add(i) = over;
@@ -806,18 +919,13 @@ impl RawOut {
             };
         }
         if over && autoreset {
-            run.next_decision()?;
+            run.next_decision(unsafe { self.rows(i) })?;
         }
-        if run.status() != Some(Status::Decide) {
-            return Ok(());
+        // The decision's observation, mask and action rows were written in place when the
+        // table reached it (`Rows`); its seat is written here.
+        if run.status() == Some(Status::Decide) {
+            unsafe { *self.seat.add(i) = run.seat() as i64 };
         }
-        unsafe { *self.seat.add(i) = run.seat() as i64 };
-        let sd = self.state_dim;
-        let obs = unsafe { rows(self.obs.add(i * sd), sd) };
-        let mask = unsafe { rows(self.mask.add(i * ACTION_SLOTS), ACTION_SLOTS) };
-        let ad = self.action_dim.max(1);
-        let features = unsafe { rows(self.features.add(i * ACTION_SLOTS * ad), ACTION_SLOTS * ad) };
-        run.write_decision(obs, mask, (self.action_dim > 0).then_some(features));
         Ok(())
     }
 }
@@ -962,5 +1070,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save_checkpoint, m)?)?;
     m.add_function(wrap_pyfunction!(load_checkpoint, m)?)?;
     m.add("ACTION_SLOTS", ACTION_SLOTS)?;
+    m.add("RANDOM_ACTION", RANDOM_ACTION)?;
     Ok(())
 }

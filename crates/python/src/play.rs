@@ -8,7 +8,7 @@ use std::sync::Arc;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use dhumbal_agents::neural::{Action, Encoded, Encoding};
+use dhumbal_agents::neural::{Action, Encoding};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
 use dhumbal_game::rules::MAX_PLAYERS;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Seats, Table};
@@ -26,11 +26,89 @@ pub enum Status {
     GameOver,
 }
 
+/// What a table is resumed with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Move {
+    /// On from a game's end (or from the start): no decision is pending.
+    On,
+    /// The legal action with this index.
+    Index(usize),
+    /// A uniformly random legal action, drawn by the table from the Python seat's own stream:
+    /// the agent stream of its slot, keyed by (seed, slot, deal) as a native agent's is, so
+    /// the draw depends only on the game and the decisions before it in the round, never on
+    /// the thread, the table or the number of tables. It is independent of the deal's
+    /// stream: nothing hidden goes into it or comes out of it.
+    Random,
+}
+
+/// Where one table's decision goes: its rows of the output arrays (shapes checked by
+/// `Tables::bind`), valid while the thread that steps the table resumes it
+/// ([`TableRun::advance`]), which alone writes them then.
+#[derive(Clone, Copy)]
+pub struct Rows {
+    /// The observation row (`state_dim` values).
+    pub obs: *mut f32,
+    pub state_dim: usize,
+    /// The mask row ([`ACTION_SLOTS`] values).
+    pub mask: *mut i8,
+    /// The action feature rows (`cards`: [`ACTION_SLOTS`] × action width values; null for
+    /// `paper`).
+    pub features: *mut f32,
+    pub features_len: usize,
+}
+
+impl Rows {
+    /// Writes the decision: the state, the mask (1 for each legal action's slot), and for
+    /// `cards` each legal action's feature row, the rows past them zero. Encoded in place:
+    /// the state and the rows are zeroed, then written.
+    ///
+    /// # Safety
+    /// The rows are valid, and no other thread touches them meanwhile.
+    unsafe fn write(
+        &self,
+        encoding: Encoding,
+        obs: &Observation<'_>,
+        actions: &[Action],
+        written: &mut usize,
+    ) {
+        use std::slice::from_raw_parts_mut as rows;
+        // SAFETY (every block): rows of the checked shapes, this table's alone.
+        let state = unsafe { rows(self.obs, self.state_dim) };
+        state.fill(0.0);
+        encoding.encode_state(obs, state);
+        let n = actions.len();
+        let mask = unsafe { rows(self.mask, ACTION_SLOTS) };
+        mask[..n].fill(1);
+        mask[n..].fill(0);
+        if !self.features.is_null() {
+            let f = unsafe { rows(self.features, self.features_len) };
+            let used = n * encoding.action_dim();
+            f[..used].fill(0.0);
+            encoding.encode_actions(obs, actions, &mut f[..used]);
+            // Past the rows written last time the row is still zero (the whole row after a
+            // reset, when `written` is unknown).
+            let stale = (*written).min(f.len());
+            if stale > used {
+                f[used..stale].fill(0.0);
+            }
+            *written = used;
+        }
+    }
+}
+
 /// What the coroutine leaves for the Python side at a suspension.
 struct Exchange {
     status: Option<Status>,
     seat: usize,
-    enc: Encoded,
+    /// The pending decision's legal actions (its observation went straight into the rows).
+    actions: Vec<Action>,
+    /// Where the next decision is written: set for each resume.
+    rows: Option<Rows>,
+    /// Feature values (`cards`) written into this table's rows at the last decision: only
+    /// those need clearing at the next (the rest of the rows is zero).
+    written: usize,
+    /// The index of the legal action played at the last Python decision.
+    played: usize,
     /// Rewards per seat since they were last taken.
     rewards: [f64; MAX_PLAYERS],
     winner: Option<usize>,
@@ -46,8 +124,8 @@ struct Exchange {
     final_standings: Vec<i64>,
 }
 
-/// Resumed with the chosen action's index (ignored after a game over).
-type Co = Coroutine<usize, (), Result<(), String>>;
+/// Resumed with the chosen action ([`Move::On`] after a game over and at the start).
+type Co = Coroutine<Move, (), Result<(), String>>;
 
 /// A table's stack: as large as the stack of the rayon threads that play tournaments (Rust's
 /// default for spawned threads), so that an agent that plays in a tournament (a deep Rhai
@@ -63,9 +141,6 @@ pub struct TableRun {
     /// Episodes that ended before the Python player's first decision (one Python seat only:
     /// another player called at once): played, not reported, their rewards dropped.
     skipped: u64,
-    /// Feature values (`cards`) written into this table's row of the output at the last
-    /// decision: only those need clearing at the next (the rest of the row is zero).
-    written: usize,
 }
 
 impl TableRun {
@@ -75,7 +150,11 @@ impl TableRun {
             ex: Rc::new(RefCell::new(Exchange {
                 status: None,
                 seat: 0,
-                enc: Encoded::default(),
+                actions: Vec::new(),
+                rows: None,
+                // Unknown: the first decision clears the whole row.
+                written: usize::MAX,
+                played: 0,
                 rewards: [0.0; MAX_PLAYERS],
                 winner: None,
                 games: 0,
@@ -87,7 +166,6 @@ impl TableRun {
             co: None,
             failed: None,
             skipped: 0,
-            written: usize::MAX,
         }
     }
 
@@ -99,28 +177,29 @@ impl TableRun {
         first: u64,
         stride: u64,
     ) -> Result<TableRun, String> {
-        // `written` stays unknown: the first decision clears the whole row.
         let mut run = TableRun::idle();
         let ex = run.ex.clone();
         let stack = DefaultStack::new(STACK)
             .map_err(|e| format!("cannot reserve a table's stack ({} MiB): {e}", STACK >> 20))?;
         run.co = Some(Coroutine::with_stack(
             stack,
-            move |y: &Yielder<usize, ()>, _first: usize| drive(y, &ex, &setup, seed, first, stride),
+            move |y: &Yielder<Move, ()>, _first: Move| drive(y, &ex, &setup, seed, first, stride),
         ));
         Ok(run)
     }
 
-    /// Resumes the coroutine (with `action` at a decision) until the next suspension.
-    pub fn advance(&mut self, action: Option<usize>) -> Result<(), String> {
+    /// Resumes the coroutine (with the action at a decision, [`Move::On`] otherwise) until
+    /// the next suspension; a Python decision there is written into `rows`.
+    pub fn advance(&mut self, action: Move, rows: Rows) -> Result<(), String> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         let co = self.co.as_mut().ok_or("call reset() before step()")?;
-        let x = action.unwrap_or(usize::MAX);
         // A panic inside the table (an agent's bug) leaves its coroutine finished: the table
         // is marked failed, so that every later step says so instead of panicking again.
-        let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(x)));
+        self.ex.borrow_mut().rows = Some(rows);
+        let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(action)));
+        self.ex.borrow_mut().rows = None;
         let e = match resumed {
             Ok(CoroutineResult::Yield(())) => return Ok(()),
             Ok(CoroutineResult::Return(r)) => {
@@ -141,9 +220,9 @@ impl TableRun {
 
     /// Runs on from a finished episode (or from the start) to the next Python decision,
     /// passing over episodes that end before one.
-    pub fn next_decision(&mut self) -> Result<(), String> {
+    pub fn next_decision(&mut self, rows: Rows) -> Result<(), String> {
         loop {
-            self.advance(None)?;
+            self.advance(Move::On, rows)?;
             if self.status() == Some(Status::Decide) {
                 return Ok(());
             }
@@ -168,7 +247,13 @@ impl TableRun {
 
     /// The number of legal actions of the pending decision.
     pub fn legal(&self) -> usize {
-        self.ex.borrow().enc.actions.len()
+        self.ex.borrow().actions.len()
+    }
+
+    /// The index of the legal action played at the last Python decision (the drawn one for
+    /// [`Move::Random`]).
+    pub fn played(&self) -> usize {
+        self.ex.borrow().played
     }
 
     pub fn winner(&self) -> Option<usize> {
@@ -190,33 +275,6 @@ impl TableRun {
         for (o, r) in out.iter_mut().zip(ex.rewards.iter_mut()) {
             *o = *r;
             *r = 0.0;
-        }
-    }
-
-    /// Writes the pending decision: the state, the mask (1 for each legal action's slot), and
-    /// for `cards` each legal action's feature row (other rows zero).
-    pub fn write_decision(
-        &mut self,
-        obs: &mut [f32],
-        mask: &mut [i8],
-        features: Option<&mut [f32]>,
-    ) {
-        let ex = self.ex.borrow();
-        let enc = &ex.enc;
-        obs.copy_from_slice(&enc.state);
-        let n = enc.actions.len();
-        mask[..n].fill(1);
-        mask[n..].fill(0);
-        if let Some(f) = features {
-            let used = enc.features.len();
-            f[..used].copy_from_slice(&enc.features);
-            // Past the rows written last time the row is still zero (the whole row after a
-            // reset, when `written` is unknown).
-            let stale = self.written.min(f.len());
-            if stale > used {
-                f[used..stale].fill(0.0);
-            }
-            self.written = used;
         }
     }
 
@@ -280,8 +338,7 @@ impl TableRun {
         if ex.status != Some(Status::Decide) {
             return Vec::new();
         }
-        ex.enc
-            .actions
+        ex.actions
             .iter()
             .map(|a| match a {
                 Action::Call(true) => "call".to_string(),
@@ -295,7 +352,7 @@ impl TableRun {
 
 /// The seats of a round: Python players (suspend and wait) and built agents.
 struct Seated<'a> {
-    y: &'a Yielder<usize, ()>,
+    y: &'a Yielder<Move, ()>,
     ex: &'a RefCell<Exchange>,
     agents: &'a mut [Box<dyn Agent>],
     /// Seat to agent index; `None`: a Python player.
@@ -307,29 +364,49 @@ struct Seated<'a> {
 }
 
 impl Seated<'_> {
-    fn ask(&mut self, seat: usize, obs: &Observation<'_>) -> Result<Action, AgentError> {
+    /// The Python player's action at `seat`; `rng`: its own stream (that of its slot), for
+    /// [`Move::Random`].
+    fn ask(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Action, AgentError> {
         {
-            let mut ex = self.ex.borrow_mut();
-            self.encoding.encode(obs, &mut ex.enc);
-            if ex.enc.actions.len() > ACTION_SLOTS {
+            let mut guard = self.ex.borrow_mut();
+            let ex = &mut *guard;
+            self.encoding.legal_actions(obs, &mut ex.actions);
+            if ex.actions.len() > ACTION_SLOTS {
                 return Err(AgentError(format!(
                     "{} legal actions, more than the {ACTION_SLOTS} slots of the action space",
-                    ex.enc.actions.len()
+                    ex.actions.len()
                 )));
             }
+            let rows = ex
+                .rows
+                .ok_or_else(|| AgentError("a table resumed without its output rows".into()))?;
+            // SAFETY: the thread resuming this table set its rows for this resume.
+            unsafe { rows.write(self.encoding, obs, &ex.actions, &mut ex.written) };
             ex.seat = seat;
             ex.status = Some(Status::Decide);
             if ex.render {
                 ex.scene = Some(Scene::of_observation(obs, self.names, self.points));
             }
         }
-        let a = self.y.suspend(());
-        let ex = self.ex.borrow();
-        ex.enc
-            .actions
+        let m = self.y.suspend(());
+        let mut ex = self.ex.borrow_mut();
+        let legal = ex.actions.len();
+        let a = match m {
+            Move::Index(a) => a,
+            // A decision has at least one legal action.
+            Move::Random if legal > 0 => rng.below(legal as u32) as usize,
+            Move::Random | Move::On => usize::MAX,
+        };
+        ex.played = a;
+        ex.actions
             .get(a)
             .copied()
-            .ok_or_else(|| AgentError(format!("action {a} of {} legal ones", ex.enc.actions.len())))
+            .ok_or_else(|| AgentError(format!("action {a} of {legal} legal ones")))
     }
 }
 
@@ -349,7 +426,7 @@ impl Seats for Seated<'_> {
     ) -> Result<bool, AgentError> {
         match self.map[seat] {
             Some(k) => self.agents[k].call(obs, rng),
-            None => self.ask(seat, obs)?.call(),
+            None => self.ask(seat, obs, rng)?.call(),
         }
     }
 
@@ -361,7 +438,7 @@ impl Seats for Seated<'_> {
     ) -> Result<Discard, AgentError> {
         match self.map[seat] {
             Some(k) => self.agents[k].discard(obs, rng),
-            None => self.ask(seat, obs)?.discard(),
+            None => self.ask(seat, obs, rng)?.discard(),
         }
     }
 
@@ -373,7 +450,7 @@ impl Seats for Seated<'_> {
     ) -> Result<Pick, AgentError> {
         match self.map[seat] {
             Some(k) => self.agents[k].pick(obs, rng),
-            None => self.ask(seat, obs)?.pick(),
+            None => self.ask(seat, obs, rng)?.pick(),
         }
     }
 }
@@ -381,7 +458,7 @@ impl Seats for Seated<'_> {
 /// The coroutine's body: games `first`, `first + stride`, ... of `seed`, forever, suspending
 /// at each Python decision and after each episode.
 fn drive(
-    y: &Yielder<usize, ()>,
+    y: &Yielder<Move, ()>,
     ex: &RefCell<Exchange>,
     setup: &Setup,
     seed: u64,

@@ -136,17 +136,37 @@ impl Encoding {
     /// Encodes a decision into `out` (buffers reused: no allocation once they have grown).
     pub fn encode(self, obs: &Observation<'_>, out: &mut Encoded) {
         out.clear(self);
-        legal_actions(obs, &mut out.actions);
-        out.actions.truncate(self.max_actions());
+        self.legal_actions(obs, &mut out.actions);
+        self.encode_state(obs, &mut out.state);
+        out.features
+            .resize(out.actions.len() * self.action_dim(), 0.0);
+        self.encode_actions(obs, &out.actions, &mut out.features);
+    }
+
+    /// The decision's legal actions as this encoding offers them ([`legal_actions`], at most
+    /// [`Encoding::max_actions`]): the first part of [`Encoding::encode`].
+    pub fn legal_actions(self, obs: &Observation<'_>, out: &mut Vec<Action>) {
+        legal_actions(obs, out);
+        out.truncate(self.max_actions());
+    }
+
+    /// The state vector into `x` ([`Encoding::state_dim`] values, zero on entry): the second
+    /// part of [`Encoding::encode`], for callers that encode into buffers of their own.
+    pub fn encode_state(self, obs: &Observation<'_>, x: &mut [f32]) {
         match self {
-            Encoding::Paper => paper_state(obs, &mut out.state),
-            Encoding::Cards => {
-                cards_state(obs, &mut out.state);
-                let dim = CARDS_ACTION;
-                out.features.resize(out.actions.len() * dim, 0.0);
-                for (i, action) in out.actions.iter().enumerate() {
-                    cards_action(obs, action, &mut out.features[i * dim..(i + 1) * dim]);
-                }
+            Encoding::Paper => paper_state(obs, x),
+            Encoding::Cards => cards_state(obs, x),
+        }
+    }
+
+    /// Each action's feature row (`cards`; nothing for `paper`) into `f`, row by row
+    /// (`actions.len() * action_dim` values, zero on entry): the last part of
+    /// [`Encoding::encode`].
+    pub fn encode_actions(self, obs: &Observation<'_>, actions: &[Action], f: &mut [f32]) {
+        if self == Encoding::Cards {
+            let dim = CARDS_ACTION;
+            for (action, row) in actions.iter().zip(f.chunks_exact_mut(dim)) {
+                cards_action(obs, action, row);
             }
         }
     }

@@ -4,6 +4,9 @@
 - `dhumbal.DhumbalEnv(...)`: a Gymnasium environment, one learner seat against opponents
   given as scenario agent entries (built-in kinds, Rhai scripts, trained checkpoints).
 - `dhumbal.DhumbalVectorEnv(num_envs, ...)`: many such tables stepped together in Rust.
+- `dhumbal.RANDOM_ACTION`: the action that has the Gymnasium environments' tables play a
+  uniformly random legal action, drawn in Rust from a seeded stream (`info["action"]` says
+  which).
 - `dhumbal.run("scenario.yaml")` / `dhumbal.read(folder)`: scenario runs and their records
   as DataFrames.
 
@@ -12,7 +15,7 @@ Observations use exactly the encodings of the Rust learning agents (`cards`, the
 The engine, agents and encodings are the `dhumbal-run` Rust code (docs/python.md).
 """
 
-from ._native import ACTION_SLOTS, agent_kinds, validate
+from ._native import ACTION_SLOTS, RANDOM_ACTION, agent_kinds, validate
 from .aec import DhumbalAEC, env, raw_env
 from .checkpoint import Policy, load_checkpoint, save_checkpoint
 from .gym import DhumbalEnv, DhumbalVectorEnv
@@ -24,6 +27,7 @@ __all__ = [
     "DhumbalEnv",
     "DhumbalVectorEnv",
     "Policy",
+    "RANDOM_ACTION",
     "RunError",
     "agent_kinds",
     "env",

@@ -11,9 +11,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from ._native import ACTION_SLOTS, Tables
+from ._native import ACTION_SLOTS, RANDOM_ACTION, Tables
 
-__all__ = ["ACTION_SLOTS", "Buffers", "make_tables", "observation_space", "render_text", "reset_seed"]
+__all__ = ["ACTION_SLOTS", "RANDOM_ACTION", "Buffers", "make_tables", "observation_space", "render_text", "reset_seed"]
 
 
 def _rules(rules: str | Mapping[str, Any] | None, players: int | None) -> Any:
@@ -90,8 +90,10 @@ class Buffers:
         self.rewards = np.zeros((n, tables.players), np.float64)
         self.done = np.zeros(n, np.bool_)
         self.winner = np.full(n, -1, np.int64)
+        # The index of the legal action each table played at the last step (-1: none).
+        self.action = np.full(n, -1, np.int64)
         self.has_features = tables.action_dim > 0
-        tables.bind(self.obs, self.features, self.mask, self.seat, self.rewards, self.done, self.winner)
+        tables.bind(self.obs, self.features, self.mask, self.seat, self.rewards, self.done, self.winner, self.action)
 
     def observation(self, i: int, copy: bool = True) -> dict[str, np.ndarray]:
         """Table `i`'s pending decision as an observation dict (copied unless asked not to)."""

@@ -6,6 +6,10 @@ import numpy.typing as npt
 ACTION_SLOTS: int
 """Width of the action space: the legal actions of a decision fill the first slots."""
 
+RANDOM_ACTION: int
+"""The action (-2) that has a table play a uniformly random legal action, drawn from the Python
+seat's own seeded stream."""
+
 class Tables:
     """`n` tables of one configuration, stepped together; they write into arrays Python owns."""
 
@@ -39,10 +43,14 @@ class Tables:
         rewards: npt.NDArray[np.float64],
         done: npt.NDArray[np.bool_],
         winner: npt.NDArray[np.int64],
+        action: npt.NDArray[np.int64],
     ) -> None:
         """The arrays every reset and step writes into, checked for shape once."""
-    def reset(self, seed: int | None) -> None: ...
-    def step(self, actions: npt.NDArray[np.int64], autoreset: bool) -> None: ...
+    def reset(self, seed: int | None) -> None:
+        """Starts the tables (without the GIL)."""
+    def step(self, actions: npt.NDArray[np.int64], autoreset: bool) -> None:
+        """Plays an action (an index, `RANDOM_ACTION`, or -1: stay) on every table (without the
+        GIL, when there are several tables)."""
     def step_one(self, action: int, autoreset: bool) -> None:
         """`step` of a single table, its action as a number."""
     def describe(self, i: int) -> list[str]: ...

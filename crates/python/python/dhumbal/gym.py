@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from ._common import ACTION_SLOTS, Buffers, make_tables, observation_space, render_text, reset_seed
+from ._common import ACTION_SLOTS, RANDOM_ACTION, Buffers, make_tables, observation_space, render_text, reset_seed
 
 __all__ = ["DhumbalEnv", "DhumbalVectorEnv"]
 
@@ -30,6 +30,11 @@ _DOC_ARGS = """
     `ValueError`; `penalize`: it is replaced by legal action `action mod legal` and the step's
     reward lowered by `invalid_penalty`, for tools that sample unmasked actions, such as
     Gymnasium's environment checker).
+
+    The action `dhumbal.RANDOM_ACTION` (-2) plays a uniformly random legal action, drawn in
+    Rust by the table from the learner seat's own seeded stream (reproducible: a function of
+    the seed, the game and the actions before it, whatever the thread or table count);
+    `info["action"]` says which index each step played.
 """
 
 
@@ -112,7 +117,9 @@ class DhumbalEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         action = int(action)
         penalty = 0.0
-        if self._invalid and not (0 <= action < ACTION_SLOTS and self._obs["action_mask"][action]):
+        if action == RANDOM_ACTION:
+            pass
+        elif self._invalid and not (0 <= action < ACTION_SLOTS and self._obs["action_mask"][action]):
             action %= int(self._obs["action_mask"].sum())
             penalty = self._penalty
         elif action < 0:
@@ -120,7 +127,7 @@ class DhumbalEnv(gym.Env):
             raise ValueError(f"action {action} is not legal (actions are slot indices from 0, those the mask marks)")
         self._tables.step_one(action, False)
         reward = float(self._buf.rewards[0, self._seat]) - penalty
-        info: dict[str, Any] = {"seat": self._seat}
+        info: dict[str, Any] = {"seat": self._seat, "action": int(self._buf.action[0])}
         if self.render_mode == "human":
             self.render()
         if self._buf.done[0]:
@@ -164,7 +171,10 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
 
     `threads`: how many threads step the tables, each a contiguous share of them (default:
     one per 128 tables, at most the cores this process may use; `num_threads` says how many).
-    Every thread count plays the same games and returns the same arrays.
+    Every thread count plays the same games and returns the same arrays. `reset` and `step`
+    release the GIL while the tables play (other Python threads run meanwhile; they must not
+    write into the observation arrays then). `infos["action"]` is the index each table
+    played (the drawn one for `dhumbal.RANDOM_ACTION`).
     """
         + _DOC_ARGS
     )
@@ -221,18 +231,23 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
             legal = self._buf.mask.sum(axis=1)
             inside = (actions >= 0) & (actions < ACTION_SLOTS)
             ok = inside & (self._buf.mask[self._rows, np.clip(actions, 0, ACTION_SLOTS - 1)] == 1)
+            ok |= actions == RANDOM_ACTION
             if not ok.all():
                 actions = np.where(ok, actions, np.mod(actions, legal))
                 penalty = np.where(ok, 0.0, self._penalty)
-        elif (actions < 0).any():
-            i = int(np.flatnonzero(actions < 0)[0])
-            raise ValueError(f"table {i}: action {int(actions[i])} is not legal (actions are slot indices from 0)")
+        else:
+            negative = actions < 0
+            if negative.any():
+                negative &= actions != RANDOM_ACTION
+                if negative.any():
+                    i = int(np.flatnonzero(negative)[0])
+                    raise ValueError(f"table {i}: action {int(actions[i])} is not legal (actions are slot indices from 0)")
         self._tables.step(actions, True)
         rewards = self._buf.rewards[self._rows, self._seat]
         if penalty is not None:
             rewards = rewards - penalty
         terminated = self._buf.done.copy()
-        infos: dict[str, Any] = {"seat": self._seat.copy()}
+        infos: dict[str, Any] = {"seat": self._seat.copy(), "action": self._buf.action.copy()}
         if terminated.any():
             infos["winner"] = np.where(terminated, self._buf.winner, -1)
         self._seat[:] = self._buf.seat
