@@ -172,8 +172,9 @@ class DhumbalVectorEnv(gym.vector.VectorEnv):
     `threads`: how many threads step the tables, each a contiguous share of them (default:
     one per 128 tables, at most the cores this process may use; `num_threads` says how many).
     Every thread count plays the same games and returns the same arrays. `reset` and `step`
-    release the GIL while the tables play (other Python threads run meanwhile; they must not
-    write into the observation arrays then). `infos["action"]` is the index each table
+    release the GIL while the tables play (other Python threads run meanwhile; the arrays they
+    return are the environment's own, written by the next call: no other thread may read or
+    write them until it returns, so copy what another thread keeps). `infos["action"]` is the index each table
     played (the drawn one for `dhumbal.RANDOM_ACTION`).
     """
         + _DOC_ARGS
