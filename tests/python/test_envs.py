@@ -250,7 +250,8 @@ def test_the_vector_releases_the_gil_while_its_tables_play():
     import threading
     import time
 
-    v = dhumbal.DhumbalVectorEnv(8192, rules="paper", players=4, encoding="cards", threads=1)
+    # 2,048 tables (each a coroutine with its own stack): long enough calls to count in.
+    v = dhumbal.DhumbalVectorEnv(2048, rules="paper", players=4, encoding="cards", threads=1)
     count, stop = [0], threading.Event()
 
     def tick():
@@ -266,7 +267,7 @@ def test_the_vector_releases_the_gil_while_its_tables_play():
         before = count[0]
         v.reset(seed=0)
         during_reset = count[0] - before
-        actions = np.full(8192, dhumbal.RANDOM_ACTION, np.int64)
+        actions = np.full(2048, dhumbal.RANDOM_ACTION, np.int64)
         before = count[0]
         for _ in range(5):
             v._tables.step(actions, True)
@@ -274,7 +275,8 @@ def test_the_vector_releases_the_gil_while_its_tables_play():
     finally:
         stop.set()
         t.join()
-    assert during_reset > 100 and during_steps > 100, (during_reset, during_steps)
+    # Holding the GIL, the old build let the thread count 1 and 5 times.
+    assert during_reset > 50 and during_steps > 50, (during_reset, during_steps)
 
 
 def test_threaded_tables_refuse_an_illegal_action_and_change_nothing():
