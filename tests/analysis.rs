@@ -1585,4 +1585,14 @@ fn rows_from_the_dataset_and_from_csv_agree() {
                 .any(|r| r.starts_with(&format!("Row {{ slot: {slot},")))
         );
     }
+    // An agent the stage does not have is refused the same way from either file.
+    for d in [&out, &csv_only] {
+        let e = dhumbal::report::load::for_each_row(d, &agents[..3], |_| {}).unwrap_err();
+        assert!(
+            format!("{e:#}").contains(
+                "agent `random` is not one of this stage's agents (aggressive, balanced, conservative)"
+            ),
+            "{e:#}"
+        );
+    }
 }
