@@ -907,7 +907,10 @@ impl RawOut {
             rewards.fill(0.0);
         }
         unsafe {
-            *self.action.add(i) = if take { run.played() as i64 } else { NO_MOVE };
+            *self.action.add(i) = match run.played() {
+                Some(a) if take => a as i64,
+                _ => NO_MOVE,
+            };
         }
         let over = run.status() == Some(Status::GameOver);
         unsafe {

@@ -107,8 +107,9 @@ struct Exchange {
     /// Feature values (`cards`) written into this table's rows at the last decision: only
     /// those need clearing at the next (the rest of the rows is zero).
     written: usize,
-    /// The index of the legal action played at the last Python decision.
-    played: usize,
+    /// The index of the legal action played at the last Python decision (`None` when the
+    /// table was resumed without one).
+    played: Option<usize>,
     /// Rewards per seat since they were last taken.
     rewards: [f64; MAX_PLAYERS],
     winner: Option<usize>,
@@ -154,7 +155,7 @@ impl TableRun {
                 rows: None,
                 // Unknown: the first decision clears the whole row.
                 written: usize::MAX,
-                played: 0,
+                played: None,
                 rewards: [0.0; MAX_PLAYERS],
                 winner: None,
                 games: 0,
@@ -252,7 +253,7 @@ impl TableRun {
 
     /// The index of the legal action played at the last Python decision (the drawn one for
     /// [`Move::Random`]).
-    pub fn played(&self) -> usize {
+    pub fn played(&self) -> Option<usize> {
         self.ex.borrow().played
     }
 
@@ -402,7 +403,7 @@ impl Seated<'_> {
             Move::Random if legal > 0 => rng.below(legal as u32) as usize,
             Move::Random | Move::On => usize::MAX,
         };
-        ex.played = a;
+        ex.played = (a < legal).then_some(a);
         ex.actions
             .get(a)
             .copied()
