@@ -99,7 +99,7 @@ impl PartSchema {
             arrow_key: schema_to_metadata_key(&arrow),
             stage: Dictionary::new(std::iter::once(names.stage.as_str())),
             agent: Dictionary::new(names.agents.iter().map(String::as_str)),
-            end_reason: Dictionary::new(names.end_reasons.iter().copied()),
+            end_reason: Dictionary::new(crate::records::END_REASONS.iter().map(|e| e.as_str())),
         })
     }
 }
@@ -475,60 +475,9 @@ fn uleb128(mut v: u64, out: &mut [u8; 10]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dhumbal_game::EndReason;
+    use crate::records::sample;
     use polars_core::prelude::DataType;
     use polars_io::prelude::{ParquetReader, ParquetWriter, SerReader};
-
-    /// `units` units of `rows` rows each, with extreme values, every end reason, and values
-    /// of `decision_ns` present in runs and alone.
-    fn sample(units: u64, rows: u32) -> Vec<Records> {
-        let ends = [
-            EndReason::Call,
-            EndReason::EmptyHand,
-            EndReason::TurnLimit,
-            EndReason::StockExhausted,
-            EndReason::Horizon,
-        ];
-        (0..units)
-            .map(|unit| {
-                let mut r = Records::with_capacity(rows as usize);
-                for i in 0..rows {
-                    let k = unit * 1_000_003 + u64::from(i);
-                    if i % 3 == 0 {
-                        r.begin_round();
-                    }
-                    r.push(Row {
-                        slot: (k % 3) as u32,
-                        deal: k * 7_919,
-                        rotation: (k % 5) as u32,
-                        round: i / 3,
-                        seat: (i % 3) as u8,
-                        starter: k % 3 == 0,
-                        won: k % 7 < 3,
-                        called: k % 4 == 2,
-                        call_success: k % 8 == 2,
-                        coin_delta: if k % 2 == 0 {
-                            -(k as i64)
-                        } else {
-                            i64::MIN + k as i64
-                        },
-                        points_delta: k as i64 * 7,
-                        standing: i64::MAX - k as i64,
-                        hand_value: u32::MAX - k as u32,
-                        cards_discarded: k as u32 % 11,
-                        pile_picks: 0,
-                        turns: 30 + i,
-                        end_reason: ends[(k % 5) as usize],
-                        decisions: (k % 40) as u32,
-                        decision_ns: (k % 100 < 30 || k % 17 == 0).then_some(u64::MAX - k),
-                        eliminated: k % 7 == 0,
-                        game_won: k % 9 == 0,
-                    });
-                }
-                r
-            })
-            .collect()
-    }
 
     fn written(chunk: &[Records], cats: &Categories) -> Vec<u8> {
         let schema = PartSchema::new(cats).unwrap();

@@ -165,16 +165,16 @@ pub struct Categories {
     names: CategoryNames,
 }
 
-/// The names behind [`Categories`], in code order.
+/// The names behind [`Categories`] that a stage chooses, in code order (the end reasons'
+/// are [`END_REASONS`]).
 #[derive(Clone, Debug)]
 pub struct CategoryNames {
     pub stage: String,
     pub agents: Vec<String>,
-    pub end_reasons: Vec<&'static str>,
 }
 
 /// Every end reason, in code order.
-const END_REASONS: [EndReason; 5] = [
+pub(crate) const END_REASONS: [EndReason; 5] = [
     EndReason::Call,
     EndReason::EmptyHand,
     EndReason::TurnLimit,
@@ -195,7 +195,6 @@ impl Categories {
             names: CategoryNames {
                 stage: stage.to_string(),
                 agents: agent_ids.to_vec(),
-                end_reasons: END_REASONS.iter().map(|e| e.as_str()).collect(),
             },
         })
     }
@@ -341,58 +340,61 @@ pub fn csv_schema() -> Schema {
 }
 
 #[cfg(test)]
+/// `units` units of `rows` rows each, with extreme values, every end reason, and values
+/// of `decision_ns` present in runs and alone; a round every three rows (the tests' sample).
+pub(crate) fn sample(units: u64, rows: u32) -> Vec<Records> {
+    let ends = [
+        EndReason::Call,
+        EndReason::EmptyHand,
+        EndReason::TurnLimit,
+        EndReason::StockExhausted,
+        EndReason::Horizon,
+    ];
+    (0..units)
+        .map(|unit| {
+            let mut r = Records::with_capacity(rows as usize);
+            for i in 0..rows {
+                let k = unit * 1_000_003 + u64::from(i);
+                if i % 3 == 0 {
+                    r.begin_round();
+                }
+                r.push(Row {
+                    slot: ((k + 1) % 3) as u32,
+                    deal: k * 7_919,
+                    rotation: (k % 5) as u32,
+                    round: i / 3,
+                    seat: (i % 3) as u8,
+                    starter: k % 3 == 0,
+                    won: k % 7 < 3,
+                    called: k % 4 == 2,
+                    call_success: k % 8 == 2,
+                    coin_delta: if k % 2 == 0 {
+                        -(k as i64)
+                    } else {
+                        i64::MIN + k as i64
+                    },
+                    points_delta: k as i64 * 7,
+                    standing: i64::MAX - k as i64,
+                    hand_value: u32::MAX - k as u32,
+                    cards_discarded: k as u32 % 11,
+                    pile_picks: 0,
+                    turns: 30 + i,
+                    end_reason: ends[(k % 5) as usize],
+                    decisions: (k % 40) as u32,
+                    decision_ns: (k % 100 < 30 || k % 17 == 0).then_some(u64::MAX - k),
+                    eliminated: k % 7 == 0,
+                    game_won: k % 9 == 0,
+                });
+            }
+            r
+        })
+        .collect()
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use polars_io::prelude::{CsvWriter, SerWriter};
-
-    fn sample() -> Vec<Records> {
-        let ends = [
-            EndReason::Call,
-            EndReason::EmptyHand,
-            EndReason::TurnLimit,
-            EndReason::StockExhausted,
-            EndReason::Horizon,
-        ];
-        let mut chunk = Vec::new();
-        for unit in 0..3u64 {
-            let mut r = Records::with_capacity(8);
-            for round in 0..4u32 {
-                r.begin_round();
-                for seat in 0..3u8 {
-                    let k = unit * 100 + u64::from(round) * 10 + u64::from(seat);
-                    r.push(Row {
-                        slot: u32::from(seat + 1) % 3,
-                        deal: k * 1_000_003,
-                        rotation: (k % 5) as u32,
-                        round,
-                        seat,
-                        starter: seat == 0,
-                        won: k % 3 == 1,
-                        called: k % 4 == 2,
-                        call_success: k % 8 == 2,
-                        coin_delta: if k % 2 == 0 {
-                            -(k as i64)
-                        } else {
-                            i64::MIN + k as i64
-                        },
-                        points_delta: k as i64 * 7,
-                        standing: i64::MAX - k as i64,
-                        hand_value: u32::MAX - k as u32,
-                        cards_discarded: k as u32 % 11,
-                        pile_picks: 0,
-                        turns: 30 + round,
-                        end_reason: ends[(k % 5) as usize],
-                        decisions: seat.into(),
-                        decision_ns: (k % 3 != 0).then_some(u64::MAX - k),
-                        eliminated: k % 7 == 0,
-                        game_won: k % 9 == 0,
-                    });
-                }
-            }
-            chunk.push(r);
-        }
-        chunk
-    }
 
     fn cats(stage: &str, ids: &[&str]) -> Categories {
         let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
@@ -401,7 +403,7 @@ mod tests {
 
     #[test]
     fn frame_has_the_listed_columns_in_order() {
-        let df = frame(&sample(), &cats("s", &["x", "y", "z"])).unwrap();
+        let df = frame(&sample(3, 12), &cats("s", &["x", "y", "z"])).unwrap();
         assert_eq!(df.height(), 36);
         let names: Vec<&str> = df.get_column_names().iter().map(|n| n.as_str()).collect();
         let listed: Vec<&str> = COLUMNS.iter().map(|c| c.name).collect();
@@ -436,7 +438,7 @@ mod tests {
             ("paper", ["aggressive", "conservative", "balanced"]),
             ("a,b", ["say \"hi\"", "two\nlines", "plain"]),
         ] {
-            let mut df = frame(&sample(), &cats(stage, &ids)).unwrap();
+            let mut df = frame(&sample(3, 12), &cats(stage, &ids)).unwrap();
             let path = dir.path().join("rounds.csv");
             let mut file = std::fs::File::create(&path).unwrap();
             CsvWriter::new(&mut file).finish(&mut df).unwrap();
