@@ -663,18 +663,23 @@ fn the_rhai_port_of_aggressive_gives_the_native_records() {
     );
 }
 
+/// A script that fails on a pick late in a session (rounds a validation rehearsal does not
+/// reach), at line 4.
+const FAILS_LATE: &str = "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
+    fn discard(obs) { [obs.hand[0]] }\n\
+    fn pick(obs) {\n    if obs.round > 30 && obs.hand_value > 45 { let x = obs.no_such_field + 1; }\n    ()\n}\n";
+
+/// [`FAILS_LATE`] against three Conservatives, with `head` (sample size, output settings).
+fn fails_late(dir: &Path, head: &str) -> PathBuf {
+    let conservative3 = "  - kind: conservative\n  - kind: conservative\n  - kind: conservative\n";
+    script_scenario(dir, "fails.rhai", FAILS_LATE, "", conservative3, head)
+}
+
 #[test]
 fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records() {
     let dir = tmp();
-    // Fails on a pick late in a session (rounds a validation rehearsal does not reach).
-    let file = script_scenario(
+    let file = fails_late(
         dir.path(),
-        "fails.rhai",
-        "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
-         fn discard(obs) { [obs.hand[0]] }\n\
-         fn pick(obs) {\n    if obs.round > 30 && obs.hand_value > 45 { let x = obs.no_such_field + 1; }\n    ()\n}\n",
-        "",
-        "  - kind: conservative\n  - kind: conservative\n  - kind: conservative\n",
         "deals: 400\nsession: 40\noutput: {chunk_rounds: 40}\n",
     );
     let out = dir.path().join("o");
@@ -694,6 +699,64 @@ fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records(
     // The parts before the failure are on disk.
     let dataset = dhumbal::runner::dataset::Dataset::open(&out).unwrap();
     assert!(dataset.units_done() > 0, "{t}");
+}
+
+#[test]
+fn a_failure_keeps_exactly_the_units_before_it_whatever_the_threads() {
+    let dir = tmp();
+    // As above, with more threads: they play on past the unit that fails (parts of one unit,
+    // or of three), and what they played after it must not be written.
+    for chunk_rounds in [40, 120] {
+        let file = fails_late(
+            dir.path(),
+            &format!("deals: 800\nsession: 40\noutput: {{chunk_rounds: {chunk_rounds}}}\n"),
+        );
+        let played = |threads: &str| {
+            let out = dir.path().join(format!("o{chunk_rounds}-{threads}"));
+            let o = run(&[
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--threads",
+                threads,
+            ]);
+            assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+            let t = text(&o);
+            let failure: Vec<String> = t
+                .lines()
+                .filter(|l| l.contains("deal ") || l.contains("line 4"))
+                .map(String::from)
+                .collect();
+            let dataset = dhumbal::runner::dataset::Dataset::open(&out).unwrap();
+            let mut units: Vec<(u64, u64)> = dataset
+                .parts
+                .iter()
+                .map(|p| (p.meta.start, p.meta.end))
+                .collect();
+            units.sort();
+            (failure, units)
+        };
+        let (failure1, units1) = played("1");
+        assert!(!failure1.is_empty());
+        // The units on disk: 0 up to the first failure, without a gap.
+        let mut next = 0;
+        for &(start, end) in &units1 {
+            assert_eq!(start, next, "{units1:?}");
+            next = end;
+        }
+        assert!(next > 0, "the first unit failed: pick a later failure");
+        for threads in ["2", "4"] {
+            let (failure, units) = played(threads);
+            assert_eq!(
+                failure, failure1,
+                "{threads} threads, chunk_rounds {chunk_rounds}"
+            );
+            assert_eq!(
+                units, units1,
+                "{threads} threads, chunk_rounds {chunk_rounds}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -69,6 +69,9 @@ pub struct RunArgs {
 
 /// `dhumbal-run SCENARIO`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    // Before the scenario is read, so that the clock's rate is measured by the time play
+    // needs it.
+    dhumbal_runner::clock::calibrate_in_background();
     let path = args.scenario.clone().expect("checked by the caller");
     let overrides = Overrides {
         seed: args.seed,

@@ -1,14 +1,14 @@
-//! A stage's record pipeline: the calling thread plays chunks of units on the pool, writer
-//! threads turn each into a part of the stage's dataset (encoded, compressed, synced and
+//! A stage's record pipeline: the pool's threads play units one at a time, in order, across
+//! the chunks (parts) of the stage; a chunk played, and every one before it, goes to writer
+//! threads, which turn it into a part of the stage's dataset (encoded, compressed, synced and
 //! renamed into place, several at once), and a collector thread adds up what is finished
-//! (progress, totals) as parts land. A chunk takes a slot from playing until its part is on
-//! disk, so memory is bounded by the slots, not by the number of rounds.
+//! (progress, totals) as parts land. A chunk takes a slot from its first unit until its part
+//! is on disk, so memory is bounded by the slots, not by the number of rounds.
 
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::dataset::{PartMeta, PartWriter};
 use crate::records::Records;
@@ -44,16 +44,6 @@ fn write_parts(
     }
 }
 
-/// Sets its flag when dropped: the collector holds one, so that however it stops (done, an
-/// error, a panic) nothing more is played.
-struct SetOnDrop<'a>(&'a AtomicBool);
-
-impl Drop for SetOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Release);
-    }
-}
-
 /// What playing (part of) one stage needs.
 pub(crate) struct StageJob<'a> {
     pub lineup: &'a Lineup<'a>,
@@ -69,6 +59,143 @@ pub(crate) struct StageJob<'a> {
     pub pulse: &'a Pulse,
 }
 
+/// The stage's play, shared by the pool's threads: which unit comes next, how many chunks
+/// may be in play (the slots: memory is bounded by them), the records of the chunks in play,
+/// and the first unit that failed or was stopped.
+///
+/// Every thread takes the next unit as soon as it is free, across chunk boundaries: playing
+/// chunk by chunk left a thread idle at the end of each chunk until the other finished its
+/// last unit (with parts of 16 sessions on 2 threads, about a tenth of the run).
+struct Schedule {
+    work: Vec<Range<u64>>,
+    /// The next unit to hand out: its chunk and the unit.
+    chunk: usize,
+    unit: u64,
+    /// Chunks that may be started: the slots, plus one for each part landed.
+    open: usize,
+    /// Each chunk's records by unit (`None` until played) and its units still unplayed.
+    records: Vec<Vec<Option<Records>>>,
+    left: Vec<usize>,
+    /// The first chunk not yet handed to the writers (chunks go to them in order).
+    next_out: usize,
+    /// The first unit that failed or was stopped, and why: nothing from it on is written.
+    halt: Option<(u64, Halt)>,
+    /// No more units are handed out: a halt, the collector stopped, or the writers gone.
+    closed: bool,
+}
+
+impl Schedule {
+    /// Play of `work` (chunks of units, in order) with `slots` chunks in play at most.
+    fn new(work: Vec<Range<u64>>, slots: usize) -> Schedule {
+        Schedule {
+            chunk: 0,
+            unit: work.first().map_or(0, |r| r.start),
+            open: slots,
+            records: work
+                .iter()
+                .map(|r| (r.start..r.end).map(|_| None).collect())
+                .collect(),
+            left: work.iter().map(|r| (r.end - r.start) as usize).collect(),
+            next_out: 0,
+            halt: None,
+            closed: false,
+            work,
+        }
+    }
+
+    /// The next unit to play, waiting for a slot if its chunk has none; `None` when there is
+    /// nothing more to play. `delay` (a test hook) is slept before a chunk's first unit with
+    /// the schedule held, so that no unit starts during it, as between chunks played one by
+    /// one.
+    fn take(
+        shared: &(Mutex<Schedule>, Condvar),
+        pulse: &Pulse,
+        delay: Option<std::time::Duration>,
+    ) -> Option<(usize, u64)> {
+        let (lock, wake) = shared;
+        let mut s = lock.lock().expect("no thread panics holding the schedule");
+        loop {
+            if s.closed || s.chunk >= s.work.len() {
+                return None;
+            }
+            if s.chunk < s.open {
+                break;
+            }
+            s = wake.wait(s).expect("no thread panics holding the schedule");
+        }
+        let (chunk, unit) = (s.chunk, s.unit);
+        if pulse.stopping() {
+            s.halt_at(unit, Halt::Stopped);
+            wake.notify_all();
+            return None;
+        }
+        if unit == s.work[chunk].start
+            && let Some(d) = delay
+        {
+            std::thread::sleep(d);
+        }
+        s.unit += 1;
+        if s.unit == s.work[chunk].end {
+            s.chunk += 1;
+            if let Some(next) = s.work.get(s.chunk) {
+                s.unit = next.start;
+            }
+        }
+        Some((chunk, unit))
+    }
+
+    /// Play stops at `unit` (unless an earlier unit already stopped it).
+    fn halt_at(&mut self, unit: u64, why: Halt) {
+        if self.halt.as_ref().is_none_or(|(at, _)| unit < *at) {
+            self.halt = Some((unit, why));
+        }
+        self.closed = true;
+    }
+
+    /// The unit's records, and the chunks now complete that go to the writers (every chunk
+    /// before them already gone).
+    fn finish(&mut self, chunk: usize, unit: u64, played: Result<Records, Halt>) -> Vec<Job> {
+        match played {
+            Ok(records) => {
+                let i = (unit - self.work[chunk].start) as usize;
+                self.records[chunk][i] = Some(records);
+                self.left[chunk] -= 1;
+            }
+            Err(why) => self.halt_at(unit, why),
+        }
+        // In order, so that nothing past a halt is written: the chunk of the unit that halted
+        // never completes (that unit is not counted), and no later chunk goes before it.
+        let mut out = Vec::new();
+        while self.next_out < self.work.len() && self.left[self.next_out] == 0 {
+            let units = self.work[self.next_out].clone();
+            let records = std::mem::take(&mut self.records[self.next_out]);
+            out.push((
+                units,
+                records.into_iter().map(|r| r.expect("played")).collect(),
+            ));
+            self.next_out += 1;
+        }
+        out
+    }
+
+    /// After play: the chunk a halt cut short, as the units played before the halt (every one
+    /// of them finished: units are handed out in order), if any were.
+    fn cut_short(&mut self) -> Option<Job> {
+        let (at, _) = self.halt.as_ref()?;
+        let units = self.work.get(self.next_out)?.clone();
+        if *at < units.start || *at >= units.end {
+            return None;
+        }
+        let played = units.start..*at;
+        let records: Vec<Records> = std::mem::take(&mut self.records[self.next_out])
+            .into_iter()
+            .take((at - units.start) as usize)
+            .map(|r| r.expect("every unit before the halt was played"))
+            .collect();
+        (!records.is_empty()).then_some((played, records))
+    }
+}
+
 /// Plays `work` and writes its parts. Returns whether every part written landed (an error
 /// otherwise), and why play stopped early, if it did (a failure, or a stop request; the
 /// units finished before it are written as a shorter part).
@@ -82,21 +209,22 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
         landed,
         pulse,
     } = job;
-    let mut failure = None;
     // Encoding and compressing a part costs a fraction of playing it; with as many writers as
     // threads they keep up with play however the work divides.
     let writers = threads.max(1);
     let slots = writers + 2;
-    let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(1);
-    let job_rx = Arc::new(Mutex::new(job_rx));
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<anyhow::Result<PartMeta>>();
-    let (slot_tx, slot_rx) = std::sync::mpsc::sync_channel::<()>(slots);
-    for _ in 0..slots {
-        slot_tx.send(()).expect("the receiver is here");
-    }
-    let collector_stopped = AtomicBool::new(false);
+    let schedule = (Mutex::new(Schedule::new(work, slots)), Condvar::new());
+    // Test hook: slow the run down so that tests can interrupt it between chunks.
+    let delay = std::env::var("DHUMBAL_RUN_CHUNK_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(std::time::Duration::from_millis);
     let collected: anyhow::Result<()> = std::thread::scope(|scope| {
-        let collector_stopped = &collector_stopped;
+        let schedule = &schedule;
+        // Made here, so that a panic unwinding out of play drops the queue and the writers end.
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(1);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<anyhow::Result<PartMeta>>();
         for _ in 0..writers {
             let jobs = Arc::clone(&job_rx);
             let out = done_tx.clone();
@@ -106,45 +234,72 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
         drop(job_rx);
         drop(done_tx);
         let collector = scope.spawn(move || -> anyhow::Result<()> {
-            let _stopped = SetOnDrop(collector_stopped);
+            // However the collector stops (done, an error, a panic), nothing more is played.
+            let _stopped = CloseOnDrop(schedule);
             for written in done_rx {
                 landed(&written?)?;
-                // The player may be waiting for this slot; if it has stopped, no matter.
-                let _ = slot_tx.send(());
+                // A part is on disk: its slot goes to the next chunk.
+                schedule.0.lock().expect("no thread panics holding it").open += 1;
+                schedule.1.notify_all();
             }
             Ok(())
         });
-        // Test hook: slow the run down so that tests can interrupt it between chunks.
-        let delay = std::env::var("DHUMBAL_RUN_CHUNK_DELAY_MS")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok());
-        for units in work {
-            // No slot, or the collector has stopped (its error is reported below): slots it
-            // left in the channel must not start more play.
-            if slot_rx.recv().is_err() || collector_stopped.load(Ordering::Acquire) {
-                break;
+        pool.broadcast(|_| {
+            // However a thread stops (nothing left, a halt, a panic in play), the schedule
+            // closes, so that no other thread waits for a slot that will not come.
+            let _closes = CloseOnDrop(schedule);
+            while let Some((chunk, unit)) = Schedule::take(schedule, pulse, delay) {
+                let played = lineup.play(unit, pulse);
+                let halted = played.is_err();
+                let ready = schedule
+                    .0
+                    .lock()
+                    .expect("no thread panics holding it")
+                    .finish(chunk, unit, played);
+                if halted {
+                    schedule.1.notify_all();
+                }
+                // Outside the lock: the writers' queue may be full.
+                for job in ready {
+                    if job_tx.send(job).is_err() {
+                        // The writers are gone (the collector stopped): play no more.
+                        drop(CloseOnDrop(schedule));
+                        break;
+                    }
+                }
             }
-            if pulse.stopping() {
-                failure = Some(Halt::Stopped);
-                break;
-            }
-            if let Some(ms) = delay {
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-            }
-            let (chunk, fail) = pool.install(|| lineup.play_chunk(units.clone(), pulse));
-            let played = units.start..units.start + chunk.len() as u64;
-            let stop = fail.is_some();
-            failure = fail;
-            // A chunk cut short still becomes a part: its finished units are kept.
-            if (!chunk.is_empty() && job_tx.send((played, chunk)).is_err()) || stop {
-                break;
-            }
+        });
+        // A chunk cut short still becomes a part: its finished units are kept.
+        let short = schedule
+            .0
+            .lock()
+            .expect("no thread panics holding it")
+            .cut_short();
+        if let Some(job) = short {
+            let _ = job_tx.send(job);
         }
         drop(job_tx);
-        drop(slot_rx);
         collector.join().expect("the collector does not panic")
     });
+    let failure = schedule
+        .0
+        .into_inner()
+        .expect("no thread panics holding it")
+        .halt
+        .map(|(_, why)| why);
     (collected, failure)
+}
+
+/// Closes the schedule when dropped, waking every thread waiting for a slot.
+struct CloseOnDrop<'a>(&'a (Mutex<Schedule>, Condvar));
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.0.0.lock() {
+            s.closed = true;
+        }
+        self.0.1.notify_all();
+    }
 }
 
 /// Cuts `ranges` into parts: at every multiple of `part_units` (so that parts line up
@@ -175,5 +330,126 @@ mod tests {
         );
         assert_eq!(cut(&[3..9, 12..13], 4), vec![3..4, 4..8, 8..9, 12..13]);
         assert_eq!(cut(&[], 4), Vec::<Range<u64>>::new());
+    }
+
+    /// The units of the jobs a step released.
+    fn released(jobs: Vec<Job>) -> Vec<(Range<u64>, usize)> {
+        jobs.into_iter().map(|(r, recs)| (r, recs.len())).collect()
+    }
+
+    fn take_all(s: &mut Schedule) -> Vec<(usize, u64)> {
+        let shared = (
+            Mutex::new(std::mem::replace(s, Schedule::new(vec![], 0))),
+            Condvar::new(),
+        );
+        let mut taken = Vec::new();
+        while let Some(t) = Schedule::take(&shared, &Pulse::default(), None) {
+            taken.push(t);
+        }
+        *s = shared.0.into_inner().unwrap();
+        taken
+    }
+
+    #[test]
+    fn units_go_out_in_order_across_chunks_and_chunks_reach_the_writers_in_order() {
+        let mut s = Schedule::new(vec![0..2, 2..3, 5..7], 8);
+        let taken = take_all(&mut s);
+        assert_eq!(taken, vec![(0, 0), (0, 1), (1, 2), (2, 5), (2, 6)]);
+        // Finished out of order: a chunk waits for every chunk before it.
+        assert!(released(s.finish(1, 2, Ok(Records::default()))).is_empty());
+        assert!(released(s.finish(0, 1, Ok(Records::default()))).is_empty());
+        assert!(released(s.finish(2, 6, Ok(Records::default()))).is_empty());
+        assert_eq!(
+            released(s.finish(0, 0, Ok(Records::default()))),
+            vec![(0..2, 2), (2..3, 1)]
+        );
+        assert_eq!(
+            released(s.finish(2, 5, Ok(Records::default()))),
+            vec![(5..7, 2)]
+        );
+        assert!(s.cut_short().is_none() && s.halt.is_none());
+    }
+
+    #[test]
+    fn a_halt_keeps_the_units_before_it_and_nothing_after_it() {
+        let mut s = Schedule::new(vec![0..3, 3..6, 6..9], 8);
+        // Two units taken, then a third.
+        let shared = (Mutex::new(s), Condvar::new());
+        let pulse = Pulse::default();
+        for _ in 0..8 {
+            Schedule::take(&shared, &pulse, None).unwrap();
+        }
+        s = shared.0.into_inner().unwrap();
+        // Unit 7 fails first, then unit 4 (earlier): the earlier one is the halt.
+        assert!(released(s.finish(2, 7, Err(Halt::Stopped))).is_empty());
+        assert!(s.closed);
+        assert!(released(s.finish(1, 4, Err(Halt::Stopped))).is_empty());
+        assert_eq!(s.halt.as_ref().map(|h| h.0), Some(4));
+        // Nothing more is handed out.
+        assert!(take_all(&mut s).is_empty());
+        // Chunk 2 completes past the halt: never released.
+        assert!(released(s.finish(2, 6, Ok(Records::default()))).is_empty());
+        for u in [0, 1, 2] {
+            let out = released(s.finish(0, u, Ok(Records::default())));
+            assert_eq!(out, if u == 2 { vec![(0..3, 3)] } else { vec![] });
+        }
+        assert!(released(s.finish(1, 5, Ok(Records::default()))).is_empty());
+        assert!(released(s.finish(1, 3, Ok(Records::default()))).is_empty());
+        // After play, chunk 1 cut at the halt: unit 3 only.
+        let (units, records) = s.cut_short().expect("unit 3 was played");
+        assert_eq!((units, records.len()), (3..4, 1));
+    }
+
+    #[test]
+    fn a_halt_at_a_chunks_first_unit_writes_no_empty_part() {
+        let mut s = Schedule::new(vec![0..2, 2..4], 8);
+        take_all(&mut s);
+        s.finish(0, 0, Ok(Records::default()));
+        assert_eq!(
+            released(s.finish(0, 1, Ok(Records::default()))),
+            vec![(0..2, 2)]
+        );
+        assert!(released(s.finish(1, 2, Err(Halt::Stopped))).is_empty());
+        s.finish(1, 3, Ok(Records::default()));
+        assert!(s.cut_short().is_none());
+    }
+
+    #[test]
+    fn a_stop_request_halts_before_the_next_unit() {
+        let s = Schedule::new(std::iter::once(0..4).collect(), 8);
+        let shared = (Mutex::new(s), Condvar::new());
+        let pulse = Pulse::default();
+        assert_eq!(Schedule::take(&shared, &pulse, None), Some((0, 0)));
+        pulse.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(Schedule::take(&shared, &pulse, None), None);
+        let mut s = shared.0.into_inner().unwrap();
+        assert_eq!(s.halt.as_ref().map(|h| h.0), Some(1));
+        assert!(s.finish(0, 0, Ok(Records::default())).is_empty());
+        let (units, records) = s.cut_short().expect("unit 0 was played");
+        assert_eq!((units, records.len()), (0..1, 1));
+    }
+
+    #[test]
+    fn no_chunk_starts_without_a_slot_and_a_landed_part_gives_one() {
+        let s = Schedule::new(vec![0..1, 1..2, 2..3], 1);
+        let shared = std::sync::Arc::new((Mutex::new(s), Condvar::new()));
+        let pulse = std::sync::Arc::new(Pulse::default());
+        assert_eq!(Schedule::take(&shared, &pulse, None), Some((0, 0)));
+        let waiter = {
+            let (shared, pulse) = (shared.clone(), pulse.clone());
+            std::thread::spawn(move || Schedule::take(&shared, &pulse, None))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "chunk 1 started without a slot");
+        shared.0.lock().unwrap().open += 1;
+        shared.1.notify_all();
+        assert_eq!(waiter.join().unwrap(), Some((1, 1)));
+        // Closing wakes a waiter with nothing.
+        let waiter = {
+            let (shared, pulse) = (shared.clone(), pulse.clone());
+            std::thread::spawn(move || Schedule::take(&shared, &pulse, None))
+        };
+        drop(CloseOnDrop(&shared));
+        assert_eq!(waiter.join().unwrap(), None);
     }
 }

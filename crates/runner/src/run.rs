@@ -316,6 +316,7 @@ pub fn run(
     opts: &RunOptions,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<RunReport> {
+    crate::clock::calibrate_in_background();
     let root = &scenario.output.dir;
     for name in &opts.stages {
         if !scenario.stages.iter().any(|s| named(&s.name, name)) {
@@ -585,6 +586,7 @@ pub fn merge(
     opts: &MergeOptions,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<RunReport> {
+    crate::clock::calibrate_in_background();
     let root = &scenario.output.dir;
     let hash = scenario.hash();
     for dir in &opts.dirs {

@@ -217,7 +217,7 @@ impl Lineup<'_> {
     }
 
     /// Plays one unit, counting its rounds on `pulse` and stopping before a round when asked.
-    fn play(&self, unit: u64, pulse: &Pulse) -> Result<Records, Halt> {
+    pub(crate) fn play(&self, unit: u64, pulse: &Pulse) -> Result<Records, Halt> {
         let stage = self.stage;
         let arrangements = stage.arrangements();
         let (m, a) = (unit / arrangements, unit % arrangements);

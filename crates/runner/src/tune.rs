@@ -106,6 +106,7 @@ pub fn tune(
     options: &TuneOptions,
     reporter: &dyn TuneReporter,
 ) -> anyhow::Result<Option<TuneResult>> {
+    crate::clock::calibrate_in_background();
     let t = &scenario.tunings[i];
     let dir = t.dir(scenario);
     if t.output.exists() && !options.force {
