@@ -304,7 +304,8 @@ impl Heuristic {
         s * self.risk
     }
 
-    fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
+    /// The discard it plays ([`Agent::discard`], which never fails), for a search's rollouts.
+    pub(crate) fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
         let hand = obs.hand.as_slice();
         let value = obs.hand_value();
         let limit = obs.call_threshold;

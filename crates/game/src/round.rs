@@ -110,6 +110,21 @@ pub trait Seats {
         obs: &Observation<'_>,
         rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError>;
+    /// [`Seats::discard`] written into `into`, which the engine asks instead: a seat that can
+    /// write its discard in place spares the engine the copy out of the returned `Result`,
+    /// whose bytes were stored and reloaded in different widths (a store-forwarding stall on
+    /// every simulated turn of a search).
+    #[inline]
+    fn discard_into(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+        into: &mut Discard,
+    ) -> Result<(), AgentError> {
+        *into = self.discard(seat, obs, rng)?;
+        Ok(())
+    }
     fn pick(
         &mut self,
         seat: usize,
@@ -691,8 +706,9 @@ impl<'t, 's> RoundPlay<'t, 's> {
 
                     // 2. Discard.
                     obs.phase = Phase::Discard;
-                    let mut discard = seats
-                        .discard(seat, &obs, &mut *rng)
+                    let mut discard = Discard::new();
+                    seats
+                        .discard_into(seat, &obs, &mut *rng, &mut discard)
                         .map_err(|error| agent_error(seats.name(seat), seat, error))?;
                     if seats.enumerated(seat) {
                         debug_assert!(

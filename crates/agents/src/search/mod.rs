@@ -737,20 +737,36 @@ impl Seats for Sim<'_> {
         &mut self,
         seat: usize,
         obs: &Observation<'_>,
-        _rng: &mut dyn RandomSource,
+        rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
+        let mut discard = Discard::new();
+        self.discard_into(seat, obs, rng, &mut discard)?;
+        Ok(discard)
+    }
+
+    /// What the engine asks: the discard written in place (see [`Seats::discard_into`]).
+    #[inline]
+    fn discard_into(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        _rng: &mut dyn RandomSource,
+        into: &mut Discard,
+    ) -> Result<(), AgentError> {
         // Chosen with the call, in the same tree step (see `call`).
-        if let Some(discard) = self.chosen_discard.take() {
-            return Ok(discard);
-        }
-        if !self.in_tree {
-            return match self.rollout {
-                Rollout::Random => Ok(RandomAgent::choose_discard(obs, &mut *self.rng)),
-                Rollout::Heuristic(h) => h.discard(obs, &mut *self.rng),
-                Rollout::Agent(a) => a.discard(obs, &mut *self.rng),
-            };
-        }
-        Ok(self.tree_discard(seat, obs))
+        let discard = if let Some(discard) = self.chosen_discard.take() {
+            discard
+        } else if !self.in_tree {
+            match self.rollout {
+                Rollout::Random => RandomAgent::choose_discard(obs, &mut *self.rng),
+                Rollout::Heuristic(h) => h.choose_discard(obs),
+                Rollout::Agent(a) => a.discard(obs, &mut *self.rng)?,
+            }
+        } else {
+            self.tree_discard(seat, obs)
+        };
+        into.copy_cards_from(&discard);
+        Ok(())
     }
 
     #[inline]
