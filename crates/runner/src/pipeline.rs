@@ -73,7 +73,9 @@ struct Schedule {
     unit: u64,
     /// Chunks that may be started: the slots, plus one for each part landed.
     open: usize,
-    /// Each chunk's records by unit (`None` until played) and its units still unplayed.
+    /// Each chunk's records by unit (`None` until played; the list made when the chunk's
+    /// first unit is handed out, and emptied when it goes to the writers, so that memory
+    /// follows the chunks in play, not the stage's units) and its units still unplayed.
     records: Vec<Vec<Option<Records>>>,
     left: Vec<usize>,
     /// The first chunk not yet handed to the writers (chunks go to them in order).
@@ -91,10 +93,7 @@ impl Schedule {
             chunk: 0,
             unit: work.first().map_or(0, |r| r.start),
             open: slots,
-            records: work
-                .iter()
-                .map(|r| (r.start..r.end).map(|_| None).collect())
-                .collect(),
+            records: work.iter().map(|_| Vec::new()).collect(),
             left: work.iter().map(|r| (r.end - r.start) as usize).collect(),
             next_out: 0,
             halt: None,
@@ -129,10 +128,12 @@ impl Schedule {
             wake.notify_all();
             return None;
         }
-        if unit == s.work[chunk].start
-            && let Some(d) = delay
-        {
-            std::thread::sleep(d);
+        if unit == s.work[chunk].start {
+            let units = s.work[chunk].clone();
+            s.records[chunk] = units.map(|_| None).collect();
+            if let Some(d) = delay {
+                std::thread::sleep(d);
+            }
         }
         s.unit += 1;
         if s.unit == s.work[chunk].end {
@@ -353,6 +354,8 @@ mod tests {
     #[test]
     fn units_go_out_in_order_across_chunks_and_chunks_reach_the_writers_in_order() {
         let mut s = Schedule::new(vec![0..2, 2..3, 5..7], 8);
+        // Nothing held for a chunk before its first unit is handed out.
+        assert!(s.records.iter().all(Vec::is_empty));
         let taken = take_all(&mut s);
         assert_eq!(taken, vec![(0, 0), (0, 1), (1, 2), (2, 5), (2, 6)]);
         // Finished out of order: a chunk waits for every chunk before it.
@@ -368,6 +371,8 @@ mod tests {
             vec![(5..7, 2)]
         );
         assert!(s.cut_short().is_none() && s.halt.is_none());
+        // Nor after it went to the writers.
+        assert!(s.records.iter().all(Vec::is_empty));
     }
 
     #[test]
