@@ -264,7 +264,7 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
                 for job in ready {
                     if job_tx.send(job).is_err() {
                         // The writers are gone (the collector stopped): play no more.
-                        drop(CloseOnDrop(schedule));
+                        close(schedule);
                         break;
                     }
                 }
@@ -291,15 +291,21 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
     (collected, failure)
 }
 
-/// Closes the schedule when dropped, waking every thread waiting for a slot.
+/// Closes the schedule: no more units are handed out, and every thread waiting for a slot
+/// wakes.
+fn close(shared: &(Mutex<Schedule>, Condvar)) {
+    if let Ok(mut s) = shared.0.lock() {
+        s.closed = true;
+    }
+    shared.1.notify_all();
+}
+
+/// Closes the schedule when dropped (however its holder stops, a panic included).
 struct CloseOnDrop<'a>(&'a (Mutex<Schedule>, Condvar));
 
 impl Drop for CloseOnDrop<'_> {
     fn drop(&mut self) {
-        if let Ok(mut s) = self.0.0.lock() {
-            s.closed = true;
-        }
-        self.0.1.notify_all();
+        close(self.0);
     }
 }
 
@@ -454,7 +460,7 @@ mod tests {
             let (shared, pulse) = (shared.clone(), pulse.clone());
             std::thread::spawn(move || Schedule::take(&shared, &pulse, None))
         };
-        drop(CloseOnDrop(&shared));
+        close(&shared);
         assert_eq!(waiter.join().unwrap(), None);
     }
 }

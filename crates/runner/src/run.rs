@@ -586,7 +586,6 @@ pub fn merge(
     opts: &MergeOptions,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<RunReport> {
-    crate::clock::calibrate_in_background();
     let root = &scenario.output.dir;
     let hash = scenario.hash();
     for dir in &opts.dirs {
