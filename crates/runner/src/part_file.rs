@@ -29,7 +29,7 @@ use std::io::Write;
 use polars_core::prelude::{ArrowSchema, CompatLevel, PolarsResult};
 use polars_parquet::parquet::CowBuffer;
 use polars_parquet::parquet::compression::Compression;
-use polars_parquet::parquet::encoding::hybrid_rle;
+use polars_parquet::parquet::encoding::{hybrid_rle, uleb128};
 use polars_parquet::parquet::error::ParquetError;
 use polars_parquet::parquet::fallible_streaming_iterator;
 use polars_parquet::parquet::metadata::{KeyValue, SchemaDescriptor};
@@ -227,7 +227,7 @@ impl RowGroup<'_> {
         page.clear();
         // The levels' length, then one RLE run: `rows` times the value 1 (one byte wide).
         let mut run = [0u8; 10];
-        let used = uleb128((self.rows as u64) << 1, &mut run);
+        let used = uleb128::encode((self.rows as u64) << 1, &mut run);
         page.extend_from_slice(&(used as u32 + 1).to_le_bytes());
         page.extend_from_slice(&run[..used]);
         page.push(1);
@@ -427,7 +427,7 @@ impl Int {
 fn bit_pack(page: &mut Vec<u8>, keys: impl Iterator<Item = u64>, n: usize, bits: u32) {
     let groups = n.div_ceil(8);
     let mut header = [0u8; 10];
-    let used = uleb128(((groups as u64) << 1) | 1, &mut header);
+    let used = uleb128::encode(((groups as u64) << 1) | 1, &mut header);
     page.extend_from_slice(&header[..used]);
     let end = page.len() + groups * bits as usize;
     page.reserve(groups * bits as usize);
@@ -455,21 +455,6 @@ fn compress(
     packed.reserve(zstd::zstd_safe::compress_bound(src.len()));
     zstd.compress_to_buffer(src, packed)?;
     Ok(packed.clone())
-}
-
-/// `v` as ULEB128 into `out`; returns the bytes used.
-fn uleb128(mut v: u64, out: &mut [u8; 10]) -> usize {
-    let mut i = 0;
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out[i] = byte;
-            return i + 1;
-        }
-        out[i] = byte | 0x80;
-        i += 1;
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A stage's record pipeline: the pool's threads play units one at a time, in order, across
-//! the chunks (parts) of the stage; a chunk played, and every one before it, goes to writer
-//! threads, which turn it into a part of the stage's dataset (encoded, compressed, synced and
+//! the chunks (parts) of the stage; a chunk is released to the writer threads once it and
+//! every one before it are played (released in order; parts may land in any order), and the
+//! writers turn it into a part of the stage's dataset (encoded, compressed, synced and
 //! renamed into place, several at once), and a collector thread adds up what is finished
 //! (progress, totals) as parts land. A chunk takes a slot from its first unit until its part
 //! is on disk, so memory is bounded by the slots, not by the number of rounds.
@@ -78,7 +79,7 @@ struct Schedule {
     /// follows the chunks in play, not the stage's units) and its units still unplayed.
     records: Vec<Vec<Option<Records>>>,
     left: Vec<usize>,
-    /// The first chunk not yet handed to the writers (chunks go to them in order).
+    /// The first chunk not yet released to the writers (chunks are released in order).
     next_out: usize,
     /// The first unit that failed or was stopped, and why: nothing from it on is written.
     halt: Option<(u64, Halt)>,
@@ -89,6 +90,10 @@ struct Schedule {
 impl Schedule {
     /// Play of `work` (chunks of units, in order) with `slots` chunks in play at most.
     fn new(work: Vec<Range<u64>>, slots: usize) -> Schedule {
+        debug_assert!(
+            work.iter().all(|r| r.start < r.end),
+            "`cut` makes no empty chunk"
+        );
         Schedule {
             chunk: 0,
             unit: work.first().map_or(0, |r| r.start),
@@ -384,7 +389,7 @@ mod tests {
     #[test]
     fn a_halt_keeps_the_units_before_it_and_nothing_after_it() {
         let mut s = Schedule::new(vec![0..3, 3..6, 6..9], 8);
-        // Two units taken, then a third.
+        // Eight units taken: all of chunks 0 and 1, two of chunk 2.
         let shared = (Mutex::new(s), Condvar::new());
         let pulse = Pulse::default();
         for _ in 0..8 {

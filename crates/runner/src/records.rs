@@ -343,13 +343,7 @@ pub fn csv_schema() -> Schema {
 /// `units` units of `rows` rows each, with extreme values, every end reason, and values
 /// of `decision_ns` present in runs and alone; a round every three rows (the tests' sample).
 pub(crate) fn sample(units: u64, rows: u32) -> Vec<Records> {
-    let ends = [
-        EndReason::Call,
-        EndReason::EmptyHand,
-        EndReason::TurnLimit,
-        EndReason::StockExhausted,
-        EndReason::Horizon,
-    ];
+    let ends = END_REASONS;
     (0..units)
         .map(|unit| {
             let mut r = Records::with_capacity(rows as usize);
