@@ -336,7 +336,10 @@ impl RowGroup<'_> {
             // One value: a run of zero-bit keys, as Polars' encoder writes it.
             hybrid_rle::encode::<u32, _, _>(page, values.iter().map(|_| 0), 0)?;
         } else {
-            bit_pack(page, values.iter().map(|&v| v - min), values.len(), bits);
+            for v in values.iter_mut() {
+                *v -= min;
+            }
+            bit_pack(page, values, bits);
         }
         let dict = std::mem::take(&mut self.scratch.dict);
         let done = self.finish(Values::Dictionary, Some((&dict, range as usize + 1)));
@@ -534,27 +537,20 @@ fn delta_wins(values: &[u64], range: u64, width: usize, signed: impl Fn(u64) -> 
     delta * 2 < other
 }
 
-/// `n` keys of `bits` bits (1 to 16) as one bit-packed run of the RLE/bit-packing hybrid:
-/// groups of eight values, the first in the lowest bits, the last group padded with zeros.
-fn bit_pack(page: &mut Vec<u8>, keys: impl Iterator<Item = u64>, n: usize, bits: u32) {
-    let groups = n.div_ceil(8);
+/// `keys` of `bits` bits (1 to 16) as one bit-packed run of the RLE/bit-packing hybrid:
+/// groups of eight values, the first in the lowest bits, the last group padded with zeros
+/// (polars-parquet's packing, 64 keys at a time).
+fn bit_pack(page: &mut Vec<u8>, keys: &[u64], bits: u32) {
+    let groups = keys.len().div_ceil(8);
     let mut header = [0u8; 10];
     let used = uleb128::encode(((groups as u64) << 1) | 1, &mut header);
     page.extend_from_slice(&header[..used]);
-    let end = page.len() + groups * bits as usize;
-    page.reserve(groups * bits as usize);
-    let (mut acc, mut filled) = (0u64, 0);
-    for key in keys {
-        acc |= key << filled;
-        filled += bits;
-        if filled >= 32 {
-            page.extend_from_slice(&(acc as u32).to_le_bytes());
-            acc >>= 32;
-            filled -= 32;
-        }
-    }
-    page.extend_from_slice(&acc.to_le_bytes()[..filled.div_ceil(8) as usize]);
-    page.resize(end, 0);
+    let start = page.len();
+    // Whole packs of 64 keys, as `bitpacked::encode` writes them; the run ends at its last
+    // group of eight.
+    page.resize(start + keys.len().div_ceil(64) * 8 * bits as usize, 0);
+    bitpacked::encode(keys, bits as usize, &mut page[start..]);
+    page.truncate(start + groups * bits as usize);
 }
 
 /// `src` compressed by `zstd` (through `packed`, kept for the next page), in a buffer of its own.
