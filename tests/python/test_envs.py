@@ -338,6 +338,30 @@ def test_the_aec_wrapper_is_pettingzoos_in_every_answer():
     _same(a, b)
 
 
+def test_arrays_bound_again_take_effect_at_the_next_reset():
+    # Arrays bound after the tables started hold neither the pending decisions nor clean
+    # feature rows: `step` refuses until a reset writes whole rows into them.
+    from dhumbal._common import Buffers
+
+    v = dhumbal.DhumbalVectorEnv(8, rules="paper", players=4, encoding="cards")
+    twin = dhumbal.DhumbalVectorEnv(8, rules="paper", players=4, encoding="cards")
+    v.reset(seed=5)
+    for _ in range(3):
+        v.step(np.zeros(8, np.int64))
+    old = v._buf
+    v._buf = Buffers(v._tables)
+    for a in (v._buf.obs, v._buf.features, v._buf.mask):
+        a.fill(7)  # what a reused or np.empty array may hold
+    with pytest.raises(RuntimeError, match="bound since the last reset"):
+        v._tables.step(np.zeros(8, np.int64), False)
+    assert (old.mask.sum(axis=1) > 0).all()
+    obs, _ = v.reset(seed=9)
+    want, _ = twin.reset(seed=9)
+    _same(obs, want)
+    for _ in range(5):
+        _same(v.step(np.zeros(8, np.int64))[:4], twin.step(np.zeros(8, np.int64))[:4])
+
+
 def test_masked_random_play_never_makes_an_illegal_move():
     # 100,000 decisions by a uniformly random masked policy over all seats of 64 tables; the
     # engine checks every action and would raise on an illegal one.

@@ -78,6 +78,10 @@ struct Tables {
     seed: Option<u64>,
     /// The arrays every `reset` and `step` writes into (`bind`).
     arrays: Option<Arrays>,
+    /// Arrays were bound after the tables started and no `reset` has followed: the pending
+    /// decisions are in the arrays bound before, and the new ones' feature rows would be
+    /// cleared only as far as the last decision wrote them, so `step` waits for a `reset`.
+    rebound: bool,
     /// Whether the tables keep what `render` shows (`set_render`).
     render: bool,
 }
@@ -144,6 +148,7 @@ impl Tables {
             summary: vec![Summary::IDLE; n],
             seed: None,
             arrays: None,
+            rebound: false,
             render: false,
         })
     }
@@ -213,7 +218,8 @@ impl Tables {
     /// every seat's reward since the previous step, whether the episode ended, the game's
     /// winner (-1 while it goes on), and the index of the legal action the step played (-1
     /// after a reset and for a table that did not move). Checked for shape and layout here,
-    /// once.
+    /// once. Arrays bound again after the tables started take effect at the next `reset`
+    /// (`step` refuses until then).
     #[allow(clippy::too_many_arguments)]
     fn bind(
         &mut self,
@@ -271,6 +277,7 @@ impl Tables {
                 )));
             }
         }
+        self.rebound = self.summary.iter().any(|r| r.status.is_some());
         self.arrays = Some(Arrays {
             obs: obs.unbind(),
             features: features.unbind(),
@@ -350,6 +357,7 @@ impl Tables {
         });
         drop(out);
         self.seed = Some(seed);
+        self.rebound = false;
         self.gather(replies)
     }
 
@@ -438,6 +446,11 @@ impl Tables {
         let n = self.n;
         if self.summary.iter().any(|r| r.status.is_none()) {
             return Err(PyRuntimeError::new_err("call reset() before step()"));
+        }
+        if self.rebound {
+            return Err(PyRuntimeError::new_err(
+                "arrays were bound since the last reset(): call reset() before step() (the pending decisions are in the arrays bound before)",
+            ));
         }
         if actions.len() != n {
             return Err(PyValueError::new_err(format!(

@@ -45,7 +45,8 @@ class Tables:
         winner: npt.NDArray[np.int64],
         action: npt.NDArray[np.int64],
     ) -> None:
-        """The arrays every reset and step writes into, checked for shape once."""
+        """The arrays every reset and step writes into, checked for shape once. Arrays bound
+        again after the tables started take effect at the next reset (step refuses until then)."""
     def reset(self, seed: int | None) -> None:
         """Starts the tables (without the GIL)."""
     def step(self, actions: npt.NDArray[np.int64], autoreset: bool) -> None:
