@@ -216,3 +216,62 @@ def test_the_documented_polars_query_over_a_whole_run(runs):
     want = frame.groupby(["stage", "agent"], observed=True)["won"].mean().to_dict()
     assert set(got) == set(want) and len(want) == 7
     assert got == pytest.approx(want, abs=1e-12)
+
+
+def _rewrite_part(path: pathlib.Path, change=lambda t: t):
+    """Part `path` rewritten by pyarrow's writer (dictionaries, no delta pages; another
+    writer's layout, as an older build's or a user's tool's), its footer entry kept."""
+    import pyarrow.parquet as pq
+
+    footer = pq.ParquetFile(path).metadata.metadata
+    t = change(pq.read_table(path))
+    pq.write_table(t.replace_schema_metadata({b"dhumbal-run": footer[b"dhumbal-run"]}), path)
+
+
+def _as_categorical(t):
+    """The enum columns as plain categoricals (no Polars enum metadata), their categories in
+    reverse order: what pandas writes for a `category` column."""
+    import pyarrow as pa
+
+    for name in ENUMS:
+        s = t.column(name).cast(pa.string()).to_pylist()
+        cats = sorted(set(s), reverse=True)
+        d = pa.DictionaryArray.from_arrays(pa.array([cats.index(x) for x in s], pa.int32()), pa.array(cats))
+        t = t.set_column(t.schema.get_field_index(name), pa.field(name, d.type), d)
+    return t
+
+
+def _null_agent(t):
+    import pyarrow as pa
+
+    col = t.column("agent").combine_chunks()
+    keys = col.indices.to_pylist()
+    keys[3] = None
+    d = pa.DictionaryArray.from_arrays(pa.array(keys, col.indices.type), col.dictionary, ordered=True)
+    return t.set_column(t.schema.get_field_index("agent"), t.schema.field("agent"), d)
+
+
+def test_parts_from_other_writers_report_as_ours(runs, tmp_path, capfd):
+    # A stage whose parts were written by different writers (one rewritten by pyarrow, one
+    # with its enum columns as plain categoricals in another order) reports exactly as the
+    # stage its build wrote; an agent left empty is refused, naming the part and the column.
+    import shutil
+
+    from dhumbal import _native
+
+    ours = tmp_path / "ours"
+    shutil.copytree(runs["single"], ours)
+    assert _native.cli(["report", str(ours), "--force"]) == 0
+    parts = sorted((ours / "rounds").glob("*.parquet"))
+    mixed = tmp_path / "mixed"
+    shutil.copytree(runs["single"], mixed)
+    _rewrite_part(mixed / "rounds" / parts[0].name)
+    _rewrite_part(mixed / "rounds" / parts[1].name, _as_categorical)
+    assert _native.cli(["report", str(mixed), "--force"]) == 0
+    for name in ["stats.json", "summary.csv"]:
+        assert (mixed / name).read_text() == (ours / name).read_text(), name
+    _rewrite_part(mixed / "rounds" / parts[2].name, _null_agent)
+    capfd.readouterr()
+    assert _native.cli(["report", str(mixed), "--force"]) == 2
+    err = capfd.readouterr().err
+    assert parts[2].name in err and "column `agent` has an empty value" in err, err
