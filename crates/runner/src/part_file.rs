@@ -630,6 +630,10 @@ mod tests {
         mixed.extend(empty());
         let cases = [
             (sample(1, 1), 1),
+            // Every column delta-encoded (a page this small is smallest so), the coins'
+            // delta from 0 to near i64::MIN, the standings' and INT32 hand values' negative.
+            (sample(1, 2), 1),
+            (sample(2, 2), 1),
             (sample(3, 200), 1),
             (sample(3, 100_000), 2),
             (sample(1, 300_000), 1),
