@@ -100,13 +100,15 @@ pub enum Halt {
     Stopped,
 }
 
-/// An agent wrapped to count its decisions and, optionally, time them and trace them.
+/// An agent wrapped to time its decisions and trace them, when asked (the engine counts
+/// them: [`RoundOutcome::decisions`]).
 struct Timed {
     inner: Box<dyn Agent>,
     timing: bool,
+    /// `timing`, or a tracer: whether a decision goes through [`Timed::measured`].
+    watched: bool,
     /// Clock ticks spent deciding this round (converted to nanoseconds when recorded).
     ticks: u64,
-    decisions: u32,
     /// The unit's trace, when it is traced.
     tracer: Option<Tracer>,
 }
@@ -119,15 +121,14 @@ impl Timed {
         f: impl FnOnce(&mut dyn Agent) -> Result<T, AgentError>,
         choice: impl FnOnce(&T) -> Choice,
     ) -> Result<T, AgentError> {
-        self.decisions += 1;
-        if !self.timing && self.tracer.is_none() {
+        if !self.watched {
             return f(&mut *self.inner);
         }
         self.measured(obs, f, choice)
     }
 
     /// [`Timed::measure`] of a timed or traced decision: out of line, so that the usual
-    /// decision (neither) costs a count and a test before the agent's own call, not a frame
+    /// decision (neither) costs a test before the agent's own call, not a frame
     /// holding all of this (`Timed`'s methods were 5% of a run's samples).
     #[inline(never)]
     fn measured<T>(
@@ -231,8 +232,8 @@ impl Lineup<'_> {
                 Timed {
                     inner: def.recipe.build(&def.id),
                     timing: false,
+                    watched: tracer.is_some(),
                     ticks: 0,
-                    decisions: 0,
                     tracer: tracer.clone(),
                 }
             })
@@ -277,8 +278,8 @@ impl Lineup<'_> {
                 .is_some_and(|every| timed_deal(deal, every));
             for agent in &mut agents {
                 agent.ticks = 0;
-                agent.decisions = 0;
                 agent.timing = timed;
+                agent.watched = timed || agent.tracer.is_some();
             }
             let streams: &mut dyn Streams = match (&mut python, &mut chacha) {
                 (Some(p), _) => p,
@@ -392,7 +393,7 @@ impl Lineup<'_> {
                 pile_picks: u32::from(o.pile_picks[seat]),
                 turns: o.turns,
                 end_reason: o.end,
-                decisions: agents[seat].decisions,
+                decisions: u32::from(o.decisions[seat]),
                 decision_ns: timed.then(|| clock::to_nanos(agents[seat].ticks)),
                 eliminated: o.eliminated[seat],
                 game_won: game_winner == Some(seat),
