@@ -10,12 +10,12 @@
 //! on offer the pick rule considers the lowest one.
 
 use dhumbal_game::Rules;
-use dhumbal_game::cards::{Card, Discard};
+use dhumbal_game::cards::{Card, Discard, JOKER_RANK};
 use dhumbal_game::decision::{
     Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick,
 };
 use dhumbal_game::discards::{
-    GROUP_SUBSETS, Runs, for_each_maximal_run, for_each_multi_discard, has_run_start, suit_ranks,
+    Runs, for_each_maximal_run, for_each_multi_discard, has_run_start, suit_ranks,
 };
 use dhumbal_game::rng::RandomSource;
 use serde_json::Value;
@@ -306,13 +306,44 @@ impl Heuristic {
 
     /// The discard it plays ([`Agent::discard`], which never fails), for a search's rollouts.
     pub(crate) fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
-        let hand = obs.hand.as_slice();
-        let value = obs.hand_value();
-        let limit = obs.call_threshold;
+        self.discard_of(
+            obs.rules,
+            obs.hand.as_slice(),
+            obs.hand_value(),
+            obs.call_threshold,
+        )
+    }
+
+    /// [`Heuristic::choose_discard`] from what it reads of the observation: the hand, its
+    /// value and the call threshold (what a search's rollouts hand it, see [`Glance`]).
+    ///
+    /// [`Glance`]: dhumbal_game::Glance
+    pub(crate) fn discard_of(
+        &self,
+        rules: &Rules,
+        hand: &[Card],
+        value: u32,
+        limit: u32,
+    ) -> Discard {
+        let mut discard = Discard::new();
+        self.discard_into(rules, hand, value, limit, &mut discard);
+        discard
+    }
+
+    /// [`Heuristic::discard_of`] written into `into`: a search's rollouts hand over the
+    /// engine's own discard, and the single played on most turns is written there directly.
+    pub(crate) fn discard_into(
+        &self,
+        rules: &Rules,
+        hand: &[Card],
+        value: u32,
+        limit: u32,
+        into: &mut Discard,
+    ) {
         if value <= limit {
-            return self.near_threshold_discard(obs);
+            into.copy_cards_from(&self.near_threshold_discard(rules, hand, value, limit));
+            return;
         }
-        let rules = obs.rules;
         let risk = self.risk;
         let score = |v: u32, n: usize, run: bool| self.eq2(value, limit, v, n, run);
         // Singles first (hand order), then sets and maximal runs; the first maximum wins.
@@ -347,7 +378,13 @@ impl Heuristic {
             }
             self.best_multi_discard(rules, hand, set, value, limit, || best_score)
         };
-        best.unwrap_or_else(|| single(hand[best_single]))
+        match best {
+            Some(cards) => into.copy_cards_from(&cards),
+            None => {
+                into.clear();
+                into.push(hand[best_single]);
+            }
+        }
     }
 
     /// The multi-card discard that `choose_discard` plays, if one beats the best single's
@@ -415,7 +452,16 @@ impl Heuristic {
             if repeated & (repeated - 1) == 0 {
                 // One rank only (most hands with a set): no order of ranks to find.
                 let rank = repeated.trailing_zeros() as u8;
-                self.best_set_of(rules, hand, rank, value, limit, &mut best_score, &mut best);
+                self.best_set_of(
+                    rules,
+                    hand,
+                    set,
+                    rank,
+                    value,
+                    limit,
+                    &mut best_score,
+                    &mut best,
+                );
             } else {
                 // Ranks in order of first appearance in the hand.
                 let mut ranks_done = 0u16;
@@ -425,7 +471,16 @@ impl Heuristic {
                         continue;
                     }
                     ranks_done |= 1 << rank;
-                    self.best_set_of(rules, hand, rank, value, limit, &mut best_score, &mut best);
+                    self.best_set_of(
+                        rules,
+                        hand,
+                        set,
+                        rank,
+                        value,
+                        limit,
+                        &mut best_score,
+                        &mut best,
+                    );
                 }
             }
         }
@@ -458,65 +513,76 @@ impl Heuristic {
 
     /// Every subset of two or more of the cards of `rank` (in hand order), as
     /// [`Heuristic::best_multi_discard`] scores them: `best` becomes the first that beats
-    /// `best_score`, and every one before it.
+    /// `best_score`, and every one before it. Cards of one rank are worth the same, so subsets
+    /// of one size score the same and only the first of each size (in [`GROUP_SUBSETS`]
+    /// order, sizes ascending: the first cards of the rank in hand order) can be the first to
+    /// beat a score: those are the ones scored, from the count of the rank's cards in the
+    /// hand's bit set `set`, and the hand is read only for the cards of one that wins.
+    ///
+    /// [`GROUP_SUBSETS`]: dhumbal_game::discards::GROUP_SUBSETS
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn best_set_of(
         &self,
         rules: &Rules,
         hand: &[Card],
+        set: u64,
         rank: u8,
         value: u32,
         limit: u32,
         best_score: &mut f64,
         best: &mut Option<Discard>,
     ) {
-        let mut group = [Card::from_id(0); 4];
-        let mut values = [0u32; 4];
-        let mut k = 0;
-        for &x in hand {
-            if x.rank() == rank && k < group.len() {
-                group[k] = x;
-                values[k] = rules.value(x);
-                k += 1;
-            }
-        }
-        for &mask in GROUP_SUBSETS[k] {
-            let mut v = 0;
-            let mut n = 0;
-            for (i, &x) in values.iter().enumerate().take(k) {
-                if mask & (1 << i) != 0 {
-                    v += x;
-                    n += 1;
-                }
-            }
+        // The rank's cards in each suit (a joker's rank: the two jokers' bits).
+        let (k, x) = if rank == JOKER_RANK {
+            (
+                (set >> 52 & 1) + (set >> 53 & 1),
+                rules.value(Card::joker(0)),
+            )
+        } else {
+            let r = u32::from(rank);
+            let k = (0..4).map(|suit| set >> (13 * suit + r) & 1).sum::<u64>();
+            (k, rules.value(Card::from_id(rank)))
+        };
+        // At most four, as the group of `GROUP_SUBSETS` holds.
+        let k = k.min(4) as usize;
+        let mut won = 0;
+        for n in 2..=k {
             // Cards of one rank are of different suits (or jokers, of none): never a run,
             // whatever their number.
-            let s = self.eq2(value, limit, v, n, false);
+            let s = self.eq2(value, limit, x * n as u32, n, false);
             if s > *best_score {
                 *best_score = s;
-                let mut cards = Discard::new();
-                for (i, &x) in group.iter().enumerate().take(k) {
-                    if mask & (1 << i) != 0 {
-                        cards.push(x);
-                    }
-                }
-                *best = Some(cards);
+                won = n;
             }
+        }
+        if won > 0 {
+            let mut cards = Discard::new();
+            for &c in hand {
+                if c.rank() == rank && cards.len() < won {
+                    cards.push(c);
+                }
+            }
+            *best = Some(cards);
         }
     }
 
     /// Near the threshold: shed a card (or a set) that keeps the hand callable after an
-    /// average draw, else the lowest card.
-    fn near_threshold_discard(&self, obs: &Observation<'_>) -> Discard {
-        let hand = obs.hand.as_slice();
-        let value = obs.hand_value();
-        let limit = obs.call_threshold;
+    /// average draw, else the lowest card. Out of line: a search's rollouts with a style that
+    /// always calls there never ask it, and inlined its registers were saved on every discard.
+    #[inline(never)]
+    fn near_threshold_discard(
+        &self,
+        rules: &Rules,
+        hand: &[Card],
+        value: u32,
+        limit: u32,
+    ) -> Discard {
         let draw = self.params.expected_draw;
         let fits = |shed: u32| value - shed + draw <= limit;
         let mut best: Option<Card> = None;
         for &c in hand {
-            if fits(obs.value(c)) && best.is_none_or(|b| obs.value(c) > obs.value(b)) {
+            if fits(rules.value(c)) && best.is_none_or(|b| rules.value(c) > rules.value(b)) {
                 best = Some(c);
             }
         }
@@ -526,9 +592,9 @@ impl Heuristic {
         // The first same-rank subset (in candidate order: ranks by first appearance, sizes
         // ascending) that fits; a pair is preferred to the trip it belongs to.
         let mut set = None;
-        for_each_multi_discard(obs.rules, hand, Runs::Maximal, |d| {
+        for_each_multi_discard(rules, hand, Runs::Maximal, |d| {
             let same_rank = d.len() >= 2 && d.iter().all(|c| c.rank() == d[0].rank());
-            if same_rank && fits(obs.rules.hand_value(d)) {
+            if same_rank && fits(rules.hand_value(d)) {
                 set = Discard::from_slice(d);
                 return false;
             }
@@ -537,36 +603,47 @@ impl Heuristic {
         if let Some(d) = set {
             return d;
         }
-        let lowest = hand
-            .iter()
-            .copied()
-            .reduce(|a, b| if obs.value(b) < obs.value(a) { b } else { a });
+        let lowest = hand.iter().copied().reduce(|a, b| {
+            if rules.value(b) < rules.value(a) {
+                b
+            } else {
+                a
+            }
+        });
         single(lowest.expect("a player on turn holds a card"))
     }
 
     /// The pickup threshold for a hand (after the discard) worth `h`.
     fn pickup_threshold(&self, h: u32) -> i64 {
         let p = &self.params;
-        let mut t = p.pickup_threshold;
-        if h > p.pickup_high_hand {
-            t += p.pickup_high_raise;
-        } else if h <= p.pickup_low_hand {
-            t -= p.pickup_low_drop;
-        }
-        t
+        // The same as raising above the high hand, else dropping at or below the low one, as
+        // arithmetic rather than branches on a hand value that a search's rollouts cannot
+        // predict.
+        let raise = h > p.pickup_high_hand;
+        let drop = !raise && h <= p.pickup_low_hand;
+        p.pickup_threshold + i64::from(raise) * p.pickup_high_raise
+            - i64::from(drop) * p.pickup_low_drop
     }
 
     fn choose_pick(&self, obs: &Observation<'_>) -> Pick {
-        let Some(offer) = obs
-            .pickable
-            .iter()
-            .copied()
-            .reduce(|a, b| if obs.value(b) < obs.value(a) { b } else { a })
-        else {
+        self.pick_of(obs.rules, obs.pickable, obs.hand_value())
+    }
+
+    /// [`Heuristic::choose_pick`] from what it reads of the observation: the cards on offer
+    /// and the hand's value after the discard.
+    #[inline]
+    pub(crate) fn pick_of(&self, rules: &Rules, pickable: &[Card], hand_value: u32) -> Pick {
+        let Some(offer) = pickable.iter().copied().reduce(|a, b| {
+            if rules.value(b) < rules.value(a) {
+                b
+            } else {
+                a
+            }
+        }) else {
             return Pick::Stock;
         };
-        let t = self.pickup_threshold(obs.hand_value());
-        if i64::from(obs.value(offer)) <= t {
+        let t = self.pickup_threshold(hand_value);
+        if i64::from(rules.value(offer)) <= t {
             Pick::Pile(offer)
         } else {
             Pick::Stock

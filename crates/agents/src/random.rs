@@ -4,7 +4,8 @@
 //! every same-rank subset, every contiguous run); the stock or any card on offer. With the
 //! paper's pick rule (one card on offer) this is its `random.choice([True, False])`.
 
-use dhumbal_game::cards::Discard;
+use dhumbal_game::Rules;
+use dhumbal_game::cards::{Card, Discard};
 use dhumbal_game::decision::{
     Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick,
 };
@@ -38,9 +39,18 @@ impl RandomAgent {
     /// would.
     #[inline]
     pub fn choose_discard<R: RandomSource + ?Sized>(obs: &Observation<'_>, rng: &mut R) -> Discard {
-        let hand = obs.hand.as_slice();
+        Self::discard_of(obs.rules, obs.hand.as_slice(), rng)
+    }
+
+    /// [`RandomAgent::choose_discard`] from what it reads of the observation: the hand.
+    #[inline]
+    pub fn discard_of<R: RandomSource + ?Sized>(
+        rules: &Rules,
+        hand: &[Card],
+        rng: &mut R,
+    ) -> Discard {
         let singles = hand.len() as u32;
-        let count = singles + count_multi_discards(obs.rules, hand);
+        let count = singles + count_multi_discards(rules, hand);
         let target = rng.below(count);
         if target < singles {
             return Discard::from_slice(&hand[target as usize..=target as usize])
@@ -48,7 +58,7 @@ impl RandomAgent {
         }
         let mut i = singles;
         let mut chosen = Discard::new();
-        for_each_multi_discard(obs.rules, hand, Runs::All, |d| {
+        for_each_multi_discard(rules, hand, Runs::All, |d| {
             if i == target {
                 chosen = Discard::from_slice(d).expect("a discard fits a hand");
                 return false;
@@ -62,9 +72,15 @@ impl RandomAgent {
     /// The stock or any card on offer, uniformly.
     #[inline]
     pub fn choose_pick<R: RandomSource + ?Sized>(obs: &Observation<'_>, rng: &mut R) -> Pick {
-        let options = obs.pickable.len() as u32 + 1;
+        Self::pick_of(obs.pickable, rng)
+    }
+
+    /// [`RandomAgent::choose_pick`] from what it reads of the observation: the cards on offer.
+    #[inline]
+    pub fn pick_of<R: RandomSource + ?Sized>(pickable: &[Card], rng: &mut R) -> Pick {
+        let options = pickable.len() as u32 + 1;
         let i = rng.below(options) as usize;
-        obs.pickable.get(i).map_or(Pick::Stock, |&c| Pick::Pile(c))
+        pickable.get(i).map_or(Pick::Stock, |&c| Pick::Pile(c))
     }
 }
 

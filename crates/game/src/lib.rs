@@ -21,5 +21,7 @@ pub use discards::{
     DiscardKind, Runs, classify, count_discards, count_multi_discards, for_each_discard,
     for_each_multi_discard,
 };
-pub use round::{EndReason, Event, Observer, Resume, RoundOutcome, RoundState, Seats, Table};
+pub use round::{
+    EndReason, Event, Glance, Observer, Resume, RoundOutcome, RoundState, Seats, Table,
+};
 pub use rules::{Preset, Rules, RulesError, Variant};

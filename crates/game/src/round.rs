@@ -149,6 +149,49 @@ pub trait Seats {
     fn oracle(&self, _seat: usize) -> bool {
         false
     }
+    /// Whether, from the turn about to start to the end of the round, every seat discards and
+    /// picks from a [`Glance`] alone (a search's rollouts): then the engine asks
+    /// [`Seats::glance_discard`] and [`Seats::glance_pick`] instead of building an
+    /// [`Observation`] for each (calls are still asked with one). Asked at the start of every
+    /// turn until it says `true`, and never again that round.
+    #[inline]
+    fn glances(&self) -> bool {
+        false
+    }
+    /// [`Seats::discard_into`] from a glance; asked only of seats that [glance](Seats::glances).
+    #[inline]
+    fn glance_discard(
+        &mut self,
+        _glance: &Glance<'_>,
+        _into: &mut Discard,
+    ) -> Result<(), AgentError> {
+        Err(AgentError(
+            "asked to discard from a glance, which it does not read".into(),
+        ))
+    }
+    /// [`Seats::pick`] from a glance; asked only of seats that [glance](Seats::glances).
+    #[inline]
+    fn glance_pick(&mut self, _glance: &Glance<'_>) -> Result<Pick, AgentError> {
+        Err(AgentError(
+            "asked to pick from a glance, which it does not read".into(),
+        ))
+    }
+}
+
+/// What a seat's discard and pick read of an [`Observation`] when its seats
+/// [glance](Seats::glances): its own hand and the rules, no public record of the round.
+#[derive(Clone, Copy)]
+pub struct Glance<'a> {
+    pub rules: &'a Rules,
+    pub seat: usize,
+    /// The seat's hand in arrival order (after the discard, to pick).
+    pub hand: &'a Hand,
+    /// The value of `hand`.
+    pub hand_value: u32,
+    /// The call threshold now.
+    pub call_threshold: u32,
+    /// The cards it may take from the pile (to pick; empty to discard).
+    pub pickable: &'a [Card],
 }
 
 impl<A: Agent> Seats for [A] {
@@ -641,7 +684,8 @@ impl<'t, 's> RoundPlay<'t, 's> {
     }
 
     /// Player-turns from `seat`; a simulation enters the first one, already counted, at
-    /// `resume`.
+    /// `resume`. From the start of a turn at which `seats` [glance](Seats::glances) on, the
+    /// rest of the round is [`RoundPlay::glancing_turns`].
     fn turns<S: Seats + ?Sized>(
         &mut self,
         mut seat: usize,
@@ -662,6 +706,9 @@ impl<'t, 's> RoundPlay<'t, 's> {
         loop {
             let entry_now = entry.take();
             if entry_now.is_none() {
+                if seats.glances() {
+                    return self.glancing_turns(seat, &oracle_seat, seats, streams, observer);
+                }
                 if self.state.turn >= v.turn_limit {
                     return Ok(Stop::TurnLimit);
                 }
@@ -688,9 +735,8 @@ impl<'t, 's> RoundPlay<'t, 's> {
                 _ => {
                     // 1. Call, offered only when allowed. One observation serves the call
                     // and the discard: nothing changes between them.
-                    let may_call = !matches!(entry_now, Some(Resume::Discard))
-                        && (value <= self.threshold
-                            || v.call.over_threshold == OverCall::Penalised);
+                    let may_call =
+                        !matches!(entry_now, Some(Resume::Discard)) && self.may_call(value);
                     self.decisions[seat] += 1 + u16::from(may_call);
                     let mut obs = self.observation(Phase::Call, seat, &[], &[], value, oracle);
                     if may_call {
@@ -710,76 +756,9 @@ impl<'t, 's> RoundPlay<'t, 's> {
                     seats
                         .discard_into(seat, &obs, &mut *rng, &mut discard)
                         .map_err(|error| agent_error(seats.name(seat), seat, error))?;
-                    if seats.enumerated(seat) {
-                        debug_assert!(
-                            classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
-                                .is_ok(),
-                            "an enumerated discard is legal"
-                        );
-                    } else {
-                        match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice())
-                        {
-                            Err(reason) => {
-                                return Err(PlayError::IllegalDiscard {
-                                    agent: seats.name(seat).to_string(),
-                                    seat,
-                                    cards: discard.to_string(),
-                                    reason,
-                                });
-                            }
-                            // A run goes down in rank order, so that its ends are its first and
-                            // last cards.
-                            Ok(DiscardKind::Run) => sort_run(rules, discard.as_mut_slice()),
-                            Ok(_) => {}
-                        }
-                    }
-                    // The discard's cards are in the hand (checked above), each once.
-                    let cards = discard.to_set();
-                    self.state.hands[seat].remove_set(cards);
-                    self.state.known[seat] = self.state.known[seat].difference(cards);
-                    self.state.seen = self.state.seen.union(cards);
-                    self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
-                    self.values[seat] -= rules.hand_value(discard.as_slice());
-                    self.cards_discarded[seat] += discard.len() as u16;
-                    // The discard goes onto the pile at once. With the paper's rule its last
-                    // card is what may be taken back; in real play, a card of the set beneath
-                    // it (the previous player's discard).
-                    let below = self.state.pile.len();
-                    for card in discard.iter() {
-                        self.state.pile.push(card);
-                    }
-                    match v.pick {
-                        PickRule::OwnLastDiscard => {
-                            pickable.push(discard.last().expect("a discard is not empty"))
-                        }
-                        PickRule::PreviousDiscard(which) => {
-                            let set =
-                                &self.state.pile.as_slice()[below - self.state.top_set..below];
-                            match (which, set) {
-                                (_, []) => {}
-                                (SetPick::Top, [.., last]) => pickable.push(*last),
-                                (SetPick::Ends, [only]) => pickable.push(*only),
-                                (SetPick::Ends, [first, .., last]) => {
-                                    pickable.push(*first);
-                                    pickable.push(*last);
-                                }
-                                (SetPick::Any, cards) => {
-                                    for &c in cards {
-                                        pickable.push(c);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    observer.event(
-                        self.state,
-                        &Event::Discarded {
-                            seat,
-                            cards: discard,
-                        },
-                    );
-                    if self.state.hands[seat].is_empty() && v.empty_hand == EmptyHand::WinsAsCall {
-                        return Ok(Stop::EmptyHand(seat));
+                    self.check_discard(seats, seat, &mut discard)?;
+                    if let Some(stop) = self.put_down(seat, &discard, &mut pickable, observer) {
+                        return Ok(stop);
                     }
                     discard
                 }
@@ -803,40 +782,265 @@ impl<'t, 's> RoundPlay<'t, 's> {
                     .pick(seat, &obs, rng)
                     .map_err(|error| agent_error(seats.name(seat), seat, error))?
             };
-            match pick {
-                Pick::Pile(card) => {
-                    if !pickable.contains(card) {
-                        return Err(PlayError::IllegalPick {
-                            agent: seats.name(seat).to_string(),
-                            seat,
-                            pick,
-                            offered: pickable.to_string(),
-                        });
-                    }
-                    // Each card is on the pile once, and one taken back lies near the top.
-                    self.state.pile.remove_last(card);
-                    self.state.hands[seat].push(card);
-                    self.values[seat] += rules.value(card);
-                    self.state.known[seat].insert(card);
-                    self.pile_picks[seat] += 1;
-                }
-                Pick::Stock => {
-                    if self.state.stock.is_empty() {
-                        if !self.reshuffle(streams, discard.len()) {
-                            return Ok(Stop::StockExhausted);
-                        }
-                        observer.event(self.state, &Event::Reshuffled);
-                    }
-                    let card = self.state.stock.pop().expect("the stock was refilled");
-                    self.state.hands[seat].push(card);
-                    self.values[seat] += rules.value(card);
-                }
+            if let Some(stop) = self.take(
+                seats,
+                seat,
+                pick,
+                &pickable,
+                discard.len(),
+                streams,
+                observer,
+            )? {
+                return Ok(stop);
             }
-            self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
-            self.state.top_set = discard.len();
-            observer.event(self.state, &Event::Took { seat, pick });
             seat = self.table.next_active(seat);
         }
+    }
+
+    /// The turns of [`RoundPlay::turns`] from the start of `seat`'s turn to the end of the
+    /// round, for seats that [glance](Seats::glances): the same rules, counts and events
+    /// through the same helpers, but the discard and the pick are asked with a [`Glance`]
+    /// instead of an [`Observation`]: a search's rollouts play most turns of its simulations,
+    /// and read nothing of the two observations of some 200 bytes that the general loop builds
+    /// per turn but the hand. A call is still asked with the full observation, built only
+    /// when one is offered.
+    fn glancing_turns<S: Seats + ?Sized>(
+        &mut self,
+        mut seat: usize,
+        oracle_seat: &[bool; MAX_PLAYERS],
+        seats: &mut S,
+        streams: &mut dyn Streams,
+        observer: &mut impl Observer,
+    ) -> Result<Stop, PlayError> {
+        let rules = &self.table.rules;
+        let turn_limit = rules.variant().turn_limit;
+        loop {
+            if self.state.turn >= turn_limit {
+                return Ok(Stop::TurnLimit);
+            }
+            if seats.stop(self.state.turn) {
+                return Ok(Stop::Horizon);
+            }
+            self.state.turn += 1;
+            let value = self.values[seat];
+            debug_assert_eq!(value, rules.hand_value(self.state.hands[seat].as_slice()));
+            let may_call = self.may_call(value);
+            self.decisions[seat] += 1 + u16::from(may_call);
+            if may_call {
+                let oracle = oracle_view(oracle_seat[seat], &self.state.hands[..self.n]);
+                let obs = self.observation(Phase::Call, seat, &[], &[], value, oracle);
+                let call = seats
+                    .call(seat, &obs, streams.agent(seat))
+                    .map_err(|error| agent_error(seats.name(seat), seat, error))?;
+                if call {
+                    observer.event(self.state, &Event::Called { seat });
+                    self.decisions[seat] -= 1;
+                    return Ok(Stop::Call(seat));
+                }
+            }
+            let mut discard = Discard::new();
+            let glance = Glance {
+                rules,
+                seat,
+                hand: &self.state.hands[seat],
+                hand_value: value,
+                call_threshold: self.threshold,
+                pickable: &[],
+            };
+            seats
+                .glance_discard(&glance, &mut discard)
+                .map_err(|error| agent_error(seats.name(seat), seat, error))?;
+            self.check_discard(seats, seat, &mut discard)?;
+            let mut pickable: CardVec<MAX_HAND> = CardVec::new();
+            if let Some(stop) = self.put_down(seat, &discard, &mut pickable, observer) {
+                return Ok(stop);
+            }
+            let pick = if pickable.is_empty() {
+                Pick::Stock
+            } else {
+                self.decisions[seat] += 1;
+                let glance = Glance {
+                    rules,
+                    seat,
+                    hand: &self.state.hands[seat],
+                    // The hand's value after the discard.
+                    hand_value: self.values[seat],
+                    call_threshold: self.threshold,
+                    pickable: pickable.as_slice(),
+                };
+                seats
+                    .glance_pick(&glance)
+                    .map_err(|error| agent_error(seats.name(seat), seat, error))?
+            };
+            if let Some(stop) = self.take(
+                seats,
+                seat,
+                pick,
+                &pickable,
+                discard.len(),
+                streams,
+                observer,
+            )? {
+                return Ok(stop);
+            }
+            seat = self.table.next_active(seat);
+        }
+    }
+
+    /// Whether a hand worth `value` may call: within the threshold, or above it where an
+    /// over-threshold call is allowed (and penalised).
+    #[inline]
+    fn may_call(&self, value: u32) -> bool {
+        value <= self.threshold
+            || self.table.rules.variant().call.over_threshold == OverCall::Penalised
+    }
+
+    /// Checks the discard `seat` proposed, unless its seats enumerate their discards, and
+    /// puts a run in rank order, so that its ends are its first and last cards.
+    #[inline(always)]
+    fn check_discard<S: Seats + ?Sized>(
+        &self,
+        seats: &S,
+        seat: usize,
+        discard: &mut Discard,
+    ) -> Result<(), PlayError> {
+        let rules = &self.table.rules;
+        if seats.enumerated(seat) {
+            debug_assert!(
+                classify(rules, self.state.hands[seat].as_slice(), discard.as_slice()).is_ok(),
+                "an enumerated discard is legal"
+            );
+            return Ok(());
+        }
+        match classify(rules, self.state.hands[seat].as_slice(), discard.as_slice()) {
+            Err(reason) => Err(PlayError::IllegalDiscard {
+                agent: seats.name(seat).to_string(),
+                seat,
+                cards: discard.to_string(),
+                reason,
+            }),
+            Ok(DiscardKind::Run) => {
+                sort_run(rules, discard.as_mut_slice());
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+        }
+    }
+
+    /// Moves `seat`'s checked discard from its hand onto the pile and lists in `pickable`
+    /// what the pick rule offers; `Some` when the emptied hand ends the round.
+    #[inline(always)]
+    fn put_down(
+        &mut self,
+        seat: usize,
+        discard: &Discard,
+        pickable: &mut CardVec<MAX_HAND>,
+        observer: &mut impl Observer,
+    ) -> Option<Stop> {
+        let rules = &self.table.rules;
+        let v = rules.variant();
+        // The discard's cards are in the hand (checked), each once: their set and value in
+        // one pass.
+        let mut cards = CardSet::EMPTY;
+        let mut shed = 0;
+        for card in discard.iter() {
+            cards.insert(card);
+            shed += rules.value(card);
+        }
+        self.state.hands[seat].remove_set(cards);
+        self.state.known[seat] = self.state.known[seat].difference(cards);
+        self.state.seen = self.state.seen.union(cards);
+        self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
+        self.values[seat] -= shed;
+        self.cards_discarded[seat] += discard.len() as u16;
+        // The discard goes onto the pile at once. With the paper's rule its last card is what
+        // may be taken back; in real play, a card of the set beneath it (the previous
+        // player's discard).
+        let below = self.state.pile.len();
+        self.state.pile.extend_from_slice(discard.as_slice());
+        match v.pick {
+            PickRule::OwnLastDiscard => {
+                pickable.push(discard.last().expect("a discard is not empty"))
+            }
+            PickRule::PreviousDiscard(which) => {
+                let set = &self.state.pile.as_slice()[below - self.state.top_set..below];
+                match (which, set) {
+                    (_, []) => {}
+                    (SetPick::Top, [.., last]) => pickable.push(*last),
+                    (SetPick::Ends, [only]) => pickable.push(*only),
+                    (SetPick::Ends, [first, .., last]) => {
+                        pickable.push(*first);
+                        pickable.push(*last);
+                    }
+                    (SetPick::Any, cards) => {
+                        for &c in cards {
+                            pickable.push(c);
+                        }
+                    }
+                }
+            }
+        }
+        observer.event(
+            self.state,
+            &Event::Discarded {
+                seat,
+                cards: *discard,
+            },
+        );
+        if self.state.hands[seat].is_empty() && v.empty_hand == EmptyHand::WinsAsCall {
+            return Some(Stop::EmptyHand(seat));
+        }
+        None
+    }
+
+    /// Applies `seat`'s pick, checked against `pickable`, after a discard of `discarded`
+    /// cards; `Some` when the stock ran out for good.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn take<S: Seats + ?Sized>(
+        &mut self,
+        seats: &S,
+        seat: usize,
+        pick: Pick,
+        pickable: &CardVec<MAX_HAND>,
+        discarded: usize,
+        streams: &mut dyn Streams,
+        observer: &mut impl Observer,
+    ) -> Result<Option<Stop>, PlayError> {
+        let rules = &self.table.rules;
+        match pick {
+            Pick::Pile(card) => {
+                if !pickable.contains(card) {
+                    return Err(PlayError::IllegalPick {
+                        agent: seats.name(seat).to_string(),
+                        seat,
+                        pick,
+                        offered: pickable.to_string(),
+                    });
+                }
+                // Each card is on the pile once, and one taken back lies near the top.
+                self.state.pile.remove_last(card);
+                self.state.hands[seat].push(card);
+                self.values[seat] += rules.value(card);
+                self.state.known[seat].insert(card);
+                self.pile_picks[seat] += 1;
+            }
+            Pick::Stock => {
+                if self.state.stock.is_empty() {
+                    if !self.reshuffle(streams, discarded) {
+                        return Ok(Some(Stop::StockExhausted));
+                    }
+                    observer.event(self.state, &Event::Reshuffled);
+                }
+                let card = self.state.stock.pop().expect("the stock was refilled");
+                self.state.hands[seat].push(card);
+                self.values[seat] += rules.value(card);
+            }
+        }
+        self.state.hand_sizes[seat] = self.state.hands[seat].len() as u8;
+        self.state.top_set = discarded;
+        observer.event(self.state, &Event::Took { seat, pick });
+        Ok(None)
     }
 
     /// Rebuilds the stock from the pile under the cards still in play, `discarded` being the
@@ -1082,5 +1286,191 @@ fn agent_error(agent: &str, seat: usize, error: super::decision::AgentError) -> 
         agent: agent.to_string(),
         seat,
         error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discards::{Runs, for_each_discard};
+    use crate::rng::{ChaChaSource, ChaChaStreams, Purpose, chacha_stream};
+    use crate::rules::Preset;
+
+    /// Seats that play every seat at random from its own hand (a uniformly random legal
+    /// discard, the stock or a card on offer, a coin for a call), from their own stream, and
+    /// [glance](Seats::glances) from turn `glance_from` on when `glancing`: the same
+    /// decisions either way, so a round must end the same through either path. (`turn` is the
+    /// last turn `stop` was asked about: the engine asks `glances` before it.)
+    struct Plain {
+        rng: ChaChaSource,
+        glancing: bool,
+        glance_from: u32,
+        turn: u32,
+        /// End the round as a horizon after this turn (0: never).
+        horizon: u32,
+    }
+
+    impl Plain {
+        fn discard(&mut self, rules: &Rules, hand: &Hand) -> Discard {
+            let mut legal = Vec::new();
+            for_each_discard(rules, hand.as_slice(), Runs::All, |d| {
+                legal.push(Discard::from_slice(d).expect("fits"));
+                true
+            });
+            legal[self.rng.below(legal.len() as u32) as usize]
+        }
+
+        fn pick(&mut self, pickable: &[Card]) -> Pick {
+            let i = self.rng.below(pickable.len() as u32 + 1) as usize;
+            pickable.get(i).map_or(Pick::Stock, |&c| Pick::Pile(c))
+        }
+    }
+
+    impl Seats for Plain {
+        fn name(&self, _seat: usize) -> &str {
+            "plain"
+        }
+        fn call(
+            &mut self,
+            _seat: usize,
+            obs: &Observation<'_>,
+            _rng: &mut dyn RandomSource,
+        ) -> Result<bool, AgentError> {
+            // A rare call, so that rounds also run to the stock and the turn limit.
+            Ok(obs.hand_value == 0 || self.rng.below(8) == 0)
+        }
+        fn discard(
+            &mut self,
+            _seat: usize,
+            obs: &Observation<'_>,
+            _rng: &mut dyn RandomSource,
+        ) -> Result<Discard, AgentError> {
+            Ok(self.discard(obs.rules, obs.hand))
+        }
+        fn pick(
+            &mut self,
+            _seat: usize,
+            obs: &Observation<'_>,
+            _rng: &mut dyn RandomSource,
+        ) -> Result<Pick, AgentError> {
+            Ok(self.pick(obs.pickable))
+        }
+        fn stop(&mut self, turn: u32) -> bool {
+            self.turn = turn;
+            self.horizon > 0 && turn >= self.horizon
+        }
+        fn glances(&self) -> bool {
+            self.glancing && self.turn >= self.glance_from
+        }
+        fn glance_discard(
+            &mut self,
+            glance: &Glance<'_>,
+            into: &mut Discard,
+        ) -> Result<(), AgentError> {
+            *into = self.discard(glance.rules, glance.hand);
+            Ok(())
+        }
+        fn glance_pick(&mut self, glance: &Glance<'_>) -> Result<Pick, AgentError> {
+            Ok(self.pick(glance.pickable))
+        }
+    }
+
+    /// Every event, with the state's public counts as they were.
+    #[derive(Default)]
+    struct Record(Vec<(Event, u32, Vec<u8>, u64, usize)>);
+
+    impl Observer for Record {
+        fn event(&mut self, state: &RoundState, event: &Event) {
+            self.0.push((
+                *event,
+                state.turn,
+                state.hand_sizes.to_vec(),
+                state.seen.0,
+                state.top_set,
+            ));
+        }
+    }
+
+    /// The engine's two paths play the same rounds: every preset, many deals, sessions of
+    /// several rounds (starters and standings move), switching to glances at random turns
+    /// (the start included), some rounds cut at a horizon. Outcomes, every event and the
+    /// state each saw, and the final state must agree.
+    #[test]
+    fn glancing_turns_play_as_the_general_loop() {
+        let mut ends = std::collections::HashMap::new();
+        // Every preset, and the paper's with a stock that is not rebuilt (a round can end with
+        // it empty).
+        let mut variants: Vec<_> = Preset::ALL
+            .iter()
+            .map(|p| (p.name(), p.variant()))
+            .collect();
+        let mut no_restock = Preset::Paper.variant();
+        no_restock.stock = StockRule::EndRound;
+        variants.push(("paper, no restock", no_restock));
+        for (preset, variant) in variants {
+            let rules = Rules::new(variant).expect("a valid variant");
+            for game in 0..60u64 {
+                let mut tables = [Table::new(rules.clone()), Table::new(rules.clone())];
+                for round in 0..5u64 {
+                    if tables[0].game_over() {
+                        break;
+                    }
+                    let deal = game * 8 + round;
+                    let mut setup = chacha_stream(deal, Purpose::Learn, 7);
+                    let glance_from = setup.below(12);
+                    let horizon = if setup.below(4) == 0 {
+                        1 + setup.below(40)
+                    } else {
+                        0
+                    };
+                    let mut results = Vec::new();
+                    for (glancing, table) in [false, true].into_iter().zip(tables.iter_mut()) {
+                        let mut seats = Plain {
+                            rng: chacha_stream(deal, Purpose::Learn, 1),
+                            glancing,
+                            glance_from,
+                            turn: 0,
+                            horizon,
+                        };
+                        let mut streams = ChaChaStreams::new(3, deal, &[0, 1, 2, 3]);
+                        let mut record = Record::default();
+                        let (mut state, starter) = RoundPlay::deal(table, &mut streams);
+                        let outcome = RoundPlay::start(table, &mut state, starter)
+                            .run(&mut seats, &mut streams, &mut record)
+                            .expect("legal play");
+                        table.apply(&outcome);
+                        results.push((outcome, record.0, state));
+                    }
+                    let (a, b) = (&results[0], &results[1]);
+                    assert_eq!(a.0, b.0, "{preset} deal {deal}: outcomes");
+                    assert_eq!(a.1, b.1, "{preset} deal {deal}: events");
+                    let (s, t) = (&a.2, &b.2);
+                    assert_eq!(s.stock, t.stock);
+                    assert_eq!(s.pile, t.pile);
+                    assert_eq!(s.hands, t.hands);
+                    assert_eq!(s.hand_sizes, t.hand_sizes);
+                    assert_eq!(s.known, t.known);
+                    assert_eq!(s.seen, t.seen);
+                    assert_eq!(s.top_set, t.top_set);
+                    assert_eq!(s.turn, t.turn);
+                    assert_eq!(s.restocked, t.restocked);
+                    *ends.entry(a.0.end).or_insert(0) += 1;
+                }
+                assert_eq!(tables[0].standings(), tables[1].standings());
+            }
+        }
+        // Every way a round ends was played both ways.
+        for end in [
+            EndReason::Call,
+            EndReason::EmptyHand,
+            EndReason::TurnLimit,
+            EndReason::StockExhausted,
+            EndReason::Horizon,
+        ] {
+            assert!(
+                ends.get(&end).is_some_and(|&n| n > 0),
+                "no round ended by {end:?}: {ends:?}"
+            );
+        }
     }
 }

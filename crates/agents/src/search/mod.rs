@@ -26,8 +26,8 @@ use dhumbal_game::cards::Discard;
 use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
 use dhumbal_game::rules::{MAX_PLAYERS, Scoring};
 use dhumbal_game::{
-    Agent, AgentError, Candidate as Weighed, Choice, Explanation, Observation, Phase, Pick, Resume,
-    RoundOutcome, RoundState, Seats, Table,
+    Agent, AgentError, Candidate as Weighed, Choice, Explanation, Glance, Observation, Phase, Pick,
+    Resume, RoundOutcome, RoundState, Seats, Table,
 };
 use tree::{NodeId, ROOT, Tree, key};
 
@@ -793,6 +793,41 @@ impl Seats for Sim<'_> {
         // order (`Heuristic::choose_discard`), which the engine's check would pass and leave
         // in that order. Any other rollout agent is checked like an agent at a table.
         self.in_tree || matches!(self.rollout, Rollout::Random | Rollout::Heuristic(_))
+    }
+
+    /// Out of the tree, a random or heuristic rollout reads only its own hand to discard and
+    /// pick (see `RandomAgent::discard_of`, `Heuristic::discard_of` and their picks).
+    #[inline]
+    fn glances(&self) -> bool {
+        !self.in_tree && matches!(self.rollout, Rollout::Random | Rollout::Heuristic(_))
+    }
+
+    #[inline]
+    fn glance_discard(&mut self, g: &Glance<'_>, into: &mut Discard) -> Result<(), AgentError> {
+        match self.rollout {
+            Rollout::Random => {
+                let discard = RandomAgent::discard_of(g.rules, g.hand.as_slice(), &mut *self.rng);
+                into.copy_cards_from(&discard);
+            }
+            Rollout::Heuristic(h) => h.discard_into(
+                g.rules,
+                g.hand.as_slice(),
+                g.hand_value,
+                g.call_threshold,
+                into,
+            ),
+            Rollout::Agent(_) => unreachable!("an agent's rollout does not glance"),
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn glance_pick(&mut self, g: &Glance<'_>) -> Result<Pick, AgentError> {
+        Ok(match self.rollout {
+            Rollout::Random => RandomAgent::pick_of(g.pickable, &mut *self.rng),
+            Rollout::Heuristic(h) => h.pick_of(g.rules, g.pickable, g.hand_value),
+            Rollout::Agent(_) => unreachable!("an agent's rollout does not glance"),
+        })
     }
 
     #[inline]
