@@ -449,9 +449,7 @@ impl Heuristic {
         let mut best_score = single_score;
         let mut best: Option<Discard> = None;
         if any_set {
-            if repeated & (repeated - 1) == 0 {
-                // One rank only (most hands with a set): no order of ranks to find.
-                let rank = repeated.trailing_zeros() as u8;
+            let mut score_sets = |rank| {
                 self.best_set_of(
                     rules,
                     hand,
@@ -461,7 +459,11 @@ impl Heuristic {
                     limit,
                     &mut best_score,
                     &mut best,
-                );
+                )
+            };
+            if repeated & (repeated - 1) == 0 {
+                // One rank only (most hands with a set): no order of ranks to find.
+                score_sets(repeated.trailing_zeros() as u8);
             } else {
                 // Ranks in order of first appearance in the hand.
                 let mut ranks_done = 0u16;
@@ -471,16 +473,7 @@ impl Heuristic {
                         continue;
                     }
                     ranks_done |= 1 << rank;
-                    self.best_set_of(
-                        rules,
-                        hand,
-                        set,
-                        rank,
-                        value,
-                        limit,
-                        &mut best_score,
-                        &mut best,
-                    );
+                    score_sets(rank);
                 }
             }
         }
