@@ -2,6 +2,8 @@
 //! pairwise tests with adjusted p-values and effect sizes, power and the design's variance
 //! reduction. Everything here is plain data that serialises to `stats.json`.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::Definitions;
@@ -665,6 +667,7 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
     let primary_design = defs == Definitions::Ours;
     let mut pairwise = Vec::new();
     let mut ratios = Vec::new();
+    let mut mdes = MdeMemo::default();
     for &metric in &metrics {
         let mut welch_rows = Vec::new();
         let mut design_rows = Vec::new();
@@ -706,7 +709,8 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
             );
             welch.set_test(w, d, "cohen_d");
             welch.mde = pooled.and_then(|s| {
-                power::ttest_ind_mde(ma.n as f64, alpha_k, opts.power, ratio_n).map(|e| e * s)
+                mdes.ind(ma.n as f64, alpha_k, opts.power, ratio_n)
+                    .map(|e| e * s)
             });
             welch.power_at_delta = pooled
                 .filter(|_| is_win)
@@ -762,7 +766,11 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
             };
             let measured = var_d.and_then(|v| power::MeasuredDesign::new(v, g));
             r.sd_units = measured.map(|m| m.sd_units);
-            r.mde = measured.and_then(|m| m.mde(g as f64, alpha_k, opts.power));
+            // `MeasuredDesign::mde`, the standardised MDE solved once per number of units.
+            r.mde = measured.and_then(|m| {
+                mdes.paired(g as f64, alpha_k, opts.power)
+                    .map(|e| e * m.sd_units)
+            });
             r.power_at_delta = measured
                 .filter(|_| is_win)
                 .map(|m| m.power(opts.delta, g as f64, alpha_k));
@@ -862,6 +870,35 @@ fn table_weights(info: &StageInfo, acc: &Accumulated) -> Vec<f64> {
             }
         })
         .collect()
+}
+
+/// Standardised minimum detectable effects by their arguments (as bits): they depend on the
+/// counts and levels, not on the pair, so most pairs share one, and each is solved by
+/// bisection over the noncentral t (a Poisson series of incomplete beta functions, most of
+/// the analysis' time on a million rounds). The same function of the same arguments: the
+/// same numbers.
+#[derive(Default)]
+struct MdeMemo {
+    ind: HashMap<[u64; 4], Option<f64>>,
+    paired: HashMap<[u64; 3], Option<f64>>,
+}
+
+impl MdeMemo {
+    /// [`power::ttest_ind_mde`].
+    fn ind(&mut self, n1: f64, alpha: f64, power: f64, ratio: f64) -> Option<f64> {
+        *self
+            .ind
+            .entry([n1, alpha, power, ratio].map(f64::to_bits))
+            .or_insert_with(|| power::ttest_ind_mde(n1, alpha, power, ratio))
+    }
+
+    /// [`power::ttest_paired_mde`].
+    fn paired(&mut self, n: f64, alpha: f64, power: f64) -> Option<f64> {
+        *self
+            .paired
+            .entry([n, alpha, power].map(f64::to_bits))
+            .or_insert_with(|| power::ttest_paired_mde(n, alpha, power))
+    }
 }
 
 /// Power of the headline outcome: by the design as run (each pair's primary test and its

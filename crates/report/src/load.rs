@@ -12,8 +12,11 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
-use polars_core::prelude::{DataFrame, DataType};
+use polars_core::prelude::{BooleanChunked, ChunkedArray, DataFrame, DataType, PolarsNumericType};
+use polars_core::utils::arrow::bitmap::Bitmap;
+use polars_core::utils::arrow::types::NativeType;
 
 use polars_io::prelude::{ParquetReader, SerReader};
 use serde::Serialize;
@@ -193,20 +196,97 @@ fn for_each_frame(
     Ok(())
 }
 
+/// Rows in a batch handed from the reading thread to `each` (a few megabytes).
+const BATCH_ROWS: usize = 1 << 15;
+
 /// Calls `each` on every row of the stage's records, in unit order. `agents` maps agent ids
 /// to slots; an id not in it is an error (the records do not belong to this stage).
+///
+/// The records are read and turned into rows on a second thread, a batch ahead of `each`: the
+/// report's pass over a million rounds otherwise waits for every part to be decoded, while a
+/// core sits idle. At most four batches exist at a time (being filled, being sent, waiting,
+/// being read), and they go back and forth between the threads rather than being made anew.
 pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -> Result<u64> {
     let slots: HashMap<&str, u8> = agents
         .iter()
         .enumerate()
         .map(|(i, a)| (a.as_str(), i as u8))
         .collect();
-    let mut rows = 0u64;
-    for_each_frame(dir, &READ, |df, path| {
-        rows += visit(df, &slots, path, &mut each)?;
-        Ok(())
-    })?;
-    Ok(rows)
+    std::thread::scope(|scope| {
+        // Made inside the scope, so that if `each` panics the receiver is dropped before the
+        // scope waits for the reader, which then stops at its next batch instead of blocking.
+        let (full, filled) = mpsc::sync_channel::<Vec<Row>>(1);
+        let (give_back, empty) = mpsc::channel::<Vec<Row>>();
+        let slots = &slots;
+        let reader = std::thread::Builder::new()
+            .name("report-read".into())
+            .spawn_scoped(scope, move || {
+                let mut out = Batches {
+                    full,
+                    empty,
+                    batch: Vec::with_capacity(BATCH_ROWS),
+                    gone: false,
+                };
+                let mut rows = 0u64;
+                let read = for_each_frame(dir, &READ, |df, path| {
+                    if out.gone {
+                        return Err(InputError::new(path, "the rows are no longer wanted"));
+                    }
+                    rows += visit(df, slots, path, &mut |row| out.push(row))?;
+                    Ok(())
+                });
+                // The rows before an error too, as when they were visited in place.
+                out.send();
+                read.map(|()| rows)
+            })
+            .expect("cannot start the thread that reads the records");
+        for mut batch in filled {
+            batch.iter().for_each(&mut each);
+            batch.clear();
+            // An error only when the reader has finished: the batch is not needed then.
+            let _ = give_back.send(batch);
+        }
+        reader
+            .join()
+            .expect("the thread reading the records panicked")
+    })
+}
+
+/// The reading side of [`for_each_row`]: rows gathered into batches, each sent when full.
+struct Batches {
+    full: mpsc::SyncSender<Vec<Row>>,
+    /// Batches `each` is done with, to be filled again.
+    empty: mpsc::Receiver<Vec<Row>>,
+    batch: Vec<Row>,
+    /// Whether the receiving side has gone (`each` panicked): the rest is not read.
+    gone: bool,
+}
+
+impl Batches {
+    #[inline]
+    fn push(&mut self, row: Row) {
+        if self.gone {
+            return;
+        }
+        self.batch.push(row);
+        if self.batch.len() == BATCH_ROWS {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        if self.batch.is_empty() || self.gone {
+            return;
+        }
+        let next = self
+            .empty
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH_ROWS));
+        self.gone = self
+            .full
+            .send(std::mem::replace(&mut self.batch, next))
+            .is_err();
+    }
 }
 
 fn is_parquet(path: &Path) -> bool {
@@ -369,7 +449,7 @@ fn visit(
     df: &DataFrame,
     slots: &HashMap<&str, u8>,
     path: &Path,
-    each: &mut impl FnMut(&Row),
+    each: &mut impl FnMut(Row),
 ) -> Result<u64> {
     // Each column by its name, cast to the type the record schema gives it.
     let col = |name: &str| -> Result<polars_core::prelude::Column> {
@@ -394,7 +474,7 @@ fn visit(
         .filter(|&&name| !(name == "agent" && coded.is_some()))
         .map(|&name| col(name).map(|c| (name, c)))
         .collect::<Result<_>>()?;
-    let null = |name: &str| InputError::new(path, format!("column `{name}` has an empty value"));
+    let null = |name: &str| empty_value(path, name);
     let typed = |name: &str, e: polars_core::prelude::PolarsError| {
         InputError::new(path, format!("column `{name}`: {}", polars_message(&e)))
     };
@@ -402,37 +482,87 @@ fn visit(
         Some(_) => None,
         None => Some(cols["agent"].str().map_err(|e| typed("agent", e))?),
     };
-    let u64s = |n: &str| cols[n].u64().map(|c| c.iter()).map_err(|e| typed(n, e));
-    let u32s = |n: &str| cols[n].u32().map(|c| c.iter()).map_err(|e| typed(n, e));
-    let i64s = |n: &str| cols[n].i64().map(|c| c.iter()).map_err(|e| typed(n, e));
-    let bools = |n: &str| cols[n].bool().map(|c| c.iter()).map_err(|e| typed(n, e));
-    let (mut deal, mut rotation, mut round, mut seat) = (
+    let u64s = |n: &str| cols[n].u64().map_err(|e| typed(n, e));
+    let u32s = |n: &str| cols[n].u32().map_err(|e| typed(n, e));
+    let i64s = |n: &str| cols[n].i64().map_err(|e| typed(n, e));
+    let bools = |n: &str| cols[n].bool().map_err(|e| typed(n, e));
+    let (deal, rotation, round, seat) = (
         u64s("deal")?,
         u32s("rotation")?,
         u32s("round")?,
         u32s("seat")?,
     );
-    let (mut starter, mut won, mut called, mut success) = (
+    let (starter, won, called, success) = (
         bools("starter")?,
         bools("won")?,
         bools("called")?,
         bools("call_success")?,
     );
-    let (mut coin, mut points) = (i64s("coin_delta")?, i64s("points_delta")?);
-    let (mut hand, mut cards, mut turns, mut decisions) = (
+    let (coin, points) = (i64s("coin_delta")?, i64s("points_delta")?);
+    let (hand, cards, turns, decisions) = (
         u32s("hand_value")?,
         u32s("cards_discarded")?,
         u32s("turns")?,
         u32s("decisions")?,
     );
-    let (mut ns, mut game_won) = (u64s("decision_ns")?, bools("game_won")?);
-    let mut last: Option<(&str, u8)> = None;
-    let mut n = 0u64;
+    let (ns, game_won) = (u64s("decision_ns")?, bools("game_won")?);
     let rows = df.height();
+    if rows == 0 {
+        return Ok(0);
+    }
+    // Each column as one Arrow array, read by row index: Polars' iterators of optional values
+    // cost more than the rest of the conversion. A part's columns are one chunk each already;
+    // only a frame of several (a CSV, a file of several row groups) is copied into one.
+    let (deal, rotation, round, seat) = (
+        deal.rechunk(),
+        rotation.rechunk(),
+        round.rechunk(),
+        seat.rechunk(),
+    );
+    let (deal, rotation, round, seat) = (
+        Values::of(&deal),
+        Values::of(&rotation),
+        Values::of(&round),
+        Values::of(&seat),
+    );
+    let (starter, won, called, success, game_won) = (
+        starter.rechunk(),
+        won.rechunk(),
+        called.rechunk(),
+        success.rechunk(),
+        game_won.rechunk(),
+    );
+    let (starter, won, called, success, game_won) = (
+        Bits::of(&starter),
+        Bits::of(&won),
+        Bits::of(&called),
+        Bits::of(&success),
+        Bits::of(&game_won),
+    );
+    let (coin, points) = (coin.rechunk(), points.rechunk());
+    let (coin, points) = (Values::of(&coin), Values::of(&points));
+    let (hand, cards, turns, decisions, ns) = (
+        hand.rechunk(),
+        cards.rechunk(),
+        turns.rechunk(),
+        decisions.rechunk(),
+        ns.rechunk(),
+    );
+    let (hand, cards, turns, decisions, ns) = (
+        Values::of(&hand),
+        Values::of(&cards),
+        Values::of(&turns),
+        Values::of(&decisions),
+        Values::of(&ns),
+    );
+    let mut last: Option<(&str, u8)> = None;
     let mut named = names.map(|c| c.iter());
     for i in 0..rows {
         let slot = match (&coded, &mut named) {
-            (Some(codes), _) => codes[i].ok_or_else(|| null("agent"))?,
+            (Some(codes), _) => match codes[i] {
+                Some(slot) => slot,
+                None => return Err(null("agent")),
+            },
             (None, Some(names)) => {
                 let id = names.next().flatten().ok_or_else(|| null("agent"))?;
                 match last {
@@ -446,34 +576,92 @@ fn visit(
             }
             (None, None) => unreachable!("the agent column is read one way or the other"),
         };
-        macro_rules! next {
-            ($it:ident, $name:literal) => {
-                $it.next().flatten().ok_or_else(|| null($name))?
+        // A `match` rather than `ok_or_else`, which was not inlined: a call per value.
+        macro_rules! at {
+            ($column:ident, $name:literal) => {
+                match $column.get(i) {
+                    Some(value) => value,
+                    None => return Err(null($name)),
+                }
             };
         }
-        let row = Row {
+        each(Row {
             slot,
-            deal: next!(deal, "deal"),
-            rotation: next!(rotation, "rotation"),
-            round: next!(round, "round"),
-            seat: next!(seat, "seat"),
-            starter: next!(starter, "starter"),
-            won: next!(won, "won"),
-            called: next!(called, "called"),
-            call_success: next!(success, "call_success"),
-            coin_delta: next!(coin, "coin_delta"),
-            points_delta: next!(points, "points_delta"),
-            hand_value: next!(hand, "hand_value"),
-            cards_discarded: next!(cards, "cards_discarded"),
-            turns: next!(turns, "turns"),
-            decisions: next!(decisions, "decisions"),
-            decision_ns: ns.next().flatten(),
-            game_won: next!(game_won, "game_won"),
-        };
-        each(&row);
-        n += 1;
+            deal: at!(deal, "deal"),
+            rotation: at!(rotation, "rotation"),
+            round: at!(round, "round"),
+            seat: at!(seat, "seat"),
+            starter: at!(starter, "starter"),
+            won: at!(won, "won"),
+            called: at!(called, "called"),
+            call_success: at!(success, "call_success"),
+            coin_delta: at!(coin, "coin_delta"),
+            points_delta: at!(points, "points_delta"),
+            hand_value: at!(hand, "hand_value"),
+            cards_discarded: at!(cards, "cards_discarded"),
+            turns: at!(turns, "turns"),
+            decisions: at!(decisions, "decisions"),
+            decision_ns: ns.get(i),
+            game_won: at!(game_won, "game_won"),
+        });
     }
-    Ok(n)
+    Ok(rows as u64)
+}
+
+/// The error for an empty value in a column that must have one (out of the row loop's way).
+#[cold]
+fn empty_value(path: &Path, name: &str) -> InputError {
+    InputError::new(path, format!("column `{name}` has an empty value"))
+}
+
+/// A numeric column of one chunk, by row index.
+struct Values<'a, T> {
+    values: &'a [T],
+    /// `None` when every value is present.
+    valid: Option<&'a Bitmap>,
+}
+
+impl<'a, T: NativeType> Values<'a, T> {
+    fn of<P: PolarsNumericType<Native = T>>(ca: &'a ChunkedArray<P>) -> Values<'a, T> {
+        let array = ca.downcast_as_array();
+        Values {
+            values: array.values(),
+            valid: array.validity().filter(|v| v.unset_bits() > 0),
+        }
+    }
+
+    // Always: `#[inline]` left it a call per value in `visit`'s long loop body.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<T> {
+        match self.valid {
+            Some(valid) if !valid.get_bit(i) => None,
+            _ => Some(self.values[i]),
+        }
+    }
+}
+
+/// A Boolean column of one chunk, by row index.
+struct Bits<'a> {
+    values: &'a Bitmap,
+    valid: Option<&'a Bitmap>,
+}
+
+impl<'a> Bits<'a> {
+    fn of(ca: &'a BooleanChunked) -> Bits<'a> {
+        let array = ca.downcast_as_array();
+        Bits {
+            values: array.values(),
+            valid: array.validity().filter(|v| v.unset_bits() > 0),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<bool> {
+        match self.valid {
+            Some(valid) if !valid.get_bit(i) => None,
+            _ => Some(self.values.get_bit(i)),
+        }
+    }
 }
 
 /// The slot of agent `id`, or an error naming the stage's agents.

@@ -299,11 +299,12 @@ pub struct Data {
 }
 
 /// A hash map on the Fx hash (rustc's: one multiply per word), for the small integer keys
-/// read once per game; lookups only, so its order never shows.
-type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+/// read once per game (and per round, `metrics`' deals); lookups only, so its order never
+/// shows.
+pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
 #[derive(Clone, Copy, Debug, Default)]
-struct Fx(u64);
+pub(crate) struct Fx(u64);
 
 impl std::hash::Hasher for Fx {
     fn finish(&self) -> u64 {
