@@ -343,6 +343,69 @@ fn a_run_killed_at_each_crash_point_resumes_to_the_same_records() {
     }
 }
 
+/// A run killed after its last part went to disk and before its report: `--resume` has
+/// nothing left to play, and writes the report (and the overview, which reads it) all the
+/// same, as an uninterrupted run would have. (Until 2026-11-27 it left the stage without
+/// one, and a sweep without its `sweep.csv`; the crash points then killed through a `kill`
+/// program, slowly enough that a fast run sometimes got that far.)
+#[test]
+fn a_run_killed_before_its_report_is_reported_when_resumed() {
+    let dir = tmp();
+    let file = scenario(
+        dir.path(),
+        "one.yaml",
+        "name: one
+seed: 5
+deals: 100
+seating: rotate
+rules: {preset: paper}
+agents: [{kind: aggressive}, {kind: conservative}, {kind: balanced}, {kind: opportunistic}]
+output: {chunk_rounds: 100}
+",
+    );
+    let f = file.to_str().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    // 400 rounds in parts of 100: the fourth part placed is the last.
+    let killed = bin()
+        .args([f, "--out", o])
+        .env("DHUMBAL_RUN_CRASH_AT", "part-placed:4")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), None, "not killed: {}", text(&killed));
+    assert_eq!(
+        Dataset::open(&out).unwrap().units_done(),
+        400,
+        "every unit on disk"
+    );
+    assert!(!out.join("report.md").exists());
+    let resumed = go(&[f, "--out", o, "--resume"]);
+    assert!(
+        text(&resumed).contains("statistics and figures in"),
+        "{}",
+        text(&resumed)
+    );
+    for name in ["report.md", "stats.json", "summary.csv"] {
+        assert!(out.join(name).is_file(), "{name} missing");
+    }
+    // Resumed again, the finished run is left as it is: its report is not written again.
+    let before = std::fs::metadata(out.join("report.md"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let again = go(&[f, "--out", o, "--resume"]);
+    assert!(
+        !text(&again).contains("statistics and figures in"),
+        "{}",
+        text(&again)
+    );
+    let after = std::fs::metadata(out.join("report.md"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}
+
 /// Shards of a two-stage study, each a separate process: the later stage's shards refuse to
 /// start until the earlier stage is complete, a shard run twice changes nothing, `merge`
 /// refuses a study with a shard missing and names the units, and the merged study equals a

@@ -183,7 +183,11 @@ impl Reporter for Terminal {
             .expect("lock")
             .take()
             .filter(|(dir, _)| *dir == result.dir);
-        if self.report && !result.restored {
+        // A stage finished before this invocation has its report already, unless the run was
+        // killed between its last part and its report: then it is written now.
+        // (`report.md` is the report's last file.)
+        let reported = result.restored && result.dir.join("report.md").exists();
+        if self.report && !reported {
             let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
             let opts = dhumbal_report::Options::default();
             let report = match analyzed {
