@@ -315,7 +315,7 @@ impl RowGroup<'_> {
         } = &mut *self.scratch;
         let n = values.len();
         let signed = |v| int.signed(v);
-        if n > 0 && delta_wins(values, range, width, signed) {
+        if n > 0 && int.deltas_fit(max) && delta_wins(values, range, width, signed) {
             delta_pack(page, values, signed);
             return self.finish(Values::Delta, None);
         }
@@ -432,6 +432,16 @@ impl Int {
         match self {
             Int::I64 => v ^ I64_FLIP,
             Int::U32 | Int::U64 => v,
+        }
+    }
+
+    /// Whether the deltas of values up to `max` fit the physical type, as readers of
+    /// DELTA_BINARY_PACKED require (pyarrow refuses an INT32 miniblock wider than 32 bits):
+    /// for an INT32, values below 2^31 (no record column comes near), else no delta.
+    fn deltas_fit(self, max: u64) -> bool {
+        match self {
+            Int::U32 => max < 1 << 31,
+            Int::U64 | Int::I64 => true,
         }
     }
 
@@ -586,7 +596,7 @@ mod tests {
     /// Sorted and steadily falling columns are delta-encoded; a column cycling through a few
     /// values (the seat) keeps its dictionary, one of wide jumps (coins of both signs) PLAIN.
     /// Each kind reads back in [`a_part_reads_back_as_the_frame`]'s sample (a rising deal,
-    /// round and turn count, a falling standing and INT32 hand value, wide coin deltas).
+    /// round and turn count, a falling standing, wide coin deltas).
     #[test]
     fn sorted_columns_are_delta_encoded() {
         let wins = |values: &[u64], int: Int| {
@@ -599,8 +609,13 @@ mod tests {
         assert!(wins(&deal, Int::U64));
         let round: Vec<u64> = (0..100_000).map(|i| (i / 4) % 1024).collect();
         assert!(wins(&round, Int::U32));
-        let falling: Vec<u64> = (0..100_000).map(|i| u64::from(u32::MAX) - i).collect();
+        let falling: Vec<u64> = (0..100_000)
+            .map(|i| u64::from(i32::MAX as u32) - i)
+            .collect();
         assert!(wins(&falling, Int::U32));
+        // INT32 values from 2^31 up: their sign-extended deltas would need miniblocks wider
+        // than 32 bits, which readers refuse.
+        assert!(!Int::U32.deltas_fit(1 << 31) && Int::U32.deltas_fit((1 << 31) - 1));
         let seat: Vec<u64> = (0..100_000).map(|i| i % 4).collect();
         assert!(!wins(&seat, Int::U32));
         let coins: Vec<u64> = (0..100_000u64)
@@ -630,8 +645,9 @@ mod tests {
         mixed.extend(empty());
         let cases = [
             (sample(1, 1), 1),
-            // Every column delta-encoded (a page this small is smallest so), the coins'
-            // delta from 0 to near i64::MIN, the standings' and INT32 hand values' negative.
+            // Every column delta-encoded (a page this small is smallest so; but the INT32
+            // hand values, from 2^31 up), the coins' delta from 0 to near i64::MIN, the
+            // standings' negative.
             (sample(1, 2), 1),
             (sample(2, 2), 1),
             (sample(3, 200), 1),
