@@ -495,6 +495,45 @@ stages:
     same_records(&out.join("league"), &cut.join("league"))
         .unwrap()
         .unwrap();
+    // Killed while its report was being written, after `report.md` and before the sequential
+    // section was added (stats.json without it): the resume writes the report again. A
+    // complete report is left alone.
+    let league = out.join("league");
+    let mtime = |name: &str| {
+        std::fs::metadata(league.join(name))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let page = mtime("report.md");
+    go(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert_eq!(
+        mtime("report.md"),
+        page,
+        "a complete report was written again"
+    );
+    let mut stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(league.join("stats.json")).unwrap()).unwrap();
+    stats.as_object_mut().unwrap().remove("sequential");
+    std::fs::write(league.join("stats.json"), stats.to_string()).unwrap();
+    let md = md.replace("## Deciding the winner", "## (cut)");
+    std::fs::write(league.join("report.md"), md).unwrap();
+    go(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    let md = std::fs::read_to_string(league.join("report.md")).unwrap();
+    assert!(md.contains("## Deciding the winner"), "{md}");
+    let stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(league.join("stats.json")).unwrap()).unwrap();
+    assert!(stats.get("sequential").is_some());
     // A cap too small to resolve anything: undecided, and the overview names the rule that chose.
     let capped = body.replace("max_deals: 3000, every: 100", "max_deals: 20, every: 10");
     let file = scenario(dir.path(), "capped.yaml", &capped);

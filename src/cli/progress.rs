@@ -184,9 +184,8 @@ impl Reporter for Terminal {
             .take()
             .filter(|(dir, _)| *dir == result.dir);
         // A stage finished before this invocation has its report already, unless the run was
-        // killed between its last part and its report: then it is written now.
-        // (`report.md` is the report's last file.)
-        let reported = result.restored && result.dir.join("report.md").exists();
+        // killed between its last part and the end of its report: then it is written now.
+        let reported = result.restored && has_report(&result.dir);
         if self.report && !reported {
             let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
             let opts = dhumbal_report::Options::default();
@@ -198,6 +197,26 @@ impl Reporter for Terminal {
             };
             report_done(stage, &report);
         }
+    }
+}
+
+/// Whether the stage in `dir` has its whole report: `report.md`, written after the statistics
+/// and figures, and for a stage that tested sequentially (it keeps its decision) the section
+/// that is then added to `stats.json` and, last, to `report.md` (so no older than it).
+fn has_report(dir: &std::path::Path) -> bool {
+    let modified = |name: &str| std::fs::metadata(dir.join(name)).and_then(|m| m.modified());
+    let Ok(page) = modified("report.md") else {
+        return false;
+    };
+    match dhumbal_runner::sequential::Outcome::read(dir) {
+        Ok(None) => true,
+        Ok(Some(_)) => {
+            let stats = std::fs::read_to_string(dir.join("stats.json")).ok();
+            let json = stats.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+            json.is_some_and(|j| j.get("sequential").is_some())
+                && modified("stats.json").is_ok_and(|s| page >= s)
+        }
+        Err(_) => false,
     }
 }
 
