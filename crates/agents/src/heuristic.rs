@@ -306,32 +306,18 @@ impl Heuristic {
 
     /// The discard it plays ([`Agent::discard`], which never fails), for a search's rollouts.
     pub(crate) fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
-        self.discard_of(
-            obs.rules,
-            obs.hand.as_slice(),
-            obs.hand_value(),
-            obs.call_threshold,
-        )
-    }
-
-    /// [`Heuristic::choose_discard`] from what it reads of the observation: the hand, its
-    /// value and the call threshold (what a search's rollouts hand it, see [`Glance`]).
-    ///
-    /// [`Glance`]: dhumbal_game::Glance
-    pub(crate) fn discard_of(
-        &self,
-        rules: &Rules,
-        hand: &[Card],
-        value: u32,
-        limit: u32,
-    ) -> Discard {
         let mut discard = Discard::new();
-        self.discard_into(rules, hand, value, limit, &mut discard);
+        let (hand, value) = (obs.hand.as_slice(), obs.hand_value());
+        self.discard_into(obs.rules, hand, value, obs.call_threshold, &mut discard);
         discard
     }
 
-    /// [`Heuristic::discard_of`] written into `into`: a search's rollouts hand over the
-    /// engine's own discard, and the single played on most turns is written there directly.
+    /// [`Heuristic::choose_discard`] from what it reads of the observation (the hand, its
+    /// value and the call threshold: what a search's rollouts hand it, see [`Glance`]),
+    /// written into `into`: the rollouts hand over the engine's own discard, and the single
+    /// played on most turns is written there directly.
+    ///
+    /// [`Glance`]: dhumbal_game::Glance
     pub(crate) fn discard_into(
         &self,
         rules: &Rules,
@@ -596,14 +582,7 @@ impl Heuristic {
         if let Some(d) = set {
             return d;
         }
-        let lowest = hand.iter().copied().reduce(|a, b| {
-            if rules.value(b) < rules.value(a) {
-                b
-            } else {
-                a
-            }
-        });
-        single(lowest.expect("a player on turn holds a card"))
+        single(lowest(rules, hand).expect("a player on turn holds a card"))
     }
 
     /// The pickup threshold for a hand (after the discard) worth `h`.
@@ -626,13 +605,7 @@ impl Heuristic {
     /// and the hand's value after the discard.
     #[inline]
     pub(crate) fn pick_of(&self, rules: &Rules, pickable: &[Card], hand_value: u32) -> Pick {
-        let Some(offer) = pickable.iter().copied().reduce(|a, b| {
-            if rules.value(b) < rules.value(a) {
-                b
-            } else {
-                a
-            }
-        }) else {
+        let Some(offer) = lowest(rules, pickable) else {
             return Pick::Stock;
         };
         let t = self.pickup_threshold(hand_value);
@@ -880,6 +853,15 @@ fn ahead(obs: &Observation<'_>) -> bool {
     let count = seats.count() as f64;
     let mean = total as f64 / count;
     obs.standing(obs.seat) as f64 > mean
+}
+
+/// The first card of lowest value among `cards`.
+fn lowest(rules: &Rules, cards: &[Card]) -> Option<Card> {
+    let value = |c: Card| rules.value(c);
+    cards
+        .iter()
+        .copied()
+        .reduce(|a, b| if value(b) < value(a) { b } else { a })
 }
 
 fn single(c: Card) -> Discard {

@@ -696,7 +696,6 @@ impl<'t, 's> RoundPlay<'t, 's> {
     ) -> Result<Stop, PlayError> {
         let table = self.table;
         let rules = &table.rules;
-        let v = *rules.variant();
         let mut entry = resume;
         // Asked once per round, not per turn (a virtual call for boxed agents).
         let mut oracle_seat = [false; MAX_PLAYERS];
@@ -709,13 +708,9 @@ impl<'t, 's> RoundPlay<'t, 's> {
                 if seats.glances() {
                     return self.glancing_turns(seat, &oracle_seat, seats, streams, observer);
                 }
-                if self.state.turn >= v.turn_limit {
-                    return Ok(Stop::TurnLimit);
+                if let Some(stop) = self.begin_turn(seats) {
+                    return Ok(stop);
                 }
-                if seats.stop(self.state.turn) {
-                    return Ok(Stop::Horizon);
-                }
-                self.state.turn += 1;
             }
             let oracle = oracle_view(oracle_seat[seat], &self.state.hands[..self.n]);
             let value = self.values[seat];
@@ -744,9 +739,7 @@ impl<'t, 's> RoundPlay<'t, 's> {
                             .call(seat, &obs, &mut *rng)
                             .map_err(|error| agent_error(seats.name(seat), seat, error))?;
                         if call {
-                            observer.event(self.state, &Event::Called { seat });
-                            self.decisions[seat] -= 1;
-                            return Ok(Stop::Call(seat));
+                            return Ok(self.called(seat, observer));
                         }
                     }
 
@@ -813,15 +806,10 @@ impl<'t, 's> RoundPlay<'t, 's> {
         observer: &mut impl Observer,
     ) -> Result<Stop, PlayError> {
         let rules = &self.table.rules;
-        let turn_limit = rules.variant().turn_limit;
         loop {
-            if self.state.turn >= turn_limit {
-                return Ok(Stop::TurnLimit);
+            if let Some(stop) = self.begin_turn(seats) {
+                return Ok(stop);
             }
-            if seats.stop(self.state.turn) {
-                return Ok(Stop::Horizon);
-            }
-            self.state.turn += 1;
             let value = self.values[seat];
             debug_assert_eq!(value, rules.hand_value(self.state.hands[seat].as_slice()));
             let may_call = self.may_call(value);
@@ -833,9 +821,7 @@ impl<'t, 's> RoundPlay<'t, 's> {
                     .call(seat, &obs, streams.agent(seat))
                     .map_err(|error| agent_error(seats.name(seat), seat, error))?;
                 if call {
-                    observer.event(self.state, &Event::Called { seat });
-                    self.decisions[seat] -= 1;
-                    return Ok(Stop::Call(seat));
+                    return Ok(self.called(seat, observer));
                 }
             }
             let mut discard = Discard::new();
@@ -885,6 +871,28 @@ impl<'t, 's> RoundPlay<'t, 's> {
             }
             seat = self.table.next_active(seat);
         }
+    }
+
+    /// Starts the next turn: `Some` if the round ends first (the turn limit, or the seats'
+    /// horizon).
+    #[inline(always)]
+    fn begin_turn<S: Seats + ?Sized>(&mut self, seats: &mut S) -> Option<Stop> {
+        if self.state.turn >= self.table.rules.variant().turn_limit {
+            return Some(Stop::TurnLimit);
+        }
+        if seats.stop(self.state.turn) {
+            return Some(Stop::Horizon);
+        }
+        self.state.turn += 1;
+        None
+    }
+
+    /// `seat` called: the round stops there (its discard, counted with the call, not asked).
+    #[inline(always)]
+    fn called(&mut self, seat: usize, observer: &mut impl Observer) -> Stop {
+        observer.event(self.state, &Event::Called { seat });
+        self.decisions[seat] -= 1;
+        Stop::Call(seat)
     }
 
     /// Whether a hand worth `value` may call: within the threshold, or above it where an

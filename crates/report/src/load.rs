@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use polars_core::prelude::{BooleanChunked, ChunkedArray, DataFrame, DataType, PolarsNumericType};
+use polars_core::utils::arrow::array::PrimitiveArray;
 use polars_core::utils::arrow::bitmap::Bitmap;
 use polars_core::utils::arrow::types::NativeType;
 
@@ -482,10 +483,12 @@ fn visit(
         Some(_) => None,
         None => Some(cols["agent"].str().map_err(|e| typed("agent", e))?),
     };
-    let u64s = |n: &str| cols[n].u64().map_err(|e| typed(n, e));
-    let u32s = |n: &str| cols[n].u32().map_err(|e| typed(n, e));
-    let i64s = |n: &str| cols[n].i64().map_err(|e| typed(n, e));
-    let bools = |n: &str| cols[n].bool().map_err(|e| typed(n, e));
+    // Each column as one Arrow array, read by row index: Polars' iterators of optional values
+    // cost more than the rest of the conversion.
+    let u64s = |n: &str| cols[n].u64().map(Values::of).map_err(|e| typed(n, e));
+    let u32s = |n: &str| cols[n].u32().map(Values::of).map_err(|e| typed(n, e));
+    let i64s = |n: &str| cols[n].i64().map(Values::of).map_err(|e| typed(n, e));
+    let bools = |n: &str| cols[n].bool().map(Bits::of).map_err(|e| typed(n, e));
     let (deal, rotation, round, seat) = (
         u64s("deal")?,
         u32s("rotation")?,
@@ -507,54 +510,6 @@ fn visit(
     );
     let (ns, game_won) = (u64s("decision_ns")?, bools("game_won")?);
     let rows = df.height();
-    if rows == 0 {
-        return Ok(0);
-    }
-    // Each column as one Arrow array, read by row index: Polars' iterators of optional values
-    // cost more than the rest of the conversion. A part's columns are one chunk each already;
-    // only a frame of several (a CSV, a file of several row groups) is copied into one.
-    let (deal, rotation, round, seat) = (
-        deal.rechunk(),
-        rotation.rechunk(),
-        round.rechunk(),
-        seat.rechunk(),
-    );
-    let (deal, rotation, round, seat) = (
-        Values::of(&deal),
-        Values::of(&rotation),
-        Values::of(&round),
-        Values::of(&seat),
-    );
-    let (starter, won, called, success, game_won) = (
-        starter.rechunk(),
-        won.rechunk(),
-        called.rechunk(),
-        success.rechunk(),
-        game_won.rechunk(),
-    );
-    let (starter, won, called, success, game_won) = (
-        Bits::of(&starter),
-        Bits::of(&won),
-        Bits::of(&called),
-        Bits::of(&success),
-        Bits::of(&game_won),
-    );
-    let (coin, points) = (coin.rechunk(), points.rechunk());
-    let (coin, points) = (Values::of(&coin), Values::of(&points));
-    let (hand, cards, turns, decisions, ns) = (
-        hand.rechunk(),
-        cards.rechunk(),
-        turns.rechunk(),
-        decisions.rechunk(),
-        ns.rechunk(),
-    );
-    let (hand, cards, turns, decisions, ns) = (
-        Values::of(&hand),
-        Values::of(&cards),
-        Values::of(&turns),
-        Values::of(&decisions),
-        Values::of(&ns),
-    );
     let mut last: Option<(&str, u8)> = None;
     let mut named = names.map(|c| c.iter());
     for i in 0..rows {
@@ -614,50 +569,66 @@ fn empty_value(path: &Path, name: &str) -> InputError {
     InputError::new(path, format!("column `{name}` has an empty value"))
 }
 
-/// A numeric column of one chunk, by row index.
-struct Values<'a, T> {
-    values: &'a [T],
+/// A numeric column by row index, as one chunk (a part's columns are one chunk each already;
+/// only a frame of several, a CSV or a file of several row groups, is copied into one).
+struct Values<T: NativeType> {
+    values: PrimitiveArray<T>,
     /// `None` when every value is present.
-    valid: Option<&'a Bitmap>,
+    valid: Option<Bitmap>,
 }
 
-impl<'a, T: NativeType> Values<'a, T> {
-    fn of<P: PolarsNumericType<Native = T>>(ca: &'a ChunkedArray<P>) -> Values<'a, T> {
+impl<T: NativeType> Values<T> {
+    fn of<P: PolarsNumericType<Native = T>>(ca: &ChunkedArray<P>) -> Values<T> {
+        if ca.chunks().is_empty() {
+            // No rows: nothing to read (and no array to rechunk into).
+            return Values {
+                values: PrimitiveArray::from_vec(Vec::new()),
+                valid: None,
+            };
+        }
+        let ca = ca.rechunk();
         let array = ca.downcast_as_array();
         Values {
-            values: array.values(),
-            valid: array.validity().filter(|v| v.unset_bits() > 0),
+            values: array.clone(),
+            valid: array.validity().filter(|v| v.unset_bits() > 0).cloned(),
         }
     }
 
     // Always: `#[inline]` left it a call per value in `visit`'s long loop body.
     #[inline(always)]
     fn get(&self, i: usize) -> Option<T> {
-        match self.valid {
+        match &self.valid {
             Some(valid) if !valid.get_bit(i) => None,
-            _ => Some(self.values[i]),
+            _ => Some(self.values.value(i)),
         }
     }
 }
 
-/// A Boolean column of one chunk, by row index.
-struct Bits<'a> {
-    values: &'a Bitmap,
-    valid: Option<&'a Bitmap>,
+/// A Boolean column by row index, as one chunk (see [`Values`]).
+struct Bits {
+    values: Bitmap,
+    valid: Option<Bitmap>,
 }
 
-impl<'a> Bits<'a> {
-    fn of(ca: &'a BooleanChunked) -> Bits<'a> {
+impl Bits {
+    fn of(ca: &BooleanChunked) -> Bits {
+        if ca.chunks().is_empty() {
+            return Bits {
+                values: Bitmap::new(),
+                valid: None,
+            };
+        }
+        let ca = ca.rechunk();
         let array = ca.downcast_as_array();
         Bits {
-            values: array.values(),
-            valid: array.validity().filter(|v| v.unset_bits() > 0),
+            values: array.values().clone(),
+            valid: array.validity().filter(|v| v.unset_bits() > 0).cloned(),
         }
     }
 
     #[inline(always)]
     fn get(&self, i: usize) -> Option<bool> {
-        match self.valid {
+        match &self.valid {
             Some(valid) if !valid.get_bit(i) => None,
             _ => Some(self.values.get_bit(i)),
         }

@@ -105,8 +105,6 @@ pub enum Halt {
 struct Timed {
     inner: Box<dyn Agent>,
     timing: bool,
-    /// `timing`, or a tracer: whether a decision goes through [`Timed::measured`].
-    watched: bool,
     /// Clock ticks spent deciding this round (converted to nanoseconds when recorded).
     ticks: u64,
     /// The unit's trace, when it is traced.
@@ -121,7 +119,7 @@ impl Timed {
         f: impl FnOnce(&mut dyn Agent) -> Result<T, AgentError>,
         choice: impl FnOnce(&T) -> Choice,
     ) -> Result<T, AgentError> {
-        if !self.watched {
+        if !self.timing && self.tracer.is_none() {
             return f(&mut *self.inner);
         }
         self.measured(obs, f, choice)
@@ -232,7 +230,6 @@ impl Lineup<'_> {
                 Timed {
                     inner: def.recipe.build(&def.id),
                     timing: false,
-                    watched: tracer.is_some(),
                     ticks: 0,
                     tracer: tracer.clone(),
                 }
@@ -279,7 +276,6 @@ impl Lineup<'_> {
             for agent in &mut agents {
                 agent.ticks = 0;
                 agent.timing = timed;
-                agent.watched = timed || agent.tracer.is_some();
             }
             let streams: &mut dyn Streams = match (&mut python, &mut chacha) {
                 (Some(p), _) => p,
