@@ -243,6 +243,28 @@ fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
     assert!(md2.contains("## Sequential test"), "{md2}");
 }
 
+/// A sequential stage cut to one deal (`--rounds 1`, a first try of a scenario): one unit has
+/// no spread, so no interval for its score; the run, its report and the next stage go on (the
+/// interval was NaN, written to `sequential.json` as null, and the run died reading it back).
+#[test]
+fn a_sequential_stage_of_one_deal_runs_and_reports() {
+    let dir = tmp();
+    let file = scenario(dir.path(), "s.yaml", &strong(5000));
+    let out = dir.path().join("out");
+    let t = go(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--rounds",
+        "1",
+    ]);
+    let o = outcome(&out.join("test"));
+    assert_eq!(o.matches, 1, "{t}");
+    assert!(out.join("after/summary.csv").is_file(), "{t}");
+    let md = std::fs::read_to_string(out.join("test/report.md")).unwrap();
+    assert!(md.contains("Score: ") && md.contains("[n/a, n/a]"), "{md}");
+}
+
 /// Two copies of the same agent under different ids: never H1 (H0, or undecided).
 #[test]
 fn identical_agents_are_not_told_apart() {

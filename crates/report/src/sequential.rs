@@ -117,10 +117,11 @@ pub fn markdown(o: &Outcome) -> String {
         .collect();
     out.push_str(&format!("Scores ({unit}): {}\n", dist.join(", ")));
     if let Some(e) = &o.estimate {
-        out.push_str(&format!(
-            "Score: {:.4} [{:.4}, {:.4}]\n",
-            e.score, e.score_ci95[0], e.score_ci95[1]
-        ));
+        let ci = |i: usize| {
+            e.score_ci95
+                .map_or("n/a".into(), |c| format!("{:.4}", c[i]))
+        };
+        out.push_str(&format!("Score: {:.4} [{}, {}]\n", e.score, ci(0), ci(1)));
         out.push_str(&format!(
             "Elo: {} [{}, {}]   nElo: {} [{}, {}]\n",
             signed(e.elo, 1),

@@ -496,7 +496,8 @@ pub fn sequential(
 pub struct Estimate {
     pub units: u64,
     pub score: f64,
-    pub score_ci95: [f64; 2],
+    /// `None` with a single unit (no spread to estimate; JSON has no NaN to write).
+    pub score_ci95: Option<[f64; 2]>,
     /// `-400·log10(1/s - 1)` of the score (two players: the Elo difference; several: of the
     /// head-to-head score against the baseline); `None` where the score is 0 or 1.
     pub elo: Option<f64>,
@@ -532,7 +533,7 @@ pub fn estimate(scores: &[f64], reference: f64, games_per_unit: f64) -> Option<E
     Some(Estimate {
         units: scores.len() as u64,
         score: mean,
-        score_ci95: ci,
+        score_ci95: se.is_finite().then_some(ci),
         elo: finite(logistic_elo(mean)),
         elo_ci95: [
             finite(logistic_elo(ci[0].clamp(0.0, 1.0))),
@@ -1095,7 +1096,13 @@ mod tests {
         let e = estimate(&[1.0, 0.5, 0.5, 1.0], 0.5, 2.0).unwrap();
         assert_eq!(e.score, 0.75);
         assert!((e.elo.unwrap() - 190.848_501_887_864_98).abs() < 1e-9);
-        assert!(e.score_ci95[0] < 0.75 && e.score_ci95[1] > 0.75);
+        let ci = e.score_ci95.unwrap();
+        assert!(ci[0] < 0.75 && ci[1] > 0.75);
+        // One unit: no interval (it was NaN, written to JSON as null and not read back).
+        let one = estimate(&[1.0], 0.5, 2.0).unwrap();
+        assert_eq!(one.score_ci95, None);
+        let json = serde_json::to_string(&one).unwrap();
+        assert_eq!(serde_json::from_str::<Estimate>(&json).unwrap(), one);
         assert!(e.nelo.unwrap() > 0.0);
     }
 }
