@@ -246,3 +246,135 @@ fn an_oracle_without_the_hands_is_an_error() {
         .unwrap_err();
     assert!(err.to_string().contains("not shown the hands"), "{err}");
 }
+
+/// Every event of a round, as text, with the state each was seen in.
+#[derive(Default)]
+struct Events(Vec<String>);
+
+impl dhumbal::game::Observer for Events {
+    fn event(&mut self, state: &dhumbal::game::RoundState, event: &dhumbal::game::Event) {
+        self.0.push(format!("{event:?} {state:?}"));
+    }
+}
+
+/// `stop_when_decided` (the default) ends a search once no other root action could catch up
+/// with the most visited one in the simulations left: the same deals played with it and
+/// without it go exactly alike (every event, every state, every outcome), for both selection
+/// rules, random and heuristic rollouts, several worlds per iteration, four and two players,
+/// while the searches that stop run fewer simulations. A rollout agent that keeps state from
+/// one simulation to the next (Opportunistic's risk) is never cut short: the simulations left
+/// out could change its later choices.
+#[test]
+fn a_search_stops_when_decided_and_plays_as_the_full_budget() {
+    use dhumbal::agents::{Heuristic, Rollout, SearchAgent, SearchParams, Style};
+    let rollouts = || {
+        [
+            ("random", Rollout::Random),
+            (
+                "aggressive",
+                Rollout::Heuristic(Heuristic::paper(Style::Aggressive)),
+            ),
+            (
+                "balanced",
+                Rollout::Heuristic(Heuristic::paper(Style::Balanced)),
+            ),
+            (
+                "opportunistic",
+                Rollout::Heuristic(Heuristic::paper(Style::Opportunistic)),
+            ),
+        ]
+    };
+    let configs = [
+        (
+            Preset::Paper,
+            SearchParams {
+                iterations: 200,
+                ..SearchParams::ismcts()
+            },
+        ),
+        (
+            Preset::Paper,
+            SearchParams {
+                iterations: 150,
+                reward: dhumbal::agents::search::Reward::Score,
+                ..SearchParams::mcts()
+            },
+        ),
+        (
+            Preset::Jhyap,
+            SearchParams {
+                iterations: 60,
+                determinizations: 3,
+                ..SearchParams::ismcts()
+            },
+        ),
+        (
+            Preset::Simplified2p,
+            SearchParams {
+                iterations: 300,
+                rollout_turns: 0,
+                ..SearchParams::ismcts()
+            },
+        ),
+    ];
+    let mut stopped_somewhere = 0;
+    for (preset, params) in configs {
+        let r = rules(preset);
+        let n = r.players();
+        for ((name, rollout), (_, twin)) in rollouts().into_iter().zip(rollouts()) {
+            let mut runs = Vec::new();
+            for (stop, rollout) in [(true, rollout), (false, twin)] {
+                let p = SearchParams {
+                    stop_when_decided: stop,
+                    ..params
+                };
+                let mut search = SearchAgent::new("search", p, rollout);
+                let mut others: Vec<Box<dyn Agent>> = (1..n)
+                    .map(|s| {
+                        let kind = ["balanced", "random", "opportunistic"][(s - 1) % 3];
+                        recipe(kind, json!({})).build(&format!("seat{s}"))
+                    })
+                    .collect();
+                let slots: Vec<u32> = (0..n as u32).collect();
+                let mut table = Table::new(r.clone());
+                let mut events = Events::default();
+                let mut outcomes = Vec::new();
+                let mut decisions = 0u64;
+                for deal in 0..6 {
+                    if table.game_over() {
+                        table = Table::new(r.clone());
+                    }
+                    let mut seats: Vec<&mut dyn Agent> = vec![&mut search];
+                    seats.extend(others.iter_mut().map(|a| &mut **a as &mut dyn Agent));
+                    let mut streams = ChaChaStreams::new(17, deal, &slots);
+                    let o = table
+                        .play_round(&mut seats, &mut streams, &mut events)
+                        .unwrap();
+                    decisions += u64::from(o.decisions[0]);
+                    outcomes.push(o);
+                }
+                runs.push((outcomes, events.0, search.simulations(), decisions));
+            }
+            let (with, without) = (&runs[0], &runs[1]);
+            let what = format!(
+                "{preset:?}, {:?} x {}, {name} rollouts",
+                params.selection, params.iterations
+            );
+            assert_eq!(with.0, without.0, "{what}: outcomes differ");
+            assert_eq!(with.1, without.1, "{what}: events differ");
+            let budget = u64::from(params.iterations * params.determinizations);
+            assert!(with.3 > 0, "{what}: the search never decided");
+            assert_eq!(without.2, budget * without.3, "{what}: the full budget");
+            if name == "opportunistic" {
+                assert_eq!(
+                    with.2, without.2,
+                    "{what}: a stateful rollout was cut short"
+                );
+            } else {
+                assert!(with.2 < without.2, "{what}: no search stopped early");
+                stopped_somewhere += 1;
+            }
+        }
+    }
+    assert_eq!(stopped_somewhere, 12);
+}

@@ -221,6 +221,13 @@ impl Heuristic {
         self.style
     }
 
+    /// Whether a decision can depend on what it kept from earlier ones: Opportunistic's risk
+    /// and call probability are set by its last call decision and persist (as in the paper's
+    /// code); the other styles keep nothing that a choice reads.
+    pub fn carries_state(&self) -> bool {
+        self.style == Style::Opportunistic
+    }
+
     fn wants_call(&mut self, obs: &Observation<'_>, rng: &mut dyn RandomSource) -> bool {
         let (p, draws) = self.call_rule(obs);
         self.call_probability_used = p;

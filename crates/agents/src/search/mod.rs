@@ -90,6 +90,11 @@ pub struct SearchParams {
     pub rollout_turns: u32,
     /// Search the true world instead of sampled ones (full information; an upper bound).
     pub oracle: bool,
+    /// Stop a decision's search once its choice is settled: when the most visited root action
+    /// leads every other by more visits than the simulations left, the rest of the budget
+    /// cannot change what is played (see [`Lead`]). Decisions are those of the full budget;
+    /// only an explanation's counts are those of the iterations played.
+    pub stop_when_decided: bool,
 }
 
 impl SearchParams {
@@ -108,6 +113,7 @@ impl SearchParams {
             // a third of the cost.
             rollout_turns: 20,
             oracle: false,
+            stop_when_decided: true,
         }
     }
 
@@ -136,6 +142,18 @@ pub enum Rollout {
 }
 
 impl Rollout {
+    /// Whether its choices depend on nothing it kept from earlier simulations: then the
+    /// simulations a search leaves out cannot change a later decision's. Opportunistic keeps
+    /// its risk and call probability from its last call decision (as the paper's code does),
+    /// and any other agent may keep state (a script, say).
+    fn stateless(&self) -> bool {
+        match self {
+            Rollout::Random => true,
+            Rollout::Heuristic(h) => !h.carries_state(),
+            Rollout::Agent(_) => false,
+        }
+    }
+
     fn name(&self) -> &str {
         match self {
             Rollout::Random => "random rollout",
@@ -164,6 +182,50 @@ pub struct SearchAgent {
     /// its tree stays in `tree` until the next search.
     last_iterations: u32,
     last_simulations: u64,
+    /// Whether the last search stopped before its budget because its choice was settled.
+    last_settled: bool,
+}
+
+/// The visits of the root's most visited child and the most visits of any other, kept as
+/// simulations end (each adds one visit to one root child), for
+/// [`SearchParams::stop_when_decided`].
+#[derive(Clone, Copy, Debug)]
+struct Lead {
+    leader: NodeId,
+    first: u32,
+    second: u32,
+}
+
+impl Lead {
+    const NONE: Lead = Lead {
+        leader: NodeId::MAX,
+        first: 0,
+        second: 0,
+    };
+
+    /// Root child `child` now has `visits` visits, one more than before.
+    #[inline]
+    fn visited(&mut self, child: NodeId, visits: u32) {
+        if child == self.leader {
+            self.first = visits;
+        } else if visits > self.first {
+            // The old leader had the most visits of all: now the most of any other.
+            self.second = self.first;
+            self.first = visits;
+            self.leader = child;
+        } else {
+            self.second = self.second.max(visits);
+        }
+    }
+
+    /// Whether the leader stays the most visited, strictly, whatever `left` more simulations
+    /// do: even if every one of them went to the runner-up (or to an action not tried yet,
+    /// which has none), it would end with fewer visits. The choice (most visits, then the
+    /// better mean, then the lower key) is then the leader's already.
+    #[inline]
+    fn settled(&self, left: u64) -> bool {
+        u64::from(self.first) > u64::from(self.second) + left
+    }
 }
 
 /// The root's actions and their children. The root is the observer's own decision, whose
@@ -200,6 +262,7 @@ impl SearchAgent {
             turns: 0,
             last_iterations: 0,
             last_simulations: 0,
+            last_settled: false,
         }
     }
 
@@ -249,6 +312,10 @@ impl SearchAgent {
         self.worlds
             .prepare(obs, p.oracle)
             .map_err(|e| AgentError(format!("{}: {e}", self.name)))?;
+        let settles = p.stop_when_decided && self.rollout.stateless();
+        let budget = u64::from(p.iterations.max(1)) * u64::from(p.determinizations.max(1));
+        let mut lead = Lead::NONE;
+        self.last_settled = false;
         'outer: for _ in 0..p.iterations.max(1) {
             self.last_iterations += 1;
             for _ in 0..p.determinizations.max(1) {
@@ -281,6 +348,16 @@ impl SearchAgent {
                 let rewards = rewards(&outcome, obs, &p);
                 self.backpropagate(&rewards);
                 self.simulations += 1;
+                if let Some(&child) = self.path.first() {
+                    lead.visited(child, self.tree.node(child).visits);
+                }
+            }
+            let played = self.simulations - simulations_before;
+            // One legal action (the root's actions are the same in every world): no choice.
+            let only = self.root.ready && self.root.options.len() == 1;
+            if settles && (only || lead.settled(budget - played)) {
+                self.last_settled = played < budget;
+                break 'outer;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 break 'outer;
@@ -359,6 +436,12 @@ impl SearchAgent {
             },
             self.tree.len()
         )];
+        if self.last_settled {
+            notes.push(format!(
+                "stopped after {} of {} iterations: no other action could catch up with the most visited (stop_when_decided; the full budget plays the same)",
+                self.last_iterations, p.iterations
+            ));
+        }
         notes.push(format!(
             "{} selection, exploration {}, reward {}, rollout {}{}; plays the most visited root action",
             match p.selection {
@@ -987,6 +1070,12 @@ impl crate::family::Family for SearchFamily {
                 d.oracle,
                 "see every hand (full information): an upper bound on what hidden cards cost",
             ),
+            Param::new(
+                "stop_when_decided",
+                ParamType::Bool,
+                d.stop_when_decided,
+                "stop once no other action can catch up with the most visited: the same decisions as the full budget, faster (false: play every iteration, as explanations then count)",
+            ),
         ]
     }
 
@@ -1031,6 +1120,7 @@ impl SearchFamily {
             reward_scale: entry.f64("reward_scale"),
             rollout_turns: entry.u32("rollout_turns"),
             oracle: entry.bool("oracle"),
+            stop_when_decided: entry.bool("stop_when_decided"),
         }
     }
 
@@ -1083,6 +1173,7 @@ impl crate::family::Recipe for SearchRecipe {
                 "rollout" => Value::Object(self.rollout.describe()),
                 "rollout_turns" => Value::from(p.rollout_turns),
                 "oracle" => Value::from(p.oracle),
+                "stop_when_decided" => Value::from(p.stop_when_decided),
                 _ => Value::Null,
             },
         )
