@@ -499,6 +499,22 @@ fn impossible_rules_and_sample_sizes() {
         "name: x\nseed: 1\ndeals: 2000000\nsession: 2000000\n{AGENTS4}"
     ));
     assert!(t.contains("at most 1048575 rounds per session"), "{t}");
+    // Sessions that --rounds does not fill: the message names --rounds, not the file's deals.
+    let o = run(&[
+        "scenarios/paper/table1.yaml",
+        "--rounds",
+        "1",
+        "--out",
+        "/nonexistent",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "`session`: --rounds 1 does not divide into sessions of 1024 rounds; give --rounds a multiple of 1024"
+        ),
+        "{}",
+        text(&o)
+    );
     let t = bad(&format!("name: x\nseed: -3\ndeals: 10\n{AGENTS4}"));
     assert!(
         t.contains("bad.yaml:2:7: `seed`: expected a whole number, 0 or more"),

@@ -838,7 +838,11 @@ impl Resolver<'_> {
                     Some(0) => self.problem(&at("deals"), "must be at least 1"),
                     Some(d) if s > 0 && d % u64::from(s) != 0 => self.problem(
                         &at("session"),
-                        format!("{d} deals do not divide into sessions of {s} rounds"),
+                        if overrides.rounds.is_some() {
+                            format!("--rounds {d} does not divide into sessions of {s} rounds; give --rounds a multiple of {s}")
+                        } else {
+                            format!("{d} deals do not divide into sessions of {s} rounds")
+                        },
                     ),
                     Some(d) if s > 0 => {
                         matches = d / u64::from(s);
