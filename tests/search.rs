@@ -378,3 +378,15 @@ fn a_search_stops_when_decided_and_plays_as_the_full_budget() {
     }
     assert_eq!(stopped_somewhere, 12);
 }
+
+/// `stop_when_decided` changes no decision, so a description (what manifests show and scenario
+/// hashes are made of) names it only when it is turned off: runs started before it existed
+/// keep their hash, and resume and merge as before.
+#[test]
+fn stop_when_decided_is_described_only_when_off() {
+    let on = recipe("ismcts", json!({"iterations": 50})).describe();
+    assert!(on["params"].get("stop_when_decided").is_none(), "{on:?}");
+    assert_eq!(on["params"]["iterations"], 50);
+    let off = recipe("mcts", json!({"stop_when_decided": false})).describe();
+    assert_eq!(off["params"]["stop_when_decided"], false, "{off:?}");
+}

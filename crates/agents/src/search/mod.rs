@@ -182,8 +182,16 @@ pub struct SearchAgent {
     /// its tree stays in `tree` until the next search.
     last_iterations: u32,
     last_simulations: u64,
-    /// Whether the last search stopped before its budget because its choice was settled.
-    last_settled: bool,
+    /// Why the last search stopped before its budget, if it did: its choice was settled (a
+    /// lead no other action could make up), or it had one legal action.
+    last_settled: Option<Settled>,
+}
+
+/// Why a search stopped before its budget ([`SearchParams::stop_when_decided`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Settled {
+    Lead,
+    OnlyAction,
 }
 
 /// The visits of the root's most visited child and the most visits of any other, kept as
@@ -262,7 +270,7 @@ impl SearchAgent {
             turns: 0,
             last_iterations: 0,
             last_simulations: 0,
-            last_settled: false,
+            last_settled: None,
         }
     }
 
@@ -315,7 +323,7 @@ impl SearchAgent {
         let settles = p.stop_when_decided && self.rollout.stateless();
         let budget = u64::from(p.iterations.max(1)) * u64::from(p.determinizations.max(1));
         let mut lead = Lead::NONE;
-        self.last_settled = false;
+        self.last_settled = None;
         'outer: for _ in 0..p.iterations.max(1) {
             self.last_iterations += 1;
             for _ in 0..p.determinizations.max(1) {
@@ -356,7 +364,11 @@ impl SearchAgent {
             // One legal action (the root's actions are the same in every world): no choice.
             let only = self.root.ready && self.root.options.len() == 1;
             if settles && (only || lead.settled(budget - played)) {
-                self.last_settled = played < budget;
+                self.last_settled = (played < budget).then_some(if only {
+                    Settled::OnlyAction
+                } else {
+                    Settled::Lead
+                });
                 break 'outer;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -436,10 +448,16 @@ impl SearchAgent {
             },
             self.tree.len()
         )];
-        if self.last_settled {
+        if let Some(why) = self.last_settled {
             notes.push(format!(
-                "stopped after {} of {} iterations: no other action could catch up with the most visited (stop_when_decided; the full budget plays the same)",
-                self.last_iterations, p.iterations
+                "stopped after {} of {} iterations: {} (stop_when_decided; the full budget plays the same)",
+                self.last_iterations,
+                p.iterations,
+                match why {
+                    Settled::Lead =>
+                        "no other action could catch up with the most visited in the simulations left",
+                    Settled::OnlyAction => "the only legal action",
+                }
             ));
         }
         notes.push(format!(
@@ -1157,10 +1175,13 @@ impl crate::family::Recipe for SearchRecipe {
         self.rollout.sources()
     }
 
+    /// Every parameter but `stop_when_decided` at its default: it changes no decision, and a
+    /// description is what a run's scenario hash is made of (a run started before the
+    /// parameter existed resumes, shards and merges as before).
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value;
         let p = &self.params;
-        crate::family::describe_params(
+        let mut described = crate::family::describe_params(
             self.family.name,
             &crate::family::Family::params(&self.family),
             |param| match param.name {
@@ -1176,7 +1197,13 @@ impl crate::family::Recipe for SearchRecipe {
                 "stop_when_decided" => Value::from(p.stop_when_decided),
                 _ => Value::Null,
             },
-        )
+        );
+        if p.stop_when_decided
+            && let Some(Value::Object(params)) = described.get_mut("params")
+        {
+            params.remove("stop_when_decided");
+        }
+        described
     }
 
     fn build(&self, id: &str) -> Box<dyn Agent> {
