@@ -390,3 +390,95 @@ fn stop_when_decided_is_described_only_when_off() {
     let off = recipe("mcts", json!({"stop_when_decided": false})).describe();
     assert_eq!(off["params"]["stop_when_decided"], false, "{off:?}");
 }
+
+/// A search agent that keeps the notes of its decisions' explanations.
+struct Explaining {
+    inner: Box<dyn Agent>,
+    notes: Vec<String>,
+}
+
+impl Explaining {
+    fn keep(&mut self, obs: &dhumbal::game::Observation<'_>) {
+        if let Some(e) = self.inner.explain(obs) {
+            self.notes.extend(e.notes);
+        }
+    }
+}
+
+impl Agent for Explaining {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn call(
+        &mut self,
+        obs: &dhumbal::game::Observation<'_>,
+        rng: &mut dyn dhumbal::rng::RandomSource,
+    ) -> Result<bool, dhumbal::game::AgentError> {
+        let c = self.inner.call(obs, rng);
+        self.keep(obs);
+        c
+    }
+    fn discard(
+        &mut self,
+        obs: &dhumbal::game::Observation<'_>,
+        rng: &mut dyn dhumbal::rng::RandomSource,
+    ) -> Result<dhumbal::game::Discard, dhumbal::game::AgentError> {
+        let d = self.inner.discard(obs, rng);
+        self.keep(obs);
+        d
+    }
+    fn pick(
+        &mut self,
+        obs: &dhumbal::game::Observation<'_>,
+        rng: &mut dyn dhumbal::rng::RandomSource,
+    ) -> Result<dhumbal::game::Pick, dhumbal::game::AgentError> {
+        let p = self.inner.pick(obs, rng);
+        self.keep(obs);
+        p
+    }
+}
+
+/// A tuned agent file of a heuristic (as `tune` writes them) rolls out as that heuristic given
+/// inline: the same games, and the heuristic's rollout (no agent built, so its searches stop
+/// once settled, which a rollout agent the search cannot see into never does).
+#[test]
+fn a_tuned_heuristic_rolls_out_as_its_heuristic() {
+    let file = "scenarios/tuning/tuned/aggressive-paper-2p.json";
+    let entry: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(entry["kind"], "aggressive", "{entry}");
+    let r = rules(Preset::Paper);
+    let tuned = recipe(
+        "ismcts",
+        json!({"iterations": 200, "rollout": {"tuned": file}}),
+    );
+    let inline = recipe("ismcts", json!({"iterations": 200, "rollout": entry}));
+    let balanced = recipe("balanced", json!({}));
+    let a = play(&r, &[tuned.clone(), balanced.clone()], 6, 9);
+    assert_eq!(a, play(&r, &[inline, balanced.clone()], 6, 9));
+    let mut search = Explaining {
+        inner: tuned.build("search"),
+        notes: Vec::new(),
+    };
+    let mut others: Vec<Box<dyn Agent>> = (1..4)
+        .map(|s| balanced.build(&format!("seat{s}")))
+        .collect();
+    let mut table = Table::new(r.clone());
+    for deal in 0..3 {
+        let mut seats: Vec<&mut dyn Agent> = vec![&mut search];
+        seats.extend(others.iter_mut().map(|a| &mut **a as &mut dyn Agent));
+        let mut streams = ChaChaStreams::new(9, deal, &[0, 1, 2, 3]);
+        table.play_round(&mut seats, &mut streams, &mut ()).unwrap();
+    }
+    assert!(
+        search
+            .notes
+            .iter()
+            .any(|n| n.contains("rollout search/rollout")),
+        "{:?}",
+        search.notes
+    );
+    assert!(
+        search.notes.iter().any(|n| n.starts_with("stopped after")),
+        "a tuned heuristic's rollouts were not the heuristic's: no search stopped early"
+    );
+}

@@ -215,6 +215,13 @@ pub trait Recipe: Send + Sync {
         false
     }
 
+    /// The recipe whose agents this one builds, where it only wraps one (a `tuned:` agent
+    /// file, once tuned): a search looks through it for the rollout policies it plays
+    /// without building an agent (`random` and the paper's heuristics).
+    fn inner(&self) -> Option<&dyn Recipe> {
+        None
+    }
+
     /// The recipe for playing under other rules (a stage winner seated in a later stage),
     /// when it depends on the rules (a script compiled against them); `None` if it does not.
     fn for_rules(&self, _rules: &Arc<Rules>) -> Result<Option<Arc<dyn Recipe>>, String> {

@@ -213,6 +213,11 @@ impl Recipe for TunedRecipe {
         self.inner.as_ref().is_some_and(|r| r.searches())
     }
 
+    /// Its agents are its entry's (see `build`).
+    fn inner(&self) -> Option<&dyn Recipe> {
+        self.inner.as_deref()
+    }
+
     fn uniform_random(&self) -> bool {
         self.inner.as_ref().is_some_and(|r| r.uniform_random())
     }

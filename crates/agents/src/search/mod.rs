@@ -1208,12 +1208,18 @@ impl crate::family::Recipe for SearchRecipe {
 
     fn build(&self, id: &str) -> Box<dyn Agent> {
         let rollout_id = format!("{id}/rollout");
-        let rollout = if self.rollout.uniform_random() {
+        // Through a tuned agent file to its entry: a tuned heuristic rolls out as a heuristic
+        // (no dispatch, a glance instead of an observation, the settled stop).
+        let mut recipe: &dyn crate::family::Recipe = &*self.rollout;
+        while let Some(inner) = recipe.inner() {
+            recipe = inner;
+        }
+        let rollout = if recipe.uniform_random() {
             Rollout::Random
-        } else if let Some(h) = Heuristic::from_recipe(&*self.rollout, &rollout_id) {
+        } else if let Some(h) = Heuristic::from_recipe(recipe, &rollout_id) {
             Rollout::Heuristic(h)
         } else {
-            Rollout::Agent(self.rollout.build(&rollout_id))
+            Rollout::Agent(recipe.build(&rollout_id))
         };
         Box::new(SearchAgent::new(id, self.params, rollout))
     }
