@@ -262,8 +262,8 @@ impl dhumbal::game::Observer for Events {
 /// without it go exactly alike (every event, every state, every outcome), for both selection
 /// rules, random and heuristic rollouts, several worlds per iteration, four and two players,
 /// while the searches that stop run fewer simulations. A rollout agent that keeps state from
-/// one simulation to the next (Opportunistic's risk) is never cut short: the simulations left
-/// out could change its later choices.
+/// one simulation to the next (Opportunistic's risk), or may (any agent the search builds), is
+/// never cut short: the simulations left out could change its later choices.
 #[test]
 fn a_search_stops_when_decided_and_plays_as_the_full_budget() {
     use dhumbal::agents::{Heuristic, Rollout, SearchAgent, SearchParams, Style};
@@ -279,8 +279,18 @@ fn a_search_stops_when_decided_and_plays_as_the_full_budget() {
                 Rollout::Heuristic(Heuristic::paper(Style::Balanced)),
             ),
             (
+                "conservative",
+                Rollout::Heuristic(Heuristic::paper(Style::Conservative)),
+            ),
+            (
                 "opportunistic",
                 Rollout::Heuristic(Heuristic::paper(Style::Opportunistic)),
+            ),
+            // Any other agent (here a random one, built as an agent): the search cannot see
+            // whether it keeps state, so it plays every iteration.
+            (
+                "an agent",
+                Rollout::Agent(Box::new(dhumbal::agents::RandomAgent::new("rollout"))),
             ),
         ]
     };
@@ -365,10 +375,10 @@ fn a_search_stops_when_decided_and_plays_as_the_full_budget() {
             let budget = u64::from(params.iterations * params.determinizations);
             assert!(with.3 > 0, "{what}: the search never decided");
             assert_eq!(without.2, budget * without.3, "{what}: the full budget");
-            if name == "opportunistic" {
+            if name == "opportunistic" || name == "an agent" {
                 assert_eq!(
                     with.2, without.2,
-                    "{what}: a stateful rollout was cut short"
+                    "{what}: a rollout that may keep state was cut short"
                 );
             } else {
                 assert!(with.2 < without.2, "{what}: no search stopped early");
@@ -376,7 +386,7 @@ fn a_search_stops_when_decided_and_plays_as_the_full_budget() {
             }
         }
     }
-    assert_eq!(stopped_somewhere, 12);
+    assert_eq!(stopped_somewhere, 16);
 }
 
 /// `stop_when_decided` changes no decision, so a description (what manifests show and scenario
