@@ -118,8 +118,9 @@ fn bench_with(label: &str, params: SearchParams, rollout: dhumbal::agents::Rollo
     let p95 = t[((t.len() as f64 * 0.95) as usize).min(t.len() - 1)];
     let search_time: f64 = t.iter().sum::<f64>() / 1e3;
     println!(
-        "{label:<44} {:>6} decisions  mean {mean:>8.3} ms  p95 {p95:>8.3} ms  {:>10.0} simulations/s  {:>5.1} turns/simulation  last tree {:>6} nodes  ({rounds} rounds, {wall:.1} s)",
+        "{label:<44} {:>6} decisions  mean {mean:>8.3} ms  p95 {p95:>8.3} ms  {:>7.0} simulations/decision  {:>10.0} simulations/s  {:>5.1} turns/simulation  last tree {:>6} nodes  ({rounds} rounds, {wall:.1} s)",
         t.len(),
+        sims as f64 / t.len() as f64,
         sims as f64 / search_time,
         turns as f64 / sims as f64,
         timed.inner.tree_size(),
