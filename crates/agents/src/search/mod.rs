@@ -182,16 +182,9 @@ pub struct SearchAgent {
     /// its tree stays in `tree` until the next search.
     last_iterations: u32,
     last_simulations: u64,
-    /// Why the last search stopped before its budget, if it did: its choice was settled (a
-    /// lead no other action could make up), or it had one legal action.
-    last_settled: Option<Settled>,
-}
-
-/// Why a search stopped before its budget ([`SearchParams::stop_when_decided`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Settled {
-    Lead,
-    OnlyAction,
+    /// Whether the last search stopped before its budget because its choice was settled (a
+    /// time limit also stops it early; the root's options say whether it had only one).
+    last_settled: bool,
 }
 
 /// The visits of the root's most visited child and the most visits of any other, kept as
@@ -270,7 +263,7 @@ impl SearchAgent {
             turns: 0,
             last_iterations: 0,
             last_simulations: 0,
-            last_settled: None,
+            last_settled: false,
         }
     }
 
@@ -323,7 +316,7 @@ impl SearchAgent {
         let settles = p.stop_when_decided && self.rollout.stateless();
         let budget = u64::from(p.iterations.max(1)) * u64::from(p.determinizations.max(1));
         let mut lead = Lead::NONE;
-        self.last_settled = None;
+        self.last_settled = false;
         'outer: for _ in 0..p.iterations.max(1) {
             self.last_iterations += 1;
             for _ in 0..p.determinizations.max(1) {
@@ -364,11 +357,7 @@ impl SearchAgent {
             // One legal action (the root's actions are the same in every world): no choice.
             let only = self.root.ready && self.root.options.len() == 1;
             if settles && (only || lead.settled(budget - played)) {
-                self.last_settled = (played < budget).then_some(if only {
-                    Settled::OnlyAction
-                } else {
-                    Settled::Lead
-                });
+                self.last_settled = played < budget;
                 break 'outer;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -448,15 +437,15 @@ impl SearchAgent {
             },
             self.tree.len()
         )];
-        if let Some(why) = self.last_settled {
+        if self.last_settled {
             notes.push(format!(
-                "stopped after {} of {} iterations: {} (stop_when_decided; the full budget plays the same)",
+                "stopped after {} of {} iterations: {} (stop_when_decided: the full budget plays the same)",
                 self.last_iterations,
                 p.iterations,
-                match why {
-                    Settled::Lead =>
-                        "no other action could catch up with the most visited in the simulations left",
-                    Settled::OnlyAction => "the only legal action",
+                if self.root.options.len() == 1 {
+                    "the only legal action"
+                } else {
+                    "no other action could catch up with the most visited"
                 }
             ));
         }
