@@ -51,6 +51,7 @@ use std::path::Path;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
+use rand_distr::{Binomial, Distribution};
 use serde::Serialize;
 
 use super::analyze::StageAnalysis;
@@ -889,22 +890,59 @@ fn data_of(agents: usize, units: &[Unit], model: Model) -> Result<Data, RatingEr
 /// Whether comparisons are strongly connected; if not, a group that never lost to the rest.
 type Connected = Result<(), Vec<usize>>;
 
-/// Draws a stratum's units with replacement: `m` times a uniform index into its units sorted
-/// by pattern (patterns numbered as they first appear in the records, whose order is fixed),
-/// each by Lemire's multiply-and-shift with rejection (no modulo bias). A table on the top 12 bits
-/// of the random word answers most draws without reading the units (where all indices those
-/// bits can give fall on one pattern): the same draws, faster.
-struct Sampler {
-    sorted: Vec<u32>,
-    table: Vec<u32>,
+/// Draws a stratum's units with replacement, as the counts per pattern that `m` uniform draws
+/// of a unit give (a resample's statistics depend on nothing else). Two exact ways to the same
+/// distribution (the multinomial of `m` draws over the patterns, each as likely as its share of
+/// the units), the cheaper chosen from the data alone ([`Sampler::new`]):
+///
+/// - **by pattern**, when the stratum has few patterns for its units (at most one per
+///   [`UNITS_PER_PATTERN`] units, as in a long run of one seating): the counts one after
+///   another from binomials, pattern `i`'s count `Binomial(left, m_i / M_i)` of the `left`
+///   draws not yet given to the patterns before it, `M_i` their multiplicity (rand_distr's
+///   BINV and BTPE, exact up to rounding), the last pattern taking the rest: a few draws per
+///   pattern instead of one per unit (a million one-round units of 52 finishing orders: the
+///   report of `table1-million.yaml` 0.64-0.76 s against 0.82-0.88 s);
+/// - **by unit**, otherwise: `m` times a uniform index into the units sorted by pattern
+///   (patterns numbered as they first appear in the records, whose order is fixed), each by
+///   Lemire's multiply-and-shift with rejection (no modulo bias). A table on the top 12 bits of
+///   the random word answers most draws without reading the units (where all indices those bits
+///   can give fall on one pattern): the same draws, faster.
+enum Sampler {
+    ByPattern {
+        /// Patterns in the order they first appear, with their multiplicities.
+        patterns: Vec<(u32, u64)>,
+        units: u64,
+    },
+    ByUnit {
+        sorted: Vec<u32>,
+        table: Vec<u32>,
+    },
 }
 
 const TABLE_BITS: u32 = 12;
 
+/// A stratum is drawn by pattern when it has at least this many units per pattern: a binomial
+/// draw costs some 50 to 150 ns here, a unit's uniform draw about 2.
+const UNITS_PER_PATTERN: usize = 256;
+
 impl Sampler {
+    /// The cheaper way for a stratum's units (pattern numbers).
     fn new(units: &[u32]) -> Sampler {
         let mut sorted = units.to_vec();
         sorted.sort_unstable();
+        let patterns = runs(&sorted);
+        if !sorted.is_empty() && patterns.len() * UNITS_PER_PATTERN <= sorted.len() {
+            Sampler::ByPattern {
+                patterns,
+                units: sorted.len() as u64,
+            }
+        } else {
+            Sampler::by_unit(sorted)
+        }
+    }
+
+    /// Draws by unit, from the units sorted by pattern.
+    fn by_unit(sorted: Vec<u32>) -> Sampler {
         let m = sorted.len() as u64;
         let shift = 32 - TABLE_BITS;
         let table = if m == 0 {
@@ -922,29 +960,64 @@ impl Sampler {
                 })
                 .collect()
         };
-        Sampler { sorted, table }
+        Sampler::ByUnit { sorted, table }
     }
 
     /// Adds one resample's draws to `counts` (per pattern).
     fn draw(&self, rng: &mut ChaCha8Rng, counts: &mut [u32]) {
-        let n = self.sorted.len() as u32;
-        for _ in 0..n {
-            let mut x = rng.next_u32();
-            let mut m = u64::from(x) * u64::from(n);
-            if (m as u32) < n {
-                let floor = n.wrapping_neg() % n;
-                while (m as u32) < floor {
-                    x = rng.next_u32();
-                    m = u64::from(x) * u64::from(n);
+        match self {
+            Sampler::ByPattern { patterns, units } => {
+                let (mut left, mut mass) = (*units, *units);
+                let Some(((last, _), rest)) = patterns.split_last() else {
+                    return;
+                };
+                for &(p, m) in rest {
+                    if left == 0 {
+                        break;
+                    }
+                    let share = m as f64 / mass as f64;
+                    let c = Binomial::new(left, share.min(1.0))
+                        .expect("a share of the units is a probability")
+                        .sample(rng);
+                    counts[p as usize] += c as u32;
+                    left -= c;
+                    mass -= m;
+                }
+                counts[*last as usize] += left as u32;
+            }
+            Sampler::ByUnit { sorted, table } => {
+                let n = sorted.len() as u32;
+                for _ in 0..n {
+                    let mut x = rng.next_u32();
+                    let mut m = u64::from(x) * u64::from(n);
+                    if (m as u32) < n {
+                        let floor = n.wrapping_neg() % n;
+                        while (m as u32) < floor {
+                            x = rng.next_u32();
+                            m = u64::from(x) * u64::from(n);
+                        }
+                    }
+                    let p = match table[(x >> (32 - TABLE_BITS)) as usize] {
+                        u32::MAX => sorted[(m >> 32) as usize],
+                        p => p,
+                    };
+                    counts[p as usize] += 1;
                 }
             }
-            let p = match self.table[(x >> (32 - TABLE_BITS)) as usize] {
-                u32::MAX => self.sorted[(m >> 32) as usize],
-                p => p,
-            };
-            counts[p as usize] += 1;
         }
     }
+}
+
+/// The distinct values of a sorted list with how often each occurs.
+fn runs(sorted: &[u32]) -> Vec<(u32, u64)> {
+    let mut runs: Vec<(u32, u64)> = Vec::new();
+    for &p in sorted {
+        match runs.last_mut() {
+            Some((q, m)) if *q == p => *m += 1,
+            _ => runs.push((p, 1)),
+        }
+    }
+    runs
 }
 
 /// `Ok` when the directed graph `beats` (n×n, row beats column; restricted to `present`) is
@@ -1866,5 +1939,89 @@ pub fn with_overview(
     match text.find("## Definitions") {
         Some(at) => format!("{}{section_text}{}", &text[..at], &text[at..]),
         None => text + section_text.as_str(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both ways of drawing a resample give the multinomial of `m` uniform draws of a unit:
+    /// every resample keeps the stratum's size, and over many resamples each pattern's count
+    /// has mean `m·p`, variance `m·p·(1-p)` and covariance `-m·p·q` with another (p, q: the
+    /// patterns' shares). A chain that took pattern `i`'s share of all units rather than of
+    /// the units left (`m_i / m`), or of the draws left, fails the means by far.
+    #[test]
+    fn both_samplers_draw_the_multinomial() {
+        let mult = [600u64, 300, 100, 24];
+        let units: Vec<u32> = mult
+            .iter()
+            .enumerate()
+            .flat_map(|(p, &k)| std::iter::repeat_n(p as u32, k as usize))
+            .collect();
+        let m = units.len() as f64;
+        let by_pattern = Sampler::new(&units);
+        assert!(matches!(by_pattern, Sampler::ByPattern { .. }));
+        let by_unit = Sampler::by_unit(units.clone());
+        // A few units of many patterns are drawn by unit.
+        assert!(matches!(
+            Sampler::new(&[0, 1, 2, 2]),
+            Sampler::ByUnit { .. }
+        ));
+        for sampler in [by_pattern, by_unit] {
+            let resamples = 20_000;
+            let mut rng = ChaCha8Rng::seed_from_u64(7);
+            let (mut sum, mut sq, mut cross) = ([0f64; 4], [0f64; 4], 0f64);
+            for _ in 0..resamples {
+                let mut counts = [0u32; 4];
+                sampler.draw(&mut rng, &mut counts);
+                assert_eq!(counts.iter().map(|&c| u64::from(c)).sum::<u64>(), 1024);
+                for p in 0..4 {
+                    let c = f64::from(counts[p]);
+                    sum[p] += c;
+                    sq[p] += c * c;
+                }
+                cross += f64::from(counts[0]) * f64::from(counts[1]);
+            }
+            let r = f64::from(resamples);
+            for p in 0..4 {
+                let share = mult[p] as f64 / m;
+                let (mean, var) = (sum[p] / r, sq[p] / r - (sum[p] / r).powi(2));
+                let want = m * share * (1.0 - share);
+                // Five standard errors of the mean; the variance within 5%.
+                assert!(
+                    (mean - m * share).abs() < 5.0 * (want / r).sqrt(),
+                    "pattern {p}: mean {mean}, want {}",
+                    m * share
+                );
+                assert!(
+                    (var / want - 1.0).abs() < 0.05,
+                    "pattern {p}: variance {var}, want {want}"
+                );
+            }
+            let cov = cross / r - (sum[0] / r) * (sum[1] / r);
+            let want = -m * (600.0 / m) * (300.0 / m);
+            assert!(
+                (cov / want - 1.0).abs() < 0.06,
+                "covariance {cov}, want {want}"
+            );
+        }
+    }
+
+    /// One pattern, or patterns given in any order: the counts still sum to the units.
+    #[test]
+    fn by_pattern_edge_cases() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let one = Sampler::new(&[3; 300]);
+        let mut counts = [0u32; 4];
+        one.draw(&mut rng, &mut counts);
+        assert_eq!(counts, [0, 0, 0, 300]);
+        let mut units: Vec<u32> = (0..2048).map(|i| [2, 0, 1][i % 3]).collect();
+        units.reverse();
+        let s = Sampler::new(&units);
+        let mut counts = [0u32; 3];
+        s.draw(&mut rng, &mut counts);
+        assert_eq!(counts.iter().sum::<u32>(), 2048);
+        assert!(counts.iter().all(|&c| c > 500), "{counts:?}");
     }
 }
