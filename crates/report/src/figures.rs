@@ -15,7 +15,7 @@ use super::tables::ci_label;
 use dhumbal_plots::{self as plots, Band, HeatmapPanel, Interval, Width};
 
 /// Draws a figure with the title it is given ("" for none).
-pub type Draw = Box<dyn Fn(&str) -> anyhow::Result<plots::Figure>>;
+pub type Draw = Box<dyn Fn(&str) -> anyhow::Result<plots::Figure> + Send>;
 
 /// Where a figure goes in a stage's `report.md`. A figure is one declaration, a
 /// [`FigureSpec`] with its place: the page writes every drawn figure of a place at that
@@ -427,7 +427,7 @@ fn spec(
     place: Place,
     title: Option<String>,
     caption: String,
-    draw: impl Fn(&str) -> anyhow::Result<plots::Figure> + 'static,
+    draw: impl Fn(&str) -> anyhow::Result<plots::Figure> + Send + 'static,
 ) -> FigureSpec {
     FigureSpec {
         stem,
@@ -663,35 +663,62 @@ fn paper_title(key: &str) -> &'static str {
     }
 }
 
-/// Draws every figure into `dir`; a failure is recorded, not raised.
+/// Draws every figure into `dir`, on as many threads as the machine has (figures dealt out
+/// in turn; each its own files, so the outcome is the same on any number); a failure is
+/// recorded, not raised. Outcomes come in the order of `specs`.
 pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
-    specs
-        .into_iter()
-        .map(|f| {
-            // A bug in drawing must not take the run down with it: the records and the rest
-            // of the report are worth more than one figure.
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                (f.draw)(f.title.as_deref().unwrap_or("")).and_then(|fig| fig.write(dir, f.stem))
-            }))
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{}` panicked", f.stem)));
-            match result {
-                Ok(files) => FigureOutcome {
-                    stem: f.stem,
-                    place: f.place,
-                    caption: f.caption,
-                    files,
-                    error: None,
-                },
-                Err(e) => FigureOutcome {
-                    stem: f.stem,
-                    place: f.place,
-                    caption: f.caption,
-                    files: Vec::new(),
-                    error: Some(format!("{e:#}")),
-                },
-            }
-        })
-        .collect()
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, specs.len().max(1));
+    let mut dealt: Vec<Vec<(usize, FigureSpec)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, f) in specs.into_iter().enumerate() {
+        dealt[i % threads].push((i, f));
+    }
+    let mut drawn: Vec<(usize, FigureOutcome)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = dealt
+            .into_iter()
+            .map(|figures| {
+                scope.spawn(move || {
+                    figures
+                        .into_iter()
+                        .map(|(i, f)| (i, draw(f, dir)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("drawing catches its panics"))
+            .collect()
+    });
+    drawn.sort_by_key(|(i, _)| *i);
+    drawn.into_iter().map(|(_, o)| o).collect()
+}
+
+/// Draws one figure into `dir`.
+fn draw(f: FigureSpec, dir: &Path) -> FigureOutcome {
+    // A bug in drawing must not take the run down with it: the records and the rest of the
+    // report are worth more than one figure.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (f.draw)(f.title.as_deref().unwrap_or("")).and_then(|fig| fig.write(dir, f.stem))
+    }))
+    .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{}` panicked", f.stem)));
+    match result {
+        Ok(files) => FigureOutcome {
+            stem: f.stem,
+            place: f.place,
+            caption: f.caption,
+            files,
+            error: None,
+        },
+        Err(e) => FigureOutcome {
+            stem: f.stem,
+            place: f.place,
+            caption: f.caption,
+            files: Vec::new(),
+            error: Some(format!("{e:#}")),
+        },
+    }
 }
 
 /// A drawn figure in a page (its SVG, caption and the other formats), or the reason it could
