@@ -1585,6 +1585,37 @@ fn rows_from_the_dataset_and_from_csv_agree() {
                 .any(|r| r.starts_with(&format!("Row {{ slot: {slot},")))
         );
     }
+    // The parts' `agent` column is decoded by the report itself (not through Polars): every
+    // part, each row's slot as the rows above have it.
+    let slots: std::collections::HashMap<&str, u8> = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.as_str(), i as u8))
+        .collect();
+    let mut parts: Vec<_> = std::fs::read_dir(out.join("rounds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    parts.sort();
+    let mut decoded = Vec::new();
+    for part in &parts {
+        let slots = dhumbal::report::load::part_agents(part, &slots)
+            .unwrap()
+            .expect("a part this program wrote is decoded without Polars");
+        decoded.extend(slots);
+    }
+    let from_rows: Vec<u8> = parquet
+        .iter()
+        .map(|r| {
+            r["Row { slot: ".len()..]
+                .split(',')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(decoded, from_rows);
     // An agent the stage does not have is refused the same way from either file.
     for d in [&out, &csv_only] {
         let e = dhumbal::report::load::for_each_row(d, &agents[..3], |_| {}).unwrap_err();

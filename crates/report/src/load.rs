@@ -165,7 +165,20 @@ const NO_RECORDS: &str = "no records here (a rounds/ dataset, rounds.parquet or 
 fn for_each_frame(
     dir: &Path,
     columns: &[&str],
-    mut each: impl FnMut(&DataFrame, &Path) -> Result<()>,
+    each: impl FnMut(&DataFrame, &Path) -> Result<()>,
+) -> Result<()> {
+    let mut each = each;
+    for_each_frame_with(dir, columns, None, |df, path, _| each(df, path))
+}
+
+/// [`for_each_frame`], the `agent` column of the dataset's parts decoded here (as codes into
+/// its dictionary, and the dictionary's names: [`part_agents`]) and left out of the frame,
+/// when `slots` is given and the part allows it.
+fn for_each_frame_with(
+    dir: &Path,
+    columns: &[&str],
+    slots: Option<&HashMap<&str, u8>>,
+    mut each: impl FnMut(&DataFrame, &Path, Option<Vec<u8>>) -> Result<()>,
 ) -> Result<()> {
     let path = record_file(dir).ok_or_else(|| InputError::new(dir, NO_RECORDS))?;
     if path.is_dir() {
@@ -178,8 +191,19 @@ fn for_each_frame(
                 // Every part of one program has the same columns: the first is checked.
                 let _ = parquet_reader(&part.path)?;
             }
-            let df = read_parquet(&part.path, columns, None)?;
-            each(&df, &part.path)?;
+            let agents = match slots {
+                Some(slots) => part_agents(&part.path, slots)?,
+                None => None,
+            };
+            let df = match agents {
+                Some(_) => {
+                    let others: Vec<&str> =
+                        columns.iter().copied().filter(|&c| c != "agent").collect();
+                    read_parquet(&part.path, &others, None)?
+                }
+                None => read_parquet(&part.path, columns, None)?,
+            };
+            each(&df, &part.path, agents)?;
         }
     } else if is_parquet(&path) {
         let total = parquet_reader(&path)?
@@ -188,11 +212,15 @@ fn for_each_frame(
         let mut offset = 0;
         while offset < total {
             let len = SLICE_ROWS.min(total - offset);
-            each(&read_parquet(&path, columns, Some((offset, len)))?, &path)?;
+            each(
+                &read_parquet(&path, columns, Some((offset, len)))?,
+                &path,
+                None,
+            )?;
             offset += len;
         }
     } else {
-        each(&read_csv(&path, Some(columns))?, &path)?;
+        each(&read_csv(&path, Some(columns))?, &path, None)?;
     }
     Ok(())
 }
@@ -207,7 +235,19 @@ const BATCH_ROWS: usize = 1 << 15;
 /// report's pass over a million rounds otherwise waits for every part to be decoded, while a
 /// core sits idle. At most four batches exist at a time (being filled, being sent, waiting,
 /// being read), and they go back and forth between the threads rather than being made anew.
-pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -> Result<u64> {
+pub fn for_each_row(dir: &Path, agents: &[String], each: impl FnMut(&Row)) -> Result<u64> {
+    for_each_row_twice(dir, agents, each, None::<fn(&Row)>)
+}
+
+/// [`for_each_row`], with `then` (if any) also called on every row in unit order, on a thread
+/// of its own, a batch behind `each`: two passes over the same rows that need not wait for
+/// each other (the report's statistics, and the games its ratings are fitted to).
+pub fn for_each_row_twice(
+    dir: &Path,
+    agents: &[String],
+    mut each: impl FnMut(&Row),
+    then: Option<impl FnMut(&Row) + Send>,
+) -> Result<u64> {
     let slots: HashMap<&str, u8> = agents
         .iter()
         .enumerate()
@@ -229,11 +269,11 @@ pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -
                     gone: false,
                 };
                 let mut rows = 0u64;
-                let read = for_each_frame(dir, &READ, |df, path| {
+                let read = for_each_frame_with(dir, &READ, Some(slots), |df, path, agents| {
                     if out.gone {
                         return Err(InputError::new(path, "the rows are no longer wanted"));
                     }
-                    rows += visit(df, slots, path, &mut |row| out.push(row))?;
+                    rows += visit(df, agents, slots, path, &mut |row| out.push(row))?;
                     Ok(())
                 });
                 // The rows before an error too, as when they were visited in place.
@@ -241,11 +281,46 @@ pub fn for_each_row(dir: &Path, agents: &[String], mut each: impl FnMut(&Row)) -
                 read.map(|()| rows)
             })
             .expect("cannot start the thread that reads the records");
+        // The second pass: batches go on to it after `each`, and back to the reader from it.
+        let (onward, second) = match then {
+            Some(mut then) => {
+                let (onward, batches) = mpsc::sync_channel::<Vec<Row>>(1);
+                let give_back = give_back.clone();
+                let second = std::thread::Builder::new()
+                    .name("report-pass".into())
+                    .spawn_scoped(scope, move || {
+                        for mut batch in batches {
+                            batch.iter().for_each(&mut then);
+                            batch.clear();
+                            let _ = give_back.send(batch);
+                        }
+                    })
+                    .expect("cannot start the thread of the records' second pass");
+                (Some(onward), Some(second))
+            }
+            None => (None, None),
+        };
         for mut batch in filled {
             batch.iter().for_each(&mut each);
-            batch.clear();
-            // An error only when the reader has finished: the batch is not needed then.
-            let _ = give_back.send(batch);
+            match &onward {
+                // Gone only if the second pass panicked: its join below says so.
+                Some(onward) => {
+                    if onward.send(batch).is_err() {
+                        break;
+                    }
+                }
+                None => {
+                    batch.clear();
+                    // An error only when the reader has finished: the batch is not needed.
+                    let _ = give_back.send(batch);
+                }
+            }
+        }
+        drop(onward);
+        if let Some(second) = second
+            && let Err(panic) = second.join()
+        {
+            std::panic::resume_unwind(panic);
         }
         reader
             .join()
@@ -448,6 +523,7 @@ pub fn check_columns(path: &Path, names: &[String]) -> Result<()> {
 /// Walks one frame row by row.
 fn visit(
     df: &DataFrame,
+    agents: Option<Vec<u8>>,
     slots: &HashMap<&str, u8>,
     path: &Path,
     each: &mut impl FnMut(Row),
@@ -469,7 +545,16 @@ fn visit(
     };
     // The agent column by its codes when it is an `Enum` (as dhumbal-run writes it): each
     // category's name looked up once, not a string made per row.
-    let coded = agent_slots(df, slots, path)?;
+    let coded = match agents {
+        Some(agents) if agents.len() == df.height() => Some(agents.into_iter().map(Some).collect()),
+        Some(_) => {
+            return Err(InputError::new(
+                path,
+                "column `agent`: not as many values as the other columns",
+            ));
+        }
+        None => agent_slots(df, slots, path)?,
+    };
     let cols: HashMap<&str, polars_core::prelude::Column> = READ
         .iter()
         .filter(|&&name| !(name == "agent" && coded.is_some()))
@@ -708,6 +793,90 @@ fn agent_slots(
         read!(column.cat32().map_err(bad)?)
     }
     Ok(Some(out))
+}
+
+/// A dataset part's `agent` column as slots, decoded here from its pages: the dictionary's
+/// few names looked up once, each row's code mapped through them. Polars would turn every
+/// row's code into its string and hash that into its Enum, 0.15 of the 0.95 CPU-seconds of a
+/// million rounds' report. `None` where the column is not what this program writes (a
+/// dictionary of strings with u32 codes, no value missing): Polars reads it then, and says
+/// what is wrong with it if anything is.
+pub fn part_agents(path: &Path, slots: &HashMap<&str, u8>) -> Result<Option<Vec<u8>>> {
+    use polars_core::utils::arrow::array::{Array, DictionaryArray, Utf8ViewArray};
+    use polars_parquet::arrow::read as pq;
+    let bytes =
+        std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    let buffer = polars_buffer::Buffer::from(bytes);
+    let Ok(meta) = pq::read_metadata(&mut std::io::Cursor::new(buffer.clone())) else {
+        return Ok(None);
+    };
+    let Ok(schema) = pq::infer_schema(&meta) else {
+        return Ok(None);
+    };
+    let Some(field) = schema.get("agent") else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(meta.num_rows);
+    for group in &meta.row_groups {
+        let Some(&[index]) = group.columns_idxs_under_root_iter("agent") else {
+            return Ok(None);
+        };
+        let column = &group.parquet_columns()[index];
+        let Ok(pages) = pq::get_page_iterator(
+            column,
+            std::io::Cursor::new(buffer.clone()),
+            vec![],
+            usize::MAX,
+        ) else {
+            return Ok(None);
+        };
+        let decoded = pq::column_iter_to_arrays(
+            vec![pq::BasicDecompressor::new(pages, vec![])],
+            vec![&column.descriptor().descriptor.primitive_type],
+            field.clone(),
+            None,
+        );
+        let Ok((arrays, _)) = decoded else {
+            return Ok(None);
+        };
+        for array in arrays {
+            // Polars' Enum codes are as narrow as its categories allow (u8 up to 256).
+            macro_rules! codes {
+                ($($key:ty),+) => {
+                    'found: {
+                        $(if let Some(dict) = array.as_any().downcast_ref::<DictionaryArray<$key>>() {
+                            break 'found Some((dict.null_count(), dict.values(), dict.keys_values_iter().collect::<Vec<usize>>()));
+                        })+
+                        None
+                    }
+                };
+            }
+            let Some((missing, names, codes)) = codes!(u8, u16, u32) else {
+                return Ok(None);
+            };
+            let Some(names) = names.as_any().downcast_ref::<Utf8ViewArray>() else {
+                return Ok(None);
+            };
+            if missing > 0 || names.null_count() > 0 {
+                return Ok(None);
+            }
+            // A name's slot, looked up the first time a row uses it.
+            let mut table: Vec<Option<u8>> = vec![None; names.len()];
+            for code in codes {
+                let slot = match table.get(code) {
+                    Some(Some(slot)) => *slot,
+                    Some(None) => {
+                        let slot = slot_of(slots, names.value(code), path)?;
+                        table[code] = Some(slot);
+                        slot
+                    }
+                    None => return Ok(None),
+                };
+                out.push(slot);
+            }
+        }
+    }
+    Ok((out.len() == meta.num_rows).then_some(out))
 }
 
 /// Describes the stage in `dir`: from the run's `manifest.json` (in `dir` or its parent),

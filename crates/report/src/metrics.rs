@@ -177,7 +177,6 @@ pub struct Accumulator {
     cum_wins: Vec<f64>,
     cum_econ: Vec<f64>,
     stride: u64,
-    ratings: super::ratings::Collector,
 }
 
 impl Accumulator {
@@ -227,7 +226,6 @@ impl Accumulator {
             cum_wins: vec![0.0; n],
             cum_econ: vec![0.0; n],
             stride: 1,
-            ratings: super::ratings::Collector::new(info),
         }
     }
 
@@ -242,7 +240,6 @@ impl Accumulator {
             bail!("row for an unknown agent slot {}", row.slot);
         }
         self.group.push(*row);
-        self.ratings.push(row);
         self.acc.rows += 1;
         Ok(())
     }
@@ -263,7 +260,6 @@ impl Accumulator {
         if self.acc.checkpoints.last().is_none_or(|c| c.round != last) && last > 0 {
             self.checkpoint();
         }
-        self.acc.ratings = self.ratings.finish();
         Ok(self.acc)
     }
 
@@ -568,23 +564,34 @@ impl Accumulator {
 /// Runs the pass over a stage folder's records. Records that do not make sense (not grouped
 /// by round, more rows in a round than seats) and records without a single round are an
 /// [`InputError`] naming the record file.
+///
+/// The games the ratings are fitted to are collected from the same rows in a second pass on a
+/// thread of its own (`load::for_each_row_twice`), the same rows in the same order: on a
+/// million rounds it was a sixth of this pass's thread, which bounds the report's time.
 pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Accumulated> {
     let mut acc = Accumulator::new(info);
+    let mut games = super::ratings::Collector::new(info);
     let mut failure = None;
-    super::load::for_each_row(dir, &info.agents, |row| {
-        if failure.is_none()
-            && let Err(e) = acc.push(row)
-        {
-            failure = Some(e);
-        }
-    })?;
+    super::load::for_each_row_twice(
+        dir,
+        &info.agents,
+        |row| {
+            if failure.is_none()
+                && let Err(e) = acc.push(row)
+            {
+                failure = Some(e);
+            }
+        },
+        Some(|row: &Row| games.push(row)),
+    )?;
     let path = super::load::record_file(dir).unwrap_or_else(|| dir.to_path_buf());
     if let Some(e) = failure {
         return Err(InputError::new(&path, format!("{e:#}")).into());
     }
-    let acc = acc
+    let mut acc = acc
         .finish()
         .map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+    acc.ratings = games.finish();
     if acc.rounds == 0 {
         return Err(super::load::no_rounds(&path).into());
     }
