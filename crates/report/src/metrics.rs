@@ -402,9 +402,13 @@ impl Accumulator {
             }
         }
         block.groups += 1;
-        self.blocks.insert(deal, block);
-        if !self.points && self.blocks[&deal].groups >= self.arrangements {
-            self.flush(deal);
+        // A deal whose arrangements are all in is closed at once, without going back into the
+        // map of open deals (with one arrangement, every round: a million map insertions and
+        // removals fewer in a million-round report).
+        if !self.points && block.groups >= self.arrangements {
+            self.close(block);
+        } else {
+            self.blocks.insert(deal, block);
         }
         if self.acc.rounds.is_multiple_of(self.stride) {
             self.checkpoint();
@@ -485,9 +489,13 @@ impl Accumulator {
     /// Closes a deal: per-agent sums and counts go to the agents' unit accumulators and, for
     /// every pair that both played it, to the pair's.
     fn flush(&mut self, deal: u64) {
-        let Some(block) = self.blocks.remove(&deal) else {
-            return;
-        };
+        if let Some(block) = self.blocks.remove(&deal) {
+            self.close(block);
+        }
+    }
+
+    /// Closes a deal's block (see [`Accumulator::flush`]).
+    fn close(&mut self, block: Block) {
         self.acc.units += 1;
         let unit = |a: usize, k: usize| {
             let c = block.count[a * BLOCK_METRICS + k];
