@@ -234,7 +234,8 @@ const BATCH_ROWS: usize = 1 << 15;
 /// The records are read and turned into rows on a second thread, a batch ahead of `each`: the
 /// report's pass over a million rounds otherwise waits for every part to be decoded, while a
 /// core sits idle. At most four batches exist at a time (being filled, being sent, waiting,
-/// being read), and they go back and forth between the threads rather than being made anew.
+/// being read; two more with [`for_each_row_twice`]'s second pass), and they go back and forth
+/// between the threads rather than being made anew.
 pub fn for_each_row(dir: &Path, agents: &[String], each: impl FnMut(&Row)) -> Result<u64> {
     for_each_row_twice(dir, agents, each, None::<fn(&Row)>)
 }
