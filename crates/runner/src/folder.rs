@@ -180,10 +180,15 @@ pub fn join(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Resul
         ))
         .into())
     };
+    // Records first, then the source: a shard lands `source/` before it writes a record, so
+    // records of this study seen here have their source by the next look. The other order
+    // refused a shard whose sibling, starting with it, landed both between the two looks
+    // (seen once in the Slurm test: one of four shards of a fresh study failed).
+    let records = earlier_run(dir);
     if let Ok(saved) = saved_run(dir) {
         return check(&saved);
     }
-    if let Some(what) = earlier_run(dir) {
+    if let Some(what) = records {
         return Err(Refusal(format!(
             "--shard: {} holds {what} without its source/run.json; nothing was changed. Use \
              another --out for this study",
