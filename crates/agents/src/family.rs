@@ -107,12 +107,23 @@ pub struct Param {
     pub doc: &'static str,
     /// A check beyond the type (a range): the problem with a value, if any.
     pub valid: Option<fn(&Value) -> Option<&'static str>>,
+    /// Left out of an agent's description ([`describe_params`]) at its default: a parameter
+    /// that changes no decision, added after runs were made, whose scenario hash (made of
+    /// the descriptions) must stay so that they resume, shard and merge as before.
+    pub silent_at_default: bool,
 }
 
 impl Param {
     /// The same parameter with a check beyond its type.
     pub fn checked(mut self, valid: fn(&Value) -> Option<&'static str>) -> Param {
         self.valid = Some(valid);
+        self
+    }
+
+    /// The same parameter, left out of descriptions at its default (see
+    /// [`Param::silent_at_default`]).
+    pub fn silent_at_default(mut self) -> Param {
+        self.silent_at_default = true;
         self
     }
 
@@ -128,6 +139,7 @@ impl Param {
             default: Some(default.into()),
             doc,
             valid: None,
+            silent_at_default: false,
         }
     }
 
@@ -139,6 +151,7 @@ impl Param {
             default: None,
             doc,
             valid: None,
+            silent_at_default: false,
         }
     }
 }
@@ -477,7 +490,9 @@ pub fn describe_params(
     m.insert("kind".into(), Value::from(kind));
     let p: Map<String, Value> = params
         .iter()
-        .map(|p| (p.name.to_string(), value(p)))
+        .map(|p| (p, value(p)))
+        .filter(|(p, v)| !(p.silent_at_default && p.default.as_ref() == Some(v)))
+        .map(|(p, v)| (p.name.to_string(), v))
         .collect();
     m.insert("params".into(), Value::Object(p));
     m

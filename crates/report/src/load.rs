@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use polars_core::prelude::{BooleanChunked, ChunkedArray, DataFrame, DataType, PolarsNumericType};
-use polars_core::utils::arrow::array::PrimitiveArray;
+use polars_core::utils::arrow::array::{
+    Array, DictionaryArray, DictionaryKey, PrimitiveArray, Utf8ViewArray,
+};
 use polars_core::utils::arrow::bitmap::Bitmap;
 use polars_core::utils::arrow::types::NativeType;
 
@@ -753,22 +755,14 @@ fn agent_slots(
     ) {
         return Ok(None);
     }
-    // A category's slot, looked up the first time a row uses it.
-    let mut table: Vec<Option<u8>> = Vec::new();
+    let mut table = CodeSlots::default();
     let mut slot =
         |code: usize, mapping: &polars_core::prelude::CategoricalMapping| -> Result<u8> {
-            if let Some(Some(s)) = table.get(code) {
-                return Ok(*s);
-            }
-            let name = mapping.cat_to_str(code as _).ok_or_else(|| {
-                InputError::new(path, format!("column `agent`: code {code} has no category"))
-            })?;
-            let s = slot_of(slots, name, path)?;
-            if table.len() <= code {
-                table.resize(code + 1, None);
-            }
-            table[code] = Some(s);
-            Ok(s)
+            table
+                .get(code, || mapping.cat_to_str(code as _), slots, path)?
+                .ok_or_else(|| {
+                    InputError::new(path, format!("column `agent`: code {code} has no category"))
+                })
         };
     let mut out = Vec::with_capacity(df.height());
     macro_rules! read {
@@ -803,7 +797,6 @@ fn agent_slots(
 /// dictionary of strings with u32 codes, no value missing): Polars reads it then, and says
 /// what is wrong with it if anything is.
 pub fn part_agents(path: &Path, slots: &HashMap<&str, u8>) -> Result<Option<Vec<u8>>> {
-    use polars_core::utils::arrow::array::{Array, DictionaryArray, Utf8ViewArray};
     use polars_parquet::arrow::read as pq;
     let bytes =
         std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
@@ -842,42 +835,74 @@ pub fn part_agents(path: &Path, slots: &HashMap<&str, u8>) -> Result<Option<Vec<
         };
         for array in arrays {
             // Polars' Enum codes are as narrow as its categories allow (u8 up to 256).
-            macro_rules! codes {
-                ($($key:ty),+) => {
-                    'found: {
-                        $(if let Some(dict) = array.as_any().downcast_ref::<DictionaryArray<$key>>() {
-                            break 'found Some((dict.null_count(), dict.values(), dict.keys_values_iter().collect::<Vec<usize>>()));
-                        })+
-                        None
-                    }
-                };
-            }
-            let Some((missing, names, codes)) = codes!(u8, u16, u32) else {
+            let array = &*array;
+            let decoded = dictionary_slots::<u8>(array, slots, path, &mut out)?
+                || dictionary_slots::<u16>(array, slots, path, &mut out)?
+                || dictionary_slots::<u32>(array, slots, path, &mut out)?;
+            if !decoded {
                 return Ok(None);
-            };
-            let Some(names) = names.as_any().downcast_ref::<Utf8ViewArray>() else {
-                return Ok(None);
-            };
-            if missing > 0 || names.null_count() > 0 {
-                return Ok(None);
-            }
-            // A name's slot, looked up the first time a row uses it.
-            let mut table: Vec<Option<u8>> = vec![None; names.len()];
-            for code in codes {
-                let slot = match table.get(code) {
-                    Some(Some(slot)) => *slot,
-                    Some(None) => {
-                        let slot = slot_of(slots, names.value(code), path)?;
-                        table[code] = Some(slot);
-                        slot
-                    }
-                    None => return Ok(None),
-                };
-                out.push(slot);
             }
         }
     }
     Ok((out.len() == meta.num_rows).then_some(out))
+}
+
+/// `array`'s codes as slots, appended to `out`, if it is a dictionary of `K` codes over names,
+/// none missing (`Ok(false)`, and `out` not to be used, otherwise).
+fn dictionary_slots<K: DictionaryKey>(
+    array: &dyn Array,
+    slots: &HashMap<&str, u8>,
+    path: &Path,
+    out: &mut Vec<u8>,
+) -> Result<bool> {
+    let Some(dict) = array.as_any().downcast_ref::<DictionaryArray<K>>() else {
+        return Ok(false);
+    };
+    let Some(names) = dict.values().as_any().downcast_ref::<Utf8ViewArray>() else {
+        return Ok(false);
+    };
+    if dict.null_count() > 0 || names.null_count() > 0 {
+        return Ok(false);
+    }
+    let mut table = CodeSlots::default();
+    for code in dict.keys_values_iter() {
+        let name = || (code < names.len()).then(|| names.value(code));
+        match table.get(code, name, slots, path)? {
+            Some(slot) => out.push(slot),
+            None => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// Each agent code's slot, looked up the first time a row uses the code (an Enum's or a
+/// dictionary's: a few names, many rows).
+#[derive(Default)]
+struct CodeSlots(Vec<Option<u8>>);
+
+impl CodeSlots {
+    /// The slot of the agent `code` stands for (`name` gives its name, `None` if it has none;
+    /// then `Ok(None)`). An agent the stage does not have is an error ([`slot_of`]).
+    fn get<'n>(
+        &mut self,
+        code: usize,
+        name: impl FnOnce() -> Option<&'n str>,
+        slots: &HashMap<&str, u8>,
+        path: &Path,
+    ) -> Result<Option<u8>> {
+        if let Some(Some(slot)) = self.0.get(code) {
+            return Ok(Some(*slot));
+        }
+        let Some(name) = name() else {
+            return Ok(None);
+        };
+        let slot = slot_of(slots, name, path)?;
+        if self.0.len() <= code {
+            self.0.resize(code + 1, None);
+        }
+        self.0[code] = Some(slot);
+        Ok(Some(slot))
+    }
 }
 
 /// Describes the stage in `dir`: from the run's `manifest.json` (in `dir` or its parent),

@@ -439,13 +439,13 @@ impl SearchAgent {
         )];
         if self.last_settled {
             notes.push(format!(
-                "stopped after {} of {} iterations: {} (stop_when_decided: the full budget plays the same)",
+                "stopped after {} of {} iterations: {} (the full budget plays the same)",
                 self.last_iterations,
                 p.iterations,
                 if self.root.options.len() == 1 {
                     "the only legal action"
                 } else {
-                    "no other action could catch up with the most visited"
+                    "its choice was settled"
                 }
             ));
         }
@@ -1077,12 +1077,14 @@ impl crate::family::Family for SearchFamily {
                 d.oracle,
                 "see every hand (full information): an upper bound on what hidden cards cost",
             ),
+            // Changes no decision: runs made before it keep their scenario hash.
             Param::new(
                 "stop_when_decided",
                 ParamType::Bool,
                 d.stop_when_decided,
                 "stop once no other action can catch up with the most visited: the same decisions as the full budget, faster (false: play every iteration, as explanations then count)",
-            ),
+            )
+            .silent_at_default(),
         ]
     }
 
@@ -1164,13 +1166,10 @@ impl crate::family::Recipe for SearchRecipe {
         self.rollout.sources()
     }
 
-    /// Every parameter but `stop_when_decided` at its default: it changes no decision, and a
-    /// description is what a run's scenario hash is made of (a run started before the
-    /// parameter existed resumes, shards and merges as before).
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value;
         let p = &self.params;
-        let mut described = crate::family::describe_params(
+        crate::family::describe_params(
             self.family.name,
             &crate::family::Family::params(&self.family),
             |param| match param.name {
@@ -1186,13 +1185,7 @@ impl crate::family::Recipe for SearchRecipe {
                 "stop_when_decided" => Value::from(p.stop_when_decided),
                 _ => Value::Null,
             },
-        );
-        if p.stop_when_decided
-            && let Some(Value::Object(params)) = described.get_mut("params")
-        {
-            params.remove("stop_when_decided");
-        }
-        described
+        )
     }
 
     fn build(&self, id: &str) -> Box<dyn Agent> {
