@@ -300,13 +300,16 @@ impl RowGroup<'_> {
         let units = self.units;
         let values = &mut self.scratch.values;
         values.clear();
-        // Unit by unit: a slice's iterator knows its length, so this is a tight loop.
+        // Unit by unit: a slice's iterator knows its length, so this is a tight loop; the
+        // range is taken in the same pass, not in a second pass over the values.
+        let (mut min, mut max) = (u64::MAX, 0);
         for unit in units {
-            values.extend(unit.rows().iter().map(&get));
+            values.extend(unit.rows().iter().map(|r| {
+                let v = get(r);
+                (min, max) = (min.min(v), max.max(v));
+                v
+            }));
         }
-        let (min, max) = values
-            .iter()
-            .fold((u64::MAX, 0), |(lo, hi), &v| (lo.min(v), hi.max(v)));
         let range = max.wrapping_sub(min);
         let width = int.width();
         self.begin_present();
