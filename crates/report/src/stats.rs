@@ -104,6 +104,7 @@ impl Cluster {
     /// Adds a unit with `count` observations summing to `sum`. A unit may be empty (count 0,
     /// sum 0): it counts as a unit and adds nothing else, as a cluster without rows of this
     /// group does in the stacked regression of a clustered two-sample comparison.
+    #[inline(always)]
     pub fn push(&mut self, sum: f64, count: f64) {
         if self.n == 0.0 && count > 0.0 {
             // Shifting by the first non-empty unit's mean; empty units before it are 0 under
@@ -173,6 +174,7 @@ pub struct ClusterPair {
 impl ClusterPair {
     /// Adds a unit where agent a has `na` observations summing to `sa`, agent b `nb` to `sb`
     /// (either count may be 0, not both).
+    #[inline(always)]
     pub fn push(&mut self, sa: f64, na: f64, sb: f64, nb: f64) {
         self.a.push(sa, na);
         self.b.push(sb, nb);
