@@ -484,10 +484,12 @@ fn candidates_are_the_top_three_and_the_chosen_one() {
         lines[at + 1].starts_with(&format!("             {}", t(&cands[0]))),
         "{shown}"
     );
+    // The column's scores share one precision (0.5 below needs a decimal, so 10 reads 10.0).
     assert!(
-        lines[at + 1].contains("10  (made-up score)  visits 7"),
+        lines[at + 1].contains("10.0  (made-up score)  visits 7"),
         "{shown}"
     );
+    assert!(lines[at + 4].ends_with("  0.5"), "{shown}");
     assert!(
         lines[at + 2].starts_with(&format!("             {}", t(&cands[1]))),
         "{shown}"

@@ -143,14 +143,25 @@ pub fn pad(text: &str, w: usize) -> String {
 
 /// A number for people: whole numbers without decimals, others with up to three.
 pub fn number(x: f64) -> String {
+    number_with(x, decimals(x))
+}
+
+/// The decimals [`number`] writes `x` with (0 to 3).
+fn decimals(x: f64) -> usize {
+    if !x.is_finite() || (x.fract() == 0.0 && x.abs() < 1e15) {
+        return 0;
+    }
+    let s = format!("{x:.3}");
+    let kept = s.trim_end_matches('0');
+    kept.len() - kept.find('.').map_or(kept.len(), |dot| dot + 1)
+}
+
+/// `x` with `decimals` decimals ("-" when it is not finite).
+fn number_with(x: f64, decimals: usize) -> String {
     if !x.is_finite() {
         return "-".to_string();
     }
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        return format!("{x:.0}");
-    }
-    let s = format!("{x:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    format!("{x:.decimals$}")
 }
 
 /// What a seat shows of its hand.
@@ -408,10 +419,18 @@ pub fn options(entries: &[Entry], score: Option<&str>, paint: Paint, indent: &st
         .map(|i| i.to_string().len())
         .max()
         .unwrap_or(0);
+    // One precision for the column (-0.161 above -0.200, not -0.2): the most decimals any
+    // score needs, none for a column of counts.
+    let score_d = entries
+        .iter()
+        .filter_map(|e| e.score)
+        .map(decimals)
+        .max()
+        .unwrap_or(0);
     let score_w = entries
         .iter()
         .filter_map(|e| e.score)
-        .map(|s| number(s).len())
+        .map(|s| number_with(s, score_d).len())
         .max()
         .unwrap_or(0);
     let mut out = Vec::new();
@@ -429,7 +448,7 @@ pub fn options(entries: &[Entry], score: Option<&str>, paint: Paint, indent: &st
             painted
         });
         if let Some(s) = e.score {
-            let _ = write!(line, "  {:>score_w$}", number(s));
+            let _ = write!(line, "  {:>score_w$}", number_with(s, score_d));
             if k == 0
                 && let Some(what) = score
             {
@@ -520,7 +539,7 @@ mod tests {
             \x20   1 other    950 coins  2♦ ▒▒▒ (4)\n\
             \x20   pile … 3♣ 4♣ 5♣ 6♣ | 7♦ 7♣ (7 cards) · stock 25 · call at 10 or less\n\
             \x20 seat 0 (me) to discard\n\
-            \x20   ▸ 0  discard 9♥    9  (value shed)  risk 0.25\n\
+            \x20   ▸ 0  discard 9♥  9.0  (value shed)  risk 0.25\n\
             \x20     1  discard 6♠  6.5";
         assert_eq!(text, want);
     }
@@ -572,5 +591,8 @@ mod tests {
         assert_eq!(number(0.125), "0.125");
         assert_eq!(number(2.0 / 3.0), "0.667");
         assert_eq!(number(f64::NAN), "-");
+        assert_eq!(number(-0.2), "-0.2");
+        assert_eq!(number(1.5), "1.5");
+        assert_eq!(number(1e20), "100000000000000000000");
     }
 }
