@@ -549,14 +549,14 @@ fn visit(
     // The agent column by its codes when it is an `Enum` (as dhumbal-run writes it): each
     // category's name looked up once, not a string made per row.
     let coded = match agents {
-        Some(agents) if agents.len() == df.height() => Some(agents.into_iter().map(Some).collect()),
+        Some(agents) if agents.len() == df.height() => Some(AgentSlots::Whole(agents)),
         Some(_) => {
             return Err(InputError::new(
                 path,
                 "column `agent`: not as many values as the other columns",
             ));
         }
-        None => agent_slots(df, slots, path)?,
+        None => agent_slots(df, slots, path)?.map(AgentSlots::Maybe),
     };
     let cols: HashMap<&str, polars_core::prelude::Column> = READ
         .iter()
@@ -602,7 +602,7 @@ fn visit(
     let mut named = names.map(|c| c.iter());
     for i in 0..rows {
         let slot = match (&coded, &mut named) {
-            (Some(codes), _) => match codes[i] {
+            (Some(codes), _) => match codes.get(i) {
                 Some(slot) => slot,
                 None => return Err(null("agent")),
             },
@@ -788,6 +788,24 @@ fn agent_slots(
         read!(column.cat32().map_err(bad)?)
     }
     Ok(Some(out))
+}
+
+/// A frame's `agent` column as slots, row by row.
+enum AgentSlots {
+    /// Decoded from the part's pages ([`part_agents`]): a value in every row.
+    Whole(Vec<u8>),
+    /// From a Polars Enum ([`agent_slots`]), which may have empty values.
+    Maybe(Vec<Option<u8>>),
+}
+
+impl AgentSlots {
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<u8> {
+        match self {
+            AgentSlots::Whole(slots) => Some(slots[i]),
+            AgentSlots::Maybe(slots) => slots[i],
+        }
+    }
 }
 
 /// A dataset part's `agent` column as slots, decoded here from its pages: the dictionary's

@@ -143,17 +143,20 @@ pub fn pad(text: &str, w: usize) -> String {
 
 /// A number for people: whole numbers without decimals, others with up to three.
 pub fn number(x: f64) -> String {
-    number_with(x, decimals(x))
+    if !x.is_finite() {
+        return "-".to_string();
+    }
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        return format!("{x:.0}");
+    }
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The decimals [`number`] writes `x` with (0 to 3).
 fn decimals(x: f64) -> usize {
-    if !x.is_finite() || (x.fract() == 0.0 && x.abs() < 1e15) {
-        return 0;
-    }
-    let s = format!("{x:.3}");
-    let kept = s.trim_end_matches('0');
-    kept.len() - kept.find('.').map_or(kept.len(), |dot| dot + 1)
+    let s = number(x);
+    s.find('.').map_or(0, |dot| s.len() - dot - 1)
 }
 
 /// `x` with `decimals` decimals ("-" when it is not finite).
