@@ -1627,3 +1627,297 @@ fn rows_from_the_dataset_and_from_csv_agree() {
         );
     }
 }
+
+/// A reporter whose tap makes the report's pass over each stage's records as they are played
+/// (as the CLI's does), and which keeps, per stage it saw whole, that pass and the folder the
+/// stage's records went to.
+#[derive(Default)]
+struct Tapping {
+    /// Set (a stop request) once a tap has seen its first chunk, if given.
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    taps: std::sync::Mutex<Vec<String>>,
+    done: std::sync::Mutex<Vec<(String, StageInfo, dhumbal::report::metrics::Accumulated)>>,
+    dirs: std::sync::Mutex<Vec<(String, std::path::PathBuf)>>,
+}
+
+struct PassTap<'a> {
+    stream: dhumbal::report::metrics::Stream,
+    info: StageInfo,
+    /// The units seen, chunk by chunk.
+    seen: Vec<std::ops::Range<u64>>,
+    units: u64,
+    out: &'a Tapping,
+}
+
+impl dhumbal::runner::run::RecordTap for PassTap<'_> {
+    fn records(
+        &mut self,
+        units: std::ops::Range<u64>,
+        records: &[dhumbal::runner::records::Records],
+    ) {
+        assert_eq!(records.len() as u64, units.end - units.start);
+        if let Some(stop) = &self.out.stop {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.seen.push(units);
+        self.stream.push(records);
+    }
+
+    fn complete(self: Box<Self>) {
+        // Every unit once, in order, from the first.
+        let mut at = 0;
+        for r in &self.seen {
+            assert_eq!(r.start, at, "{}: chunks out of order", self.info.name);
+            at = r.end;
+        }
+        assert_eq!(at, self.units, "{}: not every unit seen", self.info.name);
+        let acc = self.stream.finish().unwrap();
+        let name = self.info.name.clone();
+        self.out.done.lock().unwrap().push((name, self.info, acc));
+    }
+}
+
+impl dhumbal::runner::run::Reporter for Tapping {
+    fn tap(
+        &self,
+        stage: &dhumbal::scenario::Stage,
+        agents: &[dhumbal::scenario::AgentDef],
+    ) -> Option<Box<dyn dhumbal::runner::run::RecordTap + '_>> {
+        self.taps.lock().unwrap().push(stage.name.clone());
+        let info = StageInfo::of_stage(stage, agents);
+        Some(Box::new(PassTap {
+            stream: dhumbal::report::metrics::Stream::new(&info),
+            info,
+            seen: Vec::new(),
+            units: stage.matches * stage.arrangements(),
+            out: self,
+        }))
+    }
+
+    fn intervals(
+        &self,
+        stage: &dhumbal::scenario::Stage,
+        result: &dhumbal::runner::run::StageResult,
+    ) -> Option<Vec<dhumbal::runner::summary::DesignIntervals>> {
+        self.dirs
+            .lock()
+            .unwrap()
+            .push((stage.name.clone(), result.dir.clone()));
+        None
+    }
+}
+
+/// Runs the scenario `body` in `out` with `opts`, `tapping` tapping every stage it may.
+fn run_tapped(
+    out: &Path,
+    body: &str,
+    opts: &dhumbal::runner::run::RunOptions,
+    tapping: Tapping,
+) -> (Tapping, anyhow::Result<()>) {
+    use dhumbal::scenario::{self, Overrides};
+    let file = out.join("s.yaml");
+    std::fs::write(&file, body).unwrap();
+    let sc = scenario::load(
+        &file,
+        &Overrides {
+            seed: None,
+            rounds: None,
+            out: Some(out.join("run")),
+            trace: Vec::new(),
+        },
+    )
+    .unwrap();
+    let ran = dhumbal::runner::run::run(&sc, opts, &tapping).map(|_| ());
+    (tapping, ran)
+}
+
+/// The report's pass made while a stage plays (the CLI's tap) gives the analysis the pass
+/// over the stage's dataset gives, to the last digit of every number in `stats.json`: coin
+/// and point scoring, every seating, two to four players, a stage seating an earlier one's
+/// winner, parts released out of order by two threads, decisions timed for a sample of deals.
+#[test]
+fn the_pass_made_during_play_equals_the_pass_over_the_dataset() {
+    use dhumbal::runner::run::RunOptions;
+    let body = r#"name: streamed
+seed: 11
+output: {chunk_rounds: 64, decision_sample: 3}
+stages:
+  - name: fixed
+    deals: 700
+    agents: [{kind: aggressive}, {kind: conservative}, {kind: balanced}, {kind: random}]
+  - name: rotate
+    deals: 150
+    seating: rotate
+    rules: {players: 3}
+    agents: [{kind: aggressive}, {kind: conservative}, {kind: random}]
+  - name: permute
+    deals: 40
+    seating: permute
+    agents: [{winner_of: fixed}, {kind: conservative}, {kind: balanced}, {kind: random, id: r2}]
+  - name: random
+    deals: 300
+    seating: random
+    agents: [{kind: aggressive}, {kind: conservative}, {kind: random}, {kind: balanced}]
+  - name: heads-up
+    deals: 400
+    seating: rotate
+    rules: {players: 2}
+    agents: [{kind: aggressive}, {kind: conservative}]
+  - name: jhyap
+    games: 24
+    seating: rotate
+    rules: {preset: jhyap}
+    agents: [{kind: aggressive}, {kind: conservative}, {kind: balanced}, {kind: random}]
+  - name: jhyap-random
+    games: 30
+    seating: random
+    rules: {preset: jhyap, players: 3}
+    agents: [{kind: aggressive}, {kind: conservative}, {kind: random}]
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let (tapping, ran) = run_tapped(
+        dir.path(),
+        body,
+        &RunOptions {
+            threads: 2,
+            ..RunOptions::default()
+        },
+        Tapping::default(),
+    );
+    ran.unwrap();
+    let done = tapping.done.into_inner().unwrap();
+    let dirs = tapping.dirs.into_inner().unwrap();
+    let names: Vec<&str> = done.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "fixed",
+            "rotate",
+            "permute",
+            "random",
+            "heads-up",
+            "jhyap",
+            "jhyap-random"
+        ]
+    );
+    let opts = Options {
+        figures: false,
+        ..Options::default()
+    };
+    for (name, info, streamed) in done {
+        let (_, stage_dir) = dirs.iter().find(|(n, _)| *n == name).unwrap();
+        let (from_disk, acc) = dhumbal::report::analyze_stage(stage_dir, &info, &opts).unwrap();
+        let (from_play, _) = dhumbal::report::analyze_streamed(&info, streamed, &opts);
+        assert!(acc.rounds > 0, "{name}");
+        assert_eq!(
+            serde_json::to_string_pretty(&from_play).unwrap(),
+            serde_json::to_string_pretty(&from_disk).unwrap(),
+            "stage `{name}`"
+        );
+    }
+}
+
+/// Only a stage played whole by one invocation is tapped: not a shard's share, not the rest of
+/// a stage an interrupted run began, not a finished stage, not a sequential test.
+#[test]
+fn only_a_stage_played_whole_is_tapped() {
+    use dhumbal::runner::run::{RunOptions, Shard};
+    let body = r#"name: parts
+seed: 4
+output: {chunk_rounds: 50}
+rules: {players: 2}
+stages:
+  - name: first
+    deals: 2000
+    agents: [{kind: aggressive}, {kind: random}]
+  - name: second
+    deals: 300
+    agents: [{kind: conservative}, {kind: random}]
+"#;
+    let taps = |t: Tapping| t.taps.into_inner().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (shard, ran) = run_tapped(
+        dir.path(),
+        body,
+        &RunOptions {
+            threads: 2,
+            shard: Some(Shard { index: 0, count: 2 }),
+            ..RunOptions::default()
+        },
+        Tapping::default(),
+    );
+    ran.unwrap();
+    assert!(taps(shard).is_empty());
+
+    // A run stopped (as by Ctrl-C) once its tap has seen the first chunk: the stage was tapped
+    // while it played, but is not complete, so the tap is dropped.
+    let dir = tempfile::tempdir().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (cut, ran) = run_tapped(
+        dir.path(),
+        body,
+        &RunOptions {
+            threads: 2,
+            stop: stop.clone(),
+            ..RunOptions::default()
+        },
+        Tapping {
+            stop: Some(stop),
+            ..Tapping::default()
+        },
+    );
+    assert!(
+        ran.unwrap_err()
+            .downcast_ref::<dhumbal::runner::run::Interrupted>()
+            .is_some()
+    );
+    assert_eq!(cut.taps.lock().unwrap().as_slice(), ["first"]);
+    assert!(cut.done.into_inner().unwrap().is_empty());
+    // Its rest is not tapped (its first part is on disk); the next stage, played whole, is.
+    let (rest, ran) = run_tapped(
+        dir.path(),
+        body,
+        &RunOptions {
+            threads: 2,
+            resume: true,
+            ..RunOptions::default()
+        },
+        Tapping::default(),
+    );
+    ran.unwrap();
+    assert_eq!(rest.taps.lock().unwrap().as_slice(), ["second"]);
+    let done: Vec<String> = rest
+        .done
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|d| d.0)
+        .collect();
+    assert_eq!(done, ["second"]);
+    assert_eq!(rest.dirs.into_inner().unwrap().len(), 2);
+    // Finished: nothing is played again.
+    let (again, ran) = run_tapped(
+        dir.path(),
+        body,
+        &RunOptions {
+            resume: true,
+            ..RunOptions::default()
+        },
+        Tapping::default(),
+    );
+    ran.unwrap();
+    assert!(taps(again).is_empty());
+
+    // A sequential test may stop anywhere.
+    let sequential = "name: seq\nseed: 2\nrules: {players: 2}\nseating: permute\nsequential: {candidate: aggressive, baseline: random, elo0: 0, elo1: 40, max_deals: 400, every: 100}\nagents: [{kind: aggressive}, {kind: random}]\n";
+    let dir = tempfile::tempdir().unwrap();
+    let (seq, ran) = run_tapped(
+        dir.path(),
+        sequential,
+        &RunOptions::default(),
+        Tapping::default(),
+    );
+    ran.unwrap();
+    assert_eq!(seq.dirs.lock().unwrap().len(), 1);
+    assert!(taps(seq).is_empty());
+}

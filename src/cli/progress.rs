@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use dhumbal_runner::run::{Reporter, StageResult};
+use dhumbal_runner::records::Records;
+use dhumbal_runner::run::{RecordTap, Reporter, StageResult};
 use dhumbal_runner::scenario::{self, AgentDef, Stage};
 use dhumbal_runner::tournament::Pulse;
 
@@ -25,6 +26,32 @@ pub struct Terminal {
     /// The analysis of the stage just finished, made once for its summary's intervals and its
     /// report (the stage's folder, with what `analyze_stage` gave).
     analysis: Mutex<Option<(std::path::PathBuf, Analyzed)>>,
+    /// The pass over the records of the stage just played whole, made while it played
+    /// ([`StreamTap`]), by stage name, for its analysis.
+    streamed: Mutex<Option<(String, dhumbal_report::metrics::Accumulated)>>,
+}
+
+/// The report's pass over a stage's records, fed as they are played: when the stage ends,
+/// its analysis needs no second reading of the dataset (on a million rounds, about a third
+/// of the time of a run with its report).
+struct StreamTap<'a> {
+    stream: dhumbal_report::metrics::Stream,
+    stage: String,
+    out: &'a Mutex<Option<(String, dhumbal_report::metrics::Accumulated)>>,
+}
+
+impl RecordTap for StreamTap<'_> {
+    fn records(&mut self, _units: std::ops::Range<u64>, records: &[Records]) {
+        self.stream.push(records);
+    }
+
+    fn complete(self: Box<Self>) {
+        // Records the pass cannot make sense of are left to the reading of the dataset,
+        // which names the file.
+        if let Ok(acc) = self.stream.finish() {
+            *self.out.lock().expect("lock") = Some((self.stage, acc));
+        }
+    }
 }
 
 /// What [`dhumbal_report::analyze_stage`] gives.
@@ -43,6 +70,7 @@ impl Terminal {
             stop,
             resume_command,
             analysis: Mutex::new(None),
+            streamed: Mutex::new(None),
         }
     }
 
@@ -143,8 +171,18 @@ impl Reporter for Terminal {
             return None;
         }
         let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
-        match dhumbal_report::analyze_stage(&result.dir, &info, &dhumbal_report::Options::default())
-        {
+        let opts = dhumbal_report::Options::default();
+        let streamed = self
+            .streamed
+            .lock()
+            .expect("lock")
+            .take()
+            .filter(|(name, _)| *name == stage.name);
+        let analyzed = match streamed {
+            Some((_, acc)) => Ok(dhumbal_report::analyze_streamed(&info, acc, &opts)),
+            None => dhumbal_report::analyze_stage(&result.dir, &info, &opts),
+        };
+        match analyzed {
             Ok(analyzed) => {
                 let intervals = dhumbal_report::design_intervals(&analyzed.0);
                 *self.analysis.lock().expect("lock") = Some((result.dir.clone(), analyzed));
@@ -159,6 +197,18 @@ impl Reporter for Terminal {
                 None
             }
         }
+    }
+
+    fn tap(&self, stage: &Stage, agents: &[AgentDef]) -> Option<Box<dyn RecordTap + '_>> {
+        // With --no-report nothing is analysed.
+        self.report.then(|| {
+            let info = dhumbal_report::StageInfo::of_stage(stage, agents);
+            Box::new(StreamTap {
+                stream: dhumbal_report::metrics::Stream::new(&info),
+                stage: stage.name.clone(),
+                out: &self.streamed,
+            }) as Box<dyn RecordTap + '_>
+        })
     }
 
     fn stage_done(&self, stage: &Stage, result: &StageResult) {

@@ -70,6 +70,16 @@ pub fn design_intervals(analysis: &StageAnalysis) -> Vec<dhumbal_runner::summary
         .collect()
 }
 
+/// Analyses a stage from the pass over its records made while they were played
+/// ([`metrics::Stream`]): what [`analyze_stage`] gives for the same records.
+pub fn analyze_streamed(
+    info: &StageInfo,
+    acc: metrics::Accumulated,
+    opts: &Options,
+) -> (StageAnalysis, metrics::Accumulated) {
+    (analyze::analyze(info, &acc, opts), acc)
+}
+
 /// Analyses the stage whose records are in `dir` (without writing anything).
 pub fn analyze_stage(
     dir: &Path,

@@ -119,6 +119,33 @@ pub struct Row {
     pub game_won: bool,
 }
 
+impl Row {
+    /// The row as the analysis reads it from a record the runner made, before it is written:
+    /// the same values the dataset gives back. `None` for an agent slot past 255 (the
+    /// analysis' slots are bytes).
+    pub fn of_record(r: &dhumbal_runner::records::Row) -> Option<Row> {
+        Some(Row {
+            slot: u8::try_from(r.slot).ok()?,
+            deal: r.deal,
+            rotation: r.rotation,
+            round: r.round,
+            seat: u32::from(r.seat),
+            starter: r.starter,
+            won: r.won,
+            called: r.called,
+            call_success: r.call_success,
+            coin_delta: r.coin_delta,
+            points_delta: r.points_delta,
+            hand_value: r.hand_value,
+            cards_discarded: r.cards_discarded,
+            turns: r.turns,
+            decisions: r.decisions,
+            decision_ns: r.decision_ns,
+            game_won: r.game_won,
+        })
+    }
+}
+
 /// The record columns the analysis reads (their types come from the record schema,
 /// `dhumbal_runner::records::COLUMNS`).
 const READ: [&str; 17] = [

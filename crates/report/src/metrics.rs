@@ -569,6 +569,57 @@ impl Accumulator {
     }
 }
 
+/// The pass over a stage's records as they are played ([`dhumbal_runner::run::RecordTap`]):
+/// the same rows in the same order as [`accumulate`] reads back from the stage's dataset, so
+/// the same result, without reading the dataset.
+pub struct Stream {
+    acc: Accumulator,
+    games: super::ratings::Collector,
+    /// The first row that did not make sense (the pass stops at it, as [`accumulate`] does).
+    failure: Option<anyhow::Error>,
+}
+
+impl Stream {
+    pub fn new(info: &StageInfo) -> Stream {
+        Stream {
+            acc: Accumulator::new(info),
+            games: super::ratings::Collector::new(info),
+            failure: None,
+        }
+    }
+
+    /// Takes the records of the next units.
+    pub fn push(&mut self, records: &[dhumbal_runner::records::Records]) {
+        for record in records.iter().flat_map(|r| r.rows()) {
+            if self.failure.is_some() {
+                return;
+            }
+            let Some(row) = Row::of_record(record) else {
+                self.failure = Some(anyhow::anyhow!("row for agent slot {}", record.slot));
+                return;
+            };
+            if let Err(e) = self.acc.push(&row) {
+                self.failure = Some(e);
+                return;
+            }
+            self.games.push(&row);
+        }
+    }
+
+    /// Ends the pass: what [`accumulate`] gives for the same records.
+    pub fn finish(self) -> anyhow::Result<Accumulated> {
+        if let Some(e) = self.failure {
+            return Err(e);
+        }
+        let mut acc = self.acc.finish()?;
+        acc.ratings = self.games.finish();
+        if acc.rounds == 0 {
+            bail!("no rounds");
+        }
+        Ok(acc)
+    }
+}
+
 /// Runs the pass over a stage folder's records. Records that do not make sense (not grouped
 /// by round, more rows in a round than seats) and records without a single round are an
 /// [`InputError`] naming the record file.

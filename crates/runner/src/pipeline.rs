@@ -4,8 +4,11 @@
 //! writers turn it into a part of the stage's dataset (encoded, compressed, synced and
 //! renamed into place, several at once), and a collector thread adds up what is finished
 //! (progress, totals) as parts land. A chunk takes a slot from its first unit until its part
-//! is on disk, so memory is bounded by the slots, not by the number of rounds.
+//! is on disk, so memory is bounded by the slots, not by the number of rounds. A tap
+//! ([`RecordTap`], the report's pass over the records) may see the released chunks too, in
+//! unit order, on a thread of its own.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{Receiver, Sender};
@@ -13,15 +16,19 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::dataset::{PartMeta, PartWriter};
 use crate::records::Records;
+use crate::run::RecordTap;
 use crate::tournament::{Halt, Lineup, Pulse};
 
 /// A chunk to write: its units and their records.
 type Job = (Range<u64>, Vec<Records>);
 
+/// A released chunk, shared by its writer and the tap (if any).
+type Shared = (Range<u64>, Arc<Vec<Records>>);
+
 /// A writer thread: takes chunks off `jobs` until it closes (or the collector is gone) and
 /// writes each as a part. A panic inside becomes that part's error.
 fn write_parts(
-    jobs: Arc<Mutex<Receiver<Job>>>,
+    jobs: Arc<Mutex<Receiver<Shared>>>,
     out: Sender<anyhow::Result<PartMeta>>,
     writer: &PartWriter,
 ) {
@@ -45,8 +52,36 @@ fn write_parts(
     }
 }
 
+/// Hands the chunks sent to `chunks` to `tap` in the order of `starts` (their first units:
+/// chunks are released in order, but the threads that release them send them in any order),
+/// each as soon as every chunk before it has been handed over. Gives the tap back if it saw
+/// every chunk, in order, without panicking; a tap that panicked sees nothing more, but the
+/// chunks are still taken off the queue so that play never waits for it.
+fn feed_tap<'t>(
+    mut tap: Box<dyn RecordTap + 't>,
+    starts: &[u64],
+    chunks: Receiver<Shared>,
+) -> Option<Box<dyn RecordTap + 't>> {
+    let mut next = 0;
+    let mut early: BTreeMap<u64, Shared> = BTreeMap::new();
+    let mut sound = true;
+    for (units, records) in chunks {
+        early.insert(units.start, (units, records));
+        while let Some((units, records)) = starts.get(next).and_then(|s| early.remove(s)) {
+            if sound {
+                sound = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    tap.records(units, &records);
+                }))
+                .is_ok();
+            }
+            next += 1;
+        }
+    }
+    (sound && next == starts.len()).then_some(tap)
+}
+
 /// What playing (part of) one stage needs.
-pub(crate) struct StageJob<'a> {
+pub(crate) struct StageJob<'a, 't> {
     pub lineup: &'a Lineup<'a>,
     pub pool: &'a rayon::ThreadPool,
     pub threads: usize,
@@ -58,6 +93,20 @@ pub(crate) struct StageJob<'a> {
     pub landed: &'a mut (dyn FnMut(&PartMeta) -> anyhow::Result<()> + Send),
     /// Stop requests in, counts of play out.
     pub pulse: &'a Pulse,
+    /// Sees every chunk released, in unit order, while play goes on (its own lifetime: it
+    /// outlives the job, handed back in [`Played`]).
+    pub tap: Option<Box<dyn RecordTap + 't>>,
+}
+
+/// What [`play_stage`] did.
+pub(crate) struct Played<'t> {
+    /// Whether every part written landed.
+    pub written: anyhow::Result<()>,
+    /// Why play stopped early, if it did (a failure, or a stop request; the units finished
+    /// before it are written as a shorter part).
+    pub failure: Option<Halt>,
+    /// The job's tap, if it saw every chunk of the job, in order (play not stopped early).
+    pub tap: Option<Box<dyn RecordTap + 't>>,
 }
 
 /// The stage's play, shared by the pool's threads: which unit comes next, how many chunks
@@ -202,10 +251,8 @@ impl Schedule {
     }
 }
 
-/// Plays `work` and writes its parts. Returns whether every part written landed (an error
-/// otherwise), and why play stopped early, if it did (a failure, or a stop request; the
-/// units finished before it are written as a shorter part).
-pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>) {
+/// Plays `work` and writes its parts, handing the tap (if any) each chunk as it is released.
+pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
     let StageJob {
         lineup,
         pool,
@@ -214,7 +261,9 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
         writer,
         landed,
         pulse,
+        tap,
     } = job;
+    let starts: Vec<u64> = work.iter().map(|r| r.start).collect();
     // Encoding and compressing a part costs a fraction of playing it; with as many writers as
     // threads they keep up with play however the work divides.
     let writers = threads.max(1);
@@ -225,10 +274,10 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
         .map(std::time::Duration::from_millis);
-    let collected: anyhow::Result<()> = std::thread::scope(|scope| {
+    let (collected, tap) = std::thread::scope(|scope| {
         let schedule = &schedule;
         // Made here, so that a panic unwinding out of play drops the queue and the writers end.
-        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(1);
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Shared>(1);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (done_tx, done_rx) = std::sync::mpsc::channel::<anyhow::Result<PartMeta>>();
         for _ in 0..writers {
@@ -250,6 +299,20 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
             }
             Ok(())
         });
+        // The tap's queue holds as many chunks as there are slots: a tap slower than play
+        // holds play back rather than gathering the stage's records.
+        let (tap_tx, tapped) = match tap {
+            Some(tap) => {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Shared>(slots);
+                let starts = &starts;
+                let fed = std::thread::Builder::new()
+                    .name("record-tap".into())
+                    .spawn_scoped(scope, move || feed_tap(tap, starts, rx))
+                    .expect("cannot start the thread of the records' tap");
+                (Some(tx), Some(fed))
+            }
+            None => (None, None),
+        };
         pool.broadcast(|_| {
             // However a thread stops (nothing left, a halt, a panic in play), the schedule
             // closes, so that no other thread waits for a slot that will not come.
@@ -265,9 +328,14 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
                 if halted {
                     schedule.1.notify_all();
                 }
-                // Outside the lock: the writers' queue may be full.
-                for job in ready {
-                    if job_tx.send(job).is_err() {
+                // Outside the lock: the writers' queue (and the tap's) may be full.
+                for (units, records) in ready {
+                    let records = Arc::new(records);
+                    if let Some(tap) = &tap_tx {
+                        // Gone only if its thread ended early, which `feed_tap` never does.
+                        let _ = tap.send((units.clone(), Arc::clone(&records)));
+                    }
+                    if job_tx.send((units, records)).is_err() {
                         // The writers are gone (the collector stopped): play no more.
                         close(schedule);
                         break;
@@ -281,11 +349,14 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
             .lock()
             .expect("no thread panics holding it")
             .cut_short();
-        if let Some(job) = short {
-            let _ = job_tx.send(job);
+        if let Some((units, records)) = short {
+            let _ = job_tx.send((units, Arc::new(records)));
         }
         drop(job_tx);
-        collector.join().expect("the collector does not panic")
+        drop(tap_tx);
+        let tap = tapped.and_then(|fed| fed.join().expect("`feed_tap` catches the tap's panics"));
+        let collected = collector.join().expect("the collector does not panic");
+        (collected, tap)
     });
     let failure = schedule
         .0
@@ -293,7 +364,11 @@ pub(crate) fn play_stage(job: StageJob<'_>) -> (anyhow::Result<()>, Option<Halt>
         .expect("no thread panics holding it")
         .halt
         .map(|(_, why)| why);
-    (collected, failure)
+    Played {
+        written: collected,
+        tap: tap.filter(|_| failure.is_none()),
+        failure,
+    }
 }
 
 /// Closes the schedule: no more units are handed out, and every thread waiting for a slot

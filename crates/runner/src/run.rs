@@ -147,8 +147,8 @@ impl std::error::Error for Interrupted {}
 /// What the runner tells its caller as it goes: the CLI draws a progress bar, prints each
 /// stage's table and attaches the statistics report to finished stages.
 ///
-/// Time spent in [`Reporter::stage_done`] is not the run's: rounds per second measure play
-/// and records only.
+/// Time spent in [`Reporter::stage_done`] is not the run's: rounds per second measure play,
+/// records and a tap's work (which goes on beside play).
 pub trait Reporter: Sync {
     /// A stage is about to run `units` units, `done` of them already finished (resume, or
     /// other shards). `pulse` counts play as it happens (records follow a part at a time),
@@ -176,6 +176,25 @@ pub trait Reporter: Sync {
     ) -> Option<Vec<crate::summary::DesignIntervals>> {
         None
     }
+    /// A tap on the records of `stage`, which this invocation is about to play whole (every
+    /// unit, none played before: not resumed, not a shard, not a sequential test, which may
+    /// stop anywhere), `agents` in its slots: it sees every chunk of records in unit order,
+    /// on a thread of its own while play goes on, so that a report need not read them back.
+    /// `None` (the default): no tap.
+    fn tap(&self, _stage: &Stage, _agents: &[AgentDef]) -> Option<Box<dyn RecordTap + '_>> {
+        None
+    }
+}
+
+/// Sees a stage's records while they are played ([`Reporter::tap`]).
+pub trait RecordTap: Send {
+    /// The records of `units`, the units right after the last chunk's (the stage's first
+    /// chunk first).
+    fn records(&mut self, units: std::ops::Range<u64>, records: &[crate::records::Records]);
+    /// The stage is on disk, complete, and every one of its units was seen once, in order:
+    /// called before [`Reporter::intervals`] is asked about the stage. A tap of a stage that
+    /// stopped early (or whose thread panicked) is dropped instead.
+    fn complete(self: Box<Self>);
 }
 
 /// A reporter that says nothing.
@@ -477,6 +496,12 @@ pub fn run(
             sp.seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
             progress.save(&progress_file)
         };
+        // Played whole here, no part of it on disk: a tap may see every record (of a stage
+        // begun before, by this run or a shard, it could not).
+        let whole = opts.shard.is_none()
+            && stage.sequential.is_none()
+            && units > 0
+            && dataset.units_done() == 0;
         let job = crate::pipeline::StageJob {
             lineup: &lineup,
             pool: &pool,
@@ -485,10 +510,17 @@ pub fn run(
             writer: &writer,
             landed: &mut landed,
             pulse: &pulse,
+            tap: whole.then(|| reporter.tap(stage, &lineup.agents)).flatten(),
         };
-        let (written, failure) = match &stage.sequential {
-            None => crate::pipeline::play_stage(job),
-            Some(plan) => play_sequential(plan, &hash, &dir, part_units, job),
+        let (written, failure, tap) = match &stage.sequential {
+            None => {
+                let played = crate::pipeline::play_stage(job);
+                (played.written, played.failure, played.tap)
+            }
+            Some(plan) => {
+                let (written, failure) = play_sequential(plan, &hash, &dir, part_units, job);
+                (written, failure, None)
+            }
         };
         written?;
         let seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
@@ -530,6 +562,11 @@ pub fn run(
             continue;
         }
         let mut result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        if let Some(tap) = tap
+            && dataset.is_complete(units)
+        {
+            tap.complete();
+        }
         result.intervals = reporter.intervals(stage, &result);
         finish_stage(&result, &dataset, scenario, opts)?;
         let heard = Instant::now();
@@ -1101,7 +1138,7 @@ fn play_sequential(
     scenario_hash: &str,
     dir: &Path,
     part_units: u64,
-    job: crate::pipeline::StageJob<'_>,
+    job: crate::pipeline::StageJob<'_, '_>,
 ) -> (anyhow::Result<()>, Option<Halt>) {
     use crate::sequential::{Outcome, decide_course, match_scores, sequential};
     let crate::pipeline::StageJob {
@@ -1139,7 +1176,7 @@ fn play_sequential(
             if pulse.stopping() {
                 return (Ok(()), Some(Halt::Stopped));
             }
-            let (written, failure) = crate::pipeline::play_stage(crate::pipeline::StageJob {
+            let played = crate::pipeline::play_stage(crate::pipeline::StageJob {
                 lineup,
                 pool,
                 threads,
@@ -1147,9 +1184,10 @@ fn play_sequential(
                 writer,
                 landed: &mut *landed,
                 pulse,
+                tap: None,
             });
-            if written.is_err() || failure.is_some() {
-                return (written, failure);
+            if played.written.is_err() || played.failure.is_some() {
+                return (played.written, played.failure);
             }
         }
         let looked = (|| -> anyhow::Result<Option<Outcome>> {
