@@ -3,10 +3,10 @@
 //! every one before it are played (released in order; parts may land in any order), and the
 //! writers turn it into a part of the stage's dataset (encoded, compressed, synced and
 //! renamed into place, several at once), and a collector thread adds up what is finished
-//! (progress, totals) as parts land. A chunk takes a slot from its first unit until its part
-//! is on disk, so memory is bounded by the slots, not by the number of rounds. A tap
-//! ([`RecordTap`], the report's pass over the records) may see the released chunks too, in
-//! unit order, on a thread of its own.
+//! (progress, totals) as parts land. A tap ([`RecordTap`], the report's pass over the
+//! records) may see the released chunks too, in unit order, on a thread of its own. A chunk
+//! takes a slot from its first unit until its part is on disk and the tap is done with it, so
+//! memory is bounded by the slots, not by the number of rounds (nor by how far a tap lags).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -23,12 +23,31 @@ use crate::tournament::{Halt, Lineup, Pulse};
 type Job = (Range<u64>, Vec<Records>);
 
 /// A released chunk, shared by its writer and the tap (if any).
-type Shared = (Range<u64>, Arc<Vec<Records>>);
+type Shared<'s> = (Range<u64>, Arc<Held<'s>>);
+
+/// A released chunk's records. The chunk holds its slot until the last of its holders (the
+/// writer, the tap) drops them: then the slot goes to the next chunk.
+struct Held<'s> {
+    records: Vec<Records>,
+    schedule: &'s (Mutex<Schedule>, Condvar),
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        // The records' memory first, then the slot.
+        drop(std::mem::take(&mut self.records));
+        // No panic in a drop: a schedule poisoned by a panic is closed anyway.
+        if let Ok(mut s) = self.schedule.0.lock() {
+            s.open += 1;
+        }
+        self.schedule.1.notify_all();
+    }
+}
 
 /// A writer thread: takes chunks off `jobs` until it closes (or the collector is gone) and
 /// writes each as a part. A panic inside becomes that part's error.
 fn write_parts(
-    jobs: Arc<Mutex<Receiver<Shared>>>,
+    jobs: Arc<Mutex<Receiver<Shared<'_>>>>,
     out: Sender<anyhow::Result<PartMeta>>,
     writer: &PartWriter,
 ) {
@@ -36,15 +55,16 @@ fn write_parts(
         // The lock is held only to take a job.
         let job = jobs.lock().expect("no writer panics holding it").recv();
         let Ok((units, chunk)) = job else { break };
-        let written =
-            std::panic::catch_unwind(AssertUnwindSafe(|| writer.write(units.clone(), &chunk)))
-                .unwrap_or_else(|_| {
-                    Err(anyhow::anyhow!(
-                        "the record writer failed on units {}..{}",
-                        units.start,
-                        units.end
-                    ))
-                });
+        let written = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            writer.write(units.clone(), &chunk.records)
+        }))
+        .unwrap_or_else(|_| {
+            Err(anyhow::anyhow!(
+                "the record writer failed on units {}..{}",
+                units.start,
+                units.end
+            ))
+        });
         drop(chunk);
         if out.send(written).is_err() {
             break;
@@ -60,17 +80,17 @@ fn write_parts(
 fn feed_tap<'t>(
     mut tap: Box<dyn RecordTap + 't>,
     starts: &[u64],
-    chunks: Receiver<Shared>,
+    chunks: Receiver<Shared<'_>>,
 ) -> Option<Box<dyn RecordTap + 't>> {
     let mut next = 0;
-    let mut early: BTreeMap<u64, Shared> = BTreeMap::new();
+    let mut early: BTreeMap<u64, Shared<'_>> = BTreeMap::new();
     let mut sound = true;
     for (units, records) in chunks {
         early.insert(units.start, (units, records));
         while let Some((units, records)) = starts.get(next).and_then(|s| early.remove(s)) {
             if sound {
                 sound = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    tap.records(units, &records);
+                    tap.records(units, &records.records);
                 }))
                 .is_ok();
             }
@@ -105,7 +125,8 @@ pub(crate) struct Played<'t> {
     /// Why play stopped early, if it did (a failure, or a stop request; the units finished
     /// before it are written as a shorter part).
     pub failure: Option<Halt>,
-    /// The job's tap, if it saw every chunk of the job, in order (play not stopped early).
+    /// The job's tap, if it saw every chunk of the job, in order, and play did not stop
+    /// early (the caller drops it too when a part failed to land: `written`).
     pub tap: Option<Box<dyn RecordTap + 't>>,
 }
 
@@ -121,7 +142,8 @@ struct Schedule {
     /// The next unit to hand out: its chunk and the unit.
     chunk: usize,
     unit: u64,
-    /// Chunks that may be started: the slots, plus one for each part landed.
+    /// Chunks that may be started: the slots, plus one for each chunk done with (written, and
+    /// seen by the tap if any: [`Held`]).
     open: usize,
     /// Each chunk's records by unit (`None` until played; the list made when the chunk's
     /// first unit is handed out, and emptied when it goes to the writers, so that memory
@@ -277,7 +299,7 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
     let (collected, tap) = std::thread::scope(|scope| {
         let schedule = &schedule;
         // Made here, so that a panic unwinding out of play drops the queue and the writers end.
-        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Shared>(1);
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Shared<'_>>(1);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (done_tx, done_rx) = std::sync::mpsc::channel::<anyhow::Result<PartMeta>>();
         for _ in 0..writers {
@@ -291,19 +313,17 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
         let collector = scope.spawn(move || -> anyhow::Result<()> {
             // However the collector stops (done, an error, a panic), nothing more is played.
             let _stopped = CloseOnDrop(schedule);
+            // A part's slot goes to the next chunk when its records are dropped (`Held`).
             for written in done_rx {
                 landed(&written?)?;
-                // A part is on disk: its slot goes to the next chunk.
-                schedule.0.lock().expect("no thread panics holding it").open += 1;
-                schedule.1.notify_all();
             }
             Ok(())
         });
-        // The tap's queue holds as many chunks as there are slots: a tap slower than play
+        // A chunk keeps its slot until the tap is done with it too: a tap slower than play
         // holds play back rather than gathering the stage's records.
         let (tap_tx, tapped) = match tap {
             Some(tap) => {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<Shared>(slots);
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Shared<'_>>(slots);
                 let starts = &starts;
                 let fed = std::thread::Builder::new()
                     .name("record-tap".into())
@@ -330,7 +350,7 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
                 }
                 // Outside the lock: the writers' queue (and the tap's) may be full.
                 for (units, records) in ready {
-                    let records = Arc::new(records);
+                    let records = Arc::new(Held { records, schedule });
                     if let Some(tap) = &tap_tx {
                         // Gone only if its thread ended early, which `feed_tap` never does.
                         let _ = tap.send((units.clone(), Arc::clone(&records)));
@@ -350,7 +370,7 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
             .expect("no thread panics holding it")
             .cut_short();
         if let Some((units, records)) = short {
-            let _ = job_tx.send((units, Arc::new(records)));
+            let _ = job_tx.send((units, Arc::new(Held { records, schedule })));
         }
         drop(job_tx);
         drop(tap_tx);
@@ -542,5 +562,87 @@ mod tests {
         };
         close(&shared);
         assert_eq!(waiter.join().unwrap(), None);
+    }
+
+    /// A tap that keeps the units it was given (or panics on the chunk starting at `panic_at`).
+    struct Keep {
+        seen: std::sync::Arc<Mutex<Vec<Range<u64>>>>,
+        panic_at: Option<u64>,
+    }
+
+    impl RecordTap for Keep {
+        fn records(&mut self, units: Range<u64>, _records: &[Records]) {
+            assert_ne!(Some(units.start), self.panic_at, "a tap's bug");
+            self.seen.lock().unwrap().push(units);
+        }
+
+        fn complete(self: Box<Self>) {}
+    }
+
+    /// Chunks sent to the tap in any order reach it in unit order, each once; a tap that
+    /// missed a chunk, or panicked, is not handed back, and the queue is drained all the same.
+    #[test]
+    fn the_tap_sees_chunks_in_unit_order_and_only_a_whole_tap_comes_back() {
+        let work = vec![0..2, 2..4, 4..5, 5..9];
+        let starts: Vec<u64> = work.iter().map(|r| r.start).collect();
+        let schedule = (Mutex::new(Schedule::new(work.clone(), 4)), Condvar::new());
+        let held = |r: &Range<u64>| -> Shared<'_> {
+            let records = Held {
+                records: vec![Records::default(); (r.end - r.start) as usize],
+                schedule: &schedule,
+            };
+            (r.clone(), Arc::new(records))
+        };
+        for (order, missing, panic_at) in [
+            (vec![2, 0, 3, 1], None, None),
+            (vec![3, 2, 1, 0], None, None),
+            (vec![0, 1, 3], Some(2), None),
+            (vec![1, 0, 2, 3], None, Some(4)),
+        ] {
+            let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+            let tap = Box::new(Keep {
+                seen: seen.clone(),
+                panic_at,
+            });
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Shared<'_>>(4);
+            for &i in &order {
+                tx.send(held(&work[i])).unwrap();
+            }
+            drop(tx);
+            let back = feed_tap(tap, &starts, rx);
+            let seen = seen.lock().unwrap().clone();
+            match (missing, panic_at) {
+                (None, None) => {
+                    assert!(back.is_some());
+                    assert_eq!(seen, work);
+                }
+                (Some(gap), _) => {
+                    assert!(back.is_none());
+                    assert_eq!(seen, work[..gap]);
+                }
+                (_, Some(_)) => {
+                    assert!(back.is_none());
+                    assert_eq!(seen, work[..2]);
+                }
+            }
+        }
+    }
+
+    /// A chunk's slot comes back when the last of its holders drops its records, not before.
+    #[test]
+    fn a_chunk_holds_its_slot_until_writer_and_tap_are_done() {
+        let schedule = (
+            Mutex::new(Schedule::new(vec![0..1, 1..2], 1)),
+            Condvar::new(),
+        );
+        let chunk = Arc::new(Held {
+            records: vec![Records::default()],
+            schedule: &schedule,
+        });
+        let for_tap = Arc::clone(&chunk);
+        drop(chunk);
+        assert_eq!(schedule.0.lock().unwrap().open, 1, "the tap still holds it");
+        drop(for_tap);
+        assert_eq!(schedule.0.lock().unwrap().open, 2);
     }
 }
