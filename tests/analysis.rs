@@ -1921,3 +1921,77 @@ stages:
     assert_eq!(seq.dirs.lock().unwrap().len(), 1);
     assert!(taps(seq).is_empty());
 }
+
+/// As a user runs it: the report the run writes for the stages it plays whole (made from the
+/// records as they were played) is the report `dhumbal-run report` makes from the dataset, every
+/// number of `stats.json` and every table, coin and point scoring alike.
+#[test]
+fn the_runs_report_is_the_report_of_its_dataset() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.yaml");
+    std::fs::write(
+        &file,
+        r#"name: both
+seed: 8
+output: {chunk_rounds: 96}
+stages:
+  - name: coins
+    deals: 150
+    seating: rotate
+    agents: [{kind: aggressive}, {kind: conservative}, {kind: balanced}, {kind: random}]
+  - name: points
+    games: 12
+    seating: permute
+    rules: {preset: jhyap, players: 3}
+    agents: [{winner_of: coins}, {kind: conservative}, {kind: random}]
+"#,
+    )
+    .unwrap();
+    let (out, again) = (dir.path().join("out"), dir.path().join("again"));
+    let bin = env!("CARGO_BIN_EXE_dhumbal-run");
+    let ran = std::process::Command::new(bin)
+        .arg(&file)
+        .args(["--threads", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let reported = std::process::Command::new(bin)
+        .arg("report")
+        .arg(&out)
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(reported.status.success(), "{reported:?}");
+    // Where the stage's description came from (the run, or its manifest) is the one difference.
+    let numbers = |path: &Path| -> String {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("\"source\":"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for stage in ["coins", "points"] {
+        let (ours, theirs) = (out.join(stage), again.join(stage));
+        assert_eq!(
+            numbers(&ours.join("stats.json")),
+            numbers(&theirs.join("stats.json")),
+            "stage `{stage}`"
+        );
+        let mut tables = 0;
+        for table in std::fs::read_dir(ours.join("tables")).unwrap() {
+            let table = table.unwrap().path();
+            let name = table.file_name().unwrap();
+            assert_eq!(
+                std::fs::read(&table).unwrap(),
+                std::fs::read(theirs.join("tables").join(name)).unwrap(),
+                "stage `{stage}`: {}",
+                name.to_string_lossy()
+            );
+            tables += 1;
+        }
+        assert!(tables > 5, "stage `{stage}`: {tables} tables");
+    }
+}
