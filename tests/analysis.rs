@@ -1671,7 +1671,7 @@ impl dhumbal::runner::run::RecordTap for PassTap<'_> {
             at = r.end;
         }
         assert_eq!(at, self.units, "{}: not every unit seen", self.info.name);
-        let acc = self.stream.finish().unwrap();
+        let acc = self.stream.finish().unwrap().expect("rounds");
         let name = self.info.name.clone();
         self.out.done.lock().unwrap().push((name, self.info, acc));
     }

@@ -70,8 +70,8 @@ pub fn design_intervals(analysis: &StageAnalysis) -> Vec<dhumbal_runner::summary
         .collect()
 }
 
-/// Analyses a stage from the pass over its records made while they were played
-/// ([`metrics::Stream`]): what [`analyze_stage`] gives for the same records.
+/// Analyses a stage from a pass over its records ([`metrics::Stream`], made while they were
+/// played, or by [`metrics::accumulate`] from the dataset).
 pub fn analyze_streamed(
     info: &StageInfo,
     acc: metrics::Accumulated,
@@ -86,6 +86,9 @@ pub fn analyze_stage(
     info: &StageInfo,
     opts: &Options,
 ) -> anyhow::Result<(StageAnalysis, metrics::Accumulated)> {
-    let acc = metrics::accumulate(dir, info)?;
-    Ok((analyze::analyze(info, &acc, opts), acc))
+    Ok(analyze_streamed(
+        info,
+        metrics::accumulate(dir, info)?,
+        opts,
+    ))
 }

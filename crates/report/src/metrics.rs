@@ -569,13 +569,13 @@ impl Accumulator {
     }
 }
 
-/// The pass over a stage's records as they are played ([`dhumbal_runner::run::RecordTap`]):
-/// the same rows in the same order as [`accumulate`] reads back from the stage's dataset, so
-/// the same result, without reading the dataset.
+/// The pass over a stage's records, row by row in unit order: [`accumulate`] feeds it the rows
+/// it reads back from a stage's dataset, a run's tap ([`dhumbal_runner::run::RecordTap`]) the
+/// records as they are played, so that both give the same result by construction.
 pub struct Stream {
     acc: Accumulator,
     games: super::ratings::Collector,
-    /// The first row that did not make sense (the pass stops at it, as [`accumulate`] does).
+    /// The first row that did not make sense (the pass stops at it).
     failure: Option<anyhow::Error>,
 }
 
@@ -591,32 +591,24 @@ impl Stream {
     /// Takes the records of the next units.
     pub fn push(&mut self, records: &[dhumbal_runner::records::Records]) {
         for record in records.iter().flat_map(|r| r.rows()) {
-            if self.failure.is_some() {
-                return;
-            }
             let Some(row) = Row::of_record(record) else {
-                self.failure = Some(anyhow::anyhow!("row for agent slot {}", record.slot));
+                self.failure
+                    .get_or_insert_with(|| anyhow::anyhow!("row for agent slot {}", record.slot));
                 return;
             };
-            if let Err(e) = self.acc.push(&row) {
-                self.failure = Some(e);
-                return;
-            }
+            push_statistics(&mut self.acc, &mut self.failure, &row);
             self.games.push(&row);
         }
     }
 
-    /// Ends the pass: what [`accumulate`] gives for the same records.
-    pub fn finish(self) -> anyhow::Result<Accumulated> {
+    /// Ends the pass: `None` if the records held no round.
+    pub fn finish(self) -> anyhow::Result<Option<Accumulated>> {
         if let Some(e) = self.failure {
             return Err(e);
         }
         let mut acc = self.acc.finish()?;
         acc.ratings = self.games.finish();
-        if acc.rounds == 0 {
-            bail!("no rounds");
-        }
-        Ok(acc)
+        Ok((acc.rounds > 0).then_some(acc))
     }
 }
 
@@ -628,31 +620,32 @@ impl Stream {
 /// thread of its own (`load::for_each_row_twice`), the same rows in the same order: on a
 /// million rounds it was a sixth of this pass's thread, which bounds the report's time.
 pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Accumulated> {
-    let mut acc = Accumulator::new(info);
-    let mut games = super::ratings::Collector::new(info);
-    let mut failure = None;
+    let mut pass = Stream::new(info);
+    let Stream {
+        acc,
+        games,
+        failure,
+    } = &mut pass;
     super::load::for_each_row_twice(
         dir,
         &info.agents,
-        |row| {
-            if failure.is_none()
-                && let Err(e) = acc.push(row)
-            {
-                failure = Some(e);
-            }
-        },
+        |row| push_statistics(acc, failure, row),
         Some(|row: &Row| games.push(row)),
     )?;
     let path = super::load::record_file(dir).unwrap_or_else(|| dir.to_path_buf());
-    if let Some(e) = failure {
-        return Err(InputError::new(&path, format!("{e:#}")).into());
+    match pass.finish() {
+        Ok(Some(acc)) => Ok(acc),
+        Ok(None) => Err(super::load::no_rounds(&path).into()),
+        Err(e) => Err(InputError::new(&path, format!("{e:#}")).into()),
     }
-    let mut acc = acc
-        .finish()
-        .map_err(|e| InputError::new(&path, format!("{e:#}")))?;
-    acc.ratings = games.finish();
-    if acc.rounds == 0 {
-        return Err(super::load::no_rounds(&path).into());
+}
+
+/// A row's statistics ([`Stream`]'s pass without the ratings' part, which [`accumulate`] runs
+/// on a thread of its own), unless an earlier row did not make sense.
+fn push_statistics(acc: &mut Accumulator, failure: &mut Option<anyhow::Error>, row: &Row) {
+    if failure.is_none()
+        && let Err(e) = acc.push(row)
+    {
+        *failure = Some(e);
     }
-    Ok(acc)
 }
