@@ -267,7 +267,9 @@ fn heads_up_wording_says_which_way_the_design_moved_the_variance() {
     let design = win["design"].as_f64().unwrap();
     let change = |r: f64| {
         let c = 100.0 * (r - 1.0);
-        if c < 0.0 {
+        if format!("{:.1}", c.abs()) == "0.0" {
+            "0.0% (the same)".to_string()
+        } else if c < 0.0 {
             format!("−{:.1}% (less)", -c)
         } else {
             format!("+{c:.1}% (more)")

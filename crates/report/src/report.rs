@@ -323,18 +323,7 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             out,
             "| metric | per agent | its variance | difference | its variance | pairing |\n|---|---:|---:|---:|---:|---:|"
         );
-        // A change in words that cannot be misread: "−29.1%" is less variance, "+41.8%" more.
-        let change = |r: Option<f64>| {
-            r.map_or("–".into(), |r| {
-                let c = 100.0 * (r - 1.0);
-                let text = num(Some(c.abs()), 1);
-                if c < 0.0 {
-                    format!("−{text}% (less)")
-                } else {
-                    format!("+{text}% (more)")
-                }
-            })
-        };
+        let change = variance_change;
         for v in &d.variance_ratio {
             let _ = writeln!(
                 out,
@@ -518,6 +507,24 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     out
 }
 
+/// A variance ratio as a change in words that cannot be misread: "−29.1% (less)" is less
+/// variance, "+41.8% (more)" more, and one that rounds to nothing (a ratio of 1: a fixed
+/// design whose units are its rounds leaves each agent's variance as it was) "0.0% (the
+/// same)", not "+0.0% (more)"; an en dash for none.
+fn variance_change(ratio: Option<f64>) -> String {
+    ratio.map_or("–".into(), |r| {
+        let c = 100.0 * (r - 1.0);
+        let text = num(Some(c.abs()), 1);
+        if text == num(Some(0.0), 1) {
+            format!("{text}% (the same)")
+        } else if c < 0.0 {
+            format!("−{text}% (less)")
+        } else {
+            format!("+{text}% (more)")
+        }
+    })
+}
+
 fn heading(s: &StageAnalysis, m: Metric) -> String {
     let label = m.label(s.info.points);
     match m.paper_key() {
@@ -665,5 +672,22 @@ fn wilson_against_units(s: &StageAnalysis, unit: &str) -> String {
             num(Some(r), 2)
         ),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variance_change;
+
+    #[test]
+    fn a_variance_change_says_its_direction_and_none_where_there_is_none() {
+        assert_eq!(variance_change(Some(0.709)), "−29.1% (less)");
+        assert_eq!(variance_change(Some(1.418)), "+41.8% (more)");
+        // Exactly 1, and changes that round to nothing either way.
+        for r in [1.0, 1.0004, 0.9996] {
+            assert_eq!(variance_change(Some(r)), "0.0% (the same)", "{r}");
+        }
+        assert_eq!(variance_change(Some(1.0006)), "+0.1% (more)");
+        assert_eq!(variance_change(None), "–");
     }
 }
