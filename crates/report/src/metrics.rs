@@ -588,8 +588,12 @@ impl Stream {
         }
     }
 
-    /// Takes the records of the next units.
+    /// Takes the records of the next units (none more once a row did not make sense: the pass
+    /// ends in that error).
     pub fn push(&mut self, records: &[dhumbal_runner::records::Records]) {
+        if self.failure.is_some() {
+            return;
+        }
         for record in records.iter().flat_map(|r| r.rows()) {
             let Some(row) = Row::of_record(record) else {
                 self.failure
