@@ -48,13 +48,13 @@ impl RecordTap for StreamTap<'_> {
         // which names the file.
         if let Ok(Some(acc)) = self.stream.finish() {
             let opts = dhumbal_report::Options::default();
-            let analyzed = dhumbal_report::analyze_streamed(&self.info, acc, &opts);
+            let analyzed = dhumbal_report::analyze_for_report(&self.info, acc, &opts);
             *self.out.lock().expect("lock") = Some((self.info.name.clone(), analyzed));
         }
     }
 }
 
-/// What [`dhumbal_report::analyze_stage`] gives.
+/// What [`dhumbal_report::analyze_for_report`] gives.
 type Analyzed = (
     dhumbal_report::StageAnalysis,
     dhumbal_report::metrics::Accumulated,
@@ -176,7 +176,8 @@ impl Reporter for Terminal {
             None => {
                 let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
                 let opts = dhumbal_report::Options::default();
-                dhumbal_report::analyze_stage(&result.dir, &info, &opts)
+                dhumbal_report::metrics::accumulate(&result.dir, &info)
+                    .map(|acc| dhumbal_report::analyze_for_report(&info, acc, &opts))
             }
         };
         match analyzed {

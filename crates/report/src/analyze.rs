@@ -597,8 +597,9 @@ pub struct StageAnalysis {
     pub families: String,
     pub stars_on: &'static str,
     pub notes: Vec<String>,
-    /// The agents' ratings (stages of two or more agents; filled by the report, which pays
-    /// for the bootstrap, not by every analysis).
+    /// The agents' ratings (stages of two or more agents; filled for the report, which pays
+    /// for the bootstrap, by `analyze_for_report` or `report_analyzed`, not by every
+    /// analysis).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratings: Option<super::ratings::Leaderboard>,
 }
@@ -873,9 +874,9 @@ fn table_weights(info: &StageInfo, acc: &Accumulated) -> Vec<f64> {
 }
 
 /// Standardised minimum detectable effects by their arguments (as bits): they depend on the
-/// counts and levels, not on the pair, so most pairs share one, and each is solved by
-/// bisection over the noncentral t (a Poisson series of incomplete beta functions, most of
-/// the analysis' time on a million rounds). The same function of the same arguments: the
+/// counts and levels, not on the pair, so most pairs share one, and each is solved over the
+/// noncentral t (a Poisson series of incomplete beta functions, evaluated about a dozen times
+/// per solve: with the units needed, most of the analysis' time on a million rounds). The same function of the same arguments: the
 /// same numbers.
 #[derive(Default)]
 struct MdeMemo {

@@ -80,6 +80,27 @@ pub fn analyze_streamed(
     (analyze::analyze(info, &acc, opts), acc)
 }
 
+/// [`analyze_streamed`] with the ratings that the stage's report shows (its
+/// `StageAnalysis::ratings`), fitted on a thread of their own while the rest of the analysis
+/// is made: a report needs both, and the ratings' bootstrap and the power solves of the
+/// analysis each take a few tens of milliseconds of a million rounds' report. The same
+/// numbers as fitting them afterwards ([`report_analyzed`] does when they are missing).
+pub fn analyze_for_report(
+    info: &StageInfo,
+    acc: metrics::Accumulated,
+    opts: &Options,
+) -> (StageAnalysis, metrics::Accumulated) {
+    let analysis = std::thread::scope(|scope| {
+        let ratings = scope.spawn(|| ratings::of_stage(info, &acc.ratings, &opts.ratings));
+        let mut analysis = analyze::analyze(info, &acc, opts);
+        analysis.ratings = ratings
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        analysis
+    });
+    (analysis, acc)
+}
+
 /// Analyses the stage whose records are in `dir` (without writing anything).
 pub fn analyze_stage(
     dir: &Path,

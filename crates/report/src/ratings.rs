@@ -54,7 +54,6 @@ use rand_core::{Rng, SeedableRng};
 use rand_distr::{Binomial, Distribution};
 use serde::Serialize;
 
-use super::analyze::StageAnalysis;
 use super::figures::{FigureOutcome, FigureSpec};
 use super::load::{Row, StageInfo};
 use super::stats::percentile;
@@ -1531,20 +1530,25 @@ pub fn leaderboard(
     board
 }
 
-/// A stage's leaderboard from its collected games (`None` with fewer than two agents).
+/// A stage's leaderboard from its collected games (`None` with fewer than two agents): what
+/// it needs of the stage is in its `info` (names, kinds, seed, unit), so that it can be
+/// fitted while the rest of the analysis is made ([`crate::analyze_for_report`]).
 pub fn of_stage(
-    s: &StageAnalysis,
+    info: &StageInfo,
     data: &Result<Data, RatingError>,
     settings: &RatingSettings,
 ) -> Option<Leaderboard> {
-    let names: Vec<String> = s.agents.iter().map(|a| a.agent.clone()).collect();
+    let names: Vec<String> = info.agents.clone();
     if names.len() < 2 {
         return None;
     }
-    let kinds: Vec<String> = s.agents.iter().map(|a| a.kind.clone()).collect();
-    let seed = s.info.seed.unwrap_or(0);
+    let kinds: Vec<String> = (0..names.len())
+        .map(|slot| info.kinds.get(slot).cloned().unwrap_or_default())
+        .collect();
+    let seed = info.seed.unwrap_or(0);
+    let unit = super::analyze::unit_name(info);
     Some(match data {
-        Ok(d) => leaderboard(&names, &kinds, d, settings, seed, s.design.unit),
+        Ok(d) => leaderboard(&names, &kinds, d, settings, seed, unit),
         Err(e) => {
             let mut b = leaderboard(
                 &names,
@@ -1552,7 +1556,7 @@ pub fn of_stage(
                 &Data::new(names.len(), Model::PlackettLuce),
                 settings,
                 seed,
-                s.design.unit,
+                unit,
             );
             b.refused = Some(e.describe(&names));
             b

@@ -12,7 +12,7 @@ use super::analyze::{Metric, StageAnalysis};
 use super::figures::{self, FigureOutcome, Place};
 use super::load::{self, StageInfo};
 use super::tables::{self, num, pval};
-use super::{Definitions, Options, analyze_stage};
+use super::{Definitions, Options, analyze_for_report};
 
 /// What a stage's report consists of.
 pub struct StageReport {
@@ -76,7 +76,8 @@ pub fn report_stage(
     info: &StageInfo,
     opts: &Options,
 ) -> anyhow::Result<StageReport> {
-    let (analysis, acc) = analyze_stage(records, info, opts)?;
+    let acc = super::metrics::accumulate(records, info)?;
+    let (analysis, acc) = analyze_for_report(info, acc, opts);
     let mut report = report_analyzed(dir, opts, analysis, acc)?;
     if records != dir {
         super::sequential::attach(records, dir, opts.figures, &mut report.files)?;
@@ -84,15 +85,19 @@ pub fn report_stage(
     Ok(report)
 }
 
-/// [`report_stage`] from the analysis [`analyze_stage`] made of the same records with the same
-/// options (a run computes it once, for the stage's summary and its report).
+/// [`report_stage`] from the analysis [`analyze_for_report`] (or [`crate::analyze_stage`])
+/// made of the same records with the same options (a run computes it once, for the stage's
+/// summary and its report). The ratings are fitted here if the analysis has none.
 pub fn report_analyzed(
     dir: &Path,
     opts: &Options,
     mut analysis: StageAnalysis,
     acc: super::metrics::Accumulated,
 ) -> anyhow::Result<StageReport> {
-    analysis.ratings = super::ratings::of_stage(&analysis, &acc.ratings, &opts.ratings);
+    if analysis.ratings.is_none() {
+        // Fitted beside the analysis when it was made for a report (`analyze_for_report`).
+        analysis.ratings = super::ratings::of_stage(&analysis.info, &acc.ratings, &opts.ratings);
+    }
     let mut files = Vec::new();
     let write = |path: PathBuf, text: &str, files: &mut Vec<PathBuf>| -> anyhow::Result<()> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
