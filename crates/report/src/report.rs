@@ -99,26 +99,75 @@ pub fn report_analyzed(
         analysis.ratings = super::ratings::of_stage(&analysis.info, &acc.ratings, &opts.ratings);
     }
     let mut files = Vec::new();
-    let write = |path: PathBuf, text: &str, files: &mut Vec<PathBuf>| -> anyhow::Result<()> {
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        files.push(path);
-        Ok(())
+    // The figures are drawn on their own threads while stats.json and the tables are written
+    // (their specs own what they draw from).
+    let fig_dir = dir.join("figures");
+    let specs = if opts.figures {
+        std::fs::create_dir_all(&fig_dir)
+            .with_context(|| format!("cannot create {}", fig_dir.display()))?;
+        Some(figures::specs(&analysis, &acc))
+    } else {
+        None
     };
-    let json = serde_json::to_string_pretty(&analysis)?;
-    write(dir.join("stats.json"), &json, &mut files)?;
+    let (written, outcomes) = std::thread::scope(|scope| {
+        let drawing = specs.map(|specs| scope.spawn(|| figures::draw_all(specs, &fig_dir)));
+        let written = write_tables(dir, &analysis, &mut files);
+        let outcomes = drawing.map_or_else(Vec::new, |d| {
+            d.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (written, outcomes)
+    });
+    written?;
+    for o in &outcomes {
+        files.extend(o.files.iter().cloned());
+    }
+    write_file(
+        dir.join("report.md"),
+        &markdown(&analysis, &outcomes),
+        &mut files,
+    )?;
+    super::sequential::attach(dir, dir, opts.figures, &mut files)?;
+    let figure_errors = outcomes
+        .iter()
+        .filter_map(|o| o.error.clone().map(|e| (o.stem.to_string(), e)))
+        .collect();
+    Ok(StageReport {
+        dir: dir.to_path_buf(),
+        analysis,
+        files,
+        figure_errors,
+    })
+}
+
+/// Writes `text` to `path` and lists the file.
+fn write_file(path: PathBuf, text: &str, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    files.push(path);
+    Ok(())
+}
+
+/// stats.json and the tables of a stage's report.
+fn write_tables(
+    dir: &Path,
+    analysis: &StageAnalysis,
+    files: &mut Vec<PathBuf>,
+) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(analysis)?;
+    write_file(dir.join("stats.json"), &json, files)?;
 
     let tables_dir = dir.join("tables");
     std::fs::create_dir_all(&tables_dir)
         .with_context(|| format!("cannot create {}", tables_dir.display()))?;
     let stage = &analysis.stage;
-    write(
+    write_file(
         tables_dir.join("agents.csv"),
-        &tables::agents_csv(&analysis),
-        &mut files,
+        &tables::agents_csv(analysis),
+        files,
     )?;
-    write(
+    write_file(
         tables_dir.join("agents.tex"),
-        &tables::agents_table(&analysis).to_latex(
+        &tables::agents_table(analysis).to_latex(
             &format!(
                 "Per-agent metrics, stage {stage} ({}).",
                 if analysis.info.points {
@@ -135,16 +184,16 @@ pub fn report_analyzed(
             ),
             &format!("tab:{}-agents", label(stage)),
         ),
-        &mut files,
+        files,
     )?;
-    write(
+    write_file(
         tables_dir.join("pairwise.csv"),
-        &tables::pairwise_csv(&analysis),
-        &mut files,
+        &tables::pairwise_csv(analysis),
+        files,
     )?;
-    write(
+    write_file(
         tables_dir.join("pairwise.tex"),
-        &tables::pairwise_summary_table(&analysis).to_latex(
+        &tables::pairwise_summary_table(analysis).to_latex(
             &format!(
                 "Pairwise comparisons, stage {stage}: per metric, the primary test's effect size and \
                  its {} p-value ({}).",
@@ -160,65 +209,40 @@ pub fn report_analyzed(
             ),
             &format!("tab:{}-pairwise", label(stage)),
         ),
-        &mut files,
+        files,
     )?;
-    write(
+    write_file(
         tables_dir.join("seats.csv"),
-        &tables::positions_csv(&analysis),
-        &mut files,
+        &tables::positions_csv(analysis),
+        files,
     )?;
-    write(
+    write_file(
         tables_dir.join("seats.tex"),
-        &tables::positions_table(&analysis, &analysis.seats, false).to_latex(
+        &tables::positions_table(analysis, &analysis.seats, false).to_latex(
             &format!("Win rate by seat, stage {stage}."),
             &format!("tab:{}-seats", label(stage)),
         ),
-        &mut files,
+        files,
     )?;
     if let Some(r) = &analysis.ratings {
-        write(
+        write_file(
             tables_dir.join("ratings.csv"),
             &super::ratings::csv(stage, r),
-            &mut files,
+            files,
         )?;
         if !r.agents.is_empty() {
-            write(
+            write_file(
                 tables_dir.join("ratings.tex"),
                 &super::ratings::table(r).to_latex(
                     &format!("Ratings, stage {stage} (Elo, 95% bootstrap intervals)."),
                     &format!("tab:{}-ratings", label(stage)),
                 ),
-                &mut files,
+                files,
             )?;
         }
     }
 
-    let mut outcomes = Vec::new();
-    if opts.figures {
-        let fig_dir = dir.join("figures");
-        std::fs::create_dir_all(&fig_dir)
-            .with_context(|| format!("cannot create {}", fig_dir.display()))?;
-        outcomes = figures::draw_all(figures::specs(&analysis, &acc), &fig_dir);
-        for o in &outcomes {
-            files.extend(o.files.iter().cloned());
-        }
-    }
-    write(
-        dir.join("report.md"),
-        &markdown(&analysis, &outcomes),
-        &mut files,
-    )?;
-    super::sequential::attach(dir, dir, opts.figures, &mut files)?;
-    let figure_errors = outcomes
-        .iter()
-        .filter_map(|o| o.error.clone().map(|e| (o.stem.to_string(), e)))
-        .collect();
-    Ok(StageReport {
-        dir: dir.to_path_buf(),
-        analysis,
-        files,
-        figure_errors,
-    })
+    Ok(())
 }
 
 /// A LaTeX label fragment from a stage name.
