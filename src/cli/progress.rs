@@ -176,8 +176,16 @@ impl Reporter for Terminal {
             None => {
                 let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
                 let opts = dhumbal_report::Options::default();
-                dhumbal_report::metrics::accumulate(&result.dir, &info)
-                    .map(|acc| dhumbal_report::analyze_for_report(&info, acc, &opts))
+                // A stage restored with its report has no report to write: no ratings to
+                // fit for it (its summary's intervals are all that is asked).
+                let reported = result.restored && has_report(&result.dir);
+                dhumbal_report::metrics::accumulate(&result.dir, &info).map(|acc| {
+                    if reported {
+                        dhumbal_report::analyze_streamed(&info, acc, &opts)
+                    } else {
+                        dhumbal_report::analyze_for_report(&info, acc, &opts)
+                    }
+                })
             }
         };
         match analyzed {

@@ -876,8 +876,8 @@ fn table_weights(info: &StageInfo, acc: &Accumulated) -> Vec<f64> {
 /// Standardised minimum detectable effects by their arguments (as bits): they depend on the
 /// counts and levels, not on the pair, so most pairs share one, and each is solved over the
 /// noncentral t (a Poisson series of incomplete beta functions, evaluated about a dozen times
-/// per solve: with the units needed, most of the analysis' time on a million rounds). The same function of the same arguments: the
-/// same numbers.
+/// per solve: with the units needed, most of the analysis' time on a million rounds). The
+/// same function of the same arguments: the same numbers.
 #[derive(Default)]
 struct MdeMemo {
     ind: HashMap<[u64; 4], Option<f64>>,

@@ -56,9 +56,11 @@ pub fn ttest_paired_power(effect_size: f64, n: f64, alpha: f64) -> f64 {
 }
 
 /// The x in (lo, ∞) at which the increasing f reaches `target`, to 1e-12 relative: a bracket
-/// found from `guess` (doubled while f stays below the target, else halved towards `lo`;
-/// `lo` itself is never evaluated), then Brent's method in it. `None` if no x up to 1e15
-/// reaches it. A NaN counts as reaching it, as a bisection would take it.
+/// found from `guess` (doubled while f stays below the target, else halved towards `lo`, at
+/// most 200 times, as the bisection this replaced stopped), then Brent's method in it. `None`
+/// if no x up to 1e15 reaches it (or the guess is past it, or `lo` is not a finite number);
+/// where f reaches the target all the way down to `lo`, a point within 2^-200 of the way
+/// there. A NaN counts as reaching it, as a bisection would take it.
 ///
 /// Each evaluation of a t-test's power sums a noncentral t series, so the number of them is
 /// what the solve costs: from the z-test's answer as the guess, about a dozen, where a
@@ -69,8 +71,14 @@ fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, lo: f64, guess: f64) ->
         let v = f(x) - target;
         if v.is_nan() { 1.0 } else { v }
     };
+    if !lo.is_finite() {
+        return None;
+    }
     let mut b = if guess.is_finite() { guess } else { 1.0 };
     b = b.max(lo * 2.0).max(lo + 1e-9).max(1e-9);
+    if b > 1e15 {
+        return None;
+    }
     let mut gb = g(b);
     let (a, ga);
     if gb < 0.0 {
@@ -87,9 +95,11 @@ fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, lo: f64, guess: f64) ->
             }
         }
     } else {
+        let mut halvings = 0;
         loop {
             let c = lo + 0.5 * (b - lo);
-            if b - c <= 1e-12 * b {
+            halvings += 1;
+            if !(c > lo && c < b) || b - c <= 1e-12 * b.abs() || halvings > 200 {
                 return Some(b);
             }
             let gc = g(c);
@@ -106,7 +116,8 @@ fn solve_increasing(f: impl Fn(f64) -> f64, target: f64, lo: f64, guess: f64) ->
 /// A root of `g` in the bracket (a, b), g(a) < 0 <= g(b) given, to `rel` relative: Brent's
 /// method (R. P. Brent, *Algorithms for Minimization without Derivatives*, 1973, ch. 4):
 /// inverse quadratic or secant steps while they shrink the bracket fast enough, bisection
-/// otherwise, so never slower than bisection by more than a constant.
+/// otherwise (at worst about the square of bisection's count; a dozen steps for the smooth
+/// power curves here). After 200 steps the best estimate is returned as it is.
 fn brent(g: impl Fn(f64) -> f64, (a, ga): (f64, f64), (b, gb): (f64, f64), rel: f64) -> f64 {
     // `cur`: the best estimate; `blk`: the other end of the bracket; `pre`: the estimate
     // before `cur`.
@@ -187,6 +198,9 @@ pub fn normal_ind_sample_size(effect_size: f64, alpha: f64, power: f64, ratio: f
 /// Observations in the first group for the two-sample t-test to reach `power`.
 pub fn ttest_ind_sample_size(effect_size: f64, alpha: f64, power: f64, ratio: f64) -> Option<f64> {
     if effect_size == 0.0 || !valid_prob(alpha) || !valid_prob(power) {
+        return None;
+    }
+    if !(ratio > 0.0 && ratio.is_finite()) {
         return None;
     }
     // Degrees of freedom must stay positive: n1·(1 + ratio) > 2.
@@ -276,5 +290,51 @@ impl MeasuredDesign {
     /// Smallest difference detected with `units` units at `alpha` with `power`.
     pub fn mde(&self, units: f64, alpha: f64, power: f64) -> Option<f64> {
         ttest_paired_mde(units, alpha, power).map(|e| e * self.sd_units)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The solves' answers reach the target power (statsmodels' own values are checked in
+    /// tests/analysis.rs), from guesses on either side of the root.
+    #[test]
+    fn solves_land_on_the_target_power() {
+        for es in [0.003, 0.02, 0.2, 1.5] {
+            let n = ttest_paired_sample_size(es, 0.05 / 6.0, 0.8).unwrap();
+            let p = ttest_paired_power(es, n, 0.05 / 6.0);
+            assert!((p - 0.8).abs() < 1e-9, "paired es {es}: n {n}, power {p}");
+            let n1 = ttest_ind_sample_size(es, 0.05, 0.9, 0.5).unwrap();
+            let p = ttest_ind_power(es, n1, 0.05, 0.5);
+            assert!((p - 0.9).abs() < 1e-9, "ind es {es}: n1 {n1}, power {p}");
+            let z = normal_ind_sample_size(es, 0.05, 0.8, 2.0).unwrap();
+            let p = normal_ind_power(es, z, 0.05, 2.0);
+            assert!((p - 0.8).abs() < 1e-9, "z es {es}: n1 {z}, power {p}");
+        }
+        for n in [3.0, 40.0, 1e6] {
+            let es = ttest_paired_mde(n, 0.05, 0.8).unwrap();
+            assert!(
+                (ttest_paired_power(es, n, 0.05) - 0.8).abs() < 1e-9,
+                "mde n {n}"
+            );
+        }
+    }
+
+    /// Inputs with no answer end (no endless halving towards a bound that is not a number).
+    #[test]
+    fn solves_without_an_answer_end() {
+        for ratio in [f64::NAN, -1.0, -3.0, 0.0, f64::INFINITY] {
+            assert_eq!(
+                ttest_ind_sample_size(0.3, 0.05, 0.8, ratio),
+                None,
+                "{ratio}"
+            );
+        }
+        // A power at or below alpha is reached by any effect: the answer is next to 0.
+        let es = ttest_paired_mde(50.0, 0.05, 0.04).unwrap();
+        assert!((0.0..1e-6).contains(&es), "{es}");
+        // An effect so small that the units needed pass 1e15.
+        assert_eq!(ttest_paired_sample_size(1e-9, 0.05, 0.8), None);
     }
 }

@@ -100,25 +100,29 @@ pub fn report_analyzed(
     }
     let mut files = Vec::new();
     // The figures are drawn on their own threads while stats.json and the tables are written
-    // (their specs own what they draw from).
+    // (their specs own what they draw from); an error writing those is the one reported.
     let fig_dir = dir.join("figures");
-    let specs = if opts.figures {
-        std::fs::create_dir_all(&fig_dir)
-            .with_context(|| format!("cannot create {}", fig_dir.display()))?;
-        Some(figures::specs(&analysis, &acc))
-    } else {
-        None
-    };
-    let (written, outcomes) = std::thread::scope(|scope| {
-        let drawing = specs.map(|specs| scope.spawn(|| figures::draw_all(specs, &fig_dir)));
-        let written = write_tables(dir, &analysis, &mut files);
-        let outcomes = drawing.map_or_else(Vec::new, |d| {
-            d.join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    let specs = opts.figures.then(|| figures::specs(&analysis, &acc));
+    let (written, drawn) = std::thread::scope(|scope| {
+        let drawing = specs.map(|specs| {
+            scope.spawn(|| -> anyhow::Result<Vec<FigureOutcome>> {
+                std::fs::create_dir_all(&fig_dir)
+                    .with_context(|| format!("cannot create {}", fig_dir.display()))?;
+                Ok(figures::draw_all(specs, &fig_dir))
+            })
         });
-        (written, outcomes)
+        let written = write_tables(dir, &analysis, &mut files);
+        let drawn = drawing.map_or_else(
+            || Ok(Vec::new()),
+            |d| {
+                d.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            },
+        );
+        (written, drawn)
     });
     written?;
+    let outcomes = drawn?;
     for o in &outcomes {
         files.extend(o.files.iter().cloned());
     }
