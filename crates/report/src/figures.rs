@@ -671,8 +671,8 @@ fn paper_title(key: &str) -> &'static str {
 /// picture (its SVG) is made, then the files are written, the largest image first. Writing
 /// (the 300 dpi raster, its PNG and the PDF) is most of the time and grows with the image,
 /// and one figure (the effects' panels) takes a third of the whole: dealt out in turn, it
-/// came last on one thread while the other idled (on a million rounds, 57 ms where 48 would
-/// do on two cores).
+/// came last on one thread while the other idled (by the figures' own times on a million
+/// rounds, 57 ms where 48 would do on two cores; docs/performance.md).
 pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
