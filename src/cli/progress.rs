@@ -54,7 +54,7 @@ impl RecordTap for StreamTap<'_> {
     }
 }
 
-/// What [`dhumbal_report::analyze_for_report`] gives.
+/// What [`dhumbal_report::analyze_stage`] and [`dhumbal_report::analyze_for_report`] give.
 type Analyzed = (
     dhumbal_report::StageAnalysis,
     dhumbal_report::metrics::Accumulated,
@@ -176,16 +176,9 @@ impl Reporter for Terminal {
             None => {
                 let info = dhumbal_report::StageInfo::of_stage(stage, &result.agents);
                 let opts = dhumbal_report::Options::default();
-                // A stage restored with its report has no report to write: no ratings to
-                // fit for it (its summary's intervals are all that is asked).
-                let reported = result.restored && has_report(&result.dir);
-                dhumbal_report::metrics::accumulate(&result.dir, &info).map(|acc| {
-                    if reported {
-                        dhumbal_report::analyze_streamed(&info, acc, &opts)
-                    } else {
-                        dhumbal_report::analyze_for_report(&info, acc, &opts)
-                    }
-                })
+                // Not played whole here (resumed, sharded): the report, if one is written,
+                // fits the ratings (`report_analyzed`).
+                dhumbal_report::analyze_stage(&result.dir, &info, &opts)
             }
         };
         match analyzed {

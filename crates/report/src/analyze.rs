@@ -979,8 +979,7 @@ fn power_summary(
             power: z_power(opts.alpha),
             power_bonferroni: z_power(alpha_k),
             mde_bonferroni: (n > 0.0).then(|| {
-                let z = super::dist::normal_quantile(1.0 - alpha_k / 2.0)
-                    + super::dist::normal_quantile(opts.power);
+                let z = power::z_sum(alpha_k, opts.power);
                 z * (2.0 * sigma2 / n).sqrt()
             }),
         },

@@ -677,11 +677,10 @@ pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, specs.len().max(1));
-    let metas: Vec<(&'static str, Place, String)> = specs
-        .iter()
-        .map(|f| (f.stem, f.place, f.caption.clone()))
-        .collect();
-    let pictures = on_threads(threads, specs, |_, f| picture(f));
+    let pictured = on_threads(threads, specs, |f| {
+        let picture = picture(&f);
+        (f, picture)
+    });
     // The largest raster first (a stable sort: ties in declaration order).
     let area = |picture: &anyhow::Result<plots::Figure>| {
         picture.as_ref().map_or(0, |fig| {
@@ -689,50 +688,26 @@ pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
             u64::from(w) * u64::from(h)
         })
     };
-    let mut jobs: Vec<(usize, anyhow::Result<plots::Figure>)> =
-        pictures.into_iter().enumerate().collect();
-    jobs.sort_by_key(|(_, picture)| std::cmp::Reverse(area(picture)));
-    let written = on_threads(threads, jobs, |_, (i, picture)| {
-        let stem = metas[i].0;
+    let mut jobs: Vec<(usize, (FigureSpec, anyhow::Result<plots::Figure>))> =
+        pictured.into_iter().enumerate().collect();
+    jobs.sort_by_key(|(_, (_, picture))| std::cmp::Reverse(area(picture)));
+    let mut drawn = on_threads(threads, jobs, |(i, (f, picture))| {
         let files = picture.and_then(|fig| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fig.write(dir, stem)))
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{stem}` panicked")))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fig.write(dir, f.stem)))
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{}` panicked", f.stem)))
         });
-        (i, files)
+        (i, outcome(f, files))
     });
-    let mut outcomes: Vec<Option<FigureOutcome>> = Vec::new();
-    outcomes.resize_with(metas.len(), || None);
-    for (i, files) in written {
-        let (stem, place, caption) = metas[i].clone();
-        outcomes[i] = Some(match files {
-            Ok(files) => FigureOutcome {
-                stem,
-                place,
-                caption,
-                files,
-                error: None,
-            },
-            Err(e) => FigureOutcome {
-                stem,
-                place,
-                caption,
-                files: Vec::new(),
-                error: Some(format!("{e:#}")),
-            },
-        });
-    }
-    outcomes
-        .into_iter()
-        .map(|o| o.expect("every figure written or failed"))
-        .collect()
+    drawn.sort_by_key(|(i, _)| *i);
+    drawn.into_iter().map(|(_, o)| o).collect()
 }
 
-/// `f(index, item)` of every item on `threads` threads, each taking the next item as it
-/// finishes one; the results in the items' order.
+/// `f` of every item on `threads` threads, each taking the next item as it finishes one; the
+/// results in the items' order.
 fn on_threads<T: Send, R: Send>(
     threads: usize,
     items: Vec<T>,
-    f: impl Fn(usize, T) -> R + Sync,
+    f: impl Fn(T) -> R + Sync,
 ) -> Vec<R> {
     let slots: Vec<std::sync::Mutex<Option<T>>> = items
         .into_iter()
@@ -750,7 +725,7 @@ fn on_threads<T: Send, R: Send>(
                             return out;
                         };
                         let item = slot.lock().expect("lock").take().expect("taken once");
-                        out.push((i, f(i, item)));
+                        out.push((i, f(item)));
                     }
                 })
             })
@@ -766,12 +741,26 @@ fn on_threads<T: Send, R: Send>(
 
 /// One figure's picture (its SVG): a bug in drawing must not take the run down with it (the
 /// records and the rest of the report are worth more than one figure).
-fn picture(f: FigureSpec) -> anyhow::Result<plots::Figure> {
-    let stem = f.stem;
+fn picture(f: &FigureSpec) -> anyhow::Result<plots::Figure> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         (f.draw)(f.title.as_deref().unwrap_or(""))
     }))
-    .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{stem}` panicked")))
+    .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{}` panicked", f.stem)))
+}
+
+/// What became of a figure: its files, or why it has none.
+fn outcome(f: FigureSpec, files: anyhow::Result<Vec<PathBuf>>) -> FigureOutcome {
+    let (files, error) = match files {
+        Ok(files) => (files, None),
+        Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+    };
+    FigureOutcome {
+        stem: f.stem,
+        place: f.place,
+        caption: f.caption,
+        files,
+        error,
+    }
 }
 
 /// A drawn figure in a page (its SVG, caption and the other formats), or the reason it could

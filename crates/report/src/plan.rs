@@ -16,7 +16,6 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::analyze::{self, Options, Spread};
-use super::dist::normal_quantile;
 use super::load::{self, Seating};
 use super::power::{self, normal_ind_power, sample_size_eq5};
 use dhumbal_runner::scenario::{Scenario, SeatEntry, Stage};
@@ -296,7 +295,7 @@ fn independent(stage: &Stage, delta: f64, alpha: f64, alpha_k: f64, power: f64) 
     let needed_b = sample_size_eq5(delta, sigma2, alpha_k, power);
     let rounds = (stage.deals() * arrangements) as f64;
     let es = delta / sigma2.sqrt();
-    let z = normal_quantile(1.0 - alpha_k / 2.0) + normal_quantile(power);
+    let z = power::z_sum(alpha_k, power);
     let mde = |n: f64| (n > 0.0).then(|| z * (2.0 * sigma2 / n).sqrt());
     let z_power = |a: f64| {
         if rounds > 0.0 {

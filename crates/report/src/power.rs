@@ -18,7 +18,7 @@ pub fn sample_size_eq5(delta: f64, sigma2: f64, alpha: f64, power: f64) -> Optio
     if !(delta != 0.0 && sigma2 > 0.0 && valid_prob(alpha) && valid_prob(power)) {
         return None;
     }
-    let z = normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power);
+    let z = z_sum(alpha, power);
     Some(2.0 * z * z * sigma2 / (delta * delta))
 }
 
@@ -175,9 +175,11 @@ fn brent(g: impl Fn(f64) -> f64, (a, ga): (f64, f64), (b, gb): (f64, f64), rel: 
     cur
 }
 
-/// The z-test's answer, the t-test's starting guess: `(z_{1-α/2} + z_power)` over the
-/// standardised effect, squared for a number of observations.
-fn z_sum(alpha: f64, power: f64) -> f64 {
+/// z_{1-α/2} + z_power: the two-sided z-test's distance, in standard errors, between no
+/// difference and the smallest it detects with `power` (eq. 5's numerator; over a
+/// standardised effect, squared, the z-test's observations, the t-test solves' starting
+/// guess).
+pub fn z_sum(alpha: f64, power: f64) -> f64 {
     normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power)
 }
 

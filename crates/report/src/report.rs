@@ -356,16 +356,15 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             out,
             "| metric | per agent | its variance | difference | its variance | pairing |\n|---|---:|---:|---:|---:|---:|"
         );
-        let change = variance_change;
         for v in &d.variance_ratio {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
                 v.metric,
                 num(v.per_agent, 3),
-                change(v.per_agent),
+                variance_change(v.per_agent),
                 num(v.design, 3),
-                change(v.design),
+                variance_change(v.design),
                 num(v.pairing, 3),
             );
         }
