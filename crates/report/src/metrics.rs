@@ -177,6 +177,10 @@ pub struct Accumulator {
     cum_wins: Vec<f64>,
     cum_econ: Vec<f64>,
     stride: u64,
+    /// Scratch for [`Accumulator::close`]: each agent's (sum, count) per block metric, and
+    /// the pooled (wins, rounds) per kind and position.
+    units: Vec<(f64, f64)>,
+    pooled: Vec<(f64, u32)>,
 }
 
 impl Accumulator {
@@ -226,6 +230,8 @@ impl Accumulator {
             cum_wins: vec![0.0; n],
             cum_econ: vec![0.0; n],
             stride: 1,
+            units: Vec::with_capacity(n * BLOCK_METRICS),
+            pooled: Vec::with_capacity(2 * seats),
         }
     }
 
@@ -497,71 +503,85 @@ impl Accumulator {
     /// Closes a deal's block (see [`Accumulator::flush`]).
     fn close(&mut self, block: Block) {
         self.acc.units += 1;
-        let unit = |a: usize, k: usize| {
-            let c = block.count[a * BLOCK_METRICS + k];
-            (c > 0).then(|| (block.sum[a * BLOCK_METRICS + k], f64::from(c)))
-        };
-        for a in 0..self.info_agents {
-            for k in 0..BLOCK_METRICS {
-                if let Some((s, n)) = unit(a, k) {
-                    self.acc.agents[a].unit[k].push(s, n);
+        const M: usize = BLOCK_METRICS;
+        // Each agent's sum and count per block metric, the count made a float once for the
+        // agent's own clusters and each of its pairs (a count of 0: no data in this deal).
+        let units = &mut self.units;
+        units.clear();
+        units.extend(
+            block
+                .sum
+                .iter()
+                .zip(&block.count)
+                .map(|(&s, &c)| (s, f64::from(c))),
+        );
+        for (t, us) in self.acc.agents.iter_mut().zip(units.chunks_exact(M)) {
+            for (cluster, &(s, n)) in t.unit.iter_mut().zip(us) {
+                if n > 0.0 {
+                    cluster.push(s, n);
                 }
             }
         }
         for p in &mut self.acc.pairs {
-            for k in 0..BLOCK_METRICS {
-                match (unit(p.a, k), unit(p.b, k)) {
-                    (Some((sa, na)), Some((sb, nb))) => p.diff[k].push(sa, na, sb, nb),
-                    // Calls: a deal in which one agent called and the other did not is a
-                    // cluster of the clustered comparison all the same.
-                    (Some((sa, na)), None) if k == CALL_SUCCESS => p.diff[k].push(sa, na, 0.0, 0.0),
-                    (None, Some((sb, nb))) if k == CALL_SUCCESS => p.diff[k].push(0.0, 0.0, sb, nb),
-                    _ => {}
+            let (ua, ub) = (&units[p.a * M..][..M], &units[p.b * M..][..M]);
+            for (k, ((d, &(sa, na)), &(sb, nb))) in p.diff.iter_mut().zip(ua).zip(ub).enumerate() {
+                // Calls: a deal in which one agent called and the other did not is a cluster
+                // of the clustered comparison all the same (the other's sum and count are 0).
+                let push = if k == CALL_SUCCESS {
+                    na > 0.0 || nb > 0.0
+                } else {
+                    na > 0.0 && nb > 0.0
+                };
+                if push {
+                    d.push(sa, na, sb, nb);
                 }
             }
         }
+        let seats = self.seats;
         if self.points {
-            let seats = self.seats;
-            for a in 0..self.info_agents {
+            for (a, t) in self.acc.agents.iter_mut().enumerate() {
                 let at = a * seats..(a + 1) * seats;
                 if block.size_rounds[at.clone()].iter().any(|n| *n > 0.0) {
-                    self.acc.agents[a]
-                        .win_by_table
+                    t.win_by_table
                         .push(&block.size_wins[at.clone()], &block.size_rounds[at]);
                 }
             }
         }
-        // Seats (kind 0) and starting positions (kind 1): per agent, and all agents pooled.
-        let seats = self.seats;
-        for kind in 0..2 {
-            for pos in 0..seats {
-                let (mut wins, mut rounds) = (0.0, 0u32);
-                for a in 0..self.info_agents {
-                    let at = (a * 2 + kind) * seats + pos;
-                    let n = block.pos_rounds[at];
+        // Seats (kind 0) and starting positions (kind 1): per agent, and all agents pooled
+        // (summed in agent order, as the agents come).
+        let pooled = &mut self.pooled;
+        pooled.clear();
+        pooled.resize(2 * seats, (0.0, 0));
+        for (a, t) in self.acc.agents.iter_mut().enumerate() {
+            for (kind, list) in [&mut t.by_seat_units, &mut t.by_start_units]
+                .into_iter()
+                .enumerate()
+            {
+                let at = (a * 2 + kind) * seats;
+                let wins = &block.pos_wins[at..at + seats];
+                let rounds = &block.pos_rounds[at..at + seats];
+                let pooled = &mut pooled[kind * seats..(kind + 1) * seats];
+                for (pos, ((&w, &n), q)) in wins.iter().zip(rounds).zip(pooled).enumerate() {
                     if n == 0 {
                         continue;
                     }
-                    let t = &mut self.acc.agents[a];
-                    let list = if kind == 0 {
-                        &mut t.by_seat_units
-                    } else {
-                        &mut t.by_start_units
-                    };
                     if list.len() <= pos {
                         list.resize(pos + 1, Cluster::default());
                     }
-                    list[pos].push(block.pos_wins[at], f64::from(n));
-                    wins += block.pos_wins[at];
-                    rounds += n;
+                    list[pos].push(w, f64::from(n));
+                    q.0 += w;
+                    q.1 += n;
                 }
+            }
+        }
+        let (seat_pooled, start_pooled) = pooled.split_at(seats);
+        for (list, pooled) in [
+            (&mut self.acc.seat_units, seat_pooled),
+            (&mut self.acc.start_units, start_pooled),
+        ] {
+            for (cluster, &(wins, rounds)) in list.iter_mut().zip(pooled) {
                 if rounds > 0 {
-                    let pooled = if kind == 0 {
-                        &mut self.acc.seat_units
-                    } else {
-                        &mut self.acc.start_units
-                    };
-                    pooled[pos].push(wins, f64::from(rounds));
+                    cluster.push(wins, f64::from(rounds));
                 }
             }
         }
