@@ -443,11 +443,15 @@ impl Table {
         for seat in (0..n).filter(|&s| self.active[s]) {
             agents[seat].round_start(seat, &self.standings[..n]);
         }
-        let outcome = self.play_round_with(agents, streams, observer)?;
-        for seat in (0..n).filter(|&s| outcome.active[s]) {
-            agents[seat].round_end(seat, &outcome);
+        // The result handed on as it came, not unwrapped and wrapped again: an outcome is some
+        // 700 bytes, and each move of it was a copy (2-3% of a run's samples in `memmove`).
+        let played = self.play_round_with(agents, streams, observer);
+        if let Ok(outcome) = &played {
+            for seat in (0..n).filter(|&s| outcome.active[s]) {
+                agents[seat].round_end(seat, outcome);
+            }
         }
-        Ok(outcome)
+        played
     }
 
     /// Plays one round with `seats` deciding for every seat, as [`Table::play_round`] does but
@@ -460,10 +464,13 @@ impl Table {
         streams: &mut dyn Streams,
         observer: &mut impl Observer,
     ) -> Result<RoundOutcome, PlayError> {
-        let (mut state, starter) = RoundPlay::deal(self, streams);
-        let outcome = RoundPlay::start(self, &mut state, starter).run(seats, streams, observer)?;
-        self.apply(&outcome);
-        Ok(outcome)
+        let mut state = RoundState::default();
+        let starter = RoundPlay::deal(self, streams, &mut state);
+        let played = RoundPlay::start(self, &mut state, starter).run(seats, streams, observer);
+        if let Ok(outcome) = &played {
+            self.apply(outcome);
+        }
+        played
     }
 
     /// Plays the rest of a round from `state`, with `seat` to move at `at`, and returns how it
@@ -551,21 +558,13 @@ enum Stop {
 impl<'t, 's> RoundPlay<'t, 's> {
     /// A new round's deal at `table`: the shuffled deck dealt, the first card turned up, and
     /// the seat that starts.
-    fn deal(table: &Table, streams: &mut dyn Streams) -> (RoundState, usize) {
+    /// Written into `state` (a fresh one), not returned: a state is some 600 bytes, and
+    /// returning it was a copy per round.
+    fn deal(table: &Table, streams: &mut dyn Streams, state: &mut RoundState) -> usize {
         let rules = &table.rules;
         let v = rules.variant();
         let n = rules.players();
-        let mut state = RoundState {
-            stock: Pile::from_slice(rules.deck()).expect("deck fits"),
-            pile: Pile::new(),
-            hands: [Hand::new(); MAX_PLAYERS],
-            hand_sizes: [0; MAX_PLAYERS],
-            known: [CardSet::EMPTY; MAX_PLAYERS],
-            seen: CardSet::EMPTY,
-            top_set: 0,
-            turn: 0,
-            restocked: None,
-        };
+        state.stock = Pile::from_slice(rules.deck()).expect("deck fits");
         let rng = streams.deal();
         rng.shuffle(state.stock.as_mut_slice());
         let active_seats = || (0..n).filter(|&s| table.active[s]);
@@ -605,7 +604,7 @@ impl<'t, 's> RoundPlay<'t, 's> {
             state.seen.insert(card);
             state.top_set = 1;
         }
-        (state, starter)
+        starter
     }
 
     /// A round to be played from `state` (dealt, or a search agent's world): counters at zero,
@@ -1442,7 +1441,8 @@ mod tests {
                         };
                         let mut streams = ChaChaStreams::new(3, deal, &[0, 1, 2, 3]);
                         let mut record = Record::default();
-                        let (mut state, starter) = RoundPlay::deal(table, &mut streams);
+                        let mut state = RoundState::default();
+                        let starter = RoundPlay::deal(table, &mut streams, &mut state);
                         let outcome = RoundPlay::start(table, &mut state, starter)
                             .run(&mut seats, &mut streams, &mut record)
                             .expect("legal play");

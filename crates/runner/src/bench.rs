@@ -71,7 +71,8 @@ fn session(
     // A session as the runner plays one: agents hear it start and end.
     table.start_game(&mut agents);
     let (mut turns, mut wins) = (0u64, 0u64);
-    let mut tally = |o: dhumbal_game::RoundOutcome| {
+    // The outcome read in place, as the runner's tournament reads it (not moved out).
+    let mut tally = |o: &dhumbal_game::RoundOutcome| {
         turns += u64::from(o.turns);
         wins += u64::from(o.winner == Some(0));
     };
@@ -80,13 +81,23 @@ fn session(
             let mut streams = ChaChaStreams::new(cfg.seed, deal_id(index, 0), &[0, 1, 2, 3]);
             for r in 0..rounds {
                 streams.set_deal(deal_id(index, r));
-                tally(table.play_round(&mut agents, &mut streams, &mut ())?);
+                tally(
+                    table
+                        .play_round(&mut agents, &mut streams, &mut ())
+                        .as_ref()
+                        .map_err(Clone::clone)?,
+                );
             }
         }
         Generator::Python => {
             let mut streams = PythonStreams(PyRandom::new(cfg.seed + index));
             for _ in 0..rounds {
-                tally(table.play_round(&mut agents, &mut streams, &mut ())?);
+                tally(
+                    table
+                        .play_round(&mut agents, &mut streams, &mut ())
+                        .as_ref()
+                        .map_err(Clone::clone)?,
+                );
             }
         }
     }

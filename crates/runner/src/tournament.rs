@@ -298,22 +298,26 @@ impl Lineup<'_> {
                     table.play_round(&mut agents, streams, &mut observer)
                 }
             };
-            let outcome = played.map_err(|error| {
-                Halt::Failed(UnitError {
-                    unit,
-                    matchno: m,
-                    arrangement: a,
-                    round,
-                    error,
-                })
-            })?;
+            // Read in place (an outcome is some 700 bytes: each move of it was a copy).
+            let outcome = match &played {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    return Err(Halt::Failed(UnitError {
+                        unit,
+                        matchno: m,
+                        arrangement: a,
+                        round,
+                        error: error.clone(),
+                    }));
+                }
+            };
             let game_over = stage.session.is_none() && table.game_over();
             let leader = game_over.then(|| table.leader());
             if let Some(t) = &tracer {
-                t.round_end(&outcome, table.standings(), stage.session.is_none());
+                t.round_end(outcome, table.standings(), stage.session.is_none());
             }
             self.record(
-                &mut cols, &outcome, &table, &agents, &slots, deal, a, leader, timed,
+                &mut cols, outcome, &table, &agents, &slots, deal, a, leader, timed,
             );
             round += 1;
             unreported += 1;
