@@ -335,18 +335,23 @@ impl SearchAgent {
                     params: &p,
                     rng: &mut *rng,
                 };
-                let outcome = table
-                    .play_from(
-                        &mut self.world,
-                        obs.starter,
-                        obs.seat,
-                        at,
-                        &mut sim,
-                        &mut world_stream,
-                    )
-                    .map_err(|e| AgentError(format!("{}: in a simulation: {e}", self.name)))?;
+                let played = table.play_from(
+                    &mut self.world,
+                    obs.starter,
+                    obs.seat,
+                    at,
+                    &mut sim,
+                    &mut world_stream,
+                );
+                // Read in place (an outcome is some 700 bytes: each move of it was a copy).
+                let outcome = match &played {
+                    Ok(outcome) => outcome,
+                    Err(e) => {
+                        return Err(AgentError(format!("{}: in a simulation: {e}", self.name)));
+                    }
+                };
                 self.turns += u64::from(outcome.turns.saturating_sub(obs.turn)) + 1;
-                let rewards = rewards(&outcome, obs, &p);
+                let rewards = rewards(outcome, obs, &p);
                 self.backpropagate(&rewards);
                 self.simulations += 1;
                 if let Some(&child) = self.path.first() {
