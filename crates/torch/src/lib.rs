@@ -102,6 +102,27 @@ fn one_thread() {
     tch::set_num_threads(1);
 }
 
+/// Builds a training's networks from `seed`. Their first weights are drawn from libtorch's
+/// generator, which is one per process: seeding it and drawing them are held together under one
+/// lock, so that trainings started at once in one process (tests; a program embedding the
+/// backend) each get their seed's weights instead of draws interleaved with another's. Nothing
+/// else in a training draws from it (episodes and minibatches use the plan's own streams).
+fn seeded<T>(seed: u64, make: impl FnOnce() -> T) -> T {
+    static GENERATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+    tch::manual_seed(seed as i64);
+    make()
+}
+
+fn networks(plan: &TrainPlan, device: Device) -> Box<dyn Algo> {
+    seeded(plan.seed, || -> Box<dyn Algo> {
+        match plan.algorithm {
+            Algorithm::Dqn | Algorithm::Ddqn => Box::new(dqn::Dqn::new(plan, device)),
+            Algorithm::Ppo => Box::new(ppo::Ppo::new(plan, device)),
+        }
+    })
+}
+
 /// What `dhumbal-train` installs with `dhumbal_learn::install` before it parses its
 /// arguments: training and the initial networks on libtorch.
 pub const BACKEND: dhumbal_learn::Backend = dhumbal_learn::Backend { train, initial };
@@ -110,12 +131,7 @@ pub const BACKEND: dhumbal_learn::Backend = dhumbal_learn::Backend { train, init
 pub fn initial(plan: &TrainPlan) -> Result<Arc<Policy>, TrainError> {
     one_thread();
     let device = device(plan.device)?;
-    tch::manual_seed(plan.seed as i64);
-    let algo: Box<dyn Algo> = match plan.algorithm {
-        Algorithm::Dqn | Algorithm::Ddqn => Box::new(dqn::Dqn::new(plan, device)),
-        Algorithm::Ppo => Box::new(ppo::Ppo::new(plan, device)),
-    };
-    Ok(algo.acting().0)
+    Ok(networks(plan, device).acting().0)
 }
 
 pub fn train(
@@ -126,11 +142,7 @@ pub fn train(
 ) -> Result<Ended, TrainError> {
     one_thread();
     let device = device(plan.device)?;
-    tch::manual_seed(plan.seed as i64);
-    let mut algo: Box<dyn Algo> = match plan.algorithm {
-        Algorithm::Dqn | Algorithm::Ddqn => Box::new(dqn::Dqn::new(plan, device)),
-        Algorithm::Ppo => Box::new(ppo::Ppo::new(plan, device)),
-    };
+    let mut algo = networks(plan, device);
     let mut done = 0u64;
     let mut pool: Vec<Arc<Policy>> = Vec::new();
     if resume && plan.checkpoint.is_file() {
