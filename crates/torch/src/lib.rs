@@ -102,25 +102,19 @@ fn one_thread() {
     tch::set_num_threads(1);
 }
 
-/// Builds a training's networks from `seed`. Their first weights are drawn from libtorch's
-/// generator, which is one per process: seeding it and drawing them are held together under one
-/// lock, so that trainings started at once in one process (tests; a program embedding the
-/// backend) each get their seed's weights instead of draws interleaved with another's. Nothing
-/// else in a training draws from it (episodes and minibatches use the plan's own streams).
-fn seeded<T>(seed: u64, make: impl FnOnce() -> T) -> T {
+/// A training's networks, as they start. Their first weights are the one thing a training
+/// draws from libtorch's generator, which is one per process: it is seeded and the weights
+/// drawn under one lock, so that trainings started at once in one process (tests; a program
+/// embedding the backend) each get their seed's weights instead of draws interleaved with
+/// another's (episodes and minibatches draw from the plan's own streams).
+fn networks(plan: &TrainPlan, device: Device) -> Box<dyn Algo> {
     static GENERATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _held = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
-    tch::manual_seed(seed as i64);
-    make()
-}
-
-fn networks(plan: &TrainPlan, device: Device) -> Box<dyn Algo> {
-    seeded(plan.seed, || -> Box<dyn Algo> {
-        match plan.algorithm {
-            Algorithm::Dqn | Algorithm::Ddqn => Box::new(dqn::Dqn::new(plan, device)),
-            Algorithm::Ppo => Box::new(ppo::Ppo::new(plan, device)),
-        }
-    })
+    tch::manual_seed(plan.seed as i64);
+    match plan.algorithm {
+        Algorithm::Dqn | Algorithm::Ddqn => Box::new(dqn::Dqn::new(plan, device)),
+        Algorithm::Ppo => Box::new(ppo::Ppo::new(plan, device)),
+    }
 }
 
 /// What `dhumbal-train` installs with `dhumbal_learn::install` before it parses its
