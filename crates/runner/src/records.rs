@@ -64,8 +64,24 @@ impl Records {
         }
     }
 
+    /// Empty records with room for `rows` rows, in `spare`'s memory when it has room: the
+    /// buffers of chunks already written go to the next units, so that play does not keep
+    /// touching fresh memory (each first touch of a page is a fault, zeroed by the kernel).
+    pub fn reuse(mut spare: Records, rows: usize) -> Records {
+        spare.rows.clear();
+        spare.rows.reserve(rows);
+        spare.rounds = 0;
+        spare.trace = None;
+        spare
+    }
+
     pub fn len(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Rows these records hold room for.
+    pub fn capacity(&self) -> usize {
+        self.rows.capacity()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -209,14 +209,16 @@ impl Lineup<'_> {
 
     /// Plays one unit and returns its records.
     pub fn play_unit(&self, unit: u64) -> Result<Records, UnitError> {
-        self.play(unit, &Pulse::default()).map_err(|h| match h {
-            Halt::Failed(e) => e,
-            Halt::Stopped => unreachable!("nothing sets the stop of a private pulse"),
-        })
+        self.play(unit, &Pulse::default(), Records::default())
+            .map_err(|h| match h {
+                Halt::Failed(e) => e,
+                Halt::Stopped => unreachable!("nothing sets the stop of a private pulse"),
+            })
     }
 
     /// Plays one unit, counting its rounds on `pulse` and stopping before a round when asked.
-    pub(crate) fn play(&self, unit: u64, pulse: &Pulse) -> Result<Records, Halt> {
+    /// `spare`: memory for the unit's records (see [`Records::reuse`]).
+    pub(crate) fn play(&self, unit: u64, pulse: &Pulse, spare: Records) -> Result<Records, Halt> {
         let stage = self.stage;
         let arrangements = stage.arrangements();
         let (m, a) = (unit / arrangements, unit % arrangements);
@@ -240,10 +242,13 @@ impl Lineup<'_> {
             self.trace_header(t, m, a, &slots);
         }
         table.start_game(&mut agents);
-        let mut cols = Records::with_capacity(match stage.session {
-            Some(len) => len as usize * slots.len(),
-            None => 64 * slots.len(),
-        });
+        let mut cols = Records::reuse(
+            spare,
+            match stage.session {
+                Some(len) => len as usize * slots.len(),
+                None => 64 * slots.len(),
+            },
+        );
         let mut python = match stage.generator {
             Generator::Python => Some(PythonStreams(PyRandom::new(stage.seed.wrapping_add(m)))),
             Generator::Chacha => None,
@@ -408,8 +413,10 @@ impl Lineup<'_> {
         range: std::ops::Range<u64>,
         pulse: &Pulse,
     ) -> (Vec<Records>, Option<Halt>) {
-        let results: Vec<Result<Records, Halt>> =
-            range.into_par_iter().map(|u| self.play(u, pulse)).collect();
+        let results: Vec<Result<Records, Halt>> = range
+            .into_par_iter()
+            .map(|u| self.play(u, pulse, Records::default()))
+            .collect();
         let mut done = Vec::with_capacity(results.len());
         for r in results {
             match r {
