@@ -315,7 +315,7 @@ impl Heuristic {
     pub(crate) fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
         let mut discard = Discard::new();
         let (hand, value) = (obs.hand.as_slice(), obs.hand_value());
-        self.discard_into(obs.rules, hand, value, obs.call_threshold, &mut discard);
+        self.write_discard(obs.rules, hand, value, obs.call_threshold, &mut discard);
         discard
     }
 
@@ -325,7 +325,7 @@ impl Heuristic {
     /// played on most turns is written there directly.
     ///
     /// [`Glance`]: dhumbal_game::Glance
-    pub(crate) fn discard_into(
+    pub(crate) fn write_discard(
         &self,
         rules: &Rules,
         hand: &[Card],
@@ -901,6 +901,17 @@ impl Agent for Heuristic {
         _rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
         Ok(self.choose_discard(obs))
+    }
+
+    fn discard_into(
+        &mut self,
+        obs: &Observation<'_>,
+        _rng: &mut dyn RandomSource,
+        into: &mut Discard,
+    ) -> Result<(), AgentError> {
+        let (hand, value) = (obs.hand.as_slice(), obs.hand_value());
+        self.write_discard(obs.rules, hand, value, obs.call_threshold, into);
+        Ok(())
     }
 
     fn pick(

@@ -218,6 +218,16 @@ impl<A: Agent> Seats for [A] {
         self[seat].discard(obs, rng)
     }
     #[inline]
+    fn discard_into(
+        &mut self,
+        seat: usize,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+        into: &mut Discard,
+    ) -> Result<(), AgentError> {
+        self[seat].discard_into(obs, rng, into)
+    }
+    #[inline]
     fn pick(
         &mut self,
         seat: usize,

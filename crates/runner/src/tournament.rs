@@ -173,6 +173,20 @@ impl Agent for Timed {
         self.measure(obs, |a| a.discard(obs, rng), |d| Choice::Discard(*d))
     }
 
+    fn discard_into(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+        into: &mut Discard,
+    ) -> Result<(), AgentError> {
+        // Timed or traced: the discard as `discard` gives it (the trace reads it from there).
+        if self.timing || self.tracer.is_some() {
+            *into = self.discard(obs, rng)?;
+            return Ok(());
+        }
+        self.inner.discard_into(obs, rng, into)
+    }
+
     fn pick(
         &mut self,
         obs: &Observation<'_>,

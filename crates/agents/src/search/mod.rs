@@ -904,7 +904,7 @@ impl Seats for Sim<'_> {
                 let discard = RandomAgent::discard_of(g.rules, g.hand.as_slice(), &mut *self.rng);
                 into.copy_cards_from(&discard);
             }
-            Rollout::Heuristic(h) => h.discard_into(
+            Rollout::Heuristic(h) => h.write_discard(
                 g.rules,
                 g.hand.as_slice(),
                 g.hand_value,
