@@ -37,18 +37,26 @@ struct Held<'s> {
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        // The records' memory goes to the units played next (a trace's, which no unit
-        // reuses, is freed here), and the slot to the next chunk.
+        // The records' memory goes to the units played next, as much of it as units are left
+        // to hand out (the rest, and a trace's, which no unit reuses, is freed here, outside
+        // the lock: kept to the stage's end, it would be memory nothing else could use), and
+        // the slot to the next chunk.
         let mut records = std::mem::take(&mut self.records);
         for r in &mut records {
             r.trace = None;
         }
         // No panic in a drop: a schedule poisoned by a panic is closed anyway.
         if let Ok(mut s) = self.schedule.0.lock() {
-            s.spare.extend(records);
+            let wanted = if s.closed { 0 } else { s.unhanded };
+            let keep = usize::try_from(wanted)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(s.spare.len())
+                .min(records.len());
+            s.spare.extend(records.drain(..keep));
             s.open += 1;
         }
         self.schedule.1.notify_all();
+        drop(records);
     }
 }
 
@@ -164,8 +172,11 @@ struct Schedule {
     halt: Option<(u64, Halt)>,
     /// No more units are handed out: a halt, the collector stopped, or the writers gone.
     closed: bool,
-    /// The records of chunks already written, whose memory the next units' records take.
+    /// The records of chunks already written, whose memory the next units' records take
+    /// (never more of them than `unhanded`).
     spare: Vec<Records>,
+    /// Units not handed out yet.
+    unhanded: u64,
 }
 
 impl Schedule {
@@ -185,6 +196,7 @@ impl Schedule {
             halt: None,
             closed: false,
             spare: Vec::new(),
+            unhanded: work.iter().map(|r| r.end - r.start).sum(),
             work,
         }
     }
@@ -229,6 +241,7 @@ impl Schedule {
                 s.unit = next.start;
             }
         }
+        s.unhanded -= 1;
         Some((chunk, unit, s.spare.pop().unwrap_or_default()))
     }
 
@@ -685,5 +698,29 @@ mod tests {
         let next = Records::reuse(spare, 50);
         assert_eq!((next.len(), next.rounds()), (0, 0));
         assert!(next.capacity() >= 100 && next.rows().as_ptr() == at);
+        // No unit left to hand out: a chunk's records are freed, not kept.
+        drop(Held {
+            records: vec![next, Records::with_capacity(10)],
+            schedule: &schedule,
+        });
+        assert!(schedule.0.lock().unwrap().spare.is_empty());
+    }
+
+    /// A chunk done with keeps no more of its records than there are units left to play.
+    #[test]
+    fn spare_records_never_outnumber_the_units_left() {
+        let schedule = (
+            Mutex::new(Schedule::new(vec![0..3, 3..5], 2)),
+            Condvar::new(),
+        );
+        let pulse = Pulse::default();
+        for _ in 0..3 {
+            Schedule::take(&schedule, &pulse, None).unwrap();
+        }
+        drop(Held {
+            records: (0..3).map(|_| Records::with_capacity(4)).collect(),
+            schedule: &schedule,
+        });
+        assert_eq!(schedule.0.lock().unwrap().spare.len(), 2);
     }
 }
