@@ -311,18 +311,24 @@ impl Heuristic {
         s * self.risk
     }
 
-    /// The discard it plays ([`Agent::discard`], which never fails), for a search's rollouts.
+    /// The discard it plays ([`Agent::discard`], which never fails).
     pub(crate) fn choose_discard(&self, obs: &Observation<'_>) -> Discard {
         let mut discard = Discard::new();
-        let (hand, value) = (obs.hand.as_slice(), obs.hand_value());
-        self.write_discard(obs.rules, hand, value, obs.call_threshold, &mut discard);
+        self.write_discard_of(obs, &mut discard);
         discard
+    }
+
+    /// [`Heuristic::choose_discard`] written into `into` ([`Agent::discard_into`], and a
+    /// search's rollout before it glances).
+    pub(crate) fn write_discard_of(&self, obs: &Observation<'_>, into: &mut Discard) {
+        let (hand, value) = (obs.hand.as_slice(), obs.hand_value());
+        self.write_discard(obs.rules, hand, value, obs.call_threshold, into);
     }
 
     /// [`Heuristic::choose_discard`] from what it reads of the observation (the hand, its
     /// value and the call threshold: what a search's rollouts hand it, see [`Glance`]),
-    /// written into `into`: the rollouts hand over the engine's own discard, and the single
-    /// played on most turns is written there directly.
+    /// written into `into`: the engine's own discard (handed over by the rollouts and by
+    /// [`Agent::discard_into`]), where the single played on most turns is written directly.
     ///
     /// [`Glance`]: dhumbal_game::Glance
     pub(crate) fn write_discard(
@@ -909,8 +915,7 @@ impl Agent for Heuristic {
         _rng: &mut dyn RandomSource,
         into: &mut Discard,
     ) -> Result<(), AgentError> {
-        let (hand, value) = (obs.hand.as_slice(), obs.hand_value());
-        self.write_discard(obs.rules, hand, value, obs.call_threshold, into);
+        self.write_discard_of(obs, into);
         Ok(())
     }
 

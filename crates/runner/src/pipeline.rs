@@ -418,10 +418,16 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
 /// Closes the schedule: no more units are handed out, and every thread waiting for a slot
 /// wakes.
 fn close(shared: &(Mutex<Schedule>, Condvar)) {
-    if let Ok(mut s) = shared.0.lock() {
-        s.closed = true;
-    }
+    // The spare records' memory is freed outside the lock: no unit will take it.
+    let spare = match shared.0.lock() {
+        Ok(mut s) => {
+            s.closed = true;
+            std::mem::take(&mut s.spare)
+        }
+        Err(_) => Vec::new(),
+    };
     shared.1.notify_all();
+    drop(spare);
 }
 
 /// Closes the schedule when dropped (however its holder stops, a panic included).

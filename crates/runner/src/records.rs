@@ -67,8 +67,12 @@ impl Records {
     /// Empty records with room for `rows` rows, in `spare`'s memory when it has room: the
     /// buffers of chunks already written go to the next units, so that play does not keep
     /// touching fresh memory (each first touch of a page is a fault, zeroed by the kernel).
+    /// Memory more than twice `rows` is given back (units of unbounded games may be long).
     pub fn reuse(mut spare: Records, rows: usize) -> Records {
         spare.rows.clear();
+        if spare.rows.capacity() > 2 * rows {
+            spare.rows.shrink_to(rows);
+        }
         spare.rows.reserve(rows);
         spare.rounds = 0;
         spare.trace = None;
@@ -405,6 +409,28 @@ pub(crate) fn sample(units: u64, rows: u32) -> Vec<Records> {
 mod tests {
     use super::*;
     use polars_io::prelude::{CsvWriter, SerWriter};
+
+    /// Reused records start empty, with room for the rows asked, keeping the memory unless it
+    /// is more than twice that.
+    #[test]
+    fn reused_records_are_empty_and_keep_no_more_than_twice_the_room_asked() {
+        let mut big = sample(1, 3000).pop().unwrap();
+        big.trace = Some(("t.jsonl".into(), vec![b"{}".to_vec()]));
+        let at = big.rows().as_ptr();
+        let kept = Records::reuse(big, 2000);
+        assert_eq!(
+            (kept.len(), kept.rounds(), kept.trace.is_none()),
+            (0, 0, true)
+        );
+        assert!(kept.capacity() >= 2000 && kept.rows().as_ptr() == at);
+        let shrunk = Records::reuse(kept, 100);
+        assert!(
+            (100..=200).contains(&shrunk.capacity()),
+            "{}",
+            shrunk.capacity()
+        );
+        assert!(Records::reuse(Records::default(), 50).capacity() >= 50);
+    }
 
     fn cats(stage: &str, ids: &[&str]) -> Categories {
         let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();

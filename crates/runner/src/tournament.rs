@@ -119,10 +119,17 @@ impl Timed {
         f: impl FnOnce(&mut dyn Agent) -> Result<T, AgentError>,
         choice: impl FnOnce(&T) -> Choice,
     ) -> Result<T, AgentError> {
-        if !self.timing && self.tracer.is_none() {
+        if self.plain() {
             return f(&mut *self.inner);
         }
         self.measured(obs, f, choice)
+    }
+
+    /// Whether the decision at hand is neither timed nor traced: the agent's own answer, as
+    /// it gives it, is all there is to it.
+    #[inline]
+    fn plain(&self) -> bool {
+        !self.timing && self.tracer.is_none()
     }
 
     /// [`Timed::measure`] of a timed or traced decision: out of line, so that the usual
@@ -179,12 +186,12 @@ impl Agent for Timed {
         rng: &mut dyn RandomSource,
         into: &mut Discard,
     ) -> Result<(), AgentError> {
-        // Timed or traced: the discard as `discard` gives it (the trace reads it from there).
-        if self.timing || self.tracer.is_some() {
-            *into = self.discard(obs, rng)?;
-            return Ok(());
+        if self.plain() {
+            return self.inner.discard_into(obs, rng, into);
         }
-        self.inner.discard_into(obs, rng, into)
+        // Timed or traced: the discard as `discard` gives it (the trace reads it from there).
+        *into = self.discard(obs, rng)?;
+        Ok(())
     }
 
     fn pick(

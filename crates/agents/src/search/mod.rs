@@ -852,10 +852,13 @@ impl Seats for Sim<'_> {
         let discard = if let Some(discard) = self.chosen_discard.take() {
             discard
         } else if !self.in_tree {
-            match self.rollout {
+            match &mut self.rollout {
                 Rollout::Random => RandomAgent::choose_discard(obs, &mut *self.rng),
-                Rollout::Heuristic(h) => h.choose_discard(obs),
-                Rollout::Agent(a) => a.discard(obs, &mut *self.rng)?,
+                Rollout::Heuristic(h) => {
+                    h.write_discard_of(obs, into);
+                    return Ok(());
+                }
+                Rollout::Agent(a) => return a.discard_into(obs, &mut *self.rng, into),
             }
         } else {
             self.tree_discard(seat, obs)
@@ -891,7 +894,7 @@ impl Seats for Sim<'_> {
     }
 
     /// Out of the tree, a random or heuristic rollout reads only its own hand to discard and
-    /// pick (see `RandomAgent::discard_of`, `Heuristic::discard_of` and their picks).
+    /// pick (see `RandomAgent::discard_of`, `Heuristic::write_discard`, and their picks).
     #[inline]
     fn glances(&self) -> bool {
         !self.in_tree && matches!(self.rollout, Rollout::Random | Rollout::Heuristic(_))
