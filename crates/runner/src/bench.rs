@@ -72,32 +72,24 @@ fn session(
     table.start_game(&mut agents);
     let (mut turns, mut wins) = (0u64, 0u64);
     // The outcome read in place, as the runner's tournament reads it (not moved out).
-    let mut tally = |o: &dhumbal_game::RoundOutcome| {
+    let mut tally = |played: &Result<dhumbal_game::RoundOutcome, PlayError>| {
+        let o = played.as_ref().map_err(Clone::clone)?;
         turns += u64::from(o.turns);
         wins += u64::from(o.winner == Some(0));
+        Ok::<_, PlayError>(())
     };
     match cfg.generator {
         Generator::Chacha => {
             let mut streams = ChaChaStreams::new(cfg.seed, deal_id(index, 0), &[0, 1, 2, 3]);
             for r in 0..rounds {
                 streams.set_deal(deal_id(index, r));
-                tally(
-                    table
-                        .play_round(&mut agents, &mut streams, &mut ())
-                        .as_ref()
-                        .map_err(Clone::clone)?,
-                );
+                tally(&table.play_round(&mut agents, &mut streams, &mut ()))?;
             }
         }
         Generator::Python => {
             let mut streams = PythonStreams(PyRandom::new(cfg.seed + index));
             for _ in 0..rounds {
-                tally(
-                    table
-                        .play_round(&mut agents, &mut streams, &mut ())
-                        .as_ref()
-                        .map_err(Clone::clone)?,
-                );
+                tally(&table.play_round(&mut agents, &mut streams, &mut ()))?;
             }
         }
     }

@@ -849,21 +849,19 @@ impl Seats for Sim<'_> {
         into: &mut Discard,
     ) -> Result<(), AgentError> {
         // Chosen with the call, in the same tree step (see `call`).
-        let discard = if let Some(discard) = self.chosen_discard.take() {
-            discard
-        } else if !self.in_tree {
-            match &mut self.rollout {
-                Rollout::Random => RandomAgent::choose_discard(obs, &mut *self.rng),
-                Rollout::Heuristic(h) => {
-                    h.write_discard_of(obs, into);
-                    return Ok(());
-                }
-                Rollout::Agent(a) => return a.discard_into(obs, &mut *self.rng, into),
-            }
+        if let Some(discard) = self.chosen_discard.take() {
+            into.copy_cards_from(&discard);
+        } else if self.in_tree {
+            into.copy_cards_from(&self.tree_discard(seat, obs));
         } else {
-            self.tree_discard(seat, obs)
-        };
-        into.copy_cards_from(&discard);
+            match &mut self.rollout {
+                Rollout::Random => {
+                    into.copy_cards_from(&RandomAgent::choose_discard(obs, &mut *self.rng));
+                }
+                Rollout::Heuristic(h) => h.write_discard_of(obs, into),
+                Rollout::Agent(a) => a.discard_into(obs, &mut *self.rng, into)?,
+            }
+        }
         Ok(())
     }
 
