@@ -38,6 +38,9 @@ agents:
 output: {decision_timing: false, trace: {deals: [0]}}
 ";
 
+/// The browser window's width, in CSS pixels (a desktop screen's).
+const WIDTH: u32 = 1440;
+
 fn go(args: &[&str]) {
     let o = run(args);
     assert!(o.status.success(), "{args:?}: {}", text(&o));
@@ -186,10 +189,7 @@ impl Browser {
             json!({"targetId": target["targetId"], "flatten": true}),
         );
         self.session = Some(attached["sessionId"].as_str().unwrap().to_string());
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            json!({"width": 1440, "height": 960, "deviceScaleFactor": 1, "mobile": false}),
-        );
+        self.resize(WIDTH);
         self.call(
             "Emulation.setFocusEmulationEnabled",
             json!({"enabled": true}),
@@ -205,6 +205,14 @@ impl Browser {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Lays the page out `width` pixels wide (and 960 high).
+    fn resize(&mut self, width: u32) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": 960, "deviceScaleFactor": 1, "mobile": false}),
+        );
     }
 
     /// The value of a JavaScript expression in the page (a script error fails the test).
@@ -273,7 +281,7 @@ impl Browser {
     fn screenshot(&mut self, path: &Path) {
         let height =
             self.eval("Math.ceil(document.documentElement.getBoundingClientRect().height)");
-        let clip = json!({"x": 0, "y": 0, "width": 1440, "height": height, "scale": 1});
+        let clip = json!({"x": 0, "y": 0, "width": WIDTH, "height": height, "scale": 1});
         let shot = self.call(
             "Page.captureScreenshot",
             json!({"format": "png", "clip": clip}),
@@ -288,6 +296,23 @@ impl Drop for Browser {
         let _ = self.child.wait();
     }
 }
+
+/// The pairs of boxes on the table that meet, as "seat 1 / pile card": seats, the pile's
+/// cards (raised ones where they are drawn), its count of cards below, and the stock.
+const OVERLAPS: &str = "(() => {
+  const named = (sel, name) => [...document.querySelectorAll(sel)].map((e, i) =>
+    [name(e, i), e.getBoundingClientRect()]);
+  const seats = named('.seat', e => 'seat ' + e.dataset.seat);
+  const middle = named('.pile .card, .pile .below', (e, i) => 'pile item ' + i)
+    .concat(named('.stock', () => 'stock'));
+  const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const out = [];
+  seats.forEach(([n, r], i) => {
+    seats.slice(i + 1).forEach(([m, q]) => { if (meet(r, q)) out.push(n + ' / ' + m); });
+    middle.forEach(([m, q]) => { if (meet(r, q)) out.push(n + ' / ' + m); });
+  });
+  return out;
+})()";
 
 /// Standard base64 (the screenshot's encoding), decoded.
 fn base64(text: &str) -> Vec<u8> {
@@ -621,6 +646,74 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
         began.elapsed().as_secs_f64(),
         shot.display()
     );
+}
+
+/// Nothing on the table covers anything else, at any step, for 3, 4 and 6 players, whatever
+/// the window's width: no seat meets another seat, the pile or the stock. Before the table
+/// was laid out at one size and zoomed to fit, a narrower window ran the side seats of four
+/// players onto the pile and the stock, and a side seat of three whose badges took a second
+/// line onto the pile.
+#[test]
+fn the_table_keeps_its_seats_apart_at_any_width() {
+    let Some(chrome) = browser() else {
+        return;
+    };
+    let dir = tmp();
+    let mut b = Browser::start(&chrome, dir.path());
+    for players in [3, 4, 6] {
+        // A searcher (its explanations are the longest) and heuristics of each style.
+        let agents = [
+            "{kind: ismcts, params: {iterations: 30}}",
+            "{kind: balanced}",
+            "{kind: random}",
+            "{kind: aggressive}",
+            "{kind: conservative}",
+            "{kind: opportunistic}",
+        ];
+        let seats: String = agents[..players]
+            .iter()
+            .map(|a| format!("  - {a}\n"))
+            .collect();
+        let body = format!(
+            "name: table{players}\nseed: 5\ndeals: 2\nsession: 2\n\
+             rules: {{preset: paper, players: {players}}}\nagents:\n{seats}\
+             output: {{decision_timing: false, trace: {{deals: [0]}}}}\n"
+        );
+        let file = scenario(dir.path(), &format!("table{players}.yaml"), &body);
+        let out = dir.path().join(format!("out{players}"));
+        go(&[
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-report",
+        ]);
+        b.open(&format!(
+            "file://{}",
+            out.join("traces/replay.html").display()
+        ));
+        let steps: usize = b
+            .eval("document.body.dataset.steps")
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(steps > 40, "{players} players: {steps} steps");
+        // A desktop's width, the narrowest of the two-column layout (1,101 px: the table's
+        // column at 640 px), and a phone's (the table at its least zoom, scrolled).
+        for width in [WIDTH, 1101, 420] {
+            b.resize(width);
+            b.key("Home");
+            for at in 0..steps {
+                assert_eq!(b.step(), at);
+                assert_eq!(
+                    b.eval(OVERLAPS),
+                    json!([]),
+                    "{players} players, {width} px wide, step {at}: boxes that meet"
+                );
+                b.key("ArrowRight");
+            }
+        }
+    }
 }
 
 /// The page is written wherever a stage finishes: a run killed after its last part and

@@ -360,7 +360,7 @@
       ended && end && end.change
         ? ` <span class="change ${end.change[seat] > 0 ? "up" : end.change[seat] < 0 ? "down" : ""}">${fmtSigned(end.change[seat])}</span>`
         : "";
-    const cls = ["seat", deciding ? "to-play" : "", s.active[seat] ? "" : "out"].join(" ");
+    const cls = ["seat", deciding ? "to-play" : "", s.active[seat] ? "" : "out", pos.up ? "grows-up" : ""].join(" ");
     return (
       `<div class="${cls}" data-seat="${seat}" style="left:${pos.x}%;top:${pos.y}%">` +
       `<div class="seat-head"><span class="seat-name">Seat ${seat}</span> <span class="agent">${esc(agentOf(m, seat))}</span> ${badges.join(" ")}</div>` +
@@ -379,7 +379,10 @@
     for (let seat = 0; seat < n; seat++) {
       const k = (seat - bottom + n) % n;
       const a = Math.PI / 2 + (2 * Math.PI * k) / n;
-      out[seat] = { x: 50 + 35 * Math.cos(a), y: 50 + 38 * Math.sin(a) };
+      // A seat up at a side (not the top one) grows upwards, away from the pile below it,
+      // when badges or its end of game take it a second line.
+      const up = Math.sin(a) < -0.2 && Math.sin(a) > -0.95;
+      out[seat] = { x: 50 + 35 * Math.cos(a), y: 50 + 38 * Math.sin(a), up };
     }
     return out;
   }
@@ -643,7 +646,26 @@
     if (Number.isInteger(s) && s >= 0) ui.step = s;
   }
 
+  // The table's design width (page.css) and how far it may be zoomed: out to 0.6, where its
+  // smallest text (11 px) stays above browsers' smallest (6 px; a narrower window scrolls),
+  // and in to 1.2, where a wide screen still shows the controls below it.
+  const FELT_WIDTH = 880;
+  const FELT_ZOOM = [0.6, 1.2];
+
+  // Zooms the table to fill its column, whenever the column's width changes.
+  function fitTable() {
+    const box = $("felt-box");
+    const fit = () => {
+      const zoom = Math.min(Math.max(box.clientWidth / FELT_WIDTH, FELT_ZOOM[0]), FELT_ZOOM[1]);
+      $("felt").style.zoom = String(zoom);
+    };
+    fit();
+    if (typeof ResizeObserver === "function") new ResizeObserver(fit).observe(box);
+    else window.addEventListener("resize", fit);
+  }
+
   function start() {
+    fitTable();
     if (!DATA.traces.length) {
       $("felt").innerHTML = `<div class="centre"><span class="empty">no trace in this page</span></div>`;
       return;
