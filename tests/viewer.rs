@@ -297,20 +297,43 @@ impl Drop for Browser {
     }
 }
 
-/// The pairs of boxes on the table that meet, as "seat 1 / pile card": seats, the pile's
-/// cards (raised ones where they are drawn), its count of cards below, and the stock.
-const OVERLAPS: &str = "(() => {
+/// The table's layout at every step, from the first (the page stepped by → in the page
+/// itself, one evaluation for the lot): for each step, how many seats, pile cards, labels and
+/// stocks it shows, the pairs of its boxes that meet (as "seat 1 / pile card 3": seats against
+/// seats, the pile's cards and its count of cards below, the labels under pile and stock, and
+/// the stock), the table's width and its column's, and whether the table meets the side panel.
+const LAYOUTS: &str = "(() => {
   const named = (sel, name) => [...document.querySelectorAll(sel)].map((e, i) =>
     [name(e, i), e.getBoundingClientRect()]);
-  const seats = named('.seat', e => 'seat ' + e.dataset.seat);
-  const middle = named('.pile .card, .pile .below', (e, i) => 'pile item ' + i)
-    .concat(named('.stock', () => 'stock'));
   const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const layout = () => {
+    const seats = named('.seat', e => 'seat ' + e.dataset.seat);
+    const cards = named('.pile .card', (e, i) => 'pile card ' + i);
+    const labels = named('.heap .label', (e, i) => 'label ' + i);
+    const stocks = named('.stock', () => 'stock');
+    const middle = cards.concat(named('.pile .below', () => 'cards below'), labels, stocks);
+    const meets = [];
+    seats.forEach(([n, r], i) => {
+      seats.slice(i + 1).forEach(([m, q]) => { if (meet(r, q)) meets.push(n + ' / ' + m); });
+      middle.forEach(([m, q]) => { if (meet(r, q)) meets.push(n + ' / ' + m); });
+    });
+    const felt = document.getElementById('felt').getBoundingClientRect();
+    return {
+      step: +document.body.dataset.step,
+      seats: seats.length, cards: cards.length, labels: labels.length, stocks: stocks.length,
+      meets,
+      felt: felt.width,
+      column: (document.getElementById('felt-width') || document.getElementById('felt').parentElement).clientWidth,
+      side: meet(felt, document.querySelector('.side').getBoundingClientRect()),
+    };
+  };
+  const press = key => document.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+  press('Home');
   const out = [];
-  seats.forEach(([n, r], i) => {
-    seats.slice(i + 1).forEach(([m, q]) => { if (meet(r, q)) out.push(n + ' / ' + m); });
-    middle.forEach(([m, q]) => { if (meet(r, q)) out.push(n + ' / ' + m); });
-  });
+  for (let i = 0; i < +document.body.dataset.steps; i++) {
+    out.push(layout());
+    press('ArrowRight');
+  }
   return out;
 })()";
 
@@ -648,11 +671,12 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     );
 }
 
-/// Nothing on the table covers anything else, at any step, for 3, 4 and 6 players, whatever
-/// the window's width: no seat meets another seat, the pile or the stock. Before the table
-/// was laid out at one size and zoomed to fit, a narrower window ran the side seats of four
-/// players onto the pile and the stock, and a side seat of three whose badges took a second
-/// line onto the pile.
+/// Nothing on the table covers anything else, at any step, for 2 to 6 players, whatever the
+/// window's width: no seat meets another seat, the pile's cards, its labels or the stock, and
+/// the table, zoomed to its column, fills it and stays clear of the side panel. Before the
+/// table was laid out at one size and zoomed to fit, a narrower window ran the side seats of
+/// four players onto the pile and the stock, and a side seat of three whose badges took a
+/// second line onto the pile.
 #[test]
 fn the_table_keeps_its_seats_apart_at_any_width() {
     let Some(chrome) = browser() else {
@@ -660,16 +684,16 @@ fn the_table_keeps_its_seats_apart_at_any_width() {
     };
     let dir = tmp();
     let mut b = Browser::start(&chrome, dir.path());
-    for players in [3, 4, 6] {
-        // A searcher (its explanations are the longest) and heuristics of each style.
-        let agents = [
-            "{kind: ismcts, params: {iterations: 30}}",
-            "{kind: balanced}",
-            "{kind: random}",
-            "{kind: aggressive}",
-            "{kind: conservative}",
-            "{kind: opportunistic}",
-        ];
+    // A searcher (its explanations are the longest) and heuristics of each style.
+    let agents = [
+        "{kind: ismcts, params: {iterations: 30}}",
+        "{kind: balanced}",
+        "{kind: random}",
+        "{kind: aggressive}",
+        "{kind: conservative}",
+        "{kind: opportunistic}",
+    ];
+    for players in 2..=6 {
         let seats: String = agents[..players]
             .iter()
             .map(|a| format!("  - {a}\n"))
@@ -698,21 +722,52 @@ fn the_table_keeps_its_seats_apart_at_any_width() {
             .parse()
             .unwrap();
         assert!(steps > 40, "{players} players: {steps} steps");
-        // A desktop's width, the narrowest of the two-column layout (1,101 px: the table's
-        // column at 640 px), and a phone's (the table at its least zoom, scrolled).
-        for width in [WIDTH, 1101, 420] {
+        // The narrowest width of the two-column layout (1,101 px: the table's column at
+        // 640 px; also seen from seat 1, which turns the table), and a phone's (the table at
+        // its least zoom, wider than its column, scrolled). Wider windows zoom the same
+        // layout in.
+        for (width, view) in [(1101, "all"), (1101, "1"), (420, "all")] {
+            let at = format!("{players} players, {width} px wide, view {view}");
             b.resize(width);
-            b.key("Home");
-            for at in 0..steps {
-                assert_eq!(b.step(), at);
-                assert_eq!(
-                    b.eval(OVERLAPS),
-                    json!([]),
-                    "{players} players, {width} px wide, step {at}: boxes that meet"
+            b.choose("view", view);
+            // The zoom follows the column once it is laid out again.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let layouts = loop {
+                let layouts = b.eval(LAYOUTS);
+                let first = &layouts[0];
+                let (felt, column) = (
+                    first["felt"].as_f64().unwrap(),
+                    first["column"].as_f64().unwrap(),
                 );
-                b.key("ArrowRight");
+                if (felt - column.clamp(0.6 * 880.0, 1.2 * 880.0)).abs() < 1.5 {
+                    break layouts;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{at}: the table does not fit its column: {first}"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let layouts = layouts.as_array().unwrap();
+            let first = &layouts[0];
+            assert_eq!(layouts.len(), steps, "{at}");
+            let mut cards = 0;
+            for (step, l) in layouts.iter().enumerate() {
+                assert_eq!(l["step"], json!(step), "{at}");
+                // The column keeps its width from step to step (nothing beside the table
+                // widens it), so the zoom fitted at the first step still fits.
+                assert_eq!(l["column"], first["column"], "{at}, step {step}: {l}");
+                assert_eq!(l["meets"], json!([]), "{at}, step {step}: boxes that meet");
+                assert_eq!(
+                    (&l["seats"], &l["labels"], &l["stocks"], &l["side"]),
+                    (&json!(players), &json!(2), &json!(1), &json!(false)),
+                    "{at}, step {step}: seats, labels, stocks, the side panel met: {l}"
+                );
+                cards = cards.max(l["cards"].as_u64().unwrap());
             }
+            assert!(cards >= 5, "{at}: the pile showed at most {cards} cards");
         }
+        b.choose("view", "all");
     }
 }
 

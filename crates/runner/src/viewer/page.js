@@ -652,16 +652,32 @@
   const FELT_WIDTH = 880;
   const FELT_ZOOM = [0.6, 1.2];
 
-  // Zooms the table to fill its column, whenever the column's width changes.
+  // Zooms the table to fill its column, whenever the column's width changes (watched on an
+  // element of no height, which the zoom does not resize). A browser without CSS zoom
+  // (Firefox before 126) gets the same by a scale, with the box given the scaled height and
+  // the table centred.
   function fitTable() {
-    const box = $("felt-box");
+    const box = $("felt-width");
+    const felt = $("felt");
+    const zoomed = !window.CSS || !CSS.supports || CSS.supports("zoom", "1");
     const fit = () => {
-      const zoom = Math.min(Math.max(box.clientWidth / FELT_WIDTH, FELT_ZOOM[0]), FELT_ZOOM[1]);
-      $("felt").style.zoom = String(zoom);
+      const z = Math.min(Math.max(box.clientWidth / FELT_WIDTH, FELT_ZOOM[0]), FELT_ZOOM[1]);
+      if (zoomed) {
+        felt.style.zoom = String(z);
+      } else {
+        felt.style.transformOrigin = "top left";
+        felt.style.transform = `scale(${z})`;
+        felt.style.marginLeft = `${Math.max((box.clientWidth - FELT_WIDTH * z) / 2, 0)}px`;
+        $("felt-box").style.height = `${felt.offsetHeight * z}px`;
+      }
+      document.body.dataset.zoom = z.toFixed(4);
     };
     fit();
-    if (typeof ResizeObserver === "function") new ResizeObserver(fit).observe(box);
-    else window.addEventListener("resize", fit);
+    if (typeof ResizeObserver === "function") {
+      new ResizeObserver(fit).observe(box);
+    } else {
+      window.addEventListener("resize", fit);
+    }
   }
 
   function start() {
