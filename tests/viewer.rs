@@ -291,7 +291,27 @@ impl Browser {
 }
 
 impl Drop for Browser {
+    /// Asks the browser to close (killed, it leaves its singleton socket's folder in the
+    /// system's temporary folder, one per test run), and kills it if it has not within a few
+    /// seconds.
     fn drop(&mut self) {
+        let close = json!({"id": self.next + 1, "method": "Browser.close"});
+        let mut bytes = close.to_string().into_bytes();
+        bytes.push(0);
+        if self
+            .to
+            .write_all(&bytes)
+            .and_then(|()| self.to.flush())
+            .is_ok()
+        {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
