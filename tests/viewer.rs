@@ -157,9 +157,7 @@ impl Browser {
         if let Some(session) = &self.session {
             message["sessionId"] = json!(session);
         }
-        let mut bytes = message.to_string().into_bytes();
-        bytes.push(0);
-        if let Err(e) = self.to.write_all(&bytes).and_then(|()| self.to.flush()) {
+        if let Err(e) = self.send(&message) {
             panic!("{method}: the browser is gone ({e}): {}", self.log_tail());
         }
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -173,6 +171,14 @@ impl Browser {
                 return answer["result"].clone();
             }
         }
+    }
+
+    /// Writes one message to the browser's pipe (JSON, then a NUL).
+    fn send(&mut self, message: &Value) -> std::io::Result<()> {
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        self.to.write_all(&bytes)?;
+        self.to.flush()
     }
 
     fn log_tail(&self) -> String {
@@ -296,14 +302,7 @@ impl Drop for Browser {
     /// seconds.
     fn drop(&mut self) {
         let close = json!({"id": self.next + 1, "method": "Browser.close"});
-        let mut bytes = close.to_string().into_bytes();
-        bytes.push(0);
-        if self
-            .to
-            .write_all(&bytes)
-            .and_then(|()| self.to.flush())
-            .is_ok()
-        {
+        if self.send(&close).is_ok() {
             let deadline = Instant::now() + Duration::from_secs(5);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = self.child.try_wait() {
@@ -343,7 +342,7 @@ const LAYOUTS: &str = "(() => {
       seats: seats.length, cards: cards.length, labels: labels.length, stocks: stocks.length,
       meets,
       felt: felt.width,
-      column: (document.getElementById('felt-width') || document.getElementById('felt').parentElement).clientWidth,
+      column: document.getElementById('felt-width').clientWidth,
       side: meet(felt, document.querySelector('.side').getBoundingClientRect()),
     };
   };

@@ -180,6 +180,12 @@ struct Schedule {
 }
 
 impl Schedule {
+    /// [`Schedule::new`] as the threads share it: behind its lock, with the condition they
+    /// wait on.
+    fn shared(work: Vec<Range<u64>>, slots: usize) -> (Mutex<Schedule>, Condvar) {
+        (Mutex::new(Schedule::new(work, slots)), Condvar::new())
+    }
+
     /// Play of `work` (chunks of units, in order) with `slots` chunks in play at most.
     fn new(work: Vec<Range<u64>>, slots: usize) -> Schedule {
         debug_assert!(
@@ -314,7 +320,7 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
     // threads they keep up with play however the work divides.
     let writers = threads.max(1);
     let slots = writers + 2;
-    let schedule = (Mutex::new(Schedule::new(work, slots)), Condvar::new());
+    let schedule = Schedule::shared(work, slots);
     // Test hook: slow the run down so that tests can interrupt it between chunks.
     let delay = std::env::var("DHUMBAL_RUN_CHUNK_DELAY_MS")
         .ok()
@@ -620,7 +626,7 @@ mod tests {
     fn the_tap_sees_chunks_in_unit_order_and_only_a_whole_tap_comes_back() {
         let work = vec![0..2, 2..4, 4..5, 5..9];
         let starts: Vec<u64> = work.iter().map(|r| r.start).collect();
-        let schedule = (Mutex::new(Schedule::new(work.clone(), 4)), Condvar::new());
+        let schedule = Schedule::shared(work.clone(), 4);
         let held = |r: &Range<u64>| -> Shared<'_> {
             let records = Held {
                 records: vec![Records::default(); (r.end - r.start) as usize],
@@ -666,10 +672,7 @@ mod tests {
     /// A chunk's slot comes back when the last of its holders drops its records, not before.
     #[test]
     fn a_chunk_holds_its_slot_until_writer_and_tap_are_done() {
-        let schedule = (
-            Mutex::new(Schedule::new(vec![0..1, 1..2], 1)),
-            Condvar::new(),
-        );
+        let schedule = Schedule::shared(vec![0..1, 1..2], 1);
         let chunk = Arc::new(Held {
             records: vec![Records::default()],
             schedule: &schedule,
@@ -684,10 +687,7 @@ mod tests {
     /// The records of a chunk done with are the memory of the next units' records.
     #[test]
     fn a_written_chunks_records_go_to_the_next_units() {
-        let schedule = (
-            Mutex::new(Schedule::new(vec![0..1, 1..2], 1)),
-            Condvar::new(),
-        );
+        let schedule = Schedule::shared(vec![0..1, 1..2], 1);
         let pulse = Pulse::default();
         let (_, _, first) = Schedule::take(&schedule, &pulse, None).unwrap();
         assert_eq!(first.capacity(), 0, "nothing written yet");
@@ -715,10 +715,7 @@ mod tests {
     /// A chunk done with keeps no more of its records than there are units left to play.
     #[test]
     fn spare_records_never_outnumber_the_units_left() {
-        let schedule = (
-            Mutex::new(Schedule::new(vec![0..3, 3..5], 2)),
-            Condvar::new(),
-        );
+        let schedule = Schedule::shared(vec![0..3, 3..5], 2);
         let pulse = Pulse::default();
         for _ in 0..3 {
             Schedule::take(&schedule, &pulse, None).unwrap();

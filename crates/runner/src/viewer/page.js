@@ -646,13 +646,13 @@
     if (Number.isInteger(s) && s >= 0) ui.step = s;
   }
 
-  // The table's design width (page.css) and how far it may be zoomed: out to 0.6, where its
-  // smallest text (11 px) stays above browsers' smallest (6 px; a narrower window scrolls),
-  // and in to 1.2, where a wide screen still shows the controls below it.
-  const FELT_WIDTH = 880;
+  // How far the table may be zoomed: out to 0.6, where its smallest text (11 px) stays above
+  // browsers' smallest (6 px; a narrower window scrolls), and in to 1.2, where a wide screen
+  // still shows the controls below it.
   const FELT_ZOOM = [0.6, 1.2];
 
-  // Zooms the table to fill its column, whenever the column's width changes (watched on an
+  // Zooms the table (laid out at its size in page.css, which neither zoom nor scale changes
+  // for offsetWidth) to fill its column, whenever the column's width changes (watched on an
   // element of no height, which the zoom does not resize). A browser without CSS zoom
   // (Firefox before 126) gets the same by a scale, with the box given the scaled height and
   // the table centred.
@@ -661,16 +661,16 @@
     const felt = $("felt");
     const zoomed = !window.CSS || !CSS.supports || CSS.supports("zoom", "1");
     const fit = () => {
-      const z = Math.min(Math.max(box.clientWidth / FELT_WIDTH, FELT_ZOOM[0]), FELT_ZOOM[1]);
+      const width = felt.offsetWidth;
+      const z = Math.min(Math.max(box.clientWidth / width, FELT_ZOOM[0]), FELT_ZOOM[1]);
       if (zoomed) {
         felt.style.zoom = String(z);
       } else {
         felt.style.transformOrigin = "top left";
         felt.style.transform = `scale(${z})`;
-        felt.style.marginLeft = `${Math.max((box.clientWidth - FELT_WIDTH * z) / 2, 0)}px`;
+        felt.style.marginLeft = `${Math.max((box.clientWidth - width * z) / 2, 0)}px`;
         $("felt-box").style.height = `${felt.offsetHeight * z}px`;
       }
-      document.body.dataset.zoom = z.toFixed(4);
     };
     fit();
     if (typeof ResizeObserver === "function") {
