@@ -1264,6 +1264,7 @@ impl<'t, 's> RoundPlay<'t, 's> {
     }
 
     /// The lowest hand among active seats other than `caller`, ties broken by the rules.
+    #[inline]
     fn best_non_caller(
         &self,
         hv: &[u32; MAX_PLAYERS],
@@ -1276,8 +1277,9 @@ impl<'t, 's> RoundPlay<'t, 's> {
             TieBreak::LowestSeat => 0,
             TieBreak::AfterCaller => caller.map_or(0, |c| (c + 1) % n),
         };
-        (0..n)
-            .map(|i| (from + i) % n)
+        // Seats from `from` round to `from - 1`, in two ranges (no division per seat).
+        (from..n)
+            .chain(0..from)
             .filter(|&s| t.active[s] && Some(s) != caller)
             .min_by_key(|&s| hv[s])
             .expect("at least two active seats")
