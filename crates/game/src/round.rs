@@ -1086,6 +1086,7 @@ impl<'t, 's> RoundPlay<'t, 's> {
         true
     }
 
+    #[inline]
     fn settle(&self, stop: Stop) -> RoundOutcome {
         let t = self.table;
         let rules = &t.rules;
