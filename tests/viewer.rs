@@ -320,7 +320,8 @@ impl Drop for Browser {
 /// itself, one evaluation for the lot): for each step, how many seats, pile cards, labels and
 /// stocks it shows, the pairs of its boxes that meet (as "seat 1 / pile card 3": seats against
 /// seats, the pile's cards and its count of cards below, the labels under pile and stock, and
-/// the stock), the table's width and its column's, and whether the table meets the side panel.
+/// the stock), the table's width as shown, its design width (page.css: the zoom does not change
+/// it) and its column's, and whether the table meets the side panel.
 const LAYOUTS: &str = "(() => {
   const named = (sel, name) => [...document.querySelectorAll(sel)].map((e, i) =>
     [name(e, i), e.getBoundingClientRect()]);
@@ -336,12 +337,14 @@ const LAYOUTS: &str = "(() => {
       seats.slice(i + 1).forEach(([m, q]) => { if (meet(r, q)) meets.push(n + ' / ' + m); });
       middle.forEach(([m, q]) => { if (meet(r, q)) meets.push(n + ' / ' + m); });
     });
-    const felt = document.getElementById('felt').getBoundingClientRect();
+    const feltEl = document.getElementById('felt');
+    const felt = feltEl.getBoundingClientRect();
     return {
       step: +document.body.dataset.step,
       seats: seats.length, cards: cards.length, labels: labels.length, stocks: stocks.length,
       meets,
       felt: felt.width,
+      design: feltEl.offsetWidth,
       column: document.getElementById('felt-width').clientWidth,
       side: meet(felt, document.querySelector('.side').getBoundingClientRect()),
     };
@@ -754,11 +757,10 @@ fn the_table_keeps_its_seats_apart_at_any_width() {
             let layouts = loop {
                 let layouts = b.eval(LAYOUTS);
                 let first = &layouts[0];
-                let (felt, column) = (
-                    first["felt"].as_f64().unwrap(),
-                    first["column"].as_f64().unwrap(),
-                );
-                if (felt - column.clamp(0.6 * 880.0, 1.2 * 880.0)).abs() < 1.5 {
+                let [felt, design, column] =
+                    ["felt", "design", "column"].map(|k| first[k].as_f64().unwrap());
+                assert!(design > 0.0, "{at}: the table has no width: {first}");
+                if (felt - column.clamp(0.6 * design, 1.2 * design)).abs() < 1.5 {
                     break layouts;
                 }
                 assert!(
