@@ -5,7 +5,8 @@
 //! the whole library at once. See `ARCHITECTURE.md` for the map; bottom up:
 //! [`game`] (cards, rules, the engine, [`rng`] random streams), [`agents`] (agent families and
 //! their registry), [`runner`] (scenario files, tournaments, records), [`plots`] (figures, a
-//! leaf) and [`report`] (statistics and figures of a run).
+//! leaf) and [`report`] (statistics and figures of a run). Above them, [`experiment`] is the
+//! one engine every front end calls (the command line in [`cli`], the Python package).
 
 pub use dhumbal_agents as agents;
 pub use dhumbal_game as game;
@@ -17,3 +18,4 @@ pub use dhumbal_runner as runner;
 pub use dhumbal_runner::{bench, records, scenario, tournament};
 
 pub mod cli;
+pub mod experiment;

@@ -11,6 +11,12 @@
 //!   commit, say) instead of this one; with `DHUMBAL_RECORDS_BLESS=1` they are written to
 //!   the fixture instead of compared, which is how the fixture is made from a build that is
 //!   known to be right.
+//! - `DHUMBAL_RECORDS_ONLY=scenarios/a.yaml,scenarios/b.yaml`: only these scenarios (with
+//!   `DHUMBAL_RECORDS_BLESS=1`, their digests replace theirs in the fixture and the others'
+//!   stay), so that a new scenario's full-size digests can be added without playing them all.
+//!
+//! The quick and the full lists name the same stages, which a test that plays nothing checks:
+//! a new scenario blessed at one size only fails it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,7 +197,20 @@ fn shipped_scenarios_keep_their_records() {
     // paper's 1,024-round ones), which one thread plays whatever `--threads` says. The longest
     // sessions are taken first (the queue is popped from its end), so that none is left to
     // run alone at the end.
+    let only: Option<Vec<String>> = std::env::var("DHUMBAL_RECORDS_ONLY")
+        .ok()
+        .map(|list| list.split(',').map(|s| s.trim().to_string()).collect());
     let mut queue = scenarios();
+    if let Some(only) = &only {
+        for name in only {
+            assert!(
+                queue.contains(name),
+                "DHUMBAL_RECORDS_ONLY: {name} is not a shipped scenario (paths as \
+                 `scenarios/...yaml`, comma-separated)"
+            );
+        }
+        queue.retain(|s| only.contains(s));
+    }
     queue.sort_by_cached_key(|scenario| longest_session(scenario));
     let queue = std::sync::Mutex::new(queue);
     let got = std::sync::Mutex::new(BTreeMap::new());
@@ -215,8 +234,19 @@ fn shipped_scenarios_keep_their_records() {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| serde_json::json!({}));
+    // The stages of the scenarios played: all of them, or those DHUMBAL_RECORDS_ONLY names.
+    let played = |stage: &str| {
+        only.as_ref().is_none_or(|o| {
+            o.iter()
+                .any(|s| stage.split('#').next() == Some(s.as_str()))
+        })
+    };
     if std::env::var_os("DHUMBAL_RECORDS_BLESS").is_some() {
-        fixture[size] = serde_json::to_value(&got).unwrap();
+        let mut kept: BTreeMap<String, String> =
+            serde_json::from_value(fixture[size].clone()).unwrap_or_default();
+        kept.retain(|stage, _| !played(stage));
+        kept.extend(got);
+        fixture[size] = serde_json::to_value(&kept).unwrap();
         let text = serde_json::to_string_pretty(&fixture).unwrap() + "\n";
         std::fs::write(&path, text).unwrap();
         return;
@@ -236,8 +266,37 @@ fn shipped_scenarios_keep_their_records() {
             )),
         }
     }
-    for stage in want.keys().filter(|s| !got.contains_key(*s)) {
+    for stage in want.keys().filter(|s| played(s) && !got.contains_key(*s)) {
         problems.push(format!("{stage}: in {FIXTURE} but no longer written"));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The full-size digests name every stage the quick ones do (and no other), so that a new
+/// scenario cannot be pinned at the quick size only: nothing is played.
+#[test]
+fn the_full_size_fixture_covers_every_stage_of_the_quick_one() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(ROOT).join(FIXTURE)).unwrap())
+            .unwrap();
+    let keys = |size: &str| -> std::collections::BTreeSet<String> {
+        fixture[size]
+            .as_object()
+            .unwrap_or_else(|| panic!("{FIXTURE} has no `{size}` digests"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let (small, full) = (keys("small"), keys("full"));
+    let only_small: Vec<&String> = small.difference(&full).collect();
+    let only_full: Vec<&String> = full.difference(&small).collect();
+    assert!(
+        only_small.is_empty() && only_full.is_empty(),
+        "{FIXTURE}: the quick and full-size digests differ.\nOnly quick ({}): {only_small:?}\n\
+         Only full ({}): {only_full:?}\nPin the missing size: DHUMBAL_RECORDS_FULL=1 \
+         DHUMBAL_RECORDS_BLESS=1 DHUMBAL_RECORDS_ONLY=<the scenarios> cargo test --release \
+         --test records shipped, then review the diff",
+        only_small.len(),
+        only_full.len()
+    );
 }

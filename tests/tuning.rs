@@ -8,6 +8,8 @@ mod common;
 
 use std::path::Path;
 
+use dhumbal::runner::tune::{Manifest, Method, Status};
+
 fn write_script(dir: &Path) {
     let script = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/heuristics/threshold.rhai"),
@@ -59,6 +61,78 @@ fn tune(file: &Path, out: &Path, extra: &[&str]) -> String {
     t
 }
 
+/// Every line of a tuning's `report.md` that comes from its manifest, checked against the
+/// manifest as the typed reader gives it (a field the report looked up by a key the file did
+/// not have once made every SPSA tuning's report say NTBEA).
+fn the_report_says_what_its_manifest_does(dir: &Path, method: Method) {
+    let m = Manifest::read(dir).unwrap();
+    let r = m.result.as_ref().expect("a finished search has its result");
+    assert_eq!(r.method, method, "{}", dir.display());
+    let report = read(&dir.join("report.md"));
+    let compact = |v: &serde_json::Value| serde_json::to_string(v).unwrap();
+    let lineups: Vec<String> = m
+        .lineups
+        .iter()
+        .map(|l| {
+            let names: Vec<String> = l.iter().map(|a| format!("`{a}`")).collect();
+            format!("[{}]", names.join(", "))
+        })
+        .collect();
+    let params: Vec<String> = m
+        .parameters
+        .iter()
+        .map(|p| format!("`{}`", p.name))
+        .collect();
+    let deals = m.deal_word();
+    for want in [
+        format!("# Tuning `{}`", m.id),
+        format!("Tuned {}", join_and(&params)),
+        format!(
+            "of `{}` ({} players, {} seating)",
+            compact(&m.start),
+            m.players,
+            m.seating.as_str()
+        ),
+        format!("against {}", join_and(&lineups)),
+        format!("by {} within {} {deals}", method.title(), m.budget),
+        format!("({} per evaluation, seed {})", m.batch, m.seed),
+        format!("{} evaluations played {} {deals}", r.evaluations, r.deals),
+        format!("Optimizer settings: `{}`", compact(&r.optimizer)),
+        r.best_label.clone(),
+        format!(
+            "written to `{}`; seat it with `tuned: {}`",
+            m.output, m.output
+        ),
+        compact(&r.best),
+        format!("was `{}`", compact(&m.start)),
+        format!("nearest it, `{}`", compact(&m.search_start)),
+    ] {
+        let flat = report.replace('\n', " ");
+        assert!(
+            flat.contains(&want) || report.contains(&want),
+            "{}: report.md does not say `{want}`:\n{report}",
+            dir.display()
+        );
+    }
+    let other = match method {
+        Method::Ntbea => Method::Spsa,
+        Method::Spsa => Method::Ntbea,
+    };
+    assert!(
+        !report.contains(&format!("by {}", other.title())),
+        "{report}"
+    );
+}
+
+/// `a, b and c`.
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -103,11 +177,11 @@ fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
         ] {
             assert!(tdir.join(f).is_file(), "{f} missing");
         }
-        let manifest: serde_json::Value =
-            serde_json::from_str(&read(&tdir.join("manifest.json"))).unwrap();
-        assert_eq!(manifest["status"], "finished");
-        assert_eq!(manifest["deals"], 1500);
+        let manifest = Manifest::read(&tdir).unwrap();
+        assert_eq!(manifest.status, Status::Finished);
+        assert_eq!(manifest.result.as_ref().unwrap().deals, 1500);
         let report = read(&tdir.join("report.md"));
+        the_report_says_what_its_manifest_does(&tdir, Method::Ntbea);
         assert!(
             report.contains("## Confirmation on fresh deals"),
             "{report}"
@@ -122,8 +196,10 @@ fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
             .any(|v| report.contains(v)),
             "{report}"
         );
-        // SPSA without confirmation: an agent file, no confirm folder.
+        // SPSA without confirmation: an agent file, no confirm folder, and a report that
+        // names SPSA.
         assert!(dir.path().join("tuned/balanced.json").is_file());
+        the_report_says_what_its_manifest_does(&out.join("tune/balanced"), Method::Spsa);
         assert!(!out.join("tune/balanced/confirm").exists());
         seen.push((
             read(&mine),

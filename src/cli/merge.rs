@@ -11,9 +11,10 @@ use dhumbal_runner::folder;
 use dhumbal_runner::run as runner;
 use dhumbal_runner::scenario::Overrides;
 
+use super::console::Console;
 use super::progress::Terminal;
-use super::run;
 use super::settings;
+use crate::experiment::stages;
 
 /// `dhumbal-run merge`.
 #[derive(Args, Debug)]
@@ -208,7 +209,8 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         target.display()
     );
     if !no_report {
-        run::overview(&target, &target, &Default::default());
+        let console = Console::new()?;
+        stages::overview(&target, &target, &Default::default(), &console);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@
 
 pub mod agents;
 pub mod bench;
+pub mod console;
 pub mod interrupt;
 pub mod merge;
 pub mod plan;
@@ -34,8 +35,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-
-use dhumbal_runner::folder::Refusal;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -217,24 +216,38 @@ where
     exit_code(result)
 }
 
-/// The exit code of a command's result: its own code, or 2 for a refusal (bad input found
-/// while running), 3 for a shard that must wait, 1 for any other failure.
+/// The exit code of a command's result: its own code, or the code its error means
+/// ([`crate::experiment::Error::exit_code`]: 2 a refusal, 3 a shard that must wait, 130 a stop,
+/// 1 any other failure), with the error printed.
 pub(crate) fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(e) => {
-            if let Some(r) = e.downcast_ref::<Refusal>() {
-                eprintln!("error: {r}");
-                return ExitCode::from(2);
-            }
-            if let Some(w) = e.downcast_ref::<dhumbal_runner::run::Waiting>() {
-                eprintln!("not yet: {w}");
-                return ExitCode::from(3);
-            }
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
+        Err(e) => exit_with(match e.downcast::<dhumbal_runner::run::Waiting>() {
+            Ok(waiting) => crate::experiment::Error::NotYet {
+                waiting,
+                shard: None,
+            },
+            Err(e) => crate::experiment::Error::of(e),
+        }),
     }
+}
+
+/// Prints an experiment's error as the terminal shows it and gives its exit code.
+pub(crate) fn exit_with(e: crate::experiment::Error) -> ExitCode {
+    use crate::experiment::Error;
+    match &e {
+        Error::BadInput(message) => {
+            // A scenario's problems end with a newline; other messages do not.
+            eprint!("error: {message}");
+            if !message.ends_with('\n') {
+                eprintln!();
+            }
+        }
+        Error::NotYet { .. } => eprintln!("{e}"),
+        Error::Interrupted { .. } => eprintln!("\n{e}"),
+        Error::Failed(inner) => eprintln!("error: {inner:#}"),
+    }
+    ExitCode::from(e.exit_code())
 }
 
 /// A bare word that is neither a file nor a command (`dhumbal-run raport`): the message that

@@ -9,8 +9,9 @@ use clap::{Args, ValueEnum};
 
 use dhumbal_runner::folder::Refusal;
 
-use super::run;
+use super::console::Console;
 use super::settings;
+use crate::experiment::stages;
 
 /// `dhumbal-run report`.
 #[derive(Args, Debug)]
@@ -193,7 +194,13 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         start.elapsed().as_secs_f64()
     );
     if dir.join("manifest.json").is_file() {
-        run::overview(&dir, out.as_deref().unwrap_or(&dir), &opts.ratings);
+        let console = Console::new()?;
+        stages::overview(
+            &dir,
+            out.as_deref().unwrap_or(&dir),
+            &opts.ratings,
+            &console,
+        );
     }
     Ok(if failed > 0 {
         ExitCode::from(1)

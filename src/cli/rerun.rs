@@ -9,8 +9,9 @@ use clap::Args;
 use dhumbal_runner::folder;
 use dhumbal_runner::scenario::Overrides;
 
-use super::run;
+use super::console::Console;
 use super::settings::{self, Threads, shell_word};
+use crate::experiment::{Mode, stages};
 
 /// `dhumbal-run rerun`.
 #[derive(Args, Debug)]
@@ -56,12 +57,12 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let report = match run::play(
+    let console = Console::new()?;
+    let report = match stages::play(
         &scenario,
-        run::RunSettings {
-            threads,
-            resume: false,
-            force,
+        &stages::Settings {
+            threads: threads.threads,
+            mode: Mode::from_flags(false, force),
             report: !no_report,
             csv: false,
             shard: None,
@@ -73,11 +74,14 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<ExitCode> {
                 shell_word(&dir.display().to_string()),
                 shell_word(&out.display().to_string())
             ),
-            shard_base: String::new(),
         },
+        &console,
     ) {
         Ok(r) => r,
-        Err(e) => return run::interrupted(e),
+        Err(e) => {
+            drop(console);
+            return Ok(super::exit_with(e));
+        }
     };
     let mut differ = 0;
     for (i, stage) in report.stages.iter().enumerate() {

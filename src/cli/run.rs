@@ -1,21 +1,18 @@
-//! `dhumbal-run SCENARIO` (and `run`): plays a scenario's stages with progress and Ctrl-C
-//! handled, trains first any checkpoint its agents need that is not there yet, and writes the
-//! reports; `--shard` plays one share of a study split over machines.
+//! `dhumbal-run SCENARIO` (and `run`): the experiment engine ([`crate::experiment`]) with
+//! the terminal as its front end (progress, Ctrl-C); `--shard` plays one share of a study
+//! split over machines, and says what it played and what is left.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use dhumbal_runner::folder::CommandLine;
-use dhumbal_runner::run::{self as runner, Interrupted, RunOptions};
+use dhumbal_runner::run as runner;
 use dhumbal_runner::scenario::{Overrides, Scenario};
 
-use super::interrupt::Interrupt;
-use super::progress::Terminal;
-use super::settings::{self, Threads, shell_word};
-use super::train;
-use super::tune;
+use super::console::Console;
+use super::settings::{Threads, shell_word};
+use crate::experiment::{self, Mode, Options};
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
@@ -67,18 +64,10 @@ pub struct RunArgs {
     pub stages: Vec<String>,
 }
 
-/// `dhumbal-run SCENARIO`.
+/// `dhumbal-run SCENARIO`: the experiment engine with the terminal as its front end; a
+/// shard's run also says what it played and what is left.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    // Before the scenario is read, so that the clock's rate is measured by the time play
-    // needs it.
-    dhumbal_runner::clock::calibrate_in_background();
     let path = args.scenario.clone().expect("checked by the caller");
-    let overrides = Overrides {
-        seed: args.seed,
-        rounds: args.rounds,
-        out: args.out.clone(),
-        trace: args.trace.clone(),
-    };
     let shard = match args.shard.as_deref().map(shard_of) {
         None => None,
         Some(Ok(shard)) => Some(shard),
@@ -87,122 +76,71 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let mut scenario = match settings::load(&path, &overrides) {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
-    // The sections that produce an agent (`train:` writes checkpoints and policy tables,
-    // `tune:` agent files) are one mechanism: what a section writes is made when it is
-    // missing (all of it, for a file that only trains or tunes), trainings first (a tuning may
-    // seat a trained agent), and the scenario is read again after each kind, so that the
-    // seats find what was made.
-    let only = scenario.stages.is_empty();
-    let how = train::How {
-        threads: args.threads,
-        resume: args.resume || !only,
-        force: args.force && only,
-        overrides: &overrides,
-    };
-    if shard.is_none() || only {
-        let missing: Vec<usize> = (0..scenario.trainings.len())
-            .filter(|&i| only || !scenario.trainings[i].output().exists())
-            .collect();
-        if !missing.is_empty() {
-            // A training into a missing checkpoint starts afresh (nothing to resume).
-            let how = train::How {
-                resume: args.resume && only,
-                ..how
-            };
-            let code = train::trainings(&path, &scenario, &missing, &how)?;
-            if code != ExitCode::SUCCESS {
-                return Ok(code);
-            }
-            scenario = match settings::load(&path, &overrides) {
-                Ok(s) => s,
-                Err(code) => return Ok(code),
-            };
-        }
-        // A tuning is missing when its agent file is, or when its search finished here but its
-        // confirmation did not (stopped by Ctrl-C or a kill).
-        let missing: Vec<usize> = (0..scenario.tunings.len())
-            .filter(|&i| {
-                let t = &scenario.tunings[i];
-                let dir = t.dir(&scenario);
-                only || !t.output.exists()
-                    || (t.confirm.is_some()
-                        && dir.join(dhumbal_runner::tune::LOG).exists()
-                        && !dir.join("confirm/stats.json").exists())
-            })
-            .collect();
-        if !missing.is_empty() {
-            let code = tune::tunings(&path, &scenario, &missing, &how)?;
-            if code != ExitCode::SUCCESS {
-                return Ok(code);
-            }
-            scenario = match settings::load(&path, &overrides) {
-                Ok(s) => s,
-                Err(code) => return Ok(code),
-            };
-        }
-        if only {
-            return Ok(ExitCode::SUCCESS);
-        }
-    }
-    let mut base = settings::command(&path, args.out.as_deref(), args.seed, args.rounds);
-    if !args.trace.is_empty() {
-        let deals: Vec<String> = args.trace.iter().map(u64::to_string).collect();
-        base.push_str(&format!(" --trace {}", deals.join(",")));
-    }
-    // A shard's command for shard I of a stage (what its messages tell to run next).
-    let shard_base = base.clone();
-    // How to finish this run if it is interrupted: the same file and settings, --resume (a
-    // shard: the same command again).
-    let resume_command = match shard {
-        None => format!("{base} --resume"),
-        Some(s) => {
-            let stages: String = args
-                .stages
-                .iter()
-                .map(|n| format!(" --stage {}", shell_word(n)))
-                .collect();
-            format!("{base} --shard {s}{stages}")
-        }
-    };
-    play(
-        &scenario,
-        RunSettings {
-            threads: args.threads,
-            resume: args.resume,
-            force: args.force,
-            report: !args.no_report && shard.is_none(),
-            csv: args.csv,
-            shard,
-            stages: args.stages.clone(),
-            command_line: CommandLine {
-                seed: args.seed,
-                rounds: args.rounds,
-                trace: args.trace.clone(),
-            },
-            resume_command,
-            shard_base: shard_base.clone(),
+    let options = Options {
+        threads: args.threads.threads,
+        mode: Mode::from_flags(args.resume, args.force),
+        overrides: Overrides {
+            seed: args.seed,
+            rounds: args.rounds,
+            out: args.out.clone(),
+            trace: args.trace.clone(),
         },
-    )
-    .map(|_| ExitCode::SUCCESS)
-    .or_else(interrupted)
-    .or_else(|e| waiting(e, &scenario, &shard_base, shard))
+        report: !args.no_report,
+        csv: args.csv,
+        shard,
+        stages: args.stages.clone(),
+    };
+    let console = Console::new()?;
+    let result = experiment::run(&path, &options, &console);
+    drop(console);
+    // A shard's command without `--shard` and `--stage` (what its messages complete).
+    let base = experiment::command(&path, &options.overrides);
+    match result {
+        Ok(outcome) => {
+            if let (Some(shard), Some(report)) = (shard, &outcome.played) {
+                // Loaded once more for the stage list (the experiment has read it already,
+                // so it reads).
+                let scenario = experiment::load(&path, &options.overrides)?;
+                shard_played(
+                    &scenario,
+                    shard,
+                    report.rounds_now,
+                    report.seconds,
+                    &report.shard_stages,
+                    None,
+                );
+                print!(
+                    "{}",
+                    next_steps(&scenario, &base, shard, &report.shard_stages)
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(experiment::Error::NotYet {
+            waiting,
+            shard: Some(shard),
+        }) => {
+            let scenario = experiment::load(&path, &options.overrides)?;
+            // What the shard played before it had to stop, then why and what next.
+            let waits = Some((waiting.stage.as_str(), waiting.waits_for.as_str()));
+            shard_played(
+                &scenario,
+                shard,
+                waiting.rounds_now,
+                waiting.seconds,
+                &waiting.shard_stages,
+                waits,
+            );
+            waiting_message(&waiting, &scenario, &base, shard);
+            Ok(ExitCode::from(3))
+        }
+        Err(e) => Ok(super::exit_with(e)),
+    }
 }
 
-/// Exit code 3 and what to do for a shard whose stage waits for an earlier one (what it
-/// played is printed by [`play`]); other errors go on to `main`.
-fn waiting(
-    e: anyhow::Error,
-    scenario: &Scenario,
-    base: &str,
-    shard: Option<runner::Shard>,
-) -> anyhow::Result<ExitCode> {
-    let (Some(w), Some(shard)) = (e.downcast_ref::<runner::Waiting>(), shard) else {
-        return Err(e);
-    };
+/// Why a shard's stage waits for an earlier one, and what to do (what it played is printed
+/// by [`shard_played`]).
+fn waiting_message(w: &runner::Waiting, scenario: &Scenario, base: &str, shard: runner::Shard) {
     let owing = w
         .shard_stages
         .iter()
@@ -234,7 +172,6 @@ fn waiting(
         "On Slurm, scripts/slurm/submit.sh submits each stage's shards as an array that waits \
          for the one before (afterok), so no task starts too early."
     );
-    Ok(ExitCode::from(3))
 }
 
 /// `shards 1/3, 2/3` (`shard 1/3` for one; the first eight and a count for more).
@@ -370,160 +307,6 @@ pub fn shard_of(value: &str) -> Result<runner::Shard, String> {
         .map_err(|e| format!("(from Slurm): {e}"))
 }
 
-/// How a scenario is to be played.
-pub struct RunSettings {
-    pub threads: Threads,
-    pub resume: bool,
-    pub force: bool,
-    pub report: bool,
-    pub csv: bool,
-    pub shard: Option<runner::Shard>,
-    pub stages: Vec<String>,
-    pub command_line: CommandLine,
-    /// The command that finishes the run after an interruption.
-    pub resume_command: String,
-    /// A shard's command without `--shard` and `--stage` (the scenario and settings), which
-    /// its messages complete to say what to run next.
-    pub shard_base: String,
-}
-
-/// Plays a loaded scenario with progress on the terminal and Ctrl-C handled: the first stops
-/// the run cleanly (finished records saved), a second quits at once.
-pub fn play(scenario: &Scenario, settings: RunSettings) -> anyhow::Result<runner::RunReport> {
-    let threads = settings.threads.count();
-    settings::describe(scenario);
-    println!(
-        "  {threads} threads{}",
-        match (&settings.shard, settings.resume) {
-            (Some(s), _) => format!(", shard {s}"),
-            (None, true) => ", resuming".to_string(),
-            (None, false) => String::new(),
-        }
-    );
-    let interrupt = Interrupt::install()?;
-    let reporter = Terminal::new(
-        settings.report,
-        interrupt.flag(),
-        settings.resume_command.clone(),
-    );
-    let result = runner::run(
-        scenario,
-        &RunOptions {
-            threads,
-            resume: settings.resume,
-            force: settings.force,
-            shard: settings.shard,
-            stages: settings.stages.clone(),
-            csv: settings.csv,
-            command_line: settings.command_line,
-            stop: interrupt.flag(),
-        },
-        &reporter,
-    );
-    reporter.end_stage();
-    if let (Some(shard), Err(e)) = (settings.shard, &result)
-        && let Some(w) = e.downcast_ref::<runner::Waiting>()
-    {
-        // What the shard played before it had to stop: the caller says why and what next.
-        let waits = Some((w.stage.as_str(), w.waits_for.as_str()));
-        shard_played(
-            scenario,
-            shard,
-            w.rounds_now,
-            w.seconds,
-            &w.shard_stages,
-            waits,
-        );
-    }
-    let report = result.map_err(|e| match e.downcast::<Interrupted>() {
-        Ok(i) => anyhow::Error::new(ResumeWith(i, settings.resume_command.clone())),
-        Err(e) => e,
-    })?;
-    for warning in &report.warnings {
-        eprintln!("warning: {warning}");
-    }
-    if let Some(shard) = settings.shard {
-        shard_played(
-            scenario,
-            shard,
-            report.rounds_now,
-            report.seconds,
-            &report.shard_stages,
-            None,
-        );
-        print!(
-            "{}",
-            next_steps(scenario, &settings.shard_base, shard, &report.shard_stages)
-        );
-        return Ok(report);
-    }
-    let earlier = report.rounds.saturating_sub(report.rounds_now);
-    println!(
-        "{} rounds in {:.2} s ({:.0} rounds/s){}; records, summary and manifest in {}",
-        report.rounds_now,
-        report.seconds,
-        report.rounds_now as f64 / report.seconds.max(1e-9),
-        if earlier > 0 {
-            format!(", after {earlier} rounds played before the interruption")
-        } else {
-            String::new()
-        },
-        scenario.output.dir.display()
-    );
-    if !scenario.output.trace.is_empty() {
-        // Where the traces are and how to look at them: a stage's, or once for all the
-        // points of a sweep (each point's folder has its own).
-        let mut sweeps_told: Vec<&str> = Vec::new();
-        for (i, stage) in scenario.stages.iter().enumerate() {
-            let traces = scenario
-                .stage_dir(i)
-                .join(dhumbal_runner::trace::TRACES_DIR);
-            if let Some(sweep) = stage.spec["sweep"]["name"].as_str() {
-                if traces.is_dir() && !sweeps_told.contains(&sweep) {
-                    sweeps_told.push(sweep);
-                    let points = scenario
-                        .stages
-                        .iter()
-                        .filter(|s| s.spec["sweep"]["name"].as_str() == Some(sweep))
-                        .count();
-                    println!(
-                        "traces of the {points} points of sweep `{sweep}` in {}/<point>/{} (open \
-                         a point's replay.html in a browser, or `dhumbal-run show {} --stage \
-                         {} --deal N`)",
-                        scenario.output.dir.join(sweep).display(),
-                        dhumbal_runner::trace::TRACES_DIR,
-                        shell_word(&scenario.output.dir.display().to_string()),
-                        shell_word(&stage.name),
-                    );
-                }
-                continue;
-            }
-            if traces.is_dir() {
-                let stage_flag = if scenario.staged {
-                    format!(" --stage {}", shell_word(&stage.name))
-                } else {
-                    String::new()
-                };
-                println!(
-                    "traces of stage `{}` in {} (open replay.html in a browser, or `dhumbal-run \
-                     show {}{stage_flag} --deal N`)",
-                    stage.name,
-                    traces.display(),
-                    shell_word(&scenario.output.dir.display().to_string()),
-                );
-            }
-        }
-    }
-    if settings.report {
-        overview(
-            &scenario.output.dir,
-            &scenario.output.dir,
-            &Default::default(),
-        );
-    }
-    Ok(report)
-}
-
 /// What a shard played, stage by stage, and where each stage stands; `waits`: the stage it
 /// stopped at, and the stage that one waits for.
 fn shard_played(
@@ -576,43 +359,5 @@ fn shard_played(
             )
         };
         println!("  stage `{}`: {played}; {state}", stage.name);
-    }
-}
-
-/// Writes the overview page of a run of several stages (`report.md` at its root), or says why
-/// it could not (the stages' reports stand either way).
-pub fn overview(run: &Path, reports: &Path, ratings: &dhumbal_report::ratings::RatingSettings) {
-    match dhumbal_report::write_overview(run, reports, ratings) {
-        Ok(Some(path)) => println!("overview of the stages in {}", path.display()),
-        Ok(None) => {}
-        Err(e) => eprintln!(
-            "warning: the overview page could not be written ({e:#}); the stages' reports \
-             stand, and `dhumbal-run report {}` can retry",
-            shell_word(&run.display().to_string())
-        ),
-    }
-}
-
-/// An interruption, with the command that finishes the run.
-#[derive(Debug)]
-struct ResumeWith(Interrupted, String);
-
-impl std::fmt::Display for ResumeWith {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}\nTo finish the run: {}", self.0, self.1)
-    }
-}
-
-impl std::error::Error for ResumeWith {}
-
-/// Exit code 130 (the shell's code for Ctrl-C) and the message for an interruption; other
-/// errors go on to `main`.
-pub fn interrupted(e: anyhow::Error) -> anyhow::Result<ExitCode> {
-    match e.downcast_ref::<ResumeWith>() {
-        Some(r) => {
-            eprintln!("\n{r}");
-            Ok(ExitCode::from(130))
-        }
-        None => Err(e),
     }
 }

@@ -103,34 +103,6 @@ pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, ExitCode> {
     })
 }
 
-/// What a scenario will play, stage by stage.
-pub fn describe(scenario: &Scenario) {
-    println!(
-        "scenario `{}` (seed {}), output {}",
-        scenario.name,
-        scenario.seed,
-        scenario.output.dir.display()
-    );
-    for stage in &scenario.stages {
-        let agents: Vec<String> = stage
-            .seats
-            .iter()
-            .map(|s| match s {
-                scenario::SeatEntry::Agent(d) => d.id.clone(),
-                scenario::SeatEntry::WinnerOf(i) => {
-                    format!("winner of `{}`", scenario.stages[*i].name)
-                }
-            })
-            .collect();
-        println!("  stage `{}`: {}", stage.name, stage.describe_sample());
-        println!(
-            "    {} players, agents: {}",
-            stage.players(),
-            agents.join(", ")
-        );
-    }
-}
-
 /// The command line that runs `scenario` with these settings (for messages).
 pub fn command(
     scenario: &Path,
@@ -138,37 +110,18 @@ pub fn command(
     seed: Option<u64>,
     rounds: Option<u64>,
 ) -> String {
-    let mut line = format!(
-        "dhumbal-run {}",
-        shell_word(&scenario.display().to_string())
-    );
-    if let Some(out) = out {
-        line.push_str(&format!(
-            " --out {}",
-            shell_word(&out.display().to_string())
-        ));
-    }
-    if let Some(seed) = seed {
-        line.push_str(&format!(" --seed {seed}"));
-    }
-    if let Some(rounds) = rounds {
-        line.push_str(&format!(" --rounds {rounds}"));
-    }
-    line
+    crate::experiment::command(
+        scenario,
+        &Overrides {
+            out: out.map(Path::to_path_buf),
+            seed,
+            rounds,
+            trace: Vec::new(),
+        },
+    )
 }
 
-/// `word` quoted for a POSIX shell when it needs it.
-pub fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
+pub use crate::experiment::shell_word;
 
 #[cfg(test)]
 mod tests {

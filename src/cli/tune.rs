@@ -1,25 +1,23 @@
-//! `dhumbal-run tune FILE`, and the tunings a run needs first (docs/tuning.md): the search
-//! with a progress bar showing the best so far, then the confirmation stage (the tuned agent
-//! against the start on fresh deals, a sequential test) played and reported like any stage,
-//! then the tuning's own report (`tune/<id>/report.md`).
+//! `dhumbal-run tune FILE` over the experiment engine's tunings
+//! ([`crate::experiment::produce::tunings`], docs/tuning.md): the search with a progress bar
+//! showing the best so far (drawn here), then the confirmation stage (the tuned agent against
+//! the start on fresh deals, a sequential test) played and reported like any stage, then the
+//! tuning's own report (`tune/<id>/report.md`).
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use dhumbal_runner::scenario::{Overrides, Scenario, Tuning};
-use dhumbal_runner::tune::{Evaluation, TuneOptions, TuneReporter, TuneResult};
+use dhumbal_runner::scenario::{Overrides, Tuning};
+use dhumbal_runner::tune::{Evaluation, Method, TuneReporter, TuneResult};
 
-use super::interrupt::Interrupt;
-use super::train::How;
-use dhumbal_runner::folder::CommandLine;
-
-use super::run::RunSettings;
-use super::settings::{self, Threads, shell_word};
+use super::console::Console;
+use super::settings::{self, Threads};
+use crate::experiment::{self, Mode, produce::How};
 
 /// `dhumbal-run tune`.
 #[derive(Args, Debug, Clone)]
@@ -68,156 +66,21 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<ExitCode> {
         Ok(w) => w,
         Err(code) => return Ok(code),
     };
-    tunings(
-        &path,
-        &scenario,
-        &which,
-        &How {
-            threads: args.threads,
-            resume: args.resume,
-            force: args.force,
-            overrides: &overrides,
+    let console = Console::new()?;
+    let how = How {
+        threads: args.threads.threads,
+        mode: Mode::from_flags(args.resume, args.force),
+        overrides: &overrides,
+    };
+    Ok(
+        match experiment::produce::tunings(&path, &scenario, &which, &how, &console) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                drop(console);
+                super::exit_with(e)
+            }
         },
     )
-}
-
-/// Tunes `which` of the scenario read from `path`, confirms each result and writes its
-/// report.
-pub fn tunings(
-    path: &Path,
-    scenario: &Scenario,
-    which: &[usize],
-    how: &How<'_>,
-) -> anyhow::Result<ExitCode> {
-    let reporter = TuneTerminal::default();
-    let mut scenario = scenario.clone();
-    for (k, &i) in which.iter().enumerate() {
-        if k > 0 {
-            // Read again: an entry may seat what an earlier one wrote (its opponents, its
-            // rollout agent).
-            scenario = match settings::load(path, how.overrides) {
-                Ok(s) => s,
-                Err(code) => return Ok(code),
-            };
-        }
-        let interrupt = Interrupt::install()?;
-        let result = dhumbal_runner::tune::tune(
-            &scenario,
-            i,
-            &TuneOptions {
-                threads: how.threads.count(),
-                resume: how.resume,
-                force: how.force,
-                stop: interrupt.flag(),
-            },
-            &reporter,
-        )?;
-        drop(interrupt);
-        let id = scenario.tunings[i].id.clone();
-        match &result {
-            Some(r) if r.stopped => {
-                eprintln!(
-                    "stopped: every finished evaluation is in the search's log; run the same command with --resume to go on"
-                );
-                return Ok(ExitCode::from(130));
-            }
-            Some(_) => {}
-            None => println!(
-                "tuning `{id}`: {} exists, so the search is done (`--force` searches afresh)",
-                scenario.tunings[i].output.display()
-            ),
-        }
-        // The agent file exists now: read the scenario again, so that the confirmation seats
-        // the tuned agent itself.
-        scenario = match settings::load(path, how.overrides) {
-            Ok(s) => s,
-            Err(code) => return Ok(code),
-        };
-        let t = &scenario.tunings[i];
-        if let Some(code) = confirm(path, &scenario, t, how)? {
-            return Ok(code);
-        }
-        match dhumbal_report::tuning::report(&t.dir(&scenario)) {
-            Ok(page) => println!("tuning `{}`: report in {}", t.id, page.display()),
-            Err(e) if result.is_none() && !t.dir(&scenario).exists() => {
-                // Tuned elsewhere (a shipped agent file): no records here to report on.
-                let _ = e;
-            }
-            Err(e) => eprintln!("warning: tuning `{}`: report not written: {e:#}", t.id),
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Plays a tuning's confirmation stage into `tune/<id>/confirm/`, with its report; an exit
-/// code when it did not finish.
-fn confirm(
-    path: &Path,
-    scenario: &Scenario,
-    t: &Tuning,
-    how: &How<'_>,
-) -> anyhow::Result<Option<ExitCode>> {
-    let Some(stage) = &t.confirm else {
-        return Ok(None);
-    };
-    let dir = t.dir(scenario).join("confirm");
-    let mut confirm = scenario.clone();
-    confirm.name = format!("{}-confirm", t.id);
-    confirm.stages = vec![stage.clone()];
-    confirm.staged = false;
-    confirm.output.dir = dir.clone();
-    confirm.output.trace = Default::default();
-    confirm.trainings = Vec::new();
-    confirm.tunings = Vec::new();
-    // A finished confirmation of this very agent file is kept, an unfinished one continued;
-    // one of another file (its scenario hash holds the seated agent's parameters) is played
-    // again.
-    let kept: Option<serde_json::Value> = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok());
-    let same = kept
-        .as_ref()
-        .is_some_and(|m| m["scenario_hash"].as_str() == Some(confirm.hash().as_str()));
-    let finished = same && dir.join("stats.json").is_file();
-    if finished && !how.force {
-        println!(
-            "tuning `{}`: confirmation already played in {}",
-            t.id,
-            dir.display()
-        );
-        return Ok(None);
-    }
-    let resume = same && !how.force;
-    let force = how.force || (kept.is_some() && !same);
-    println!(
-        "tuning `{}`: confirming against the start on fresh deals ({})",
-        t.id,
-        dir.display()
-    );
-    let base = format!(
-        "dhumbal-run tune {} --id {}",
-        shell_word(&path.display().to_string()),
-        shell_word(&t.id)
-    );
-    let played = super::run::play(
-        &confirm,
-        RunSettings {
-            threads: how.threads,
-            resume,
-            force,
-            report: true,
-            csv: false,
-            shard: None,
-            stages: Vec::new(),
-            command_line: CommandLine::default(),
-            resume_command: format!("{base} --resume"),
-            shard_base: base,
-        },
-    );
-    match played {
-        Ok(_) => Ok(None),
-        Err(e) => super::run::interrupted(e).map(Some),
-    }
 }
 
 /// The search's progress bar: evaluations, deals, and the best so far.
@@ -250,10 +113,7 @@ impl TuneReporter for TuneTerminal {
                 t.params.len(),
                 if t.params.len() == 1 { "" } else { "s" },
                 t.start_agent.id,
-                match t.optimizer {
-                    dhumbal_runner::scenario::OptimizerChoice::Ntbea(_) => "NTBEA",
-                    dhumbal_runner::scenario::OptimizerChoice::Spsa(_) => "SPSA",
-                },
+                Method::of(&t.optimizer).title(),
                 t.budget,
                 t.batch,
                 t.objective.name(),

@@ -40,7 +40,9 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    settings::describe(&scenario);
+    for line in crate::experiment::stages::describe(&scenario) {
+        println!("{line}");
+    }
     println!("{} is valid", path.display());
     Ok(ExitCode::SUCCESS)
 }

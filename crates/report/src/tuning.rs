@@ -12,116 +12,49 @@ use anyhow::Context as _;
 use serde_json::Value;
 
 use dhumbal_plots::{self as plots, Band, Width};
-use dhumbal_runner::tune::{Evaluation, LOG};
+use dhumbal_runner::scenario::Objective;
+use dhumbal_runner::tune::{Evaluation, LOG, Manifest, Searched};
 
 use super::dist::t_quantile;
 use super::tables::num;
 
 /// Whether `dir` is a tuning's folder (`tune/<id>/`).
 pub fn is_tuning(dir: &Path) -> bool {
-    dir.join(LOG).is_file() && dir.join("manifest.json").is_file()
+    dir.join(LOG).is_file() && dir.join(dhumbal_runner::tune::manifest::FILE).is_file()
 }
 
 /// Writes `report.md` and `figures/` of the tuning in `dir`; returns the page's path.
 pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
-    let manifest: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("manifest.json"))
-            .with_context(|| format!("cannot read {}", dir.join("manifest.json").display()))?,
-    )?;
+    let manifest = Manifest::read(dir)?;
+    let Some(result) = &manifest.result else {
+        anyhow::bail!(
+            "the search of tuning `{}` in {} has not ended (its manifest says {:?}): `dhumbal-run \
+             tune FILE --resume` finishes it",
+            manifest.id,
+            dir.display(),
+            manifest.status
+        );
+    };
     let evals = read_evaluations(&dir.join(LOG))?;
-    let tuning = &manifest["tuning"];
-    let id = tuning["id"].as_str().unwrap_or("tuning");
-    let objective = manifest["objective"].as_str().unwrap_or("win");
-    let (scale, unit) = match objective {
-        "economic" => (1.0, "coins per round"),
-        "games" => (100.0, "% of games won"),
-        _ => (100.0, "% of rounds won"),
+    let (scale, unit) = match manifest.objective {
+        Objective::Economic => (1.0, "coins per round"),
+        Objective::Games => (100.0, "% of games won"),
+        Objective::Win => (100.0, "% of rounds won"),
     };
-    let deals = if objective == "games" || tuning["rules"]["scoring"].as_str() == Some("points") {
-        "games"
-    } else {
-        "deals"
+    let objective_name = match manifest.objective {
+        Objective::Economic => "Coins per round",
+        Objective::Games => "Games won (%)",
+        Objective::Win => "Rounds won (%)",
     };
-    let objective_name = match objective {
-        "economic" => "Coins per round",
-        "games" => "Games won (%)",
-        _ => "Rounds won (%)",
-    };
-    let params: Vec<(String, Vec<Value>)> = manifest["parameters"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|p| {
-                    (
-                        p["name"].as_str().unwrap_or_default().to_string(),
-                        p["choices"].as_array().cloned().unwrap_or_default(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let params: Vec<(String, Vec<Value>)> = manifest
+        .parameters
+        .iter()
+        .map(|p| (p.name.clone(), p.choices.clone()))
+        .collect();
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures)
         .with_context(|| format!("cannot create {}", figures.display()))?;
-    let mut out = String::new();
-    let _ = writeln!(out, "# Tuning `{id}`\n");
-    let _ = writeln!(
-        out,
-        "Tuned {} of `{}` ({} players, {} seating) against {}, maximising {unit}, by {} within \
-         {} {deals} ({} per evaluation, seed {}). {} evaluations played {} {deals}.\n",
-        list(params.iter().map(|(n, _)| format!("`{n}`"))),
-        compact(&tuning["agent"]),
-        manifest["players"],
-        tuning["seating"].as_str().unwrap_or("rotate"),
-        manifest["lineups"]
-            .as_array()
-            .map(|l| list(l.iter().map(|x| {
-                format!(
-                    "[{}]",
-                    list(
-                        x.as_array()
-                            .into_iter()
-                            .flatten()
-                            .map(|a| format!("`{}`", a.as_str().unwrap_or_default()))
-                    )
-                )
-            })))
-            .unwrap_or_default(),
-        manifest["optimizer"]["method"]
-            .as_str()
-            .unwrap_or("ntbea")
-            .to_uppercase(),
-        tuning["budget"],
-        tuning["batch"],
-        tuning["seed"],
-        evals.len(),
-        manifest["deals"],
-    );
-    let _ = writeln!(
-        out,
-        "Optimizer settings: `{}`. Every evaluation played deals of its own (none is played \
-         twice, and none is the confirmation's), so the search's estimates carry no \
-         selection on the deals; the best point's estimate is still optimistic (the winner's \
-         curse), which is why the confirmation below plays fresh deals.\n",
-        compact(&manifest["optimizer"])
-    );
-
-    // The result.
-    let _ = writeln!(out, "## Best parameters\n");
-    let _ = writeln!(
-        out,
-        "{}\n\nAs an agent entry (written to `{}`; seat it with `tuned: {}`, or paste this \
-         under `agents:`):\n\n```yaml\n{}\n```\n\nThe start (the agent as written, which the \
-         confirmation plays against) was `{}`; the search began at the grid point nearest it, \
-         `{}`.\n",
-        manifest["best_label"].as_str().unwrap_or_default(),
-        manifest["output"].as_str().unwrap_or_default(),
-        manifest["output"].as_str().unwrap_or_default(),
-        compact(&manifest["best"]),
-        compact(&manifest["start"]),
-        compact(&manifest["search_start"]),
-    );
-
+    let mut out = header(&manifest, result, unit, evals.len());
     // The points evaluated most often, with their means.
     let mut by_point: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for e in &evals {
@@ -284,6 +217,55 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
     let page = dir.join("report.md");
     std::fs::write(&page, out).with_context(|| format!("cannot write {}", page.display()))?;
     Ok(page)
+}
+
+/// The page's title, what was searched and how, and the best parameters.
+fn header(m: &Manifest, result: &Searched, unit: &str, evaluations: usize) -> String {
+    let deals = m.deal_word();
+    let mut out = String::new();
+    let _ = writeln!(out, "# Tuning `{}`\n", m.id);
+    let _ = writeln!(
+        out,
+        "Tuned {} of `{}` ({} players, {} seating) against {}, maximising {unit}, by {} within \
+         {} {deals} ({} per evaluation, seed {}). {evaluations} evaluations played {} {deals}.\n",
+        list(m.parameters.iter().map(|p| format!("`{}`", p.name))),
+        compact(&m.start),
+        m.players,
+        m.seating.as_str(),
+        list(
+            m.lineups
+                .iter()
+                .map(|l| format!("[{}]", list(l.iter().map(|a| format!("`{a}`")))))
+        ),
+        result.method.title(),
+        m.budget,
+        m.batch,
+        m.seed,
+        result.deals,
+    );
+    let _ = writeln!(
+        out,
+        "Optimizer settings: `{}`. Every evaluation played deals of its own (none is played \
+         twice, and none is the confirmation's), so the search's estimates carry no \
+         selection on the deals; the best point's estimate is still optimistic (the winner's \
+         curse), which is why the confirmation below plays fresh deals.\n",
+        compact(&result.optimizer)
+    );
+    let _ = writeln!(out, "## Best parameters\n");
+    let _ = writeln!(
+        out,
+        "{}\n\nAs an agent entry (written to `{}`; seat it with `tuned: {}`, or paste this \
+         under `agents:`):\n\n```yaml\n{}\n```\n\nThe start (the agent as written, which the \
+         confirmation plays against) was `{}`; the search began at the grid point nearest it, \
+         `{}`.\n",
+        result.best_label,
+        m.output,
+        m.output,
+        compact(&result.best),
+        compact(&m.start),
+        compact(&m.search_start),
+    );
+    out
 }
 
 fn read_evaluations(path: &Path) -> anyhow::Result<Vec<Evaluation>> {

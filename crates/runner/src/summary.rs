@@ -1,10 +1,12 @@
 //! `summary.csv` (one row per agent) and `manifest.json` (what ran, how, how fast).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use polars_core::prelude::{Column, DataFrame};
 use polars_io::prelude::{CsvWriter, SerWriter};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::run::{RunOptions, RunReport, StageResult};
 use crate::scenario::Scenario;
@@ -333,6 +335,155 @@ pub fn table(result: &StageResult) -> String {
     out
 }
 
+/// A run's `manifest.json`: what ran, how, how fast, and each stage's winner. Written and read
+/// through this one type ([`Manifest::read`]), so that a reader cannot ask for a field the
+/// writer does not fill.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_FORMAT`]; files written before the key existed have the same layout (1).
+    #[serde(default = "format_one")]
+    pub format: u32,
+    pub program: String,
+    pub version: String,
+    pub scenario_file: String,
+    /// The resolved scenario's hash: another scenario's folder is not resumed.
+    pub scenario_hash: String,
+    pub seed: u64,
+    pub threads: usize,
+    pub resumed: bool,
+    /// The copy of the inputs (`source/run.json`).
+    pub source: String,
+    pub wall_seconds: f64,
+    pub rounds: u64,
+    pub rounds_this_run: u64,
+    pub rounds_per_second: Option<f64>,
+    /// A study played as shards and merged: the shards' folders; stage seconds are then the
+    /// shards' summed (machine time, not wall time).
+    pub merged_from: Option<Vec<String>>,
+    /// The scenario's `output:` as resolved.
+    pub output: Value,
+    pub stages: Vec<ManifestStage>,
+    /// The scenario as resolved.
+    pub scenario: Value,
+}
+
+/// One finished stage in [`Manifest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestStage {
+    pub name: String,
+    pub dir: String,
+    pub rounds: u64,
+    pub seconds: f64,
+    /// The agent entries as resolved, in slot order.
+    pub agents: Vec<Value>,
+    /// Whom a later `winner_of` seats, and what decided it (read by the overview).
+    pub winner: ManifestWinner,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestWinner {
+    pub agent: String,
+    pub decided_by: String,
+}
+
+/// The format of `manifest.json` this build writes and reads.
+pub const MANIFEST_FORMAT: u32 = 1;
+
+fn format_one() -> u32 {
+    1
+}
+
+/// Why a run's manifest could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} was written by another version of dhumbal-run (manifest format {found}, this \
+         one reads {MANIFEST_FORMAT}): run the scenario again with this version (`--force`), \
+         or use the version that wrote it"
+    )]
+    Format { path: PathBuf, found: u32 },
+    #[error("{path} is not a run manifest dhumbal-run can read: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Manifest {
+    /// The manifest of a run of `scenario` with `opts` that gave `report`.
+    pub fn of(scenario: &Scenario, opts: &RunOptions, report: &RunReport) -> Manifest {
+        Manifest {
+            format: MANIFEST_FORMAT,
+            program: "dhumbal-run".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            scenario_file: scenario.path.display().to_string(),
+            scenario_hash: scenario.hash(),
+            seed: scenario.seed,
+            threads: opts.threads,
+            resumed: opts.resume,
+            source: format!("{}/run.json", crate::folder::SOURCE_DIR),
+            wall_seconds: report.seconds,
+            rounds: report.rounds,
+            rounds_this_run: report.rounds_now,
+            rounds_per_second: (report.seconds > 0.0 && report.rounds_now > 0)
+                .then(|| report.rounds_now as f64 / report.seconds),
+            merged_from: (!report.merged_from.is_empty()).then(|| {
+                report
+                    .merged_from
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect()
+            }),
+            output: serde_json::to_value(&scenario.output).unwrap_or(Value::Null),
+            stages: report
+                .stages
+                .iter()
+                .map(|s| {
+                    let (winner, decided) = s.winner_by();
+                    ManifestStage {
+                        name: s.name.clone(),
+                        dir: s.dir.display().to_string(),
+                        rounds: s.totals.rounds,
+                        seconds: s.seconds,
+                        agents: s.agents.iter().map(|a| a.spec.clone()).collect(),
+                        winner: ManifestWinner {
+                            agent: s.agents[winner].id.clone(),
+                            decided_by: decided.name().to_string(),
+                        },
+                    }
+                })
+                .collect(),
+            scenario: scenario.resolved_json(),
+        }
+    }
+
+    /// Reads `dir/manifest.json`, refusing another format with what to do.
+    pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| ManifestError::Invalid {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let found = value.get("format").and_then(Value::as_u64).unwrap_or(1);
+        if found != u64::from(MANIFEST_FORMAT) {
+            return Err(ManifestError::Format {
+                path,
+                found: u32::try_from(found).unwrap_or(u32::MAX),
+            });
+        }
+        serde_json::from_value(value).map_err(|e| ManifestError::Invalid {
+            path,
+            message: e.to_string(),
+        })
+    }
+}
+
 /// Writes `manifest.json`.
 pub fn write_manifest(
     path: &Path,
@@ -340,40 +491,7 @@ pub fn write_manifest(
     opts: &RunOptions,
     report: &RunReport,
 ) -> anyhow::Result<()> {
-    let manifest = serde_json::json!({
-        "program": "dhumbal-run",
-        "version": env!("CARGO_PKG_VERSION"),
-        "scenario_file": scenario.path.display().to_string(),
-        "scenario_hash": scenario.hash(),
-        "seed": scenario.seed,
-        "threads": opts.threads,
-        "resumed": opts.resume,
-        "source": format!("{}/run.json", crate::folder::SOURCE_DIR),
-        "wall_seconds": report.seconds,
-        "rounds": report.rounds,
-        "rounds_this_run": report.rounds_now,
-        "rounds_per_second": (report.seconds > 0.0 && report.rounds_now > 0)
-            .then(|| report.rounds_now as f64 / report.seconds),
-        // A study played as shards and merged: the shards' folders; stage seconds are then
-        // the shards' summed (machine time, not wall time).
-        "merged_from": (!report.merged_from.is_empty()).then(|| {
-            report.merged_from.iter().map(|d| d.display().to_string()).collect::<Vec<_>>()
-        }),
-        "output": scenario.output,
-        "stages": report.stages.iter().map(|s| { let (winner, decided) = s.winner_by(); serde_json::json!({
-            "name": s.name,
-            "dir": s.dir.display().to_string(),
-            "rounds": s.totals.rounds,
-            "seconds": s.seconds,
-            "agents": s.agents.iter().map(|a| a.spec.clone()).collect::<Vec<_>>(),
-            // Whom a later `winner_of` seats, and what decided it (read by the overview).
-            "winner": {
-                "agent": s.agents[winner].id,
-                "decided_by": decided.name(),
-            },
-        })}).collect::<Vec<_>>(),
-        "scenario": scenario.resolved_json(),
-    });
+    let manifest = Manifest::of(scenario, opts, report);
     std::fs::write(path, serde_json::to_vec_pretty(&manifest)?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())

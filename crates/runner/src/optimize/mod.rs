@@ -23,8 +23,10 @@ pub use spsa::{SpsaSettings, spsa};
 
 use dhumbal_game::rng::{ChaChaSource, Purpose, chacha_stream};
 
-/// One tuned parameter's domain.
-#[derive(Clone, Debug, PartialEq)]
+/// One tuned parameter's domain (in a tuning's manifest as `{"int": {"lo", "hi", "step"}}`,
+/// `{"real": {"lo", "hi", "levels"}}` or `{"choice": {"n"}}`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dim {
     /// lo, lo+step, ..., up to hi (inclusive when on the grid).
     Int { lo: i64, hi: i64, step: i64 },

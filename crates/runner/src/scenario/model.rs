@@ -113,6 +113,15 @@ pub struct Stage {
 }
 
 impl Stage {
+    /// The sweep this stage is a point of (`scenario/sweep.rs` writes its name into the
+    /// resolved spec), if any.
+    pub fn sweep(&self) -> Option<&str> {
+        self.spec
+            .get("sweep")
+            .and_then(|s| s.get("name"))
+            .and_then(Value::as_str)
+    }
+
     pub fn players(&self) -> usize {
         self.rules.players()
     }
@@ -357,7 +366,7 @@ pub struct TunedParam {
 }
 
 /// What a tuning maximises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Objective {
     /// The share of rounds won.

@@ -36,6 +36,10 @@ use crate::scenario::{
 use crate::tournament::{Lineup, Pulse};
 use crate::train::{write_atomic, write_frame};
 
+pub mod manifest;
+
+pub use manifest::{Manifest, Method, Searched, Status};
+
 /// How to tune.
 pub struct TuneOptions {
     pub threads: usize,
@@ -130,6 +134,22 @@ pub fn tune(
     Ok(Some(r))
 }
 
+/// Whether tuning `i` of `scenario` has work left: its agent file is missing, or its search
+/// finished here but its confirmation did not (stopped by Ctrl-C or a kill). The check sits
+/// beside the code that writes what it looks for.
+pub fn needs_work(scenario: &Scenario, i: usize) -> bool {
+    let t = &scenario.tunings[i];
+    let dir = t.dir(scenario);
+    !t.output.exists()
+        || (t.confirm.is_some() && dir.join(LOG).exists() && !confirmed(&dir.join("confirm")))
+}
+
+/// Whether the confirmation stage in `dir` (`tune/<id>/confirm/`) was played to its end and
+/// reported (its `stats.json`, the last file a confirmation writes).
+pub fn confirmed(dir: &Path) -> bool {
+    dir.join("stats.json").is_file()
+}
+
 /// The space of a tuning.
 pub fn space(t: &Tuning) -> Space {
     Space {
@@ -176,7 +196,7 @@ fn search(
     if options.force || !log_path.exists() {
         // A new search: what the last one left (its records, and the confirmation of the
         // agent file it wrote, which this search replaces) goes.
-        for f in [LOG, "evaluations.parquet", "manifest.json", "report.md"] {
+        for f in [LOG, "evaluations.parquet", manifest::FILE, "report.md"] {
             let _ = std::fs::remove_file(dir.join(f));
         }
         let _ = std::fs::remove_dir_all(dir.join("confirm"));
@@ -191,15 +211,9 @@ fn search(
         }
         write_atomic(&log_path, text.as_bytes())?;
     }
-    let manifest = json!({
-        "tuning": t.spec,
-        "hash": hash,
-        "start": t.base,
-        "search_start": t.entry_at(&t.start),
-        "status": "running",
-    });
+    let mut manifest = Manifest::running(t, &hash);
     write_atomic(
-        &dir.join("manifest.json"),
+        &dir.join(manifest::FILE),
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
     let mut log = std::fs::OpenOptions::new()
@@ -303,32 +317,23 @@ fn search(
             (serde_json::to_string_pretty(&entry)? + "\n").as_bytes(),
         )?;
     }
-    let manifest = json!({
-        "tuning": t.spec,
-        "hash": hash,
-        "start": t.base,
-        "search_start": t.entry_at(&t.start),
-        "start_point": t.start,
-        "parameters": t.params.iter().map(|p| json!({
-            "name": p.name,
-            "dim": dim_json(&p.dim),
-            "choices": p.choices,
-        })).collect::<Vec<_>>(),
-        "optimizer": opt.describe(),
-        "status": if stopped { "stopped" } else { "finished" },
-        "evaluations": evaluations.len(),
-        "deals": used,
-        "best": entry,
-        "best_point": best,
-        "best_label": t.label(&best),
-        "output": t.written,
-        "objective": t.objective,
-        "players": t.rules.players(),
-        "lineups": t.lineups.iter().map(|l| l.iter().map(|d| d.id.clone()).collect::<Vec<_>>()).collect::<Vec<_>>(),
-        "confirm": t.confirm.as_ref().map(|s| s.name.clone()),
+    manifest.status = if stopped {
+        Status::Stopped
+    } else {
+        Status::Finished
+    };
+    manifest.result = Some(Searched {
+        method: Method::of(&t.optimizer),
+        optimizer: opt.describe(),
+        evaluations: evaluations.len(),
+        deals: used,
+        best: entry.clone(),
+        best_point: best.clone(),
+        best_label: t.label(&best),
+        start_point: t.start.clone(),
     });
     write_atomic(
-        &dir.join("manifest.json"),
+        &dir.join(manifest::FILE),
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
     Ok(TuneResult {
@@ -516,14 +521,6 @@ fn record(
         reporter.evaluated(t, e, &label);
     }
     Ok(())
-}
-
-fn dim_json(d: &Dim) -> Value {
-    match *d {
-        Dim::Int { lo, hi, step } => json!({"int": {"from": lo, "to": hi, "step": step}}),
-        Dim::Real { lo, hi, levels } => json!({"real": {"min": lo, "max": hi, "levels": levels}}),
-        Dim::Choice { n } => json!({"choice": n}),
-    }
 }
 
 fn read_log(path: &Path, hash: &str) -> anyhow::Result<Vec<Evaluation>> {

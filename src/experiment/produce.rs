@@ -1,0 +1,312 @@
+//! The sections that produce an agent: `train:` (checkpoints and policy tables) and `tune:`
+//! (agent files, each confirmed by a stage of its own). The runner does the work
+//! ([`dhumbal_runner::train`], [`dhumbal_runner::tune`]); this module runs them in the
+//! experiment's order, starts the trainer executable when a network must be trained here
+//! (this process links no libtorch), and writes their reports.
+
+use std::path::{Path, PathBuf};
+
+use dhumbal_runner::folder::{CommandLine, Refusal};
+use dhumbal_runner::scenario::{Overrides, Scenario, Tuning};
+use dhumbal_runner::train::TrainOptions;
+use dhumbal_runner::tune::TuneOptions;
+
+use super::{Error, Hooks, Mode, Options, load, shell_word, stages};
+
+/// How trainings and tunings run: the settings of the command that asked for them.
+#[derive(Clone, Copy)]
+pub struct How<'a> {
+    pub threads: Option<usize>,
+    pub mode: Mode,
+    /// The scenario's overrides (a trainer run as a child gets them again).
+    pub overrides: &'a Overrides,
+}
+
+impl How<'_> {
+    fn thread_count(&self) -> usize {
+        Options {
+            threads: self.threads,
+            ..Options::default()
+        }
+        .thread_count()
+    }
+}
+
+/// A tuning this call searched or confirmed.
+#[derive(Clone, Debug)]
+pub struct Tuned {
+    pub id: String,
+    /// The agent file.
+    pub output: PathBuf,
+    /// The best point as `name=value` pairs (`None` when the file was there already and only
+    /// the confirmation was played).
+    pub best: Option<String>,
+    /// The tuning's folder (`tune/<id>/`: its log, manifest, report and confirmation).
+    pub dir: PathBuf,
+}
+
+/// Trains `which` of the scenario read from `path`: here when this process can (tabular
+/// policies always; networks where the training backend is installed), else in the trainer
+/// executable.
+pub fn trainings(
+    path: &Path,
+    scenario: &Scenario,
+    which: &[usize],
+    how: &How<'_>,
+    hooks: &dyn Hooks,
+) -> Result<(), Error> {
+    let neural = which
+        .iter()
+        .any(|&i| scenario.trainings[i].neural().is_some());
+    if neural && !dhumbal_learn::can_train() {
+        return in_trainer(path, scenario, which, how);
+    }
+    here(scenario, which, how, hooks)
+}
+
+/// Runs the trainer executable on these trainings and waits for it. It inherits the
+/// terminal (its own progress bar and lines) and the same Ctrl-C: it saves its checkpoint and
+/// exits 130, while this process waits (the front end's handler keeps it from dying of the
+/// first Ctrl-C).
+fn in_trainer(
+    path: &Path,
+    scenario: &Scenario,
+    which: &[usize],
+    how: &How<'_>,
+) -> Result<(), Error> {
+    let Some(exe) = dhumbal_runner::trainer::locate() else {
+        let set = std::env::var_os("DHUMBAL_TRAIN")
+            .filter(|p| !p.is_empty())
+            .map(|p| format!(" (DHUMBAL_TRAIN={} is not a file)", p.to_string_lossy()))
+            .unwrap_or_default();
+        return Err(Error::BadInput(format!(
+            "{}{set}",
+            dhumbal_learn::TrainError::NoTorch
+        )));
+    };
+    let mut command = std::process::Command::new(&exe);
+    command.arg(path);
+    for &i in which {
+        command.arg("--id").arg(scenario.trainings[i].id());
+    }
+    if let Some(n) = how.threads {
+        command.arg("--threads").arg(n.to_string());
+    }
+    match how.mode {
+        Mode::Resume => {
+            command.arg("--resume");
+        }
+        Mode::Force => {
+            command.arg("--force");
+        }
+        Mode::Fresh => {}
+    }
+    if let Some(out) = &how.overrides.out {
+        command.arg("--out").arg(out);
+    }
+    if let Some(seed) = how.overrides.seed {
+        command.arg("--seed").arg(seed.to_string());
+    }
+    if let Some(rounds) = how.overrides.rounds {
+        command.arg("--rounds").arg(rounds.to_string());
+    }
+    let status = command.status().map_err(|e| {
+        Error::Failed(anyhow::anyhow!(
+            "cannot start the trainer {}: {e}",
+            exe.display()
+        ))
+    })?;
+    let what = format!("the trainer {}", exe.display());
+    let resume = format!(
+        "dhumbal-run train {} --resume",
+        shell_word(&path.display().to_string())
+    );
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => Err(Error::of_exit_code(code, &what, &resume)),
+        // Killed by a signal.
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            Err(Error::Failed(anyhow::anyhow!(
+                "{what} was killed (signal {})",
+                status.signal().unwrap_or(0)
+            )))
+        }
+    }
+}
+
+/// Trains `which` in this process, with the front end's progress and the figures; a stop
+/// keeps the checkpoint.
+fn here(
+    scenario: &Scenario,
+    which: &[usize],
+    how: &How<'_>,
+    hooks: &dyn Hooks,
+) -> Result<(), Error> {
+    let results = dhumbal_runner::train::train(
+        scenario,
+        which,
+        &TrainOptions {
+            threads: how.thread_count(),
+            resume: how.mode.resume(),
+            force: how.mode.force(),
+            stop: hooks.stop(),
+        },
+        hooks.trainings(),
+    )
+    .map_err(Error::of)?;
+    for r in &results {
+        if let Err(e) = dhumbal_report::training::figures(&r.dir, &r.dir.join("figures"), false) {
+            hooks.warn(&format!("training `{}`: figures not written: {e:#}", r.id));
+        }
+    }
+    if results.iter().any(|r| r.stopped) {
+        return Err(Error::Interrupted {
+            message: "stopped: the checkpoint holds every finished episode".into(),
+            resume: "the same command with --resume".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Tunes `which` of the scenario read from `path`, confirms each result and writes its
+/// report.
+pub fn tunings(
+    path: &Path,
+    scenario: &Scenario,
+    which: &[usize],
+    how: &How<'_>,
+    hooks: &dyn Hooks,
+) -> Result<Vec<Tuned>, Error> {
+    let mut scenario = scenario.clone();
+    let mut tuned = Vec::with_capacity(which.len());
+    for (k, &i) in which.iter().enumerate() {
+        if k > 0 {
+            // Read again: an entry may seat what an earlier one wrote (its opponents, its
+            // rollout agent).
+            scenario = load(path, how.overrides)?;
+        }
+        let result = dhumbal_runner::tune::tune(
+            &scenario,
+            i,
+            &TuneOptions {
+                threads: how.thread_count(),
+                resume: how.mode.resume(),
+                force: how.mode.force(),
+                stop: hooks.stop(),
+            },
+            hooks.tunings(),
+        )
+        .map_err(Error::of)?;
+        let id = scenario.tunings[i].id.clone();
+        match &result {
+            Some(r) if r.stopped => {
+                return Err(Error::Interrupted {
+                    message: format!(
+                        "tuning `{id}` stopped: every finished evaluation is in the search's log"
+                    ),
+                    resume: "the same command with --resume".into(),
+                });
+            }
+            Some(_) => {}
+            None => hooks.say(&format!(
+                "tuning `{id}`: {} exists, so the search is done (`--force` searches afresh)",
+                scenario.tunings[i].output.display()
+            )),
+        }
+        // The agent file exists now: read the scenario again, so that the confirmation seats
+        // the tuned agent itself.
+        scenario = load(path, how.overrides)?;
+        let t = &scenario.tunings[i];
+        confirm(path, &scenario, t, how, hooks)?;
+        match dhumbal_report::tuning::report(&t.dir(&scenario)) {
+            Ok(page) => hooks.say(&format!("tuning `{}`: report in {}", t.id, page.display())),
+            // Tuned elsewhere (a shipped agent file): no records here to report on.
+            Err(_) if result.is_none() && !t.dir(&scenario).exists() => {}
+            Err(e) => hooks.warn(&format!("tuning `{}`: report not written: {e:#}", t.id)),
+        }
+        tuned.push(Tuned {
+            id,
+            output: t.output.clone(),
+            best: result.map(|r| r.best),
+            dir: t.dir(&scenario),
+        });
+    }
+    Ok(tuned)
+}
+
+/// Plays a tuning's confirmation stage into `tune/<id>/confirm/`, with its report.
+fn confirm(
+    path: &Path,
+    scenario: &Scenario,
+    t: &Tuning,
+    how: &How<'_>,
+    hooks: &dyn Hooks,
+) -> Result<(), Error> {
+    let Some(stage) = &t.confirm else {
+        return Ok(());
+    };
+    let dir = t.dir(scenario).join("confirm");
+    let mut confirm = scenario.clone();
+    confirm.name = format!("{}-confirm", t.id);
+    confirm.stages = vec![stage.clone()];
+    confirm.staged = false;
+    confirm.output.dir = dir.clone();
+    confirm.output.trace = Default::default();
+    confirm.trainings = Vec::new();
+    confirm.tunings = Vec::new();
+    // A finished confirmation of this very agent file is kept, an unfinished one continued;
+    // one of another file (its scenario hash holds the seated agent's parameters) is played
+    // again.
+    let kept = dhumbal_runner::summary::Manifest::read(&dir).ok();
+    let same = kept
+        .as_ref()
+        .is_some_and(|m| m.scenario_hash == confirm.hash());
+    let finished = same && dhumbal_runner::tune::confirmed(&dir);
+    if finished && !how.mode.force() {
+        hooks.say(&format!(
+            "tuning `{}`: confirmation already played in {}",
+            t.id,
+            dir.display()
+        ));
+        return Ok(());
+    }
+    let mode = if how.mode.force() || (kept.is_some() && !same) {
+        Mode::Force
+    } else if same {
+        Mode::Resume
+    } else {
+        Mode::Fresh
+    };
+    hooks.say(&format!(
+        "tuning `{}`: confirming against the start on fresh deals ({})",
+        t.id,
+        dir.display()
+    ));
+    let base = format!(
+        "dhumbal-run tune {} --id {}",
+        shell_word(&path.display().to_string()),
+        shell_word(&t.id)
+    );
+    stages::play(
+        &confirm,
+        &stages::Settings {
+            threads: how.threads,
+            mode,
+            report: true,
+            csv: false,
+            shard: None,
+            stages: Vec::new(),
+            command_line: CommandLine::default(),
+            resume_command: format!("{base} --resume"),
+        },
+        hooks,
+    )?;
+    Ok(())
+}
+
+impl From<Refusal> for Error {
+    fn from(r: Refusal) -> Error {
+        Error::BadInput(r.to_string())
+    }
+}
