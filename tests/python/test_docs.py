@@ -38,7 +38,7 @@ def _run(d: pathlib.Path, scenario: dict) -> None:
     """Runs `scenario` (JSON is YAML) into d/reports/<its name>."""
     path = d / f"{scenario['name']}.yaml"
     path.write_text(json.dumps(scenario))
-    dhumbal.run(path, d / "reports" / scenario["name"], extra=["--no-report"])
+    dhumbal.run(path, d / "reports" / scenario["name"], report=False)
 
 
 @pytest.fixture(scope="module")

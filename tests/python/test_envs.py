@@ -524,15 +524,25 @@ def test_a_network_trained_by_dhumbal_run_plays_in_python_as_in_rust(name, kind)
 
 def test_run_and_read_return_the_records(tmp_path):
     out = tmp_path / "run"
-    df = dhumbal.run(ROOT / "scenarios" / "rhai-aggressive.yaml", out, extra=["--rounds", "64"])
+    outcome = dhumbal.run(ROOT / "scenarios" / "rhai-aggressive.yaml", out, rounds=64)
+    assert isinstance(outcome, dhumbal.RunOutcome) and outcome.dir == str(out)
+    assert [s.name for s in outcome.stages] == ["main"] and outcome.rounds == outcome.rounds_now > 0
+    df = outcome.records()
     assert df.height > 0 and {"stage", "deal", "seat", "agent", "won"} <= set(df.columns)
     again = dhumbal.read(out)
     assert again.equals(df)
-    with pytest.raises(dhumbal.RunError) as e:
+    with pytest.raises(dhumbal.BadInput) as e:
         dhumbal.run(tmp_path / "missing.yaml", tmp_path / "x")
-    assert e.value.code == 2
+    assert e.value.code == 2 and "missing.yaml" in str(e.value)
+    # The same folder again without force: refused as bad input, as dhumbal-run refuses it.
+    with pytest.raises(dhumbal.BadInput) as e:
+        dhumbal.run(ROOT / "scenarios" / "rhai-aggressive.yaml", out, rounds=64)
+    assert e.value.code == 2 and "--force" in e.value.message
     # Stages seating different agents (their records' name enums differ) read as one table.
-    staged = dhumbal.run(ROOT / "scenarios" / "championship.yaml", tmp_path / "c", extra=["--rounds", "2"])
+    champ = dhumbal.run(ROOT / "scenarios" / "championship.yaml", tmp_path / "c", rounds=2, report=False)
+    assert [s.name for s in champ.stages] == ["rule-based", "search", "learning", "final"]
+    assert champ.stage("final").winner in champ.stage("final").agents
+    staged = champ.records()
     assert set(staged["stage"].unique()) == {"rule-based", "search", "learning", "final"}
     assert {"mcts", "ppo", "random", "aggressive"} <= set(staged["agent"].cast(str).unique())
 
@@ -542,7 +552,7 @@ def test_a_run_in_process_leaves_no_ctrl_c_handler_behind(tmp_path):
     # SIGINTs are two KeyboardInterrupts, not the run's "second Ctrl-C quits with 130".
     code = f"""
 import os, signal, time, dhumbal
-dhumbal.run({str(ROOT / "scenarios" / "rhai-aggressive.yaml")!r}, {str(tmp_path / "run")!r}, extra=["--rounds", "8", "--no-report"])
+dhumbal.run({str(ROOT / "scenarios" / "rhai-aggressive.yaml")!r}, {str(tmp_path / "run")!r}, rounds=8, report=False)
 caught = 0
 for _ in range(2):
     try:
@@ -577,7 +587,7 @@ def test_a_short_ppo_training_beats_random(tmp_path):
         "name": "t", "seed": 3, "seating": "rotate", "rules": {"preset": "paper", "players": 2},
         "deals": 200, "agents": [{"id": "py", "kind": "ppo", "params": {"checkpoint": "policy.safetensors"}}, {"kind": "random"}],
     }))
-    df = dhumbal.run(scenario, tmp_path / "run")
+    df = dhumbal.run(scenario, tmp_path / "run").records()
     rate = df.filter(df["agent"] == "py")["won"].mean()
     assert rate > 0.7, rate
 

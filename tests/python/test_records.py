@@ -46,7 +46,8 @@ def _run(folder: pathlib.Path, scenario: dict, out: pathlib.Path, **kw):
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{scenario['name']}.yaml"
     path.write_text(json.dumps(scenario))
-    return dhumbal.run(path, out, extra=["--no-report"], **kw)
+    frame = kw.pop("frame", "polars")
+    return dhumbal.run(path, out, report=False, **kw).records(frame=frame)
 
 
 @pytest.fixture(scope="module")

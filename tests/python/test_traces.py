@@ -40,7 +40,7 @@ def run(tmp_path_factory):
     path = folder / "traced.yaml"
     path.write_text(json.dumps(STAGED))
     out = folder / "out"
-    dhumbal.run(path, out, extra=["--no-report", "--csv"])
+    dhumbal.run(path, out, report=False, csv=True)
     return out
 
 
@@ -168,7 +168,7 @@ def test_every_familys_traces_validate(tmp_path):
     path = tmp_path / "families.yaml"
     path.write_text(json.dumps(scenario))
     out = tmp_path / "out"
-    dhumbal.run(path, out, extra=["--no-report"])
+    dhumbal.run(path, out, report=False)
     explained = set()
     files = sorted(out.glob("*/traces/*.jsonl"))
     assert files

@@ -997,15 +997,103 @@ fn validate(path: &str) -> PyResult<String> {
     ))
 }
 
+/// Runs a scenario file through the experiment engine in this process (without the GIL, the
+/// terminal's progress and Ctrl-C), as `dhumbal-run SCENARIO` does. Returns `(code, message,
+/// outcome)`: code 0 with the outcome as JSON (what was trained, tuned and played), or the
+/// exit code the error means (2 bad input, 3 not yet, 130 interrupted, 1 failed) with its
+/// message; `dhumbal.run` turns them into a `RunOutcome` or its exceptions.
+#[pyfunction]
+#[pyo3(signature = (scenario, out=None, seed=None, rounds=None, threads=None, mode="fresh", report=true, csv=false, trace=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn run_experiment(
+    py: Python<'_>,
+    scenario: std::path::PathBuf,
+    out: Option<std::path::PathBuf>,
+    seed: Option<u64>,
+    rounds: Option<u64>,
+    threads: Option<usize>,
+    mode: &str,
+    report: bool,
+    csv: bool,
+    trace: Vec<u64>,
+) -> PyResult<(u8, String, String)> {
+    use dhumbal::experiment::{self, Mode, Options};
+    let mode = match mode {
+        "fresh" => Mode::Fresh,
+        "resume" => Mode::Resume,
+        "force" => Mode::Force,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "mode: expected 'fresh', 'resume' or 'force', got {other:?}"
+            )));
+        }
+    };
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads: must be at least 1"));
+    }
+    let options = Options {
+        threads,
+        mode,
+        overrides: dhumbal_runner::scenario::Overrides {
+            seed,
+            rounds,
+            out,
+            trace,
+        },
+        report,
+        csv,
+        shard: None,
+        stages: Vec::new(),
+    };
+    py.detach(move || {
+        let console = match dhumbal::cli::console::Console::new() {
+            Ok(c) => c,
+            Err(e) => return Ok((1, format!("{e:#}"), String::new())),
+        };
+        Ok(match experiment::run(&scenario, &options, &console) {
+            Ok(outcome) => (0, String::new(), outcome_json(&outcome).to_string()),
+            Err(e) => (e.exit_code(), format!("{e:#}"), String::new()),
+        })
+    })
+}
+
+/// An experiment's outcome as the Python package reads it (`dhumbal.runs.RunOutcome`).
+fn outcome_json(o: &dhumbal::experiment::Outcome) -> serde_json::Value {
+    use serde_json::json;
+    let played = o.played.as_ref();
+    json!({
+        "name": o.name,
+        "dir": o.dir,
+        "trained": o.trained,
+        "tuned": o.tuned.iter().map(|t| json!({
+            "id": t.id, "output": t.output, "best": t.best, "dir": t.dir,
+        })).collect::<Vec<_>>(),
+        "stages": played.map(|r| r.stages.iter().map(|s| json!({
+            "name": s.name,
+            "dir": s.dir,
+            "agents": s.agents.iter().map(|a| a.id.clone()).collect::<Vec<_>>(),
+            "winner": s.agents[s.winner()].id,
+            "decided_by": s.winner_by().1.name(),
+            "rounds": s.totals.rounds,
+            "seconds": s.seconds,
+            "restored": s.restored,
+        })).collect::<Vec<_>>()).unwrap_or_default(),
+        "rounds": played.map_or(0, |r| r.rounds),
+        "rounds_now": played.map_or(0, |r| r.rounds_now),
+        "seconds": played.map_or(0.0, |r| r.seconds),
+        "warnings": played.map(|r| r.warnings.clone()).unwrap_or_default(),
+    })
+}
+
 /// Runs `dhumbal-run` with these arguments in this process (without the GIL) and returns its
-/// exit code: 0 done, 1 failed, 2 bad input, 130 interrupted.
+/// exit code: 0 done, 1 failed, 2 bad input, 3 not yet, 130 interrupted.
 #[pyfunction]
 fn cli(py: Python<'_>, args: Vec<String>) -> i32 {
     use std::process::ExitCode;
     let code = py.detach(move || {
         dhumbal::cli::main_from(std::iter::once("dhumbal-run".to_string()).chain(args))
     });
-    [0u8, 2, 130]
+    [0u8, 2, 3, 130]
         .into_iter()
         .find(|&c| ExitCode::from(c) == code)
         .map_or(1, i32::from)
@@ -1110,6 +1198,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(save_checkpoint, m)?)?;
     m.add_function(wrap_pyfunction!(load_checkpoint, m)?)?;
     m.add("ACTION_SLOTS", ACTION_SLOTS)?;

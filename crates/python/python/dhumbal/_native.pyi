@@ -69,6 +69,20 @@ def validate(path: str) -> str:
     """Checks a scenario file as `dhumbal-run validate` does; raises ValueError with every
     problem (file, line, field)."""
 
+def run_experiment(
+    scenario: str,
+    out: str | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+    threads: int | None = None,
+    mode: str = "fresh",
+    report: bool = True,
+    csv: bool = False,
+    trace: list[int] = [],
+) -> tuple[int, str, str]:
+    """Runs a scenario through the experiment engine in this process; returns (exit code,
+    message, outcome as JSON)."""
+
 def cli(args: list[str]) -> int:
     """Runs `dhumbal-run` with these arguments in this process; returns its exit code."""
 
