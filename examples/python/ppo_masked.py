@@ -159,7 +159,7 @@ def main() -> None:
         "deals": 1000,
         "agents": [{"id": "python-ppo", "kind": "ppo", "params": {"checkpoint": "policy.safetensors"}}, {"kind": "random"}],
     }, indent=2))
-    records = dhumbal.run(scenario, out / "run", force=True)
+    records = dhumbal.run(scenario, out / "run", force=True).records()
     import polars as pl
 
     print(records.group_by("agent").agg(rounds=pl.len(), won=pl.col("won").mean()).sort("agent"))

@@ -232,6 +232,20 @@ pub(crate) fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     }
 }
 
+/// Runs `work` with the terminal as the experiment's hooks (Ctrl-C handled while it runs):
+/// exit code 0 when it succeeds, else its error's, printed once the handler is gone.
+pub(crate) fn with_console<T>(
+    work: impl FnOnce(&console::Console) -> Result<T, crate::experiment::Error>,
+) -> anyhow::Result<ExitCode> {
+    let console = console::Console::new()?;
+    let result = work(&console);
+    drop(console);
+    Ok(match result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => exit_with(e),
+    })
+}
+
 /// Prints an experiment's error as the terminal shows it and gives its exit code.
 pub(crate) fn exit_with(e: crate::experiment::Error) -> ExitCode {
     use crate::experiment::Error;

@@ -14,7 +14,6 @@ use clap::{Args, Parser};
 
 use dhumbal_runner::scenario::Overrides;
 
-use super::console::Console;
 use super::settings::{self, Threads};
 use crate::experiment::{self, Mode, produce::How};
 
@@ -122,19 +121,12 @@ fn train_with(args: TrainArgs, overrides: Overrides) -> anyhow::Result<ExitCode>
         Ok(w) => w,
         Err(code) => return Ok(code),
     };
-    let console = Console::new()?;
     let how = How {
         threads: args.threads.threads,
         mode: Mode::from_flags(args.resume, args.force),
         overrides: &overrides,
     };
-    Ok(
-        match experiment::produce::trainings(&path, &scenario, &which, &how, &console) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                drop(console);
-                super::exit_with(e)
-            }
-        },
-    )
+    super::with_console(|console| {
+        experiment::produce::trainings(&path, &scenario, &which, &how, console)
+    })
 }

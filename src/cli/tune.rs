@@ -15,7 +15,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use dhumbal_runner::scenario::{Overrides, Tuning};
 use dhumbal_runner::tune::{Evaluation, Method, TuneReporter, TuneResult};
 
-use super::console::Console;
 use super::settings::{self, Threads};
 use crate::experiment::{self, Mode, produce::How};
 
@@ -66,21 +65,14 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<ExitCode> {
         Ok(w) => w,
         Err(code) => return Ok(code),
     };
-    let console = Console::new()?;
     let how = How {
         threads: args.threads.threads,
         mode: Mode::from_flags(args.resume, args.force),
         overrides: &overrides,
     };
-    Ok(
-        match experiment::produce::tunings(&path, &scenario, &which, &how, &console) {
-            Ok(_) => ExitCode::SUCCESS,
-            Err(e) => {
-                drop(console);
-                super::exit_with(e)
-            }
-        },
-    )
+    super::with_console(|console| {
+        experiment::produce::tunings(&path, &scenario, &which, &how, console)
+    })
 }
 
 /// The search's progress bar: evaluations, deals, and the best so far.

@@ -116,6 +116,9 @@ pub trait StageHooks: Reporter {
     fn end(&self) {}
 }
 
+/// Stages that show nothing and attach no report (a test's, a library caller's).
+impl StageHooks for dhumbal_runner::run::Quiet {}
+
 /// Why an experiment did not finish. Each variant is one of the documented exit codes
 /// ([`Error::exit_code`]), so that every front end means the same by them.
 #[derive(Debug, thiserror::Error)]

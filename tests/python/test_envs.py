@@ -568,6 +568,44 @@ print("caught", caught)
     assert p.stdout.strip().endswith("caught 2"), p.stdout + p.stderr
 
 
+def test_a_stopped_run_raises_its_own_exception_and_resumes(tmp_path):
+    # Ctrl-C while a run plays in this process: the engine stops between rounds with the
+    # finished records kept and `dhumbal.run` raises `Interrupted` (exit code 130's meaning),
+    # not a generic failure; `resume=True` then finishes it to the records of an uninterrupted
+    # run.
+    scenario = tmp_path / "long.yaml"
+    scenario.write_text(json.dumps({
+        "name": "long", "seed": 3, "deals": 400, "seating": "permute",
+        "rules": {"preset": "paper", "players": 4},
+        "agents": [{"kind": "ismcts", "params": {"iterations": 100}}, {"kind": "aggressive"}, {"kind": "balanced"}, {"kind": "random"}],
+        "output": {"chunk_rounds": 64},
+    }))
+    out = tmp_path / "run"
+    code = f"""
+import os, signal, threading, dhumbal
+threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    dhumbal.run({str(scenario)!r}, {str(out)!r}, report=False, threads=2)
+    print("finished")
+except dhumbal.Interrupted as e:
+    print("interrupted", e.code, isinstance(e, dhumbal.RunError), "--resume" in e.message)
+except KeyboardInterrupt:
+    print("keyboard interrupt")
+"""
+    import subprocess, sys
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "interrupted 130 True True" in p.stdout, p.stdout + p.stderr
+    resumed = dhumbal.run(scenario, out, report=False, resume=True, threads=2)
+    assert 0 < resumed.rounds_now < resumed.rounds, resumed
+    whole = dhumbal.run(scenario, tmp_path / "whole", report=False, threads=2)
+    assert whole.rounds == resumed.rounds
+    key = ["deal", "rotation", "round", "seat"]
+    a = resumed.records().drop("decision_ns").sort(key)
+    b = whole.records().drop("decision_ns").sort(key)
+    assert a.equals(b)
+
+
 def test_a_short_ppo_training_beats_random(tmp_path):
     # examples/python/ppo_masked.py, shortened: masked PPO on the vector environment against
     # `random` (paper rules, two players), then the policy seated in a scenario as `kind: ppo`.

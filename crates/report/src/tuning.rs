@@ -36,16 +36,7 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
         );
     };
     let evals = read_evaluations(&dir.join(LOG))?;
-    let (scale, unit) = match manifest.objective {
-        Objective::Economic => (1.0, "coins per round"),
-        Objective::Games => (100.0, "% of games won"),
-        Objective::Win => (100.0, "% of rounds won"),
-    };
-    let objective_name = match manifest.objective {
-        Objective::Economic => "Coins per round",
-        Objective::Games => "Games won (%)",
-        Objective::Win => "Rounds won (%)",
-    };
+    let y = Scale::of(manifest.objective);
     let params: Vec<(String, Vec<Value>)> = manifest
         .parameters
         .iter()
@@ -54,12 +45,46 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures)
         .with_context(|| format!("cannot create {}", figures.display()))?;
-    let mut out = header(&manifest, result, unit, evals.len());
+    let mut out = header(&manifest, result, y.unit, evals.len());
+    points_section(&mut out, &evals, &params, &y);
+    figures_section(&mut out, &figures, &evals, &params, &y)?;
+    confirmation_section(&mut out, &dir.join("confirm"));
+    let page = dir.join("report.md");
+    std::fs::write(&page, out).with_context(|| format!("cannot write {}", page.display()))?;
+    Ok(page)
+}
+
+/// How the objective is shown: its values times `factor`, in `unit`, on an axis named `axis`.
+struct Scale {
+    factor: f64,
+    unit: &'static str,
+    axis: &'static str,
+}
+
+impl Scale {
+    fn of(objective: Objective) -> Scale {
+        let (factor, unit, axis) = match objective {
+            Objective::Economic => (1.0, "coins per round", "Coins per round"),
+            Objective::Games => (100.0, "% of games won", "Games won (%)"),
+            Objective::Win => (100.0, "% of rounds won", "Rounds won (%)"),
+        };
+        Scale { factor, unit, axis }
+    }
+}
+
+/// The points evaluated most often, with their means and intervals.
+fn points_section(
+    out: &mut String,
+    evals: &[Evaluation],
+    params: &[(String, Vec<Value>)],
+    y: &Scale,
+) {
+    let (scale, objective_name) = (y.factor, y.axis);
     // The points evaluated most often, with their means.
     let mut by_point: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for e in &evals {
+    for e in evals {
         by_point
-            .entry(label(&params, &e.point))
+            .entry(label(params, &e.point))
             .or_default()
             .push(e.value);
     }
@@ -95,12 +120,22 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
          per evaluation: the parameters, the objective and its interval, the deals).\n",
         by_point.len()
     );
+}
 
+/// The search's course and each parameter's effect, as figures written into `figures`.
+fn figures_section(
+    out: &mut String,
+    figures: &Path,
+    evals: &[Evaluation],
+    params: &[(String, Vec<Value>)],
+    y: &Scale,
+) -> anyhow::Result<()> {
+    let (scale, unit, objective_name) = (y.factor, y.unit, y.axis);
     // Figures.
     let _ = writeln!(out, "## Figures\n");
-    let course = course(&evals, &params, scale);
+    let course = course(evals, params, scale);
     let fig = plots::lines("", "Evaluation", objective_name, &course, Width::OneColumn)?;
-    fig.write(&figures, "search")?;
+    fig.write(figures, "search")?;
     let searched = evals.iter().filter(|e| e.stage == 0).count();
     let final_round = if searched < evals.len() {
         format!(
@@ -122,7 +157,7 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
     );
     for (k, (name, choices)) in params.iter().enumerate() {
         let mut at: BTreeMap<i64, (f64, Vec<f64>)> = BTreeMap::new();
-        for e in &evals {
+        for e in evals {
             let x = e.point[k];
             at.entry((x * 1e6).round() as i64)
                 .or_insert((x, Vec::new()))
@@ -165,7 +200,7 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
         };
         let stem = format!("param-{}", name.replace(['.', '/'], "_"));
         let fig = plots::lines("", &x_label, objective_name, &series, Width::OneColumn)?;
-        fig.write(&figures, &stem)?;
+        fig.write(figures, &stem)?;
         let _ = writeln!(
             out,
             "![{name}](figures/{stem}.svg)\n\n*`{name}`: the mean {unit} of the evaluations at \
@@ -176,10 +211,14 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
         );
     }
 
+    Ok(())
+}
+
+/// The confirmation's verdict, from its sequential test (the stage in `confirm`).
+fn confirmation_section(out: &mut String, confirm: &Path) {
     // The confirmation.
-    let confirm = dir.join("confirm");
     let _ = writeln!(out, "## Confirmation on fresh deals\n");
-    match super::sequential::outcome(&confirm) {
+    match super::sequential::outcome(confirm) {
         Ok(Some(o)) => {
             let verdict = match o.decision.as_str() {
                 "H1" => format!(
@@ -214,9 +253,6 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
             let _ = writeln!(out, "Could not be read: {e:#}.\n");
         }
     }
-    let page = dir.join("report.md");
-    std::fs::write(&page, out).with_context(|| format!("cannot write {}", page.display()))?;
-    Ok(page)
 }
 
 /// The page's title, what was searched and how, and the best parameters.

@@ -102,9 +102,7 @@ pub fn run(cfg: BenchConfig) -> anyhow::Result<BenchResult> {
     let rules = Rules::preset(Preset::Paper);
     let len = u64::from(cfg.session_len.max(1));
     let sessions = cfg.rounds.div_ceil(len);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cfg.threads)
-        .build()?;
+    let pool = crate::workers::pool(cfg.threads)?;
     let start = Instant::now();
     let parts: Result<Vec<_>, PlayError> = pool.install(|| {
         (0..sessions)

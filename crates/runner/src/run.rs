@@ -381,9 +381,7 @@ pub fn run(
         None => "scripts.log".to_string(),
         Some(s) => format!("{SHARDS_DIR}/scripts-{}-of-{}.log", s.index, s.count),
     }));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads)
-        .build()?;
+    let pool = crate::workers::pool(opts.threads)?;
     let start = Instant::now();
     let hash = scenario.hash();
     // Each stage's result once it is complete on disk; `None` for a stage that is not.

@@ -1,6 +1,6 @@
 //! `summary.csv` (one row per agent) and `manifest.json` (what ran, how, how fast).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use polars_core::prelude::{Column, DataFrame};
@@ -8,6 +8,7 @@ use polars_io::prelude::{CsvWriter, SerWriter};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::result_file::{self, Kind, ReadError};
 use crate::run::{RunOptions, RunReport, StageResult};
 use crate::scenario::Scenario;
 use crate::totals::{Z_95, wilson};
@@ -393,23 +394,14 @@ fn format_one() -> u32 {
     1
 }
 
-/// Why a run's manifest could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "{path} was written by another version of dhumbal-run (manifest format {found}, this \
-         one reads {MANIFEST_FORMAT}): run the scenario again with this version (`--force`), \
-         or use the version that wrote it"
-    )]
-    Format { path: PathBuf, found: u32 },
-    #[error("{path} is not a run manifest dhumbal-run can read: {message}")]
-    Invalid { path: PathBuf, message: String },
-}
+/// What [`Manifest::read`] expects.
+pub const MANIFEST_KIND: Kind = Kind {
+    what: "run manifest",
+    format: MANIFEST_FORMAT,
+    unnumbered: 1,
+    remedy: "run the scenario again with this version (`--force`), or use the version that \
+             wrote it",
+};
 
 impl Manifest {
     /// The manifest of a run of `scenario` with `opts` that gave `report`.
@@ -460,27 +452,8 @@ impl Manifest {
     }
 
     /// Reads `dir/manifest.json`, refusing another format with what to do.
-    pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
-        let path = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| ManifestError::Invalid {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        let found = value.get("format").and_then(Value::as_u64).unwrap_or(1);
-        if found != u64::from(MANIFEST_FORMAT) {
-            return Err(ManifestError::Format {
-                path,
-                found: u32::try_from(found).unwrap_or(u32::MAX),
-            });
-        }
-        serde_json::from_value(value).map_err(|e| ManifestError::Invalid {
-            path,
-            message: e.to_string(),
-        })
+    pub fn read(dir: &Path) -> Result<Manifest, ReadError> {
+        result_file::read(&dir.join("manifest.json"), &MANIFEST_KIND)
     }
 }
 

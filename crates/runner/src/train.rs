@@ -41,6 +41,13 @@ pub trait TrainReporter: Sync {
     fn finished(&self, training: &Training, result: &TrainResult);
 }
 
+impl TrainReporter for crate::run::Quiet {
+    fn start(&self, _: &Training, _: u64) {}
+    fn episodes(&self, _: &Training, _: u64, _: &[EpisodeRecord]) {}
+    fn evaluation(&self, _: &Training, _: &EvalRecord) {}
+    fn finished(&self, _: &Training, _: &TrainResult) {}
+}
+
 /// One finished (or stopped) training.
 #[derive(Clone, Debug)]
 pub struct TrainResult {
@@ -70,10 +77,7 @@ pub fn train(
     if neural && !dhumbal_learn::can_train() {
         return Err(Refusal(dhumbal_learn::TrainError::NoTorch.to_string()).into());
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()
-        .context("cannot start the worker threads")?;
+    let pool = crate::workers::pool(options.threads).context("cannot start the worker threads")?;
     // Refuse before anything runs.
     for &i in which {
         let t = &scenario.trainings[i];

@@ -7,12 +7,14 @@
 //!
 //! A file of another [`FORMAT`] is refused with what to do, rather than read with guesses.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::optimize::Dim;
+pub use crate::result_file::ReadError;
+use crate::result_file::{self, Kind};
 use crate::scenario::{Objective, OptimizerChoice, Seating, Tuning};
 
 /// The format of `manifest.json` this build writes and reads. Format 1 (no `format` key)
@@ -126,23 +128,14 @@ pub struct Searched {
     pub start_point: Vec<f64>,
 }
 
-/// Why a manifest could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "{path} was written by another version of dhumbal-run (manifest format {found}, this \
-         one reads {FORMAT}): run the tuning again with `dhumbal-run tune FILE --force`, or \
-         report it with the version that wrote it"
-    )]
-    Format { path: PathBuf, found: u64 },
-    #[error("{path} is not a tuning manifest dhumbal-run can read: {message}")]
-    Invalid { path: PathBuf, message: String },
-}
+/// What [`Manifest::read`] expects.
+pub const KIND: Kind = Kind {
+    what: "tuning manifest",
+    format: FORMAT,
+    unnumbered: 1,
+    remedy: "run the tuning again with `dhumbal-run tune FILE --force`, or report it with the \
+             version that wrote it",
+};
 
 impl Manifest {
     /// The manifest of tuning `t` as its search starts.
@@ -187,25 +180,7 @@ impl Manifest {
 
     /// Reads `dir/manifest.json`, refusing another format with what to do.
     pub fn read(dir: &Path) -> Result<Manifest, ReadError> {
-        let path = dir.join(FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| ReadError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        Manifest::parse(&text).map_err(|e| match e {
-            ParseError::Format(found) => ReadError::Format { path, found },
-            ParseError::Invalid(message) => ReadError::Invalid { path, message },
-        })
-    }
-
-    fn parse(text: &str) -> Result<Manifest, ParseError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ParseError::Invalid(e.to_string()))?;
-        let found = value.get("format").and_then(Value::as_u64).unwrap_or(1);
-        if found != u64::from(FORMAT) {
-            return Err(ParseError::Format(found));
-        }
-        serde_json::from_value(value).map_err(|e| ParseError::Invalid(e.to_string()))
+        result_file::read(&dir.join(FILE), &KIND)
     }
 
     /// The unit the objective is counted over: `games` under point scoring, else `deals`.
@@ -216,11 +191,6 @@ impl Manifest {
             "deals"
         }
     }
-}
-
-enum ParseError {
-    Format(u64),
-    Invalid(String),
 }
 
 #[cfg(test)]
@@ -272,7 +242,7 @@ mod tests {
     fn a_manifest_reads_back_as_written() {
         let m = sample();
         let text = serde_json::to_string_pretty(&m).unwrap();
-        assert_eq!(Manifest::parse(&text).ok(), Some(m));
+        assert_eq!(result_file::parse::<Manifest>(&text, &KIND).ok(), Some(m));
     }
 
     #[test]
@@ -285,13 +255,13 @@ mod tests {
         )
         .unwrap();
         let e = Manifest::read(dir.path()).unwrap_err();
-        assert!(matches!(e, ReadError::Format { found: 1, .. }), "{e}");
+        assert_eq!(e.other_format(), Some(1), "{e}");
         assert!(e.to_string().contains("--force"), "{e}");
         let mut v = serde_json::to_value(sample()).unwrap();
         v["format"] = 3.into();
         std::fs::write(dir.path().join(FILE), v.to_string()).unwrap();
         let e = Manifest::read(dir.path()).unwrap_err();
-        assert!(matches!(e, ReadError::Format { found: 3, .. }), "{e}");
+        assert_eq!(e.other_format(), Some(3), "{e}");
         // A field missing is named.
         let mut v = serde_json::to_value(sample()).unwrap();
         v.as_object_mut().unwrap().remove("seating");

@@ -82,6 +82,12 @@ pub trait TuneReporter: Sync {
     fn finished(&self, tuning: &Tuning, result: &TuneResult);
 }
 
+impl TuneReporter for crate::run::Quiet {
+    fn start(&self, _: &Tuning, _: u64) {}
+    fn evaluated(&self, _: &Tuning, _: &Evaluation, _: &str) {}
+    fn finished(&self, _: &Tuning, _: &TuneResult) {}
+}
+
 /// A finished (or stopped) search.
 #[derive(Clone, Debug)]
 pub struct TuneResult {
@@ -125,10 +131,7 @@ pub fn tune(
         ))
         .into());
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()
-        .context("cannot start the worker threads")?;
+    let pool = crate::workers::pool(options.threads).context("cannot start the worker threads")?;
     let r = pool.install(|| search(scenario, t, options, reporter))?;
     reporter.finished(t, &r);
     Ok(Some(r))
