@@ -2,7 +2,7 @@
 //! 7a) or groups of bars, one per agent in each group ([`grouped_interval_bars`], win rate by
 //! seat). Both are one drawing routine over categories that each hold some bars.
 
-use anyhow::{Result, bail};
+use crate::Result;
 use plotters::style::RGBColor;
 
 use super::axis;

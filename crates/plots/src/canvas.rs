@@ -7,7 +7,7 @@
 //! it writes `font-size` as the requested size / 1.24, so we ask for 1.24 x the size and round
 //! what comes out; and the family gets a generic fallback.
 
-use anyhow::{Result, anyhow};
+use crate::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -74,8 +74,8 @@ fn finite(points: &[(f64, f64)]) -> bool {
     points.iter().all(|(x, y)| x.is_finite() && y.is_finite())
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
-    anyhow!("drawing the figure: {e:?}")
+fn err<E: std::fmt::Debug>(e: E) -> crate::PlotError {
+    render_error!("drawing the figure: {e:?}")
 }
 
 /// Draws a figure of `width_pt` x `height_pt` (height rounded to whole pixels) on a white
@@ -89,7 +89,9 @@ pub(crate) fn render(
     let height_pt = round_height(height_pt);
     let (w, h) = (u(width_pt), u(height_pt));
     if w <= 0 || h <= 0 {
-        return Err(anyhow!("figure size {width_pt} x {height_pt} pt is empty"));
+        return Err(render_error!(
+            "figure size {width_pt} x {height_pt} pt is empty"
+        ));
     }
     let mut svg = String::new();
     {
@@ -383,7 +385,7 @@ pub(crate) fn hatch_segments(r: Rect, hatch: Hatch, spacing: f64) -> Vec<((f64, 
 fn fix_svg(svg: &str, (w, h): (i32, i32), width_pt: f64, height_pt: f64) -> Result<String> {
     let root = format!(r#"<svg width="{w}" height="{h}" "#);
     if !svg.starts_with(&root) {
-        return Err(anyhow!(
+        return Err(render_error!(
             "unexpected SVG header from plotters: {:?}",
             &svg[..svg.len().min(80)]
         ));
@@ -415,10 +417,10 @@ fn round_font_sizes(svg: &str) -> Result<String> {
         rest = &rest[at + KEY.len()..];
         let end = rest
             .find('"')
-            .ok_or_else(|| anyhow!("unterminated font-size in SVG"))?;
+            .ok_or_else(|| render_error!("unterminated font-size in SVG"))?;
         let value: f64 = rest[..end]
             .parse()
-            .map_err(|_| anyhow!("bad font-size {:?} in SVG", &rest[..end]))?;
+            .map_err(|_| render_error!("bad font-size {:?} in SVG", &rest[..end]))?;
         out.push_str(&format!("{}", round2(value)));
         rest = &rest[end..];
     }

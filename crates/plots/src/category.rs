@@ -3,7 +3,7 @@
 //! (wrapped at separators onto up to three lines); otherwise they are turned to read bottom
 //! to top, wrapped onto as many side-by-side lines as the slot holds.
 
-use anyhow::{Result, bail};
+use crate::Result;
 
 use super::canvas::{Anchor, Canvas, Font};
 use super::frame::lines_fitting;

@@ -1,7 +1,7 @@
 //! The parts shared by the x-y figures: the header (title and legend above the data), the
 //! y axis (grid, ticks, labels, turned axis label) and the x axis label.
 
-use anyhow::Result;
+use crate::Result;
 
 use super::axis::Ticks;
 use super::canvas::{Anchor, Canvas, Font};

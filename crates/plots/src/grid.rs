@@ -6,7 +6,7 @@
 //! agents, a grid is rectangular and its axes have titles (the parameters' names). The layout
 //! puts as many panels side by side as leave every cell wide enough for its text.
 
-use anyhow::{Result, bail};
+use crate::Result;
 
 use super::canvas::{self, Anchor, Canvas, Font};
 use super::frame::{self, block_height, draw_centred_lines};
@@ -136,7 +136,7 @@ pub fn grids(panels: &[GridPanel], options: &GridOptions, width: Width) -> Resul
         })
         .find(|&(_, cell)| cell >= need)
         .ok_or_else(|| {
-            anyhow::anyhow!(
+            render_error!(
                 "grids: {n_cols} columns do not fit in this figure width; use the two-column \
                  width"
             )
@@ -212,7 +212,7 @@ pub fn grids(panels: &[GridPanel], options: &GridOptions, width: Width) -> Resul
             let baseline = top + ASCENT * font.size + k as f64 * font.line();
             c.text(line, x, baseline, font, Anchor::Middle, false)?;
         }
-        Ok::<(), anyhow::Error>(())
+        Ok::<(), crate::PlotError>(())
     };
     canvas::render(w, height, |c| {
         block(c, &title_lines, w / 2.0, PAD, title_font)?;

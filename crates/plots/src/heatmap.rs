@@ -8,7 +8,7 @@
 //! label fits its row. When even one panel per row is too narrow for that, cells show one
 //! decimal, then only the stars, then nothing (the colour still carries the value).
 
-use anyhow::{Result, bail};
+use crate::Result;
 use plotters::style::RGBColor;
 
 use super::axis::format_number;

@@ -1,7 +1,7 @@
 //! Legends above the data area (never over the data): one row when the entries fit, else a
 //! grid of equal columns with balanced rows.
 
-use anyhow::Result;
+use crate::Result;
 use plotters::style::RGBColor;
 
 use super::canvas::{Anchor, Canvas, Font};

@@ -19,6 +19,42 @@
 //! columns), one module per figure kind (`bars`, `lines`, `heatmap`, `grid`, `logpoints`), and
 //! `output` (PNG, PDF, files).
 
+/// Why a figure could not be made: the library's one error type (style.md: library crates
+/// return typed errors).
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// The numbers cannot be drawn as asked: an empty figure, a value a log axis cannot
+    /// show, more columns than the width holds.
+    #[error("{0}")]
+    Data(String),
+    /// Drawing, measuring text, or encoding the PNG or PDF failed.
+    #[error("{0}")]
+    Render(String),
+    /// A figure's file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The library's result.
+pub type Result<T, E = PlotError> = std::result::Result<T, E>;
+
+/// Returns a [`PlotError::Data`] made by `format!`.
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::PlotError::Data(format!($($arg)*)))
+    };
+}
+
+/// A [`PlotError::Render`] made by `format!`.
+macro_rules! render_error {
+    ($($arg:tt)*) => {
+        $crate::PlotError::Render(format!($($arg)*))
+    };
+}
+
 mod axis;
 mod bars;
 mod canvas;
@@ -108,7 +144,7 @@ pub struct Figure {
 
 impl Figure {
     /// Writes STEM.svg, STEM.png (300 dpi) and STEM.pdf into DIR; returns the three paths.
-    pub fn write(&self, dir: &Path, stem: &str) -> anyhow::Result<Vec<PathBuf>> {
+    pub fn write(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
         output::write_all(self, dir, stem)
     }
 
@@ -134,17 +170,17 @@ impl Figure {
 
     /// The SVG parsed by usvg with the bundled fonts (text laid out, 1 unit = 1 pt): what the
     /// PNG and PDF are rendered from. Useful to inspect the figure, e.g. text bounding boxes.
-    pub fn to_tree(&self) -> anyhow::Result<usvg::Tree> {
+    pub fn to_tree(&self) -> Result<usvg::Tree> {
         output::parse(&self.svg)
     }
 
     /// The PNG bytes (300 dpi, with a pHYs chunk saying so).
-    pub fn png(&self) -> anyhow::Result<Vec<u8>> {
+    pub fn png(&self) -> Result<Vec<u8>> {
         output::png(self)
     }
 
     /// The PDF bytes (one page of the figure's size, fonts embedded).
-    pub fn pdf(&self) -> anyhow::Result<Vec<u8>> {
+    pub fn pdf(&self) -> Result<Vec<u8>> {
         output::pdf(self)
     }
 }

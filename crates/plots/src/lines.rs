@@ -5,7 +5,7 @@
 //! lowest, the highest and the last are kept), so a 100 000-round run draws as fast as a
 //! short one and looks the same at print resolution.
 
-use anyhow::{Result, bail};
+use crate::Result;
 
 use super::axis::{self, Ticks};
 use super::canvas::{self, Anchor, Canvas};

@@ -2,7 +2,7 @@
 //! (mean or median) and the 95th percentile, joined by a line (decision time per agent, whose spread covers several
 //! decades between rule-based and search agents).
 
-use anyhow::{Result, bail};
+use crate::Result;
 
 use super::axis::{self, LogTicks};
 use super::canvas::{self, Anchor, Canvas};
@@ -169,7 +169,7 @@ fn tick_labels(ticks: &LogTicks, x0: f64, right: f64) -> Result<(Vec<Option<Stri
             last = Some((labels, x1));
         }
     }
-    last.ok_or_else(|| anyhow::anyhow!("log axis without ticks"))
+    last.ok_or_else(|| render_error!("log axis without ticks"))
 }
 
 fn draw_axis(

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use crate::{PlotError, Result};
 
 use super::Figure;
 use super::text;
@@ -13,7 +13,8 @@ pub(crate) const DPI: f64 = 300.0;
 
 /// Parses figure SVG with the bundled fonts (1 unit = 1 pt).
 pub(crate) fn parse(svg: &str) -> Result<usvg::Tree> {
-    usvg::Tree::from_str(svg, &text::usvg_options()).context("parsing the figure's SVG")
+    usvg::Tree::from_str(svg, &text::usvg_options())
+        .map_err(|e| render_error!("parsing the figure's SVG: {e}"))
 }
 
 /// PNG size in pixels for a figure of `w` x `h` pt at 300 dpi.
@@ -30,14 +31,14 @@ pub(crate) fn png(fig: &Figure) -> Result<Vec<u8>> {
 fn png_from_tree(fig: &Figure, tree: &usvg::Tree) -> Result<Vec<u8>> {
     let (w, h) = fig.pixel_size();
     let mut pixmap = resvg::tiny_skia::Pixmap::new(w, h)
-        .ok_or_else(|| anyhow!("cannot make a {w} x {h} image"))?;
+        .ok_or_else(|| render_error!("cannot make a {w} x {h} image"))?;
     let size = tree.size();
     let transform =
         resvg::tiny_skia::Transform::from_scale(w as f32 / size.width(), h as f32 / size.height());
     resvg::render(tree, transform, &mut pixmap.as_mut());
     let bytes = pixmap
         .encode_png()
-        .map_err(|e| anyhow!("encoding the PNG: {e}"))?;
+        .map_err(|e| render_error!("encoding the PNG: {e}"))?;
     with_physical_size(bytes, DPI)
 }
 
@@ -53,13 +54,16 @@ fn pdf_from_tree(tree: &usvg::Tree) -> Result<Vec<u8>> {
         svg2pdf::ConversionOptions::default(),
         svg2pdf::PageOptions { dpi: 72.0 },
     )
-    .map_err(|e| anyhow!("converting the figure to PDF: {e}"))
+    .map_err(|e| render_error!("converting the figure to PDF: {e}"))
 }
 
 /// Writes STEM.svg, STEM.png and STEM.pdf into `dir` (created if missing).
 pub(crate) fn write_all(fig: &Figure, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
     check_stem(stem)?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let tree = parse(fig.svg())?;
     let png = png_from_tree(fig, &tree)?;
     let pdf = pdf_from_tree(&tree)?;
@@ -70,7 +74,10 @@ pub(crate) fn write_all(fig: &Figure, dir: &Path, stem: &str) -> Result<Vec<Path
         ("pdf", &pdf[..]),
     ] {
         let path = dir.join(format!("{stem}.{ext}"));
-        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, bytes).map_err(|source| PlotError::Io {
+            path: path.clone(),
+            source,
+        })?;
         paths.push(path);
     }
     Ok(paths)

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use anyhow::{Context, Result, anyhow};
+use crate::Result;
 use usvg::fontdb;
 
 /// The font family name, as written in the TTF files and in the SVG.
@@ -73,7 +73,7 @@ pub(crate) fn register_plotters_fonts() -> Result<()> {
         Ok(())
     })
     .clone()
-    .map_err(|e| anyhow!(e))
+    .map_err(|e| render_error!("{e}"))
 }
 
 /// The font database with only the bundled fonts; DejaVu Serif is also the generic serif.
@@ -139,7 +139,7 @@ pub(crate) fn extent(text: &str, weight: Weight) -> Result<Extent> {
     let key = (text.to_string(), weight);
     if let Some(found) = cache
         .lock()
-        .map_err(|_| anyhow!("text cache poisoned"))?
+        .map_err(|_| render_error!("text cache poisoned"))?
         .get(&key)
     {
         return Ok(*found);
@@ -147,7 +147,7 @@ pub(crate) fn extent(text: &str, weight: Weight) -> Result<Extent> {
     let measured = measure_uncached(text, weight)?;
     cache
         .lock()
-        .map_err(|_| anyhow!("text cache poisoned"))?
+        .map_err(|_| render_error!("text cache poisoned"))?
         .insert(key, measured);
     Ok(measured)
 }
@@ -168,7 +168,7 @@ fn measure_uncached(text: &str, weight: Weight) -> Result<Extent> {
         xml_escape(text)
     );
     let tree = usvg::Tree::from_str(&svg, &usvg_options())
-        .with_context(|| format!("measuring the text {text:?}"))?;
+        .map_err(|e| render_error!("measuring the text {text:?}: {e}"))?;
     let Some(node) = find_text(tree.root()) else {
         return Ok(Extent {
             advance: 0.0,

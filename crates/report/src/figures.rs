@@ -15,7 +15,7 @@ use super::tables::ci_label;
 use dhumbal_plots::{self as plots, Band, HeatmapPanel, Interval, Width};
 
 /// Draws a figure with the title it is given ("" for none).
-pub type Draw = Box<dyn Fn(&str) -> anyhow::Result<plots::Figure> + Send>;
+pub type Draw = Box<dyn Fn(&str) -> plots::Result<plots::Figure> + Send>;
 
 /// Where a figure goes in a stage's `report.md`. A figure is one declaration, a
 /// [`FigureSpec`] with its place: the page writes every drawn figure of a place at that
@@ -427,7 +427,7 @@ fn spec(
     place: Place,
     title: Option<String>,
     caption: String,
-    draw: impl Fn(&str) -> anyhow::Result<plots::Figure> + Send + 'static,
+    draw: impl Fn(&str) -> plots::Result<plots::Figure> + Send + 'static,
 ) -> FigureSpec {
     FigureSpec {
         stem,
@@ -682,19 +682,19 @@ pub fn draw_all(specs: Vec<FigureSpec>, dir: &Path) -> Vec<FigureOutcome> {
         (f, picture)
     });
     // The largest raster first (a stable sort: ties in declaration order).
-    let area = |picture: &anyhow::Result<plots::Figure>| {
+    let area = |picture: &plots::Result<plots::Figure>| {
         picture.as_ref().map_or(0, |fig| {
             let (w, h) = fig.pixel_size();
             u64::from(w) * u64::from(h)
         })
     };
-    let mut jobs: Vec<(usize, (FigureSpec, anyhow::Result<plots::Figure>))> =
+    let mut jobs: Vec<(usize, (FigureSpec, plots::Result<plots::Figure>))> =
         pictured.into_iter().enumerate().collect();
     jobs.sort_by_key(|(_, (_, picture))| std::cmp::Reverse(area(picture)));
     let mut drawn = on_threads(threads, jobs, |(i, (f, picture))| {
         let files = picture.and_then(|fig| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fig.write(dir, f.stem)))
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{}` panicked", f.stem)))
+                .unwrap_or_else(|_| Err(panicked(f.stem)))
         });
         (i, outcome(f, files))
     });
@@ -741,15 +741,20 @@ fn on_threads<T: Send, R: Send>(
 
 /// One figure's picture (its SVG): a bug in drawing must not take the run down with it (the
 /// records and the rest of the report are worth more than one figure).
-fn picture(f: &FigureSpec) -> anyhow::Result<plots::Figure> {
+fn picture(f: &FigureSpec) -> plots::Result<plots::Figure> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         (f.draw)(f.title.as_deref().unwrap_or(""))
     }))
-    .unwrap_or_else(|_| Err(anyhow::anyhow!("drawing `{}` panicked", f.stem)))
+    .unwrap_or_else(|_| Err(panicked(f.stem)))
+}
+
+/// A figure whose drawing panicked: the report goes on, saying so in its place.
+fn panicked(stem: &str) -> plots::PlotError {
+    plots::PlotError::Render(format!("drawing `{stem}` panicked"))
 }
 
 /// What became of a figure: its files, or why it has none.
-fn outcome(f: FigureSpec, files: anyhow::Result<Vec<PathBuf>>) -> FigureOutcome {
+fn outcome(f: FigureSpec, files: plots::Result<Vec<PathBuf>>) -> FigureOutcome {
     let (files, error) = match files {
         Ok(files) => (files, None),
         Err(e) => (Vec::new(), Some(format!("{e:#}"))),
