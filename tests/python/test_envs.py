@@ -526,7 +526,7 @@ def test_run_and_read_return_the_records(tmp_path):
     out = tmp_path / "run"
     outcome = dhumbal.run(ROOT / "scenarios" / "rhai-aggressive.yaml", out, rounds=64)
     assert isinstance(outcome, dhumbal.RunOutcome) and outcome.dir == str(out)
-    assert [s.name for s in outcome.stages] == ["main"] and outcome.rounds == outcome.rounds_now > 0
+    assert [s.name for s in outcome.stages] == ["rhai-aggressive"] and outcome.rounds == outcome.rounds_now > 0
     df = outcome.records()
     assert df.height > 0 and {"stage", "deal", "seat", "agent", "won"} <= set(df.columns)
     again = dhumbal.read(out)

@@ -1045,16 +1045,24 @@ fn run_experiment(
         shard: None,
         stages: Vec::new(),
     };
-    py.detach(move || {
+    let result = py.detach(move || {
         let console = match dhumbal::cli::console::Console::new() {
             Ok(c) => c,
-            Err(e) => return Ok((1, format!("{e:#}"), String::new())),
+            Err(e) => return (1, format!("{e:#}"), String::new()),
         };
-        Ok(match experiment::run(&scenario, &options, &console) {
+        match experiment::run(&scenario, &options, &console) {
             Ok(outcome) => (0, String::new(), outcome_json(&outcome).to_string()),
             Err(e) => (e.exit_code(), format!("{e:#}"), String::new()),
-        })
-    })
+        }
+    });
+    // The Ctrl-C that stopped the run reached Python's own handler too (the run's handler
+    // chains to it): it is this run's `Interrupted`, not a second KeyboardInterrupt raised
+    // after it. A signal that came after the run finished is Python's to raise.
+    let signals = py.check_signals();
+    if result.0 != 130 {
+        signals?;
+    }
+    Ok(result)
 }
 
 /// An experiment's outcome as the Python package reads it (`dhumbal.runs.RunOutcome`).

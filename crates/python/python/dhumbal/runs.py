@@ -149,6 +149,8 @@ def run(
         csv=bool(csv),
         trace=[int(d) for d in trace],
     )
+    if code == 130:
+        message += "\nFrom Python: dhumbal.run(..., resume=True) with the same scenario and options"
     if code != 0:
         raise _ERRORS.get(code, RunError)(message, os.fspath(scenario))
     o = json.loads(outcome)
