@@ -196,13 +196,15 @@ def main() -> int:
                 long_fns.append(f"{name}:{first} {fname} ({length} lines)")
             if nparams >= MANY_PARAMS:
                 row[f"fns >= {MANY_PARAMS} params"] += 1
-            if not name.startswith(LIBRARY_EXEMPT) and re.match(r"\s*pub\s", code[max(0, code.rfind("\n", 0, pos)):pos] + " ") is not None:
-                pass
             public = re.search(r"(^|\n)\s*pub(\([^)]*\))?\s+(const\s+|async\s+|unsafe\s+)*$", code[:pos][-80:]) is not None
             if public and not name.startswith(LIBRARY_EXEMPT):
                 ret = sig.split("->", 1)[1] if "->" in sig else ""
-                if re.search(r"anyhow::Result|\bResult<[^>]*\bString\s*>", ret) or re.fullmatch(r"\s*Result<[^,>]*>\s*(where.*)?", ret, re.S) and "use anyhow::Result" in code:
-                    kind = "String" if "String" in ret.split(",")[-1] and "anyhow" not in ret else "anyhow"
+                string_error = re.match(r"\s*Result<.*,\s*String\s*>\s*(where.*)?$", ret, re.S) is not None
+                anyhow_error = "anyhow::Result" in ret or (
+                    re.fullmatch(r"\s*Result<[^,]*>\s*(where.*)?", ret, re.S) is not None and "use anyhow::Result" in code
+                )
+                if string_error or anyhow_error:
+                    kind = "String" if string_error else "anyhow"
                     row[f"pub {kind} errors"] += 1
                     untyped.append(f"{name}:{code.count(chr(10), 0, pos) + 1} {fname} -> {ret.strip()}")
     cols = ["lines", f"fns > {LONG} lines", f"fns >= {MANY_PARAMS} params", "json lookups", "pub anyhow errors", "pub String errors"]

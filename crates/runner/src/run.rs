@@ -336,7 +336,30 @@ pub fn run(
     reporter: &dyn Reporter,
 ) -> anyhow::Result<RunReport> {
     crate::clock::calibrate_in_background();
-    let root = &scenario.output.dir;
+    check_stage_names(scenario, opts)?;
+    let (progress_file, progress) = open_progress(scenario, opts)?;
+    let mut run = Run {
+        scenario,
+        opts,
+        reporter,
+        progress,
+        progress_file,
+        pool: crate::workers::pool(opts.threads)?,
+        start: Instant::now(),
+        hash: scenario.hash(),
+        results: Vec::new(),
+        rounds_now: 0,
+        shard_played: Vec::new(),
+        reporter_seconds: 0.0,
+    };
+    for (index, stage) in scenario.stages.iter().enumerate() {
+        run.stage(index, stage)?;
+    }
+    run.report()
+}
+
+/// Every `--stage` names a stage (or a sweep) of the scenario.
+fn check_stage_names(scenario: &Scenario, opts: &RunOptions) -> anyhow::Result<()> {
     for name in &opts.stages {
         if !scenario.stages.iter().any(|s| named(&s.name, name)) {
             let names: Vec<&str> = scenario.stages.iter().map(|s| s.name.as_str()).collect();
@@ -347,6 +370,14 @@ pub fn run(
             .into());
         }
     }
+    Ok(())
+}
+
+/// The output folder claimed (or joined, by a shard) and the run's progress file, saved: from
+/// here on (the sources are copied), `--resume` finishes whatever happens. The scripts' log is
+/// attached to its file (opened only if an agent writes to it).
+fn open_progress(scenario: &Scenario, opts: &RunOptions) -> anyhow::Result<(PathBuf, Progress)> {
+    let root = &scenario.output.dir;
     let progress_file = match opts.shard {
         None => {
             folder::claim(root, opts.resume, opts.force)?;
@@ -361,7 +392,7 @@ pub fn run(
                 .join(format!("{}-of-{}.json", shard.index, shard.count))
         }
     };
-    let mut progress = match opts.shard {
+    let progress = match opts.shard {
         // A shard run again (resubmitted) keeps its earlier stages and seconds.
         Some(_) => Progress::read(&progress_file)
             .ok()
@@ -374,55 +405,56 @@ pub fn run(
             Progress::start(&progress_file, scenario, opts.resume)?
         }
     };
-    // From here on (the sources are copied), `--resume` finishes whatever happens.
     progress.save(&progress_file)?;
-    // Opened only if an agent writes to it (a script's `print`).
     scenario.agent_log.attach(&root.join(match opts.shard {
         None => "scripts.log".to_string(),
         Some(s) => format!("{SHARDS_DIR}/scripts-{}-of-{}.log", s.index, s.count),
     }));
-    let pool = crate::workers::pool(opts.threads)?;
-    let start = Instant::now();
-    let hash = scenario.hash();
-    // Each stage's result once it is complete on disk; `None` for a stage that is not.
-    let mut results: Vec<Option<StageResult>> = Vec::new();
-    let mut rounds_now = 0u64;
-    // A shard's run: the stages it played, with the rounds it played in each.
-    let mut shard_played: Vec<(String, u64)> = Vec::new();
-    // Time spent in the reporter's `stage_done` (reports): not the run's.
-    let mut reporter_seconds = 0.0;
-    for (index, stage) in scenario.stages.iter().enumerate() {
+    Ok((progress_file, progress))
+}
+
+/// A run in progress: what every stage's step reads and updates.
+struct Run<'a> {
+    scenario: &'a Scenario,
+    opts: &'a RunOptions,
+    reporter: &'a dyn Reporter,
+    progress: Progress,
+    progress_file: PathBuf,
+    pool: Arc<rayon::ThreadPool>,
+    start: Instant,
+    hash: String,
+    /// Each stage's result once it is complete on disk; `None` for a stage that is not.
+    results: Vec<Option<StageResult>>,
+    rounds_now: u64,
+    /// A shard's run: the stages it played, with the rounds it played in each.
+    shard_played: Vec<(String, u64)>,
+    /// Time spent in the reporter's `stage_done` (reports): not the run's.
+    reporter_seconds: f64,
+}
+
+impl Run<'_> {
+    /// Stage `index`: skipped (not selected, or finished before and only finalised), or
+    /// played.
+    fn stage(&mut self, index: usize, stage: &Stage) -> anyhow::Result<()> {
+        let opts = self.opts;
         let selected = opts.stages.is_empty() || opts.stages.iter().any(|n| named(&stage.name, n));
-        let agents = match seat_agents(stage, &results, &scenario.stages) {
+        let agents = match seat_agents(stage, &self.results, &self.scenario.stages) {
             Ok(agents) => agents,
             // A stage this run does not play may wait for its winners.
             Err(_) if !selected => {
-                results.push(None);
-                continue;
+                self.results.push(None);
+                return Ok(());
             }
-            // A shard that must wait says what it played before, and what is missing.
-            Err(e) => {
-                return Err(match (opts.shard, e.downcast::<Waiting>()) {
-                    (Some(shard), Ok(mut waiting)) => {
-                        waiting.shard_stages = shard_status(scenario, shard, &shard_played)?;
-                        waiting.rounds_now = rounds_now;
-                        waiting.seconds = start.elapsed().as_secs_f64() - reporter_seconds;
-                        waiting.into()
-                    }
-                    (None, Ok(waiting)) => waiting.into(),
-                    (_, Err(e)) => e,
-                });
-            }
+            Err(e) => return Err(self.waiting(e)),
         };
         let lineup = Lineup {
             stage,
             agents,
-            decision_sample: scenario.output.decision_sample,
-            trace: scenario.output.trace.clone(),
+            decision_sample: self.scenario.output.decision_sample,
+            trace: self.scenario.output.trace.clone(),
         };
-        let dir = scenario.stage_dir(index);
-        let units = lineup.units();
-        let key = key_of(&hash, &lineup);
+        let dir = self.scenario.stage_dir(index);
+        let key = key_of(&self.hash, &lineup);
         let dataset = Dataset::open(&dir)?;
         dataset.check(&key)?;
         if selected && opts.shard.is_some() && stage.sequential.is_some() {
@@ -434,65 +466,128 @@ pub fn run(
             ))
             .into());
         }
-        let on_disk = dataset.totals(key.agents.len());
-        let saved_seconds = progress
+        let saved_seconds = self
+            .progress
             .stages
             .iter()
             .find(|s| s.name == stage.name)
             .map_or(0.0, |s| s.seconds);
-        if !selected || (opts.shard.is_none() && dataset.is_complete(units)) {
-            let complete = dataset.is_complete(units);
-            let mut result = complete.then(|| {
-                let mut r = stage_result(&lineup, &dir, on_disk, saved_seconds);
-                r.restored = true;
-                r
-            });
-            if let Some(result) = &mut result
-                && selected
-            {
-                // Finished earlier but perhaps not finalised (a kill after the last part).
-                result.intervals = reporter.intervals(stage, result);
-                finish_stage(result, &dataset, scenario, opts)?;
-                let target = dataset.target(units);
-                set_stage(&mut progress, stage, 0..target, &dataset, result.seconds);
-                progress.save(&progress_file)?;
-                let heard = Instant::now();
-                reporter.stage_done(stage, result);
-                reporter_seconds += heard.elapsed().as_secs_f64();
-            }
-            results.push(result);
-            continue;
+        if !selected || (opts.shard.is_none() && dataset.is_complete(lineup.units())) {
+            return self.restore(&lineup, &dir, &dataset, &key, saved_seconds, selected);
         }
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        self.play(&lineup, &dir, &dataset, &key, saved_seconds)
+    }
+
+    /// A shard that must wait says what it played before, and what is missing.
+    fn waiting(&self, e: anyhow::Error) -> anyhow::Error {
+        match (self.opts.shard, e.downcast::<Waiting>()) {
+            (Some(shard), Ok(mut waiting)) => {
+                match shard_status(self.scenario, shard, &self.shard_played) {
+                    Ok(status) => waiting.shard_stages = status,
+                    Err(e) => return e,
+                }
+                waiting.rounds_now = self.rounds_now;
+                waiting.seconds = self.start.elapsed().as_secs_f64() - self.reporter_seconds;
+                waiting.into()
+            }
+            (None, Ok(waiting)) => waiting.into(),
+            (_, Err(e)) => e,
+        }
+    }
+
+    /// A stage this invocation does not play: its result if it is complete on disk, finalised
+    /// when selected (it may have finished before without its summary: a kill after the last
+    /// part).
+    fn restore(
+        &mut self,
+        lineup: &Lineup<'_>,
+        dir: &Path,
+        dataset: &Dataset,
+        key: &StageKey,
+        saved_seconds: f64,
+        selected: bool,
+    ) -> anyhow::Result<()> {
+        let (stage, units) = (lineup.stage, lineup.units());
+        let on_disk = dataset.totals(key.agents.len());
+        let mut result = dataset.is_complete(units).then(|| {
+            let mut r = stage_result(lineup, dir, on_disk, saved_seconds);
+            r.restored = true;
+            r
+        });
+        if let Some(result) = &mut result
+            && selected
+        {
+            result.intervals = self.reporter.intervals(stage, result);
+            finish_stage(result, dataset, self.scenario, self.opts)?;
+            let target = dataset.target(units);
+            set_stage(
+                &mut self.progress,
+                stage,
+                0..target,
+                dataset,
+                result.seconds,
+            );
+            self.progress.save(&self.progress_file)?;
+            let heard = Instant::now();
+            self.reporter.stage_done(stage, result);
+            self.reporter_seconds += heard.elapsed().as_secs_f64();
+        }
+        self.results.push(result);
+        Ok(())
+    }
+
+    /// Plays what is missing of a stage (a shard: of its share), then finishes it.
+    fn play(
+        &mut self,
+        lineup: &Lineup<'_>,
+        dir: &Path,
+        dataset: &Dataset,
+        key: &StageKey,
+        saved_seconds: f64,
+    ) -> anyhow::Result<()> {
+        let (scenario, opts, stage, units) =
+            (self.scenario, self.opts, lineup.stage, lineup.units());
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         if opts.shard.is_none() {
             // One process owns the folder: what a killed run left half written goes.
             let _ = std::fs::remove_dir_all(dir.join(crate::dataset::INCOMING_DIR));
         }
         let part_units = part_units(scenario, stage);
-        let rounds_before = rounds_now;
+        let rounds_before = self.rounds_now;
         let slice = opts.shard.map_or(0..units, |s| s.units(units, part_units));
         let work = crate::pipeline::cut(&dataset.missing(slice.clone()), part_units);
-        set_stage(&mut progress, stage, slice.clone(), &dataset, saved_seconds);
-        progress.save(&progress_file)?;
-        let writer = PartWriter::new(&dir, key.clone(), stage.is_points())?;
+        set_stage(
+            &mut self.progress,
+            stage,
+            slice.clone(),
+            dataset,
+            saved_seconds,
+        );
+        self.progress.save(&self.progress_file)?;
+        let writer = PartWriter::new(dir, key.clone(), stage.is_points())?;
         let pulse = Arc::new(Pulse::new(opts.stop.clone()));
         let (mut done, mut totals) = {
-            let sp = progress.stages.last().expect("set above");
+            let sp = self.progress.stages.last().expect("set above");
             (sp.units_done, sp.totals.clone())
         };
+        let reporter = self.reporter;
         reporter.stage_start(stage, &lineup.agents, slice.end - slice.start, done, &pulse);
         let stage_start = Instant::now();
+        let (progress, progress_file, rounds_now) = (
+            &mut self.progress,
+            &self.progress_file,
+            &mut self.rounds_now,
+        );
         let mut landed = |meta: &crate::dataset::PartMeta| -> anyhow::Result<()> {
             totals.absorb(&meta.totals);
             done += meta.end - meta.start;
-            rounds_now += meta.rounds;
+            *rounds_now += meta.rounds;
             let sp = progress.stages.last_mut().expect("set above");
             sp.units_done = done;
             sp.complete = done == sp.units_total;
             sp.totals = totals.clone();
             sp.seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
-            progress.save(&progress_file)
+            progress.save(progress_file)
         };
         // Played whole here, no part of it on disk: a tap may see every record (of a stage
         // begun before, by this run or a shard, it could not).
@@ -501,8 +596,8 @@ pub fn run(
             && units > 0
             && dataset.units_done() == 0;
         let job = crate::pipeline::StageJob {
-            lineup: &lineup,
-            pool: &pool,
+            lineup,
+            pool: &self.pool,
             threads: opts.threads,
             work,
             writer: &writer,
@@ -516,50 +611,33 @@ pub fn run(
                 (played.written, played.failure, played.tap)
             }
             Some(plan) => {
-                let (written, failure) = play_sequential(plan, &hash, &dir, part_units, job);
+                let (written, failure) = play_sequential(plan, &self.hash, dir, part_units, job);
                 (written, failure, None)
             }
         };
         written?;
         let seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
         match failure {
-            Some(Halt::Failed(e)) => return Err(describe_failure(stage, &e, &dir)),
-            Some(Halt::Stopped) => {
-                let done = Dataset::open(&dir)?.units_done();
-                // Coins: a unit is a session of rounds; points: a game.
-                let per_unit = u64::from(stage.session.unwrap_or(1));
-                return Err(Interrupted {
-                    stage: stage.name.clone(),
-                    done: done * per_unit,
-                    units: units * per_unit,
-                    unit: if stage.session.is_some() {
-                        "rounds"
-                    } else {
-                        "games"
-                    },
-                    dir: dir.clone(),
-                }
-                .into());
-            }
+            Some(Halt::Failed(e)) => return Err(describe_failure(stage, &e, dir)),
+            Some(Halt::Stopped) => return Err(stopped(stage, units, dir)?),
             None => {}
         }
-        let dataset = Dataset::open(&dir)?;
+        let dataset = Dataset::open(dir)?;
         // A sequential stage ends at its stop.
         let slice = slice.start..dataset.target(slice.end);
-        set_stage(&mut progress, stage, slice, &dataset, seconds);
-        progress.save(&progress_file)?;
+        set_stage(&mut self.progress, stage, slice, &dataset, seconds);
+        self.progress.save(&self.progress_file)?;
+        let on_disk = dataset.totals(key.agents.len());
         if opts.shard.is_some() {
             // Other shards may still be playing: `merge` finishes the stage.
             let complete = dataset.is_complete(units);
-            shard_played.push((stage.name.clone(), rounds_now - rounds_before));
-            results.push(
-                complete.then(|| {
-                    stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds)
-                }),
-            );
-            continue;
+            self.shard_played
+                .push((stage.name.clone(), self.rounds_now - rounds_before));
+            self.results
+                .push(complete.then(|| stage_result(lineup, dir, on_disk, seconds)));
+            return Ok(());
         }
-        let mut result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        let mut result = stage_result(lineup, dir, on_disk, seconds);
         if let Some(tap) = tap
             && dataset.is_complete(units)
         {
@@ -569,34 +647,64 @@ pub fn run(
         finish_stage(&result, &dataset, scenario, opts)?;
         let heard = Instant::now();
         reporter.stage_done(stage, &result);
-        reporter_seconds += heard.elapsed().as_secs_f64();
-        results.push(Some(result));
+        self.reporter_seconds += heard.elapsed().as_secs_f64();
+        self.results.push(Some(result));
+        Ok(())
     }
-    let seconds = start.elapsed().as_secs_f64() - reporter_seconds;
-    let stages: Vec<StageResult> = results.into_iter().flatten().collect();
-    let rounds = stages.iter().map(|r| r.totals.rounds).sum();
-    let shard_stages = match opts.shard {
-        Some(shard) => shard_status(scenario, shard, &shard_played)?,
-        None => Vec::new(),
-    };
-    let report = RunReport {
-        warnings: scenario
-            .agent_log
-            .failure()
-            .map(|why| format!("agents' output was not logged: {why}"))
-            .into_iter()
-            .collect(),
-        stages,
-        seconds,
-        rounds,
-        rounds_now,
-        shard_stages,
-        merged_from: Vec::new(),
-    };
-    if opts.shard.is_none() && opts.stages.is_empty() {
-        crate::summary::write_manifest(&root.join("manifest.json"), scenario, opts, &report)?;
+
+    /// The run's report, and its manifest (a whole run of every stage only).
+    fn report(self) -> anyhow::Result<RunReport> {
+        let (scenario, opts) = (self.scenario, self.opts);
+        let seconds = self.start.elapsed().as_secs_f64() - self.reporter_seconds;
+        let stages: Vec<StageResult> = self.results.into_iter().flatten().collect();
+        let rounds = stages.iter().map(|r| r.totals.rounds).sum();
+        let shard_stages = match opts.shard {
+            Some(shard) => shard_status(scenario, shard, &self.shard_played)?,
+            None => Vec::new(),
+        };
+        let report = RunReport {
+            warnings: scenario
+                .agent_log
+                .failure()
+                .map(|why| format!("agents' output was not logged: {why}"))
+                .into_iter()
+                .collect(),
+            stages,
+            seconds,
+            rounds,
+            rounds_now: self.rounds_now,
+            shard_stages,
+            merged_from: Vec::new(),
+        };
+        if opts.shard.is_none() && opts.stages.is_empty() {
+            crate::summary::write_manifest(
+                &scenario.output.dir.join("manifest.json"),
+                scenario,
+                opts,
+                &report,
+            )?;
+        }
+        Ok(report)
     }
-    Ok(report)
+}
+
+/// The error of a stage stopped on request: how much of it is on disk.
+fn stopped(stage: &Stage, units: u64, dir: &Path) -> anyhow::Result<anyhow::Error> {
+    let done = Dataset::open(dir)?.units_done();
+    // Coins: a unit is a session of rounds; points: a game.
+    let per_unit = u64::from(stage.session.unwrap_or(1));
+    Ok(Interrupted {
+        stage: stage.name.clone(),
+        done: done * per_unit,
+        units: units * per_unit,
+        unit: if stage.session.is_some() {
+            "rounds"
+        } else {
+            "games"
+        },
+        dir: dir.to_path_buf(),
+    }
+    .into())
 }
 
 /// How to merge.
