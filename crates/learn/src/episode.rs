@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use dhumbal_agents::neural::{Action, Choice, Mlp, Policy, PolicyAgent, Scratch, Workspace};
+use dhumbal_agents::neural::{
+    Action, Answer, Choice, Mlp, Policy, PolicyAgent, Scratch, Workspace,
+};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::Scoring;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, RoundOutcome, Rules, Table};

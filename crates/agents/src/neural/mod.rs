@@ -10,12 +10,10 @@ pub mod net;
 use std::sync::Arc;
 
 use dhumbal_game::rng::RandomSource;
-use dhumbal_game::{
-    Agent, AgentError, Candidate, Choice as Decided, Discard, Explanation, Observation, Pick,
-};
+use dhumbal_game::{Agent, AgentError, Candidate, Discard, Explanation, Observation, Pick};
 
 pub use checkpoint::Checkpoint;
-pub use encoding::{Action, Encoded, Encoding};
+pub use encoding::{Action, Answer, Encoded, Encoding};
 pub use net::{Mlp, Scratch};
 
 /// The learning algorithms, as scenario kinds.
@@ -173,12 +171,7 @@ impl PolicyAgent {
             .actions
             .iter()
             .zip(raw.iter().zip(&probs))
-            .map(|(&a, (&score, &p))| {
-                let choice = match a {
-                    Action::Call(c) => Decided::Call(c),
-                    Action::Discard(d) => Decided::Discard(d),
-                    Action::Pick(p) => Decided::Pick(p),
-                };
+            .map(|(&choice, (&score, &p))| {
                 if ppo {
                     Candidate::new(choice, f64::from(p)).with("logit", score)
                 } else if self.choice == Choice::Greedy {
