@@ -34,19 +34,16 @@ use serde_json::Value;
 use dhumbal_agents::heuristic::Style;
 use dhumbal_agents::registry::Standalone;
 use dhumbal_game::rng::{
-    ChaChaStreams, Purpose, PyRandom, PythonStreams, RandomSource, Streams, chacha_stream, deal_id,
+    ChaChaStreams, Purpose, PyRandom, PythonStreams, Streams, chacha_stream, deal_id,
 };
-use dhumbal_game::{
-    Agent, AgentError, Choice, Discard, Event, Observation, Observer, Pick, Preset, RoundState,
-    Table,
-};
-use dhumbal_runner::clock;
+use dhumbal_game::{Event, Observer, Preset, RoundState, Table};
 use dhumbal_runner::folder::{self, Refusal};
 use dhumbal_runner::human::{
     self, Advisor, Console, History, Human, PublicLog, SharedConsole, game_summary, round_summary,
 };
 use dhumbal_runner::render::Paint;
 use dhumbal_runner::scenario::{self, AgentDef, Generator, Overrides, SeatEntry, Stage};
+use dhumbal_runner::tournament::Timed;
 use dhumbal_runner::trace::{self, RoundObserver, Tracer};
 
 use super::settings;
@@ -184,74 +181,6 @@ impl TraceFile {
     }
 }
 
-/// A seat's agent, its decisions written to the trace as a tournament's `Timed` writes them;
-/// before the person's decisions, the trace so far goes to disk.
-struct Traced {
-    inner: Box<dyn Agent>,
-    tracer: Tracer,
-    file: Option<Arc<Mutex<TraceFile>>>,
-    human: bool,
-}
-
-impl Traced {
-    fn decide<T>(
-        &mut self,
-        obs: &Observation<'_>,
-        f: impl FnOnce(&mut dyn Agent) -> Result<T, AgentError>,
-        choice: impl FnOnce(&T) -> Choice,
-    ) -> Result<T, AgentError> {
-        if self.human {
-            self.flush();
-        }
-        let start = clock::ticks();
-        let out = f(&mut *self.inner);
-        let spent = clock::to_nanos(clock::ticks().wrapping_sub(start));
-        self.tracer
-            .decided(&mut *self.inner, obs, &out, choice, spent);
-        out
-    }
-
-    fn flush(&self) {
-        if let Some(file) = &self.file {
-            file.lock()
-                .expect("a trace file's lock is never poisoned")
-                .flush(&self.tracer);
-        }
-    }
-}
-
-impl Agent for Traced {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    dhumbal_game::pass_on_to!(inner);
-
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        self.decide(obs, |a| a.call(obs, rng), |&c| Choice::Call(c))
-    }
-
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        self.decide(obs, |a| a.discard(obs, rng), |d| Choice::Discard(*d))
-    }
-
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        self.decide(obs, |a| a.pick(obs, rng), |&p| Choice::Pick(p))
-    }
-}
-
 /// Two observers of one round.
 struct Both<A, B>(A, B);
 
@@ -333,23 +262,30 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
 
     human::show(&console, &introduction(&args, &stage, &labels, seat, paint));
 
-    let mut seated: Vec<Traced> = (0..players)
-        .map(|s| Traced {
-            inner: if s == seat {
-                Box::new(Human::new(
-                    Arc::clone(&console),
-                    Arc::clone(&labels),
-                    history.clone(),
-                    paint,
-                    advisor.take(),
-                    Arc::clone(&stop),
-                ))
-            } else {
-                agents[s].recipe.build(&agents[s].id)
-            },
-            tracer: tracer.clone(),
-            file: file.clone(),
-            human: s == seat,
+    // Every seat's decisions go to the trace as a tournament's do; before the person's, the
+    // trace so far goes to disk.
+    let mut seated: Vec<Timed> = (0..players)
+        .map(|s| {
+            if s != seat {
+                return Timed::new(agents[s].recipe.build(&agents[s].id), Some(tracer.clone()));
+            }
+            let person = Box::new(Human::new(
+                Arc::clone(&console),
+                Arc::clone(&labels),
+                history.clone(),
+                paint,
+                advisor.take(),
+                Arc::clone(&stop),
+            ));
+            let timed = Timed::new(person, Some(tracer.clone()));
+            match file.clone() {
+                Some(file) => timed.before_deciding(move |tracer| {
+                    file.lock()
+                        .expect("a trace file's lock is never poisoned")
+                        .flush(tracer)
+                }),
+                None => timed,
+            }
         })
         .collect();
     let seats_json: Vec<Value> = (0..players)

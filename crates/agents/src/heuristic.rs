@@ -15,7 +15,8 @@ use dhumbal_game::decision::{
     Agent, AgentError, Candidate, Choice, Explanation, Observation, Phase, Pick,
 };
 use dhumbal_game::discards::{
-    Runs, for_each_maximal_run, for_each_multi_discard, has_run_start, suit_ranks,
+    Runs, for_each_maximal_run, for_each_multi_discard, for_each_repeated_rank, has_run_start,
+    suit_ranks,
 };
 use dhumbal_game::rng::RandomSource;
 use serde_json::Value;
@@ -465,15 +466,10 @@ impl Heuristic {
                 score_sets(repeated.trailing_zeros() as u8);
             } else {
                 // Ranks in order of first appearance in the hand.
-                let mut ranks_done = 0u16;
-                for &c in hand {
-                    let rank = c.rank();
-                    if repeated & (1 << rank) == 0 || ranks_done & (1 << rank) != 0 {
-                        continue;
-                    }
-                    ranks_done |= 1 << rank;
+                for_each_repeated_rank(hand, repeated, |rank| {
                     score_sets(rank);
-                }
+                    true
+                });
             }
         }
         if any_run {

@@ -1151,7 +1151,7 @@ fn choice_of(v: &Dynamic, obs: &Observation<'_>) -> Result<Choice, String> {
     };
     let text = text.trim();
     if let Some(c) = legal.iter().find(|c| c.to_string() == text) {
-        return Ok(c.clone());
+        return Ok(*c);
     }
     match (obs.phase, text) {
         (Phase::Pick, "stock" | "draw" | "-1") => return Ok(Choice::Pick(Pick::Stock)),

@@ -168,12 +168,40 @@ impl fmt::Display for Pick {
 
 /// One decision's answer, whichever the phase: what a trace records and an explanation
 /// scores.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
     /// Call Jhyap (`true`) or play on.
     Call(bool),
     Discard(Discard),
     Pick(Pick),
+}
+
+impl Choice {
+    /// The answer to a call decision; the choice itself when it answers another phase, for
+    /// the caller to say how that came about (the terminal's `Human` and the neural agents'
+    /// `Answer`, whose answers are choices).
+    pub fn into_call(self) -> Result<bool, Choice> {
+        match self {
+            Choice::Call(c) => Ok(c),
+            other => Err(other),
+        }
+    }
+
+    /// The answer to a discard decision, as [`Choice::into_call`].
+    pub fn into_discard(self) -> Result<Discard, Choice> {
+        match self {
+            Choice::Discard(d) => Ok(d),
+            other => Err(other),
+        }
+    }
+
+    /// The answer to a pick decision, as [`Choice::into_call`].
+    pub fn into_pick(self) -> Result<Pick, Choice> {
+        match self {
+            Choice::Pick(p) => Ok(p),
+            other => Err(other),
+        }
+    }
 }
 
 impl fmt::Display for Choice {

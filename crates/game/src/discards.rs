@@ -208,15 +208,10 @@ pub fn for_each_multi_discard(
     let min_run = u32::from(d.min_run);
     let any_run = d.runs && (d.ace_high || has_run_start(set, min_run));
     let mut buf = [Card::from_id(0); MAX_HAND];
-    if d.sets && repeated != 0 {
-        let mut ranks_done = 0u16;
-        for &c in hand {
-            let rank = c.rank();
-            if repeated & (1 << rank) == 0 || ranks_done & (1 << rank) != 0 {
-                continue;
-            }
-            ranks_done |= 1 << rank;
-            let mut group = [c; 4];
+    if d.sets
+        && repeated != 0
+        && !for_each_repeated_rank(hand, repeated, |rank| {
+            let mut group = [Card::from_id(0); 4];
             let mut k = 0;
             for &x in hand {
                 if x.rank() == rank && k < group.len() {
@@ -233,10 +228,13 @@ pub fn for_each_multi_discard(
                     }
                 }
                 if !f(&buf[..n]) {
-                    return;
+                    return false;
                 }
             }
-        }
+            true
+        })
+    {
+        return;
     }
     if d.runs && any_run {
         let min = min_run;
@@ -260,6 +258,26 @@ pub fn for_each_multi_discard(
             true
         });
     }
+}
+
+/// Every rank of `repeated` (a rank bit set: bit 13 the jokers) held in `hand`, each once, in
+/// the order of its first card in the hand: `f(rank)` returns `false` to stop; so does this,
+/// when stopped. The one walk over the ranks of sets that the legal discards and the
+/// heuristics' scoring share.
+#[inline]
+pub fn for_each_repeated_rank(hand: &[Card], repeated: u16, mut f: impl FnMut(u8) -> bool) -> bool {
+    let mut ranks_done = 0u16;
+    for &c in hand {
+        let rank = c.rank();
+        if repeated & (1 << rank) == 0 || ranks_done & (1 << rank) != 0 {
+            continue;
+        }
+        ranks_done |= 1 << rank;
+        if !f(rank) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Each suit's ranks in a hand's bit set `set` (card ids are suit-major: each suit's ranks are

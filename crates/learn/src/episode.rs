@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dhumbal_agents::neural::{Action, Choice, Mlp, Policy, PolicyAgent, Scratch, Workspace};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::Scoring;
-use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, RoundOutcome, Rules, Table};
+use dhumbal_game::{Agent, Observation, RoundOutcome, Rules, Table};
 
 use crate::{EpisodeRecord, Opponent, TrainPlan, TrainSeating};
 
@@ -85,29 +85,7 @@ impl Agent for Learner<'_> {
         "learner"
     }
 
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        self.decide(obs, rng).call()
-    }
-
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        self.decide(obs, rng).discard()
-    }
-
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        self.decide(obs, rng).pick()
-    }
+    dhumbal_agents::answer_by!(decide);
 }
 
 /// A seat's reward in a round: coins won or lost, or minus the points taken.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use dhumbal_agents::neural::{Action, Encoding};
+use dhumbal_agents::neural::{Action, Answer, Encoding};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
 use dhumbal_game::rules::MAX_PLAYERS;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Seats, Table};

@@ -391,10 +391,9 @@ impl Agent for Human {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        match self.decide(obs)? {
-            Choice::Call(c) => Ok(c),
-            other => Err(AgentError(format!("answered {other} to a call"))),
-        }
+        self.decide(obs)?
+            .into_call()
+            .map_err(|other| AgentError(format!("answered {other} to a call")))
     }
 
     fn discard(
@@ -402,10 +401,9 @@ impl Agent for Human {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<Discard, AgentError> {
-        match self.decide(obs)? {
-            Choice::Discard(d) => Ok(d),
-            other => Err(AgentError(format!("answered {other} to a discard"))),
-        }
+        self.decide(obs)?
+            .into_discard()
+            .map_err(|other| AgentError(format!("answered {other} to a discard")))
     }
 
     fn pick(
@@ -413,10 +411,9 @@ impl Agent for Human {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        match self.decide(obs)? {
-            Choice::Pick(p) => Ok(p),
-            other => Err(AgentError(format!("answered {other} to a pick"))),
-        }
+        self.decide(obs)?
+            .into_pick()
+            .map_err(|other| AgentError(format!("answered {other} to a pick")))
     }
 }
 
@@ -450,7 +447,7 @@ pub fn read_answer(line: &str, obs: &Observation<'_>, legal: &[Choice]) -> Answe
     }
     if let Ok(n) = lower.parse::<usize>() {
         return match legal.get(n.wrapping_sub(1)) {
-            Some(c) => Answer::Choice(c.clone()),
+            Some(c) => Answer::Choice(*c),
             None => Answer::Invalid(format!(
                 "there is no option {n}: choose 1 to {}",
                 legal.len()
@@ -522,13 +519,13 @@ fn discard_of(cards: &[Card], obs: &Observation<'_>, legal: &[Choice]) -> Result
             && d.to_set() == set
         {
             if d.as_slice() == cards {
-                return Ok(c.clone());
+                return Ok(*c);
             }
             first.get_or_insert(c);
         }
     }
     if let Some(c) = first {
-        return Ok(c.clone());
+        return Ok(*c);
     }
     let listed: Vec<String> = cards.iter().map(Card::to_string).collect();
     let why = match classify(obs.rules, obs.hand.as_slice(), cards) {
@@ -796,7 +793,7 @@ mod tests {
         with_obs("9H 10H JH 2C KS", Phase::Discard, &[], |obs| {
             let legal = legal_choices(obs);
             let read = |line: &str| read_answer(line, obs, &legal);
-            assert_eq!(read("1"), Answer::Choice(legal[0].clone()));
+            assert_eq!(read("1"), Answer::Choice(legal[0]));
             assert_eq!(read(" 2c "), discard("2C"));
             let run = read("jh 9h 10h");
             assert_eq!(run, read("9♥ 10♥ J♥"));

@@ -101,17 +101,43 @@ pub enum Halt {
 }
 
 /// An agent wrapped to time its decisions and trace them, when asked (the engine counts
-/// them: [`RoundOutcome::decisions`]).
-struct Timed {
+/// them: [`RoundOutcome::decisions`]). Tournaments seat every agent in one; `dhumbal-run play`
+/// seats every seat's agent (the person's too) in one that traces, its trace written to disk
+/// before the person's decisions ([`Timed::before_deciding`]).
+pub struct Timed {
     inner: Box<dyn Agent>,
     timing: bool,
     /// Clock ticks spent deciding this round (converted to nanoseconds when recorded).
     ticks: u64,
     /// The unit's trace, when it is traced.
     tracer: Option<Tracer>,
+    /// Called with the trace before each traced decision (see [`Timed::before_deciding`]).
+    before: Option<BeforeDeciding>,
 }
 
+/// What a [`Timed`] calls with its trace before each traced decision.
+type BeforeDeciding = Box<dyn FnMut(&Tracer) + Send>;
+
 impl Timed {
+    /// `inner`, its decisions written to `tracer` when there is one, and not timed (a
+    /// tournament times the decisions of its sampled deals).
+    pub fn new(inner: Box<dyn Agent>, tracer: Option<Tracer>) -> Timed {
+        Timed {
+            inner,
+            timing: false,
+            ticks: 0,
+            tracer,
+            before: None,
+        }
+    }
+
+    /// The same agent, `before` called with the trace before each of its traced decisions
+    /// (`dhumbal-run play` writes the trace so far to disk before the person answers).
+    pub fn before_deciding(mut self, before: impl FnMut(&Tracer) + Send + 'static) -> Timed {
+        self.before = Some(Box::new(before));
+        self
+    }
+
     #[inline]
     fn measure<T>(
         &mut self,
@@ -142,6 +168,9 @@ impl Timed {
         f: impl FnOnce(&mut dyn Agent) -> Result<T, AgentError>,
         choice: impl FnOnce(&T) -> Choice,
     ) -> Result<T, AgentError> {
+        if let (Some(before), Some(tracer)) = (&mut self.before, &self.tracer) {
+            before(tracer);
+        }
         let start = clock::ticks();
         let out = f(&mut *self.inner);
         let spent = clock::ticks().wrapping_sub(start);
@@ -250,12 +279,7 @@ impl Lineup<'_> {
             .iter()
             .map(|&slot| {
                 let def = &self.agents[slot];
-                Timed {
-                    inner: def.recipe.build(&def.id),
-                    timing: false,
-                    ticks: 0,
-                    tracer: tracer.clone(),
-                }
+                Timed::new(def.recipe.build(&def.id), tracer.clone())
             })
             .collect();
         let mut table = Table::new((*stage.rules).clone());

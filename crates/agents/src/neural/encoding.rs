@@ -20,45 +20,41 @@
 use dhumbal_game::cards::{CARD_IDS, Card, CardSet, Discard, MAX_HAND};
 use dhumbal_game::{AgentError, Observation, Phase, Pick};
 
-/// One legal action.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Call(bool),
-    Discard(Discard),
-    Pick(Pick),
+/// One legal action: the game's [`Choice`](dhumbal_game::Choice), a decision's answer whichever
+/// the phase.
+pub use dhumbal_game::Choice as Action;
+
+/// A legal action as the answer to the decision asked (the policy agents, the learner's
+/// episodes and the Python tables answer with the action a network or a player chose).
+pub trait Answer {
+    /// The answer to a call decision.
+    fn call(self) -> Result<bool, AgentError>;
+    /// The answer to a discard decision.
+    fn discard(self) -> Result<Discard, AgentError>;
+    /// The answer to a pick decision.
+    fn pick(self) -> Result<Pick, AgentError>;
 }
 
-impl Action {
-    // The encoding lists only the phase's own actions, so a mismatch never happens; it is an
-    // agent error rather than a panic all the same.
-    fn mismatch(self, asked: &str) -> AgentError {
-        AgentError(format!(
-            "the encoding offered {self:?} when asked to {asked}"
-        ))
+// The encoding lists only the phase's own actions, so a mismatch never happens; it is an
+// agent error rather than a panic all the same.
+fn mismatch(action: Action, asked: &str) -> AgentError {
+    AgentError(format!(
+        "the encoding offered {action:?} when asked to {asked}"
+    ))
+}
+
+impl Answer for Action {
+    fn call(self) -> Result<bool, AgentError> {
+        self.into_call().map_err(|other| mismatch(other, "call"))
     }
 
-    /// The answer to a call decision.
-    pub fn call(self) -> Result<bool, AgentError> {
-        match self {
-            Action::Call(c) => Ok(c),
-            other => Err(other.mismatch("call")),
-        }
+    fn discard(self) -> Result<Discard, AgentError> {
+        self.into_discard()
+            .map_err(|other| mismatch(other, "discard"))
     }
 
-    /// The answer to a discard decision.
-    pub fn discard(self) -> Result<Discard, AgentError> {
-        match self {
-            Action::Discard(d) => Ok(d),
-            other => Err(other.mismatch("discard")),
-        }
-    }
-
-    /// The answer to a pick decision.
-    pub fn pick(self) -> Result<Pick, AgentError> {
-        match self {
-            Action::Pick(p) => Ok(p),
-            other => Err(other.mismatch("pick")),
-        }
+    fn pick(self) -> Result<Pick, AgentError> {
+        self.into_pick().map_err(|other| mismatch(other, "pick"))
     }
 }
 

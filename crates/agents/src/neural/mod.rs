@@ -10,12 +10,10 @@ pub mod net;
 use std::sync::Arc;
 
 use dhumbal_game::rng::RandomSource;
-use dhumbal_game::{
-    Agent, AgentError, Candidate, Choice as Decided, Discard, Explanation, Observation, Pick,
-};
+use dhumbal_game::{Agent, Candidate, Explanation, Observation};
 
 pub use checkpoint::Checkpoint;
-pub use encoding::{Action, Encoded, Encoding};
+pub use encoding::{Action, Answer, Encoded, Encoding};
 pub use net::{Mlp, Scratch};
 
 /// The learning algorithms, as scenario kinds.
@@ -173,12 +171,7 @@ impl PolicyAgent {
             .actions
             .iter()
             .zip(raw.iter().zip(&probs))
-            .map(|(&a, (&score, &p))| {
-                let choice = match a {
-                    Action::Call(c) => Decided::Call(c),
-                    Action::Discard(d) => Decided::Discard(d),
-                    Action::Pick(p) => Decided::Pick(p),
-                };
+            .map(|(&choice, (&score, &p))| {
                 if ppo {
                     Candidate::new(choice, f64::from(p)).with("logit", score)
                 } else if self.choice == Choice::Greedy {
@@ -225,27 +218,38 @@ impl Agent for PolicyAgent {
         Some(self.explanation(obs))
     }
 
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        self.decide(obs, rng).call()
-    }
+    crate::answer_by!(decide);
+}
 
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        self.decide(obs, rng).discard()
-    }
+/// Inside `impl Agent for X`, implements [`Agent::call`], [`Agent::discard`] and
+/// [`Agent::pick`] by the [`Action`] that `self.$decide(obs, rng)` chooses, as its [`Answer`]
+/// to the decision asked: how a network answers, in play ([`PolicyAgent`]) and in training
+/// (the learner's seat in `dhumbal-learn`'s episodes). The caller depends on `dhumbal_game`.
+#[macro_export]
+macro_rules! answer_by {
+    ($decide:ident) => {
+        fn call(
+            &mut self,
+            obs: &::dhumbal_game::Observation<'_>,
+            rng: &mut dyn ::dhumbal_game::rng::RandomSource,
+        ) -> Result<bool, ::dhumbal_game::AgentError> {
+            $crate::neural::Answer::call(self.$decide(obs, rng))
+        }
 
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        self.decide(obs, rng).pick()
-    }
+        fn discard(
+            &mut self,
+            obs: &::dhumbal_game::Observation<'_>,
+            rng: &mut dyn ::dhumbal_game::rng::RandomSource,
+        ) -> Result<::dhumbal_game::Discard, ::dhumbal_game::AgentError> {
+            $crate::neural::Answer::discard(self.$decide(obs, rng))
+        }
+
+        fn pick(
+            &mut self,
+            obs: &::dhumbal_game::Observation<'_>,
+            rng: &mut dyn ::dhumbal_game::rng::RandomSource,
+        ) -> Result<::dhumbal_game::Pick, ::dhumbal_game::AgentError> {
+            $crate::neural::Answer::pick(self.$decide(obs, rng))
+        }
+    };
 }
