@@ -1,4 +1,4 @@
-//! Ratings (crates/report/src/ratings.rs): the fit against `choix` (tests/fixtures/ratings.json,
+//! Ratings (crates/report/src/ratings/): the fit against `choix` (tests/fixtures/ratings.json,
 //! made by scripts/reference/ratings_fixture.py), the properties a rating must have (anchor at
 //! 0, agent order, a refused fit when the comparisons are not strongly connected, a bootstrap
 //! that is the same to the bit on any thread count), finishing orders read from records, and

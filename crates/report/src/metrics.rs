@@ -14,7 +14,8 @@
 use anyhow::bail;
 
 use super::load::{InputError, Row, StageInfo};
-use super::ratings::FxMap;
+use super::ratings::collect::Collector;
+use super::ratings::model::{Data, FxMap, RatingError};
 use super::stats::{Cluster, ClusterPair, CoMoments, Moments, Stratified};
 
 /// Per-round metrics with a value for every agent in every round it plays.
@@ -139,7 +140,7 @@ pub struct Accumulated {
     /// stage's table-size mix.
     pub table_rows: Vec<u64>,
     /// The games and units the ratings are fitted to (docs/analysis.md, "Ratings").
-    pub ratings: Result<super::ratings::Data, super::ratings::RatingError>,
+    pub ratings: Result<Data, RatingError>,
 }
 
 /// Checkpoints kept for the cumulative figures: between this and twice this many.
@@ -220,7 +221,7 @@ impl Accumulator {
                 seat_units: vec![Cluster::default(); seats],
                 start_units: vec![Cluster::default(); seats],
                 table_rows: vec![0; seats],
-                ratings: Ok(super::ratings::Data::new(0, Default::default())),
+                ratings: Ok(Data::new(0, Default::default())),
             },
             group: Vec::with_capacity(8),
             blocks: FxMap::default(),
@@ -594,7 +595,7 @@ impl Accumulator {
 /// records as they are played, so that both give the same result by construction.
 pub struct Stream {
     acc: Accumulator,
-    games: super::ratings::Collector,
+    games: Collector,
     /// The first row that did not make sense (the pass stops at it).
     failure: Option<anyhow::Error>,
 }
@@ -603,7 +604,7 @@ impl Stream {
     pub fn new(info: &StageInfo) -> Stream {
         Stream {
             acc: Accumulator::new(info),
-            games: super::ratings::Collector::new(info),
+            games: Collector::new(info),
             failure: None,
         }
     }
