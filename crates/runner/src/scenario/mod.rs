@@ -14,6 +14,7 @@ mod resolve;
 pub mod rules_spec;
 pub mod spec;
 mod sweep;
+mod train;
 mod tune;
 
 use std::path::{Path, PathBuf};

@@ -14,10 +14,10 @@ use dhumbal_agents::{AgentLog, Context};
 use dhumbal_game::rules::{Rules, Scoring};
 
 use super::locate::Locations;
-use super::spec::{AgentSpec, ScenarioSpec, SequentialSpec, TableSpec, TrainSpec};
+use super::spec::{AgentSpec, OutputSpec, ScenarioSpec, SequentialSpec, StageSpec, TableSpec};
 use super::{
-    AgentDef, DEFAULT_DECISION_SAMPLE, Generator, Output, Overrides, Plan, Problem, RulesSpec,
-    Scenario, SeatEntry, Seating, Stage, Training,
+    AgentDef, DEFAULT_DECISION_SAMPLE, Generator, Output, Overrides, Problem, RulesSpec, Scenario,
+    SeatEntry, Seating, Stage,
 };
 
 /// Rounds of one session or game: a deal id holds the round in 20 bits.
@@ -98,13 +98,35 @@ impl Resolver<'_> {
         .collect();
         let trainings = self.trainings(spec, seed);
         let tunings = self.tunings(spec, seed);
-        let mut stages = Vec::new();
+        let stages = self.stages(spec, seed, overrides);
+        let output = self.output(spec, overrides, &stages);
+        if !self.problems.is_empty() {
+            return None;
+        }
+        Some(Scenario {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            path: self.path.to_path_buf(),
+            seed,
+            stages,
+            staged,
+            output,
+            agent_log: self.log.clone(),
+            trainings,
+            tunings,
+        })
+    }
+
+    /// The scenario's stages: those of `stages:`, else one of the top level's fields (none in
+    /// a file that only trains or tunes).
+    fn stages(&mut self, spec: &ScenarioSpec, seed: u64, overrides: &Overrides) -> Vec<Stage> {
         let train_only = (spec.train.is_some() || spec.tune.is_some())
             && spec.stages.is_none()
             && spec.agents.is_none();
         match &spec.stages {
-            None if train_only => {}
+            None if train_only => Vec::new(),
             None => {
+                let mut stages = Vec::new();
                 let seq = spec.sequential.as_ref();
                 let sized = seq.map(|q| ("sequential", q.max_deals, q.max_games));
                 let (own, defaults) =
@@ -115,86 +137,102 @@ impl Resolver<'_> {
                     self.sequential_plan("", seq, &mut s);
                     stages.push(s);
                 }
+                stages
             }
-            Some(list) => {
-                if list.is_empty() {
-                    self.problem("stages", "lists no stages");
+            Some(list) => self.listed_stages(spec, list, seed, overrides),
+        }
+    }
+
+    /// The stages of `stages:`, each over the top level's fields, a sweep expanded into its
+    /// points.
+    fn listed_stages(
+        &mut self,
+        spec: &ScenarioSpec,
+        list: &[StageSpec],
+        seed: u64,
+        overrides: &Overrides,
+    ) -> Vec<Stage> {
+        let mut stages = Vec::new();
+        if list.is_empty() {
+            self.problem("stages", "lists no stages");
+        }
+        if spec.sequential.is_some() {
+            self.problem(
+                "sequential",
+                "with `stages:`, a sequential test belongs in the stage it tests \
+                 (`stages.N.sequential`)",
+            );
+        }
+        let mut names: Vec<String> = Vec::new();
+        for (i, st) in list.iter().enumerate() {
+            let prefix = format!("stages.{i}");
+            if names.contains(&st.name) || self.sweeps.contains(&st.name) {
+                self.problem(
+                    &format!("{prefix}.name"),
+                    format!("stage `{}` is defined twice", st.name),
+                );
+            }
+            if st.name.trim().is_empty() || st.name.contains(['/', '\\']) {
+                self.problem(
+                    &format!("{prefix}.name"),
+                    "needs a non-empty name without slashes",
+                );
+            }
+            // `--seed` replaces the scenario seed and is mixed into stages' own seeds, so
+            // that replicate runs differ in every stage.
+            let stage_seed = match (st.seed, overrides.seed) {
+                (Some(own), Some(cli)) => mix_seed(cli, own),
+                (Some(own), None) => own,
+                (None, _) => seed,
+            };
+            if let Some(sweep) = &st.sweep {
+                let points = self.sweep_stages(
+                    st,
+                    sweep,
+                    &prefix,
+                    stage_seed,
+                    &spec.table(),
+                    &names,
+                    overrides,
+                );
+                self.sweeps.push(st.name.clone());
+                for (name, resolved) in points {
+                    names.push(name);
+                    stages.extend(resolved);
                 }
-                if spec.sequential.is_some() {
-                    self.problem(
-                        "sequential",
-                        "with `stages:`, a sequential test belongs in the stage it tests \
-                         (`stages.N.sequential`)",
-                    );
+                continue;
+            }
+            let seq = st.sequential.as_ref();
+            if st.sequential.is_some() && st.decide.is_some() {
+                self.problem(
+                    &at(&prefix, "decide"),
+                    "a stage has either `sequential:` (a test of two named agents) or \
+                     `decide:` (a test of its leader against its second), not both",
+                );
+            }
+            let sized = match (seq, &st.decide) {
+                (Some(q), _) => Some(("sequential", q.max_deals, q.max_games)),
+                (None, Some(d)) => Some(("decide", d.max_deals, d.max_games)),
+                (None, None) => None,
+            };
+            let (own, defaults) = self.sequential_size(&prefix, sized, &st.table(), &spec.table());
+            let resolved = self.stage(
+                &st.name, stage_seed, &prefix, &own, &defaults, &names, overrides,
+            );
+            names.push(st.name.clone());
+            if let Some(mut s) = resolved {
+                self.sequential_plan(&prefix, seq, &mut s);
+                if seq.is_none() {
+                    self.decide_plan(&prefix, st.decide.as_ref(), &mut s);
                 }
-                let mut names: Vec<String> = Vec::new();
-                for (i, st) in list.iter().enumerate() {
-                    let prefix = format!("stages.{i}");
-                    if names.contains(&st.name) || self.sweeps.contains(&st.name) {
-                        self.problem(
-                            &format!("{prefix}.name"),
-                            format!("stage `{}` is defined twice", st.name),
-                        );
-                    }
-                    if st.name.trim().is_empty() || st.name.contains(['/', '\\']) {
-                        self.problem(
-                            &format!("{prefix}.name"),
-                            "needs a non-empty name without slashes",
-                        );
-                    }
-                    // `--seed` replaces the scenario seed and is mixed into stages' own seeds, so
-                    // that replicate runs differ in every stage.
-                    let stage_seed = match (st.seed, overrides.seed) {
-                        (Some(own), Some(cli)) => mix_seed(cli, own),
-                        (Some(own), None) => own,
-                        (None, _) => seed,
-                    };
-                    if let Some(sweep) = &st.sweep {
-                        let points = self.sweep_stages(
-                            st,
-                            sweep,
-                            &prefix,
-                            stage_seed,
-                            &spec.table(),
-                            &names,
-                            overrides,
-                        );
-                        self.sweeps.push(st.name.clone());
-                        for (name, resolved) in points {
-                            names.push(name);
-                            stages.extend(resolved);
-                        }
-                        continue;
-                    }
-                    let seq = st.sequential.as_ref();
-                    if st.sequential.is_some() && st.decide.is_some() {
-                        self.problem(
-                            &at(&prefix, "decide"),
-                            "a stage has either `sequential:` (a test of two named agents) or \
-                             `decide:` (a test of its leader against its second), not both",
-                        );
-                    }
-                    let sized = match (seq, &st.decide) {
-                        (Some(q), _) => Some(("sequential", q.max_deals, q.max_games)),
-                        (None, Some(d)) => Some(("decide", d.max_deals, d.max_games)),
-                        (None, None) => None,
-                    };
-                    let (own, defaults) =
-                        self.sequential_size(&prefix, sized, &st.table(), &spec.table());
-                    let resolved = self.stage(
-                        &st.name, stage_seed, &prefix, &own, &defaults, &names, overrides,
-                    );
-                    names.push(st.name.clone());
-                    if let Some(mut s) = resolved {
-                        self.sequential_plan(&prefix, seq, &mut s);
-                        if seq.is_none() {
-                            self.decide_plan(&prefix, st.decide.as_ref(), &mut s);
-                        }
-                        stages.push(s);
-                    }
-                }
+                stages.push(s);
             }
         }
+        stages
+    }
+
+    /// The `output:` section, over the command line's `--out` and `--trace`.
+    fn output(&mut self, spec: &ScenarioSpec, overrides: &Overrides, stages: &[Stage]) -> Output {
         let out = spec.output.clone().unwrap_or_default();
         let chunk_rounds = out.chunk_rounds.unwrap_or(16_384);
         if out.decision_sample == Some(0) {
@@ -214,6 +252,31 @@ impl Resolver<'_> {
                  rounds.csv beside it",
             );
         }
+        let trace = self.trace_selection(&out, overrides, stages);
+        let dir = overrides
+            .out
+            .clone()
+            .or_else(|| out.dir.as_ref().map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("reports").join(&spec.name));
+        Output {
+            dir,
+            csv: out.csv.unwrap_or(false),
+            chunk_rounds,
+            decision_sample: out
+                .decision_timing
+                .unwrap_or(true)
+                .then(|| out.decision_sample.unwrap_or(DEFAULT_DECISION_SAMPLE)),
+            trace,
+        }
+    }
+
+    /// The deals to trace: `output.trace` and `--trace` together, each played by some stage.
+    fn trace_selection(
+        &mut self,
+        out: &OutputSpec,
+        overrides: &Overrides,
+        stages: &[Stage],
+    ) -> crate::trace::TraceSelection {
         let mut trace = crate::trace::TraceSelection::default();
         if let Some(t) = &out.trace {
             trace.deals = t.deals.clone().unwrap_or_default();
@@ -240,36 +303,7 @@ impl Resolver<'_> {
                 ),
             );
         }
-        let dir = overrides
-            .out
-            .clone()
-            .or_else(|| out.dir.as_ref().map(PathBuf::from))
-            .unwrap_or_else(|| PathBuf::from("reports").join(&spec.name));
-        let output = Output {
-            dir,
-            csv: out.csv.unwrap_or(false),
-            chunk_rounds,
-            decision_sample: out
-                .decision_timing
-                .unwrap_or(true)
-                .then(|| out.decision_sample.unwrap_or(DEFAULT_DECISION_SAMPLE)),
-            trace,
-        };
-        if !self.problems.is_empty() {
-            return None;
-        }
-        Some(Scenario {
-            name: spec.name.clone(),
-            description: spec.description.clone(),
-            path: self.path.to_path_buf(),
-            seed,
-            stages,
-            staged,
-            output,
-            agent_log: self.log.clone(),
-            trainings,
-            tunings,
-        })
+        trace
     }
 
     /// One stage: its own fields over the scenario's (the defaults).
@@ -740,131 +774,152 @@ impl Resolver<'_> {
         seating: Seating,
         overrides: &Overrides,
     ) -> (u64, Option<u32>) {
-        // Each problem goes where its value is written: the stage, or the top level it inherits.
-        let stage_at = |field: &str| at(prefix, field);
-        let at = |field: &str| {
-            let own_has = match field {
-                "deals" => own.deals.is_some(),
-                "rounds" => own.rounds.is_some(),
-                "games" => own.games.is_some(),
-                "session" => own.session.is_some(),
-                _ => true,
-            };
-            source(prefix, field, own_has || !defaults_has(defaults, field))
-        };
         let sizes = ["deals", "rounds", "games", "session"];
         if sizes
             .iter()
-            .any(|f| self.unread(&stage_at(f)) || self.unread(f))
+            .any(|f| self.unread(&at(prefix, f)) || self.unread(f))
         {
             return (0, None);
         }
+        let fields = SampleFields::new(prefix, own, defaults);
         let points = rules.map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
-        let pick = |o: Option<u64>, d: Option<u64>| o.or(d);
-        let (deals, rounds, games) = (
-            pick(own.deals, defaults.deals),
-            pick(own.rounds, defaults.rounds),
-            pick(own.games, defaults.games),
-        );
-        let session = own.session.or(defaults.session);
-        // A seating that did not read says nothing of how many arrangements `rounds` covers.
-        let seating_unread = self.unread(&stage_at("seating")) || self.unread("seating");
-        let arrangements = rules
-            .filter(|_| !seating_unread)
-            .map(|r| seating.arrangements(r.players()));
-        let mut matches = 0;
-        let mut session_len = None;
         match points {
-            Some(true) => {
-                if let Some(r) = rules
-                    && let Scoring::Points(p) = r.variant().scoring
-                    && p.max_rounds > MAX_ROUNDS_PER_MATCH
-                {
-                    self.problem(
-                        &rules_path(prefix, own, defaults, "max_rounds"),
-                        format!("at most {MAX_ROUNDS_PER_MATCH} rounds per game"),
-                    );
-                }
-                if deals.is_some() || rounds.is_some() {
-                    self.problem(&at(if deals.is_some() { "deals" } else { "rounds" }), "these rules score points: give the sample size as `games` (each played until one player is left)");
-                }
-                if session.is_some() {
-                    self.problem(
-                        &at("session"),
-                        "sessions apply to coin scoring; a point game is its own session",
-                    );
-                }
-                match overrides.rounds.or(games) {
-                    Some(0) => self.problem(&at("games"), "must be at least 1"),
-                    Some(g) => matches = g,
-                    None => self.problem(&stage_at("games"), "missing: how many games to play"),
-                }
-            }
+            Some(true) => (self.point_sample(&fields, rules, overrides), None),
             Some(false) => {
-                if games.is_some() {
-                    self.problem(&at("games"), "these rules score coins: give the sample size as `deals` (or `rounds` = deals x seatings)");
-                }
-                let s = session.unwrap_or(1);
-                if s == 0 {
-                    self.problem(&at("session"), "must be at least 1");
-                }
-                if s > MAX_ROUNDS_PER_MATCH {
-                    self.problem(
-                        &at("session"),
-                        format!("at most {MAX_ROUNDS_PER_MATCH} rounds per session"),
-                    );
-                }
-                let total_deals = match (overrides.rounds.or(deals), rounds) {
-                    (Some(d), None) => Some(d),
-                    (Some(_), Some(_)) if overrides.rounds.is_none() => {
-                        self.problem(&at("rounds"), "give either `deals` or `rounds`, not both");
-                        None
-                    }
-                    (Some(d), Some(_)) => Some(d),
-                    (None, Some(r)) => match arrangements {
-                        Some(a) if r % a != 0 => {
-                            self.problem(&at("rounds"), format!("{r} rounds cannot be split evenly over {a} seatings; use a multiple of {a}, or give `deals`"));
-                            None
-                        }
-                        Some(a) => Some(r / a),
-                        None => None,
-                    },
-                    (None, None) => {
-                        self.problem(&stage_at("deals"), "missing: how many deals to play (`deals`, or `rounds` = deals x seatings)");
-                        None
-                    }
-                };
-                match total_deals {
-                    Some(0) => self.problem(&at("deals"), "must be at least 1"),
-                    Some(d) if s > 0 && d % u64::from(s) != 0 => self.problem(
-                        &at("session"),
-                        if overrides.rounds.is_some() {
-                            format!("--rounds {d} does not divide into sessions of {s} rounds; give --rounds a multiple of {s}")
-                        } else {
-                            format!("{d} deals do not divide into sessions of {s} rounds")
-                        },
-                    ),
-                    Some(d) if s > 0 => {
-                        matches = d / u64::from(s);
-                        session_len = Some(s);
-                    }
-                    _ => {}
-                }
+                // A seating that did not read says nothing of how many arrangements `rounds`
+                // covers.
+                let seating_unread = self.unread(&at(prefix, "seating")) || self.unread("seating");
+                let arrangements = rules
+                    .filter(|_| !seating_unread)
+                    .map(|r| seating.arrangements(r.players()));
+                self.coin_sample(&fields, arrangements, overrides)
             }
             None => {
                 // Rules with problems of their own: which sample size applies is unknown, but
                 // none may be zero.
                 for (field, value) in [
-                    ("deals", deals),
-                    ("rounds", rounds),
-                    ("games", overrides.rounds.or(games)),
-                    ("session", session.map(u64::from)),
+                    ("deals", fields.deals),
+                    ("rounds", fields.rounds),
+                    ("games", overrides.rounds.or(fields.games)),
+                    ("session", fields.session.map(u64::from)),
                 ] {
                     if value == Some(0) {
-                        self.problem(&at(field), "must be at least 1");
+                        self.problem(&fields.at(field), "must be at least 1");
                     }
                 }
+                (0, None)
             }
+        }
+    }
+
+    /// The games of a stage whose rules score points: `games` (or `--rounds`), each played
+    /// until one player is left.
+    fn point_sample(
+        &mut self,
+        fields: &SampleFields,
+        rules: Option<&Arc<Rules>>,
+        overrides: &Overrides,
+    ) -> u64 {
+        let (deals, rounds, games, session) =
+            (fields.deals, fields.rounds, fields.games, fields.session);
+        if let Some(r) = rules
+            && let Scoring::Points(p) = r.variant().scoring
+            && p.max_rounds > MAX_ROUNDS_PER_MATCH
+        {
+            self.problem(
+                &rules_path(fields.prefix, fields.own, fields.defaults, "max_rounds"),
+                format!("at most {MAX_ROUNDS_PER_MATCH} rounds per game"),
+            );
+        }
+        if deals.is_some() || rounds.is_some() {
+            self.problem(&fields.at(if deals.is_some() { "deals" } else { "rounds" }), "these rules score points: give the sample size as `games` (each played until one player is left)");
+        }
+        if session.is_some() {
+            self.problem(
+                &fields.at("session"),
+                "sessions apply to coin scoring; a point game is its own session",
+            );
+        }
+        match overrides.rounds.or(games) {
+            Some(0) => {
+                self.problem(&fields.at("games"), "must be at least 1");
+                0
+            }
+            Some(g) => g,
+            None => {
+                self.problem(&fields.stage_at("games"), "missing: how many games to play");
+                0
+            }
+        }
+    }
+
+    /// The sessions of a stage whose rules score coins, and their rounds: `deals` (or
+    /// `rounds`, deals times the seating's `arrangements`, or `--rounds`) in sessions of
+    /// `session` rounds.
+    fn coin_sample(
+        &mut self,
+        fields: &SampleFields,
+        arrangements: Option<u64>,
+        overrides: &Overrides,
+    ) -> (u64, Option<u32>) {
+        let (deals, rounds, games, session) =
+            (fields.deals, fields.rounds, fields.games, fields.session);
+        let mut matches = 0;
+        let mut session_len = None;
+        if games.is_some() {
+            self.problem(&fields.at("games"), "these rules score coins: give the sample size as `deals` (or `rounds` = deals x seatings)");
+        }
+        let s = session.unwrap_or(1);
+        if s == 0 {
+            self.problem(&fields.at("session"), "must be at least 1");
+        }
+        if s > MAX_ROUNDS_PER_MATCH {
+            self.problem(
+                &fields.at("session"),
+                format!("at most {MAX_ROUNDS_PER_MATCH} rounds per session"),
+            );
+        }
+        let total_deals = match (overrides.rounds.or(deals), rounds) {
+            (Some(d), None) => Some(d),
+            (Some(_), Some(_)) if overrides.rounds.is_none() => {
+                self.problem(
+                    &fields.at("rounds"),
+                    "give either `deals` or `rounds`, not both",
+                );
+                None
+            }
+            (Some(d), Some(_)) => Some(d),
+            (None, Some(r)) => match arrangements {
+                Some(a) if r % a != 0 => {
+                    self.problem(&fields.at("rounds"), format!("{r} rounds cannot be split evenly over {a} seatings; use a multiple of {a}, or give `deals`"));
+                    None
+                }
+                Some(a) => Some(r / a),
+                None => None,
+            },
+            (None, None) => {
+                self.problem(
+                    &fields.stage_at("deals"),
+                    "missing: how many deals to play (`deals`, or `rounds` = deals x seatings)",
+                );
+                None
+            }
+        };
+        match total_deals {
+            Some(0) => self.problem(&fields.at("deals"), "must be at least 1"),
+            Some(d) if s > 0 && d % u64::from(s) != 0 => self.problem(
+                &fields.at("session"),
+                if overrides.rounds.is_some() {
+                    format!("--rounds {d} does not divide into sessions of {s} rounds; give --rounds a multiple of {s}")
+                } else {
+                    format!("{d} deals do not divide into sessions of {s} rounds")
+                },
+            ),
+            Some(d) if s > 0 => {
+                matches = d / u64::from(s);
+                session_len = Some(s);
+            }
+            _ => {}
         }
         (matches, session_len)
     }
@@ -1040,14 +1095,51 @@ fn source(prefix: &str, field: &str, own_has: bool) -> String {
     }
 }
 
-/// Whether the top level gives a sample-size field.
-fn defaults_has(defaults: &TableSpec, field: &str) -> bool {
+/// Whether a stage (or the top level) gives a sample-size field.
+fn gives_size(table: &TableSpec, field: &str) -> bool {
     match field {
-        "deals" => defaults.deals.is_some(),
-        "rounds" => defaults.rounds.is_some(),
-        "games" => defaults.games.is_some(),
-        "session" => defaults.session.is_some(),
+        "deals" => table.deals.is_some(),
+        "rounds" => table.rounds.is_some(),
+        "games" => table.games.is_some(),
+        "session" => table.session.is_some(),
         _ => false,
+    }
+}
+
+/// A stage's sample-size fields as it reads them (its own over the top level's), and where a
+/// problem with each goes.
+struct SampleFields<'s> {
+    prefix: &'s str,
+    own: &'s TableSpec,
+    defaults: &'s TableSpec,
+    deals: Option<u64>,
+    rounds: Option<u64>,
+    games: Option<u64>,
+    session: Option<u32>,
+}
+
+impl<'s> SampleFields<'s> {
+    fn new(prefix: &'s str, own: &'s TableSpec, defaults: &'s TableSpec) -> Self {
+        SampleFields {
+            prefix,
+            own,
+            defaults,
+            deals: own.deals.or(defaults.deals),
+            rounds: own.rounds.or(defaults.rounds),
+            games: own.games.or(defaults.games),
+            session: own.session.or(defaults.session),
+        }
+    }
+
+    /// Each problem goes where its value is written: the stage, or the top level it inherits.
+    fn at(&self, field: &str) -> String {
+        let on_stage = gives_size(self.own, field) || !gives_size(self.defaults, field);
+        source(self.prefix, field, on_stage)
+    }
+
+    /// A missing value is the stage's.
+    fn stage_at(&self, field: &str) -> String {
+        at(self.prefix, field)
     }
 }
 
@@ -1068,475 +1160,4 @@ fn rules_path(prefix: &str, own: &TableSpec, defaults: &TableSpec, field: &str) 
         sets(defaults.rules.as_ref()) || (own.rules.is_none() && defaults.rules.is_some())
     };
     at(if top { "" } else { prefix }, &format!("rules.{field}"))
-}
-
-/// Agents as the manifest describes them: each one's id, then its resolved entry.
-fn described(agents: &[(String, Arc<dyn dhumbal_agents::Recipe>)]) -> Vec<Value> {
-    agents
-        .iter()
-        .map(|(id, r)| {
-            let mut m = serde_json::Map::new();
-            m.insert("id".into(), Value::from(id.clone()));
-            m.extend(r.describe());
-            Value::Object(m)
-        })
-        .collect()
-}
-
-/// The hash of a resolved training entry without the keys that do not change what it learns.
-fn learned_hash(resolved: &Value, leave_out: &[&str]) -> String {
-    let mut learned = resolved.clone();
-    if let Some(m) = learned.as_object_mut() {
-        for k in leave_out {
-            m.remove(*k);
-        }
-    }
-    format!(
-        "{:016x}",
-        dhumbal_game::hash::fnv1a(serde_json::to_string(&learned).expect("JSON").as_bytes())
-    )
-}
-
-impl Resolver<'_> {
-    /// The `train:` entries. Their checkpoints are noted first, so that agents resolved after
-    /// (the stages' seats, and opponents that are other trainings' checkpoints) may name them
-    /// before they exist.
-    fn trainings(&mut self, spec: &ScenarioSpec, seed: u64) -> Vec<Training> {
-        let Some(list) = &spec.train else {
-            return Vec::new();
-        };
-        let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let mut out = Vec::new();
-        let mut ids: Vec<&str> = Vec::new();
-        for (i, t) in list.iter().enumerate() {
-            let p = format!("train.{i}");
-            if ids.contains(&t.id.as_str()) {
-                self.problem(
-                    &format!("{p}.id"),
-                    format!("two trainings are named `{}`", t.id),
-                );
-            }
-            ids.push(&t.id);
-            if let Some(training) = self.training(spec, t, &p, seed, &folder) {
-                out.push(training);
-            }
-        }
-        out
-    }
-
-    /// A training's evaluation opponents (default [random]); also checks `every`.
-    fn evaluation_against(
-        &mut self,
-        ev: &super::spec::EvaluateSpec,
-        p: &str,
-        rules: Option<&Arc<Rules>>,
-    ) -> Vec<(String, Arc<dyn dhumbal_agents::Recipe>)> {
-        let mut against = Vec::new();
-        let given = ev
-            .against
-            .clone()
-            .unwrap_or_else(|| vec![Value::from("random")]);
-        for (j, a) in given.iter().enumerate() {
-            if let Some(x) = self.short_agent(a, &format!("{p}.evaluate.against.{j}"), rules) {
-                against.push(x);
-            }
-        }
-        if ev.every == Some(0) {
-            self.problem(&format!("{p}.evaluate.every"), "must be at least 1");
-        }
-        against
-    }
-
-    /// An agent given as a kind's name or as an entry (a mapping as in `agents:`).
-    fn short_agent(
-        &mut self,
-        value: &Value,
-        p: &str,
-        rules: Option<&Arc<Rules>>,
-    ) -> Option<(String, Arc<dyn dhumbal_agents::Recipe>)> {
-        let entry = match value {
-            Value::String(kind) => AgentSpec(
-                [("kind".to_string(), Value::from(kind.clone()))]
-                    .into_iter()
-                    .collect(),
-            ),
-            Value::Object(m) => AgentSpec(m.clone()),
-            other => {
-                self.problem(p, format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"));
-                return None;
-            }
-        };
-        match self.agent(&entry, p, rules, &[])? {
-            SeatEntry::Agent(d) => Some((d.id, d.recipe)),
-            SeatEntry::WinnerOf(_) => None,
-        }
-    }
-
-    fn training(
-        &mut self,
-        spec: &ScenarioSpec,
-        t: &TrainSpec,
-        p: &str,
-        seed: u64,
-        folder: &Path,
-    ) -> Option<Training> {
-        use dhumbal_agents::neural::{Algorithm, Encoding};
-        use dhumbal_learn::{
-            DeviceChoice, Evaluation, Hyper, Opponent, Reward, TrainPlan, TrainSeating,
-        };
-        let before = self.reported;
-        if t.id.trim().is_empty() || t.id.contains(['/', '\\']) {
-            self.problem(
-                &at(p, "id"),
-                "needs a non-empty name without slashes (it names the records folder)",
-            );
-        }
-        if dhumbal_learn::tabular::Method::NAMES.contains(&t.algorithm.as_str()) {
-            return self.tabular_training(spec, t, p, seed, folder, before);
-        }
-        let algorithm = Algorithm::from_name(&t.algorithm);
-        if algorithm.is_none() {
-            self.problem(
-                &at(p, "algorithm"),
-                format!(
-                    "expected one of dqn, ddqn, ppo (networks), q-learning, value-iteration (tabular), got `{}`",
-                    t.algorithm
-                ),
-            );
-        }
-        let encoding_name = t.encoding.clone().unwrap_or_else(|| "cards".into());
-        let encoding = Encoding::from_name(&encoding_name);
-        if encoding.is_none() {
-            self.problem(
-                &at(p, "encoding"),
-                format!("expected one of cards, paper, got `{encoding_name}`"),
-            );
-        }
-        let hidden: Vec<usize> = t
-            .hidden
-            .clone()
-            .unwrap_or_else(|| vec![128, 64])
-            .into_iter()
-            .map(|h| h as usize)
-            .collect();
-        if hidden.is_empty() || hidden.iter().any(|&h| h == 0 || h > 4096) {
-            self.problem(
-                &at(p, "hidden"),
-                "list one width per hidden layer, each 1 to 4096 (default [128, 64])",
-            );
-        }
-        let preset = t.preset.clone().unwrap_or_else(|| "default".into());
-        let mut hyper = algorithm.and_then(|a| Hyper::preset(&preset, a));
-        if algorithm.is_some() && hyper.is_none() {
-            self.problem(
-                &at(p, "preset"),
-                format!(
-                    "expected one of {}, got `{preset}`",
-                    dhumbal_learn::hyper::PRESETS.join(", ")
-                ),
-            );
-        }
-        if let (Some(h), Some(given)) = (hyper.as_mut(), &t.hyper) {
-            for (name, value) in given {
-                if let Err(e) = h.set(name, value) {
-                    self.problem(&format!("{p}.hyper.{name}"), e);
-                }
-            }
-        }
-        if t.episodes == 0 {
-            self.problem(&at(p, "episodes"), "must be at least 1");
-        }
-        let table = TableSpec {
-            rules: t.rules.clone(),
-            ..TableSpec::default()
-        };
-        let rules = self.stage_rules(p, &table, &spec.table());
-        let players = rules.as_ref().map_or(2, |r| r.players());
-        let seating = match &t.seating {
-            None => TrainSeating::Random,
-            Some(Value::String(s)) if s == "random" => TrainSeating::Random,
-            Some(v) => match v.as_u64() {
-                Some(s) if (s as usize) < players => TrainSeating::Fixed(s as usize),
-                _ => {
-                    self.problem(
-                        &at(p, "seating"),
-                        format!(
-                            "expected `random` or a seat number 0 to {}, got {v}",
-                            players - 1
-                        ),
-                    );
-                    TrainSeating::Random
-                }
-            },
-        };
-        let reward_name = t.reward.clone().unwrap_or_else(|| "score".into());
-        let reward = Reward::from_name(&reward_name);
-        if reward.is_none() {
-            self.problem(
-                &at(p, "reward"),
-                format!(
-                    "expected one of {}, got `{reward_name}`",
-                    Reward::NAMES.join(", ")
-                ),
-            );
-        }
-        let mut opponents = Vec::new();
-        let given = t
-            .opponents
-            .clone()
-            .unwrap_or_else(|| vec![Value::from("random")]);
-        if given.is_empty() {
-            self.problem(
-                &at(p, "opponents"),
-                "lists no opponents: give agent entries, or `self` for self-play",
-            );
-        }
-        for (j, o) in given.iter().enumerate() {
-            let op = format!("{p}.opponents.{j}");
-            if o.as_str() == Some("self") {
-                opponents.push(Opponent::SelfPlay);
-            } else if let Some((id, recipe)) = self.short_agent(o, &op, rules.as_ref()) {
-                opponents.push(Opponent::Agent(id, recipe));
-            }
-        }
-        let train_seed = t.seed.unwrap_or(seed);
-        let ev = t.evaluate.clone().unwrap_or_default();
-        let against = self.evaluation_against(&ev, p, rules.as_ref());
-        if ev.deals == Some(0) {
-            self.problem(&format!("{p}.evaluate.deals"), "must be at least 1");
-        }
-        let evaluation = Evaluation {
-            every: ev.every.unwrap_or((t.episodes / 20).max(1)),
-            deals: ev.deals.unwrap_or(200),
-            against,
-            seed: ev.seed.unwrap_or(train_seed.wrapping_add(1)),
-        };
-        let device_name = t.device.clone().unwrap_or_else(|| "auto".into());
-        let device = DeviceChoice::from_name(&device_name);
-        if device.is_none() {
-            self.problem(
-                &at(p, "device"),
-                format!("expected one of auto, cpu, cuda, got `{device_name}`"),
-            );
-        }
-        if t.checkpoint.trim().is_empty() {
-            self.problem(
-                &at(p, "checkpoint"),
-                "needs a file path (.safetensors), relative to the scenario file",
-            );
-        } else if !folder.join(&t.checkpoint).exists() && !crate::trainer::can_train() {
-            // Running this file would have to train first, and there is no trainer.
-            self.problem(
-                &at(p, "checkpoint"),
-                format!(
-                    "{} is not trained yet; {}",
-                    t.checkpoint,
-                    dhumbal_learn::TrainError::NoTorch
-                ),
-            );
-        }
-        if self.reported > before {
-            return None;
-        }
-        let (algorithm, encoding, hyper, rules, device, reward) =
-            (algorithm?, encoding?, hyper?, rules?, device?, reward?);
-        let resolved = serde_json::json!({
-            "id": t.id,
-            "algorithm": algorithm.name(),
-            "encoding": encoding.name(),
-            "hidden": hidden,
-            "preset": preset,
-            "hyper": hyper.to_json(),
-            "rules": RulesSpec::from_variant(rules.variant()),
-            "episodes": t.episodes,
-            "opponents": given,
-            "seating": match seating { TrainSeating::Random => Value::from("random"), TrainSeating::Fixed(s) => Value::from(s) },
-            "reward": reward.name(),
-            "seed": train_seed,
-            "evaluate": {
-                "every": evaluation.every,
-                "deals": evaluation.deals,
-                "against": described(&evaluation.against),
-                "seed": evaluation.seed,
-            },
-            "checkpoint": t.checkpoint,
-        });
-        // The hash covers what the network learns from: not the episode count (training
-        // further resumes the same run) nor the evaluation (it never touches training).
-        let hash = learned_hash(&resolved, &["episodes", "evaluate"]);
-        let mut spec_out = resolved;
-        spec_out["device"] = Value::from(device_name);
-        Some(Training {
-            plan: Plan::Neural(TrainPlan {
-                id: t.id.clone(),
-                algorithm,
-                encoding,
-                hidden,
-                rules,
-                episodes: t.episodes,
-                opponents,
-                seating,
-                reward,
-                seed: train_seed,
-                hyper,
-                evaluation: Some(evaluation),
-                checkpoint: folder.join(&t.checkpoint),
-                device,
-                scenario_hash: hash,
-                program: crate::dataset::PROGRAM.to_string(),
-            }),
-            spec: spec_out,
-        })
-    }
-
-    /// A tabular `train:` entry (`q-learning` or `value-iteration`; docs/tabular.md).
-    fn tabular_training(
-        &mut self,
-        spec: &ScenarioSpec,
-        t: &TrainSpec,
-        p: &str,
-        seed: u64,
-        folder: &Path,
-        before: usize,
-    ) -> Option<Training> {
-        use dhumbal_learn::tabular::{Method, TabularEvaluation, TabularPlan, TabularReward};
-        for (field, given) in [
-            ("encoding", t.encoding.is_some()),
-            ("hidden", t.hidden.is_some()),
-            ("preset", t.preset.is_some()),
-            ("device", t.device.is_some()),
-            ("seating", t.seating.is_some()),
-        ] {
-            if given {
-                self.problem(
-                    &at(p, field),
-                    format!(
-                        "is for networks (dqn, ddqn, ppo); `{}` learns a table over the tabular plan's 1,600 states, with the learner's seat drawn per game",
-                        t.algorithm
-                    ),
-                );
-            }
-        }
-        if t.episodes == 0 {
-            self.problem(&at(p, "episodes"), "must be at least 1");
-        }
-        let mut method = Method::default_for(&t.algorithm, t.episodes);
-        if let (Some(m), Some(given)) = (method.as_mut(), &t.hyper) {
-            for (name, value) in given {
-                if let Err(e) = m.set(name, value) {
-                    self.problem(&format!("{p}.hyper.{name}"), e);
-                }
-            }
-        }
-        let table = TableSpec {
-            rules: t.rules.clone(),
-            ..TableSpec::default()
-        };
-        let rules = self.stage_rules(p, &table, &spec.table());
-        if let Some(r) = &rules
-            && let Err(e) = dhumbal_agents::tabular::check_rules(r)
-        {
-            self.problem(&at(p, "rules"), e);
-        }
-        let reward_name = t.reward.clone().unwrap_or_else(|| "win".into());
-        let reward = match reward_name.as_str() {
-            "win" => Some(TabularReward::Win),
-            "points" => Some(TabularReward::Points),
-            _ => {
-                self.problem(
-                    &at(p, "reward"),
-                    format!(
-                        "expected win (1 for winning the game) or points (also minus each round's points), got `{reward_name}`"
-                    ),
-                );
-                None
-            }
-        };
-        let given = t
-            .opponents
-            .clone()
-            .unwrap_or_else(|| vec![Value::from("random")]);
-        if given.is_empty() {
-            self.problem(
-                &at(p, "opponents"),
-                "lists no opponents: give agent entries",
-            );
-        }
-        let mut opponents = Vec::new();
-        for (j, o) in given.iter().enumerate() {
-            let op = format!("{p}.opponents.{j}");
-            if o.as_str() == Some("self") {
-                self.problem(
-                    &op,
-                    "self-play is for networks; a tabular learner plays the agents listed",
-                );
-            } else if let Some(x) = self.short_agent(o, &op, rules.as_ref()) {
-                opponents.push(x);
-            }
-        }
-        let train_seed = t.seed.unwrap_or(seed);
-        let ev = t.evaluate.clone().unwrap_or_default();
-        if ev.deals.is_some() {
-            self.problem(
-                &format!("{p}.evaluate.deals"),
-                "a tabular learner is evaluated on whole games: write `games:`",
-            );
-        }
-        let against = self.evaluation_against(&ev, p, rules.as_ref());
-        if ev.games == Some(0) {
-            self.problem(&format!("{p}.evaluate.games"), "must be at least 1");
-        }
-        let evaluation = TabularEvaluation {
-            every: ev.every.unwrap_or((t.episodes / 20).max(1)),
-            games: ev.games.unwrap_or(200),
-            against,
-            seed: ev.seed.unwrap_or(train_seed.wrapping_add(1)),
-        };
-        if !t.checkpoint.ends_with(".csv") {
-            self.problem(
-                &at(p, "checkpoint"),
-                "a tabular policy is a CSV table: give a path ending in .csv, relative to the scenario file",
-            );
-        }
-        if self.reported > before {
-            return None;
-        }
-        let (method, rules, reward) = (method?, rules?, reward?);
-        let resolved = serde_json::json!({
-            "id": t.id,
-            "algorithm": method.name(),
-            "hyper": method.to_json(),
-            "rules": RulesSpec::from_variant(rules.variant()),
-            "episodes": t.episodes,
-            "opponents": given,
-            "reward": reward_name,
-            "seed": train_seed,
-            "evaluate": {
-                "every": evaluation.every,
-                "games": evaluation.games,
-                "against": described(&evaluation.against),
-                "seed": evaluation.seed,
-            },
-            "checkpoint": t.checkpoint,
-        });
-        // The evaluation never touches learning: it stays out of the hash. (A table is
-        // learned afresh, never resumed: the episode count is in.)
-        let hash = learned_hash(&resolved, &["evaluate"]);
-        Some(Training {
-            plan: Plan::Tabular(TabularPlan {
-                id: t.id.clone(),
-                method,
-                rules,
-                episodes: t.episodes,
-                opponents,
-                reward,
-                seed: train_seed,
-                evaluation: Some(evaluation),
-                policy: folder.join(&t.checkpoint),
-                scenario_hash: hash,
-                program: crate::dataset::PROGRAM.to_string(),
-            }),
-            spec: resolved,
-        })
-    }
 }
