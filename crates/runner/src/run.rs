@@ -472,10 +472,17 @@ impl Run<'_> {
             .iter()
             .find(|s| s.name == stage.name)
             .map_or(0.0, |s| s.seconds);
+        let at = StageAt {
+            lineup: &lineup,
+            dir: &dir,
+            dataset: &dataset,
+            key: &key,
+            saved_seconds,
+        };
         if !selected || (opts.shard.is_none() && dataset.is_complete(lineup.units())) {
-            return self.restore(&lineup, &dir, &dataset, &key, saved_seconds, selected);
+            return self.restore(&at, selected);
         }
-        self.play(&lineup, &dir, &dataset, &key, saved_seconds)
+        self.play(&at)
     }
 
     /// A shard that must wait says what it played before, and what is missing.
@@ -498,15 +505,14 @@ impl Run<'_> {
     /// A stage this invocation does not play: its result if it is complete on disk, finalised
     /// when selected (it may have finished before without its summary: a kill after the last
     /// part).
-    fn restore(
-        &mut self,
-        lineup: &Lineup<'_>,
-        dir: &Path,
-        dataset: &Dataset,
-        key: &StageKey,
-        saved_seconds: f64,
-        selected: bool,
-    ) -> anyhow::Result<()> {
+    fn restore(&mut self, at: &StageAt<'_>, selected: bool) -> anyhow::Result<()> {
+        let StageAt {
+            lineup,
+            dir,
+            dataset,
+            key,
+            saved_seconds,
+        } = *at;
         let (stage, units) = (lineup.stage, lineup.units());
         let on_disk = dataset.totals(key.agents.len());
         let mut result = dataset.is_complete(units).then(|| {
@@ -537,14 +543,14 @@ impl Run<'_> {
     }
 
     /// Plays what is missing of a stage (a shard: of its share), then finishes it.
-    fn play(
-        &mut self,
-        lineup: &Lineup<'_>,
-        dir: &Path,
-        dataset: &Dataset,
-        key: &StageKey,
-        saved_seconds: f64,
-    ) -> anyhow::Result<()> {
+    fn play(&mut self, at: &StageAt<'_>) -> anyhow::Result<()> {
+        let StageAt {
+            lineup,
+            dir,
+            dataset,
+            key,
+            saved_seconds,
+        } = *at;
         let (scenario, opts, stage, units) =
             (self.scenario, self.opts, lineup.stage, lineup.units());
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -686,6 +692,17 @@ impl Run<'_> {
         }
         Ok(report)
     }
+}
+
+/// A stage about to be restored or played: its lineup, folder, dataset as found, key, and the
+/// seconds spent on it before this invocation.
+#[derive(Clone, Copy)]
+struct StageAt<'a> {
+    lineup: &'a Lineup<'a>,
+    dir: &'a Path,
+    dataset: &'a Dataset,
+    key: &'a StageKey,
+    saved_seconds: f64,
 }
 
 /// The error of a stage stopped on request: how much of it is on disk.
