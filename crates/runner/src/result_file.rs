@@ -1,0 +1,120 @@
+//! Result files read back typed: a JSON file that a serde type of this workspace wrote, with a
+//! `format` number, read through the same type. One reader for all of them, so that every
+//! file refuses another format the same way, naming the file and what to do.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// What kind of file a reader expects.
+#[derive(Clone, Copy, Debug)]
+pub struct Kind {
+    /// As messages name it ("tuning manifest").
+    pub what: &'static str,
+    /// The format this build writes and reads.
+    pub format: u32,
+    /// The format of a file without a `format` key (written before the key existed).
+    pub unnumbered: u32,
+    /// What to do with a file of another format.
+    pub remedy: &'static str,
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} was written by another version of dhumbal-run ({what} format {found}, this one \
+         reads {reads}): {remedy}"
+    )]
+    Format {
+        path: PathBuf,
+        what: &'static str,
+        found: u64,
+        reads: u32,
+        remedy: &'static str,
+    },
+    #[error("{path} is not a {what} dhumbal-run can read: {message}")]
+    Invalid {
+        path: PathBuf,
+        what: &'static str,
+        message: String,
+    },
+}
+
+impl ReadError {
+    /// The format the file had, when that is why it was refused.
+    pub fn other_format(&self) -> Option<u64> {
+        match self {
+            ReadError::Format { found, .. } => Some(*found),
+            _ => None,
+        }
+    }
+}
+
+/// Reads the file at `path` as a `T` of `kind`'s format.
+pub fn read<T: DeserializeOwned>(path: &Path, kind: &Kind) -> Result<T, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, kind).map_err(|e| e.at(path))
+}
+
+/// Parses `text` as a `T` of `kind`'s format (errors name no file yet).
+pub fn parse<T: DeserializeOwned>(text: &str, kind: &Kind) -> Result<T, ReadError> {
+    let invalid = |message: String| ReadError::Invalid {
+        path: PathBuf::new(),
+        what: kind.what,
+        message,
+    };
+    let value: Value = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    let found = value
+        .get("format")
+        .and_then(Value::as_u64)
+        .unwrap_or(u64::from(kind.unnumbered));
+    if found != u64::from(kind.format) {
+        return Err(ReadError::Format {
+            path: PathBuf::new(),
+            what: kind.what,
+            found,
+            reads: kind.format,
+            remedy: kind.remedy,
+        });
+    }
+    serde_json::from_value(value).map_err(|e| invalid(e.to_string()))
+}
+
+impl ReadError {
+    fn at(self, file: &Path) -> ReadError {
+        match self {
+            ReadError::Io { source, .. } => ReadError::Io {
+                path: file.to_path_buf(),
+                source,
+            },
+            ReadError::Format {
+                what,
+                found,
+                reads,
+                remedy,
+                ..
+            } => ReadError::Format {
+                path: file.to_path_buf(),
+                what,
+                found,
+                reads,
+                remedy,
+            },
+            ReadError::Invalid { what, message, .. } => ReadError::Invalid {
+                path: file.to_path_buf(),
+                what,
+                message,
+            },
+        }
+    }
+}
