@@ -250,8 +250,8 @@ impl Reporter for Terminal {
 }
 
 /// Whether the stage in `dir` has its whole report: `report.md`, written after the statistics
-/// and figures, and for a stage that tested sequentially (it keeps its decision) the section
-/// that is then added to `stats.json` and, last, to `report.md` (so no older than it).
+/// and figures, and for a stage that tested sequentially (it keeps its decision) the test in
+/// `stats.json`, which is written before `report.md` (so no newer than it).
 fn has_report(dir: &std::path::Path) -> bool {
     let modified = |name: &str| std::fs::metadata(dir.join(name)).and_then(|m| m.modified());
     let Ok(page) = modified("report.md") else {
@@ -260,10 +260,9 @@ fn has_report(dir: &std::path::Path) -> bool {
     match dhumbal_runner::sequential::Outcome::read(dir) {
         Ok(None) => true,
         Ok(Some(_)) => {
-            let stats = std::fs::read_to_string(dir.join("stats.json")).ok();
-            let json = stats.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-            json.is_some_and(|j| j.get("sequential").is_some())
-                && modified("stats.json").is_ok_and(|s| page >= s)
+            let stats = dhumbal_report::stats_file::StatsFile::read(dir);
+            stats.is_ok_and(|s| s.sequential.is_some())
+                && modified(dhumbal_report::stats_file::FILE).is_ok_and(|s| page >= s)
         }
         Err(_) => false,
     }

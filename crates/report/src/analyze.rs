@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Definitions;
 use super::load::StageInfo;
@@ -180,7 +180,7 @@ impl Default for Options {
 }
 
 /// Mean, spread and interval of a metric for one agent.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Summary {
     pub n: u64,
     pub mean: Option<f64>,
@@ -189,6 +189,7 @@ pub struct Summary {
     /// that rounds of one deal or game are not counted as independent: a t interval on G - 1
     /// degrees of freedom with the cluster-robust standard error (with one round per unit,
     /// the ordinary t interval).
+    #[serde(deserialize_with = "super::stats_file::interval")]
     pub ci95: Option<[f64; 2]>,
     pub units: u64,
 }
@@ -533,7 +534,7 @@ pub struct DesignPower {
 }
 
 /// A value over the pairs of a stage: the median pair's and the least favourable pair's.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Spread {
     pub median: Option<f64>,
     /// Least favourable: the smallest power, the largest SD, MDE or units needed.

@@ -10,8 +10,8 @@
 //! records), [`stats`] and [`dist`] (tests, intervals, distributions), [`power`] (power, sample
 //! size, minimum detectable effect), [`analyze`] (from moments to statistics), [`tables`]
 //! (CSV, LaTeX, Markdown), [`figures`] (what each figure shows, drawn by `dhumbal_plots`),
-//! [`report`] (the files), [`overview`] (the page of a run of several stages), [`plan`]
-//! (sample size before a run).
+//! [`report`] (the files), [`stats_file`] (`stats.json` as written and as read back),
+//! [`overview`] (the page of a run of several stages), [`plan`] (sample size before a run).
 
 pub mod analyze;
 pub mod dist;
@@ -25,6 +25,7 @@ pub mod ratings;
 pub mod report;
 pub mod sequential;
 pub mod stats;
+pub mod stats_file;
 pub mod sweep;
 pub mod tables;
 pub mod training;

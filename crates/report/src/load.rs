@@ -22,17 +22,20 @@ use polars_core::utils::arrow::bitmap::Bitmap;
 use polars_core::utils::arrow::types::NativeType;
 
 use polars_io::prelude::{ParquetReader, SerReader};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use dhumbal_runner::dataset::Dataset;
 use dhumbal_runner::scenario::AgentDef;
 pub use dhumbal_runner::scenario::Seating;
 use dhumbal_runner::scenario::Stage;
+use dhumbal_runner::scenario::rules_spec::ScoringName;
+use dhumbal_runner::summary::Manifest;
 
 /// Records (or the files describing their stage) that cannot be read or do not make sense:
-/// bad input, as opposed to a failure to write the report. The message names the file.
+/// bad input, as opposed to a failure to write the report. The message names the file (once:
+/// a message that names it already, such as a result file's refusal, is shown as it is).
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {message}", path.display())]
+#[error("{}", self.shown())]
 pub struct InputError {
     pub path: PathBuf,
     pub message: String,
@@ -45,6 +48,15 @@ impl InputError {
             message: message.into(),
         }
     }
+
+    fn shown(&self) -> String {
+        let path = self.path.display().to_string();
+        if self.message.contains(&path) {
+            self.message.clone()
+        } else {
+            format!("{path}: {}", self.message)
+        }
+    }
 }
 
 /// Whether `e` (or anything in its chain of causes) is an [`InputError`].
@@ -55,7 +67,7 @@ pub fn is_input_error(e: &anyhow::Error) -> bool {
 type Result<T> = std::result::Result<T, InputError>;
 
 /// What the stage was, as far as the analysis needs to know.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StageInfo {
     pub name: String,
     /// Agent ids in slot order (the scenario's order): the order of every table and the
@@ -953,12 +965,9 @@ impl CodeSlots {
 /// Describes the stage in `dir`: from the run's `manifest.json` (in `dir` or its parent),
 /// else from `summary.csv` and the records.
 pub fn stage_info(dir: &Path) -> Result<StageInfo> {
-    for candidate in [
-        dir.join("manifest.json"),
-        dir.join("..").join("manifest.json"),
-    ] {
-        if candidate.is_file()
-            && let Some(info) = from_manifest(&candidate, dir)?
+    for run in [dir.to_path_buf(), dir.join("..")] {
+        if run.join(MANIFEST_FILE).is_file()
+            && let Some(info) = from_manifest(&read_manifest(&run)?, &run, dir)
         {
             return Ok(info);
         }
@@ -969,14 +978,12 @@ pub fn stage_info(dir: &Path) -> Result<StageInfo> {
 /// Stage folders of a run: the stages listed in `root/manifest.json`, else `root` itself if it
 /// holds records, else every subfolder that does.
 pub fn stage_dirs(root: &Path) -> Result<Vec<PathBuf>> {
-    let manifest = root.join("manifest.json");
-    if manifest.is_file() {
-        let m = read_json(&manifest)?;
+    if root.join(MANIFEST_FILE).is_file() {
+        let m = read_manifest(root)?;
         let mut dirs = Vec::new();
-        for stage in m["stages"].as_array().into_iter().flatten() {
-            let name = stage["name"].as_str().unwrap_or_default();
-            let sub = root.join(name);
-            if !name.is_empty() && record_file(&sub).is_some() {
+        for stage in &m.stages {
+            let sub = root.join(&stage.name);
+            if !stage.name.is_empty() && record_file(&sub).is_some() {
                 dirs.push(sub);
             } else if record_file(root).is_some() {
                 dirs.push(root.to_path_buf());
@@ -1006,79 +1013,51 @@ pub fn stage_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| InputError::new(path, format!("not valid JSON: {e}")))
+/// The file of a run that describes its stages.
+const MANIFEST_FILE: &str = "manifest.json";
+
+/// The manifest of the run in `run` (a file that does not read is bad input).
+fn read_manifest(run: &Path) -> Result<Manifest> {
+    Manifest::read(run).map_err(|e| InputError::new(&run.join(MANIFEST_FILE), e.to_string()))
 }
 
-/// The stage of `manifest` whose folder is `dir`: a stage named like `dir`'s last component,
-/// or the only stage when the records sit next to the manifest.
-fn from_manifest(manifest: &Path, dir: &Path) -> Result<Option<StageInfo>> {
-    let m = read_json(manifest)?;
-    let stages = m["stages"].as_array().cloned().unwrap_or_default();
-    let specs = m["scenario"]["stages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let same_folder = manifest.parent().is_some_and(|p| same(p, dir));
+/// The stage of `m` (the manifest in `run`) whose folder is `dir`: a stage named like
+/// `dir`'s last component, or the only stage when the records sit next to the manifest.
+fn from_manifest(m: &Manifest, run: &Path, dir: &Path) -> Option<StageInfo> {
     let folder = dir
         .canonicalize()
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
-    let index = if same_folder && stages.len() == 1 {
-        Some(0)
+    let i = if same(run, dir) && m.stages.len() == 1 {
+        0
     } else {
-        stages.iter().position(|s| {
-            s["name"]
-                .as_str()
-                .is_some_and(|n| Some(n) == folder.as_deref())
-        })
+        (m.stages.iter()).position(|s| Some(s.name.as_str()) == folder.as_deref())?
     };
-    let Some(i) = index else {
-        return Ok(None);
-    };
-    let stage = &stages[i];
-    let spec = specs.get(i).cloned().unwrap_or_default();
-    let agents: Vec<String> = stage["agents"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|a| a["id"].as_str().map(String::from))
-        .collect();
-    let kinds = stage["agents"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|a| {
-            a["kind"]
-                .as_str()
-                .map(String::from)
-                .or_else(|| a["script"].as_str().map(|s| format!("script:{s}")))
-                .unwrap_or_default()
+    let stage = &m.stages[i];
+    let spec = m.scenario.stages.get(i);
+    let agents: Vec<String> = stage.agents.iter().map(|a| a.id.clone()).collect();
+    let kinds = (stage.agents.iter())
+        .map(|a| match (&a.kind, &a.script) {
+            (Some(kind), _) => kind.clone(),
+            (None, Some(script)) => format!("script:{script}"),
+            (None, None) => String::new(),
         })
         .collect();
     if agents.is_empty() {
-        return Ok(None);
+        return None;
     }
-    let rules = &spec["rules"];
-    let seating = spec["seating"]
-        .as_str()
-        .and_then(Seating::parse)
-        .unwrap_or(Seating::Fixed);
-    Ok(Some(StageInfo {
-        name: stage["name"].as_str().unwrap_or_default().to_string(),
-        players: rules["players"]
-            .as_u64()
-            .map_or(agents.len(), |p| p as usize),
+    let rules = spec.map(|s| &s.rules);
+    Some(StageInfo {
+        name: stage.name.clone(),
+        players: (rules.and_then(|r| r.players)).map_or(agents.len(), usize::from),
         agents,
         kinds,
-        seating,
-        points: rules["scoring"].as_str() == Some("points"),
-        session: spec["session"].as_u64().map(|s| s as u32),
-        seed: spec["seed"].as_u64().or(m["seed"].as_u64()),
+        seating: spec.map_or(Seating::Fixed, |s| s.seating),
+        points: rules.and_then(|r| r.scoring) == Some(ScoringName::Points),
+        session: spec.and_then(|s| s.session),
+        seed: Some(spec.map_or(m.seed, |s| s.seed)),
         source: "manifest.json".into(),
-    }))
+    })
 }
 
 fn same(a: &Path, b: &Path) -> bool {

@@ -4,15 +4,21 @@
 //! table, its pairwise tests and its figures, each stage's own report a link away.
 //!
 //! It reads only what is on disk (`manifest.json`, which names each stage's winner as the
-//! runner chose it, and each stage's `stats.json`), so a run, a resumed run, `merge` and
-//! `report` write the same page, and it never chooses a winner itself.
+//! runner chose it, and each stage's `stats.json`, through their types: [`Manifest`] and
+//! [`StatsFile`]), so a run, a resumed run, `merge` and `report` write the same page, and it
+//! never chooses a winner itself.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde_json::Value;
+use dhumbal_runner::resolved::ResolvedStage;
+use dhumbal_runner::scenario::Seating;
+use dhumbal_runner::scenario::rules_spec::ScoringName;
+use dhumbal_runner::summary::{Manifest, ManifestStage};
 
+use super::analyze::{Metric, headline};
+use super::stats_file::{self, StatsFile};
 use super::tables::{num, pval};
 
 /// Writes `reports/report.md` for the run in `run` (its `manifest.json`), whose stage reports
@@ -24,37 +30,35 @@ pub fn write_overview(
     reports: &Path,
     ratings: &super::ratings::RatingSettings,
 ) -> anyhow::Result<Option<PathBuf>> {
-    let manifest = read_json(&run.join("manifest.json"))?;
-    let stages = manifest["stages"].as_array().cloned().unwrap_or_default();
-    if stages.len() < 2 {
+    let manifest = Manifest::read(run)?;
+    if manifest.stages.len() < 2 {
         return Ok(None);
     }
-    let mut views = Vec::with_capacity(stages.len());
-    for (i, stage) in stages.iter().enumerate() {
-        let name = stage["name"].as_str().unwrap_or_default().to_string();
-        let stats = read_json(&reports.join(&name).join("stats.json"))?;
-        let spec = &manifest["scenario"]["stages"][i];
-        views.push(StageView::new(name, stage, spec, stats)?);
+    let mut views = Vec::with_capacity(manifest.stages.len());
+    for (i, stage) in manifest.stages.iter().enumerate() {
+        let stats = StatsFile::read(&reports.join(&stage.name))?;
+        views.push(StageView::new(
+            stage,
+            manifest.scenario.stages.get(i),
+            stats,
+        )?);
     }
     let text = page(&manifest, &views, run, reports);
-    let text = super::sequential::with_overview(text, &manifest, reports);
+    let text =
+        super::sequential::with_overview(text, views.iter().map(|v| (v.name.as_str(), &v.stats)));
     let text = text + super::sweep::section(&manifest, run, reports).as_str();
-    let text = super::ratings::with_overview(text, run, reports, &manifest, ratings);
+    // The ratings across stages still read the manifest by key (ratings.rs).
+    let json = serde_json::to_value(&manifest)?;
+    let text = super::ratings::with_overview(text, run, reports, &json, ratings);
     let path = reports.join("report.md");
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(Some(path))
 }
 
-fn read_json(path: &Path) -> anyhow::Result<Value> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
-}
-
 /// One stage as the overview needs it.
 struct StageView {
     name: String,
-    stats: Value,
+    stats: StatsFile,
     /// Agents in slot order; each with the stage it advanced from, if any.
     agents: Vec<(String, Option<String>)>,
     winner: String,
@@ -64,97 +68,62 @@ struct StageView {
 }
 
 impl StageView {
-    fn new(name: String, stage: &Value, spec: &Value, stats: Value) -> anyhow::Result<Self> {
-        let ids: Vec<String> = (stats["agents"].as_array())
-            .map(|a| {
-                a.iter()
-                    .map(|a| a["agent"].as_str().unwrap_or_default().to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if ids.is_empty() {
-            anyhow::bail!("stage `{name}`: its stats.json lists no agents");
+    fn new(
+        stage: &ManifestStage,
+        spec: Option<&ResolvedStage>,
+        stats: StatsFile,
+    ) -> anyhow::Result<Self> {
+        let name = stage.name.clone();
+        if stats.agents.is_empty() {
+            anyhow::bail!("stage `{name}`: its {} lists no agents", stats_file::FILE);
         }
-        let from = |i: usize| spec["agents"][i]["winner_of"].as_str().map(str::to_string);
-        let agents = ids
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.clone(), from(i)))
+        let from = |i: usize| spec.and_then(|s| s.agents.get(i)?.winner_of.clone());
+        let agents = (stats.agents.iter().enumerate())
+            .map(|(i, a)| (a.agent.clone(), from(i)))
             .collect();
-        // Manifests written before the runner recorded its choice: say nothing about it.
-        let winner = stage["winner"]["agent"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let decided_by = (stage["winner"]["decided_by"].as_str())
-            .unwrap_or_default()
-            .to_string();
-        let points = stats["info"]["points"].as_bool().unwrap_or(false);
         Ok(StageView {
             name,
-            stats,
             agents,
-            winner,
-            decided_by,
-            points,
+            winner: stage.winner.agent.clone(),
+            decided_by: stage.winner.decided_by.clone(),
+            points: stats.info.points,
+            stats,
         })
-    }
-
-    fn agent(&self, id: &str) -> Option<&Value> {
-        (self.stats["agents"].as_array())?
-            .iter()
-            .find(|a| a["agent"].as_str() == Some(id))
     }
 
     /// The headline rate of an agent (rounds won, or games won) with its interval.
     fn rate(&self, id: &str) -> Option<(f64, f64, f64)> {
-        let a = self.agent(id)?;
-        estimate(if self.points { &a["games"] } else { &a["win"] }, "rate")
+        let r = self.stats.agent(id)?.headline(self.points)?;
+        estimate(r.rate, r.ci95)
     }
 
     /// The smallest difference in the headline rate that the stage detects with power 0.8 for
     /// its least favourable pair (the report's `power.design`): not the winner's pair's.
     fn worst_mde(&self) -> Option<f64> {
-        self.stats["power"]["design"]["mde"]["worst"].as_f64()
-    }
-
-    /// The primary test's row of the headline metric for the pair (a, b), and the sign that
-    /// turns its a − b into `a` minus `b`.
-    fn row(&self, a: &str, b: &str) -> Option<(&Value, f64)> {
-        let metric = self.headline_metric();
-        self.stats["pairwise"].as_array()?.iter().find_map(|t| {
-            if t["metric"].as_str() != Some(metric) || t["primary"].as_bool() != Some(true) {
-                return None;
-            }
-            match (t["a"].as_str()?, t["b"].as_str()?) {
-                (ta, tb) if (ta, tb) == (a, b) => Some((t, 1.0)),
-                (ta, tb) if (ta, tb) == (b, a) => Some((t, -1.0)),
-                _ => None,
-            }
-        })
+        self.stats.power.design.mde.worst
     }
 
     /// The pair's own 95% interval of the difference `a` minus `b`, and its critical
     /// difference at the stage's Bonferroni level (stats.json's `ci95`, `critical_difference`).
     fn lead_interval(&self, a: &str, b: &str) -> (Option<(f64, f64)>, Option<f64>) {
-        let Some((t, sign)) = self.row(a, b) else {
+        let Some((t, sign)) = self.stats.primary(self.headline_metric(), a, b) else {
             return (None, None);
         };
-        let ci = t["ci95"].as_array().and_then(|c| {
-            let (lo, hi) = (sign * c.first()?.as_f64()?, sign * c.get(1)?.as_f64()?);
-            Some((lo.min(hi), lo.max(hi)))
+        let ci = t.ci95.map(|[lo, hi]| {
+            let (lo, hi) = (sign * lo, sign * hi);
+            (lo.min(hi), lo.max(hi))
         });
-        (ci, t["critical_difference"].as_f64())
+        (ci, t.critical_difference)
     }
 
     /// The stage's Bonferroni level α/k, k its pairs.
     fn alpha_k(&self) -> Option<f64> {
-        let p = &self.stats["power"];
-        Some(p["alpha"].as_f64()? / p["pairs"].as_u64()?.max(1) as f64)
+        let p = &self.stats.power;
+        Some(p.alpha / p.pairs.max(1) as f64)
     }
 
-    fn headline_metric(&self) -> &'static str {
-        if self.points { "game_win" } else { "win" }
+    fn headline_metric(&self) -> Metric {
+        headline(self.points)
     }
 
     fn headline_name(&self) -> &'static str {
@@ -168,27 +137,9 @@ impl StageView {
     }
 
     /// [`Self::test`] of another metric (`economic`: coins, or minus points, per round).
-    fn test_of(&self, metric: &str, a: &str, b: &str) -> Option<(f64, f64, String)> {
-        let tests = self.stats["pairwise"].as_array()?;
-        let primary = |t: &&Value| {
-            t["metric"].as_str() == Some(metric) && t["primary"].as_bool() == Some(true)
-        };
-        tests.iter().filter(primary).find_map(|t| {
-            let (ta, tb) = (t["a"].as_str()?, t["b"].as_str()?);
-            let sign = if (ta, tb) == (a, b) {
-                1.0
-            } else if (ta, tb) == (b, a) {
-                -1.0
-            } else {
-                return None;
-            };
-            let stars = t["stars"].as_str().unwrap_or("").to_string();
-            Some((
-                sign * t["difference"].as_f64()?,
-                t["p_holm"].as_f64()?,
-                stars,
-            ))
-        })
+    fn test_of(&self, metric: Metric, a: &str, b: &str) -> Option<(f64, f64, String)> {
+        let (t, sign) = self.stats.primary(metric, a, b)?;
+        Some((sign * t.difference?, t.p_holm?, t.stars.clone()))
     }
 
     /// The agent with the best headline rate after the winner (ties: listed first).
@@ -207,18 +158,15 @@ impl StageView {
     }
 
     fn design(&self) -> String {
-        let d = &self.stats["design"];
-        let units = d["units"].as_u64().unwrap_or(0);
-        let unit = d["unit"].as_str().unwrap_or("deal");
-        let arrangements = d["arrangements"].as_u64().unwrap_or(1);
-        let seating = d["seating"].as_str().unwrap_or("");
-        let kind = match seating {
-            "rotate" => "rotations",
-            "permute" => "seat permutations",
-            "random" => "random seating",
-            _ => "fixed seats",
+        let d = &self.stats.design;
+        let (units, unit, arrangements) = (d.units, d.unit.as_str(), d.arrangements);
+        let kind = match d.seating {
+            Seating::Rotate => "rotations",
+            Seating::Permute => "seat permutations",
+            Seating::Random => "random seating",
+            Seating::Fixed => "fixed seats",
         };
-        let rounds = d["rounds"].as_u64().unwrap_or(0);
+        let rounds = d.rounds;
         if arrangements > 1 && unit == "game" {
             format!(
                 "{} games × {arrangements} {kind} = {} games, {} rounds",
@@ -250,14 +198,10 @@ fn pct(x: f64) -> String {
     num(Some(100.0 * x), 2)
 }
 
-/// A statistic of stats.json (`key`: `rate` or `mean`) with its 95% interval.
-fn estimate(stat: &Value, key: &str) -> Option<(f64, f64, f64)> {
-    let ci = stat["ci95"].as_array()?;
-    Some((
-        stat[key].as_f64()?,
-        ci.first()?.as_f64()?,
-        ci.get(1)?.as_f64()?,
-    ))
+/// An estimate of stats.json (a rate or a mean) with its 95% interval.
+fn estimate(m: Option<f64>, ci95: Option<[f64; 2]>) -> Option<(f64, f64, f64)> {
+    let [lo, hi] = ci95?;
+    Some((m?, lo, hi))
 }
 
 /// `m [lo, hi]` with two decimals, each times `scale` (100 for a rate in percent).
@@ -289,17 +233,37 @@ fn same_folder(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> String {
+/// The page: what ran, a line per stage, who advanced where, the last stage in full, and
+/// what the columns mean.
+fn page(manifest: &Manifest, views: &[StageView], run: &Path, reports: &Path) -> String {
+    let mut out = header(manifest, views.len(), run, reports);
+    let _ = writeln!(out, "## Stages\n");
+    let _ = writeln!(
+        out,
+        "| stage | players | design | agents | winner | its rate, 95% CI | lead over the next, 95% CI of the difference | p (Holm) | significant from (this pair, α/k) | least favourable pair detects (power 0.8) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
+    for v in views {
+        let _ = writeln!(out, "{}", stage_row(v));
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", advancement(views));
+
+    if let Some(last) = views.last() {
+        last_stage(&mut out, last, reports);
+    }
+    out.push_str(&definitions(&views[0]));
+    out
+}
+
+/// The page's title, the scenario's description and what ran.
+fn header(manifest: &Manifest, stages: usize, run: &Path, reports: &Path) -> String {
     let mut out = String::new();
-    let name = manifest["scenario"]["name"].as_str().unwrap_or("run");
-    let _ = writeln!(out, "# {}: overview\n", cell(name));
-    if let Some(d) = manifest["scenario"]["description"]
-        .as_str()
-        .filter(|d| !d.is_empty())
-    {
+    let scenario = &manifest.scenario;
+    let _ = writeln!(out, "# {}: overview\n", cell(&scenario.name));
+    if let Some(d) = scenario.description.as_deref().filter(|d| !d.is_empty()) {
         let _ = writeln!(out, "{d}\n");
     }
-    let file = manifest["scenario_file"].as_str().unwrap_or("");
     // The copy of the scenario sits in the run folder, which is not this page's folder when
     // the report was written elsewhere (`report --out`).
     let source = if same_folder(run, reports) {
@@ -309,103 +273,91 @@ fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> St
     };
     let _ = writeln!(
         out,
-        "Seed {}, {} stages, {} rounds{}. Scenario: `{}` (as run: {}). Each stage's report \
-         (statistics, tables, figures) is linked from its name.\n",
-        manifest["seed"],
-        views.len(),
-        thousands(manifest["rounds"].as_u64().unwrap_or(0)),
-        manifest["wall_seconds"]
-            .as_f64()
-            .filter(|_| manifest["merged_from"].is_null())
+        "Seed {}, {stages} stages, {} rounds{}. Scenario: `{}` (as run: {source}). Each \
+         stage's report (statistics, tables, figures) is linked from its name.\n",
+        manifest.seed,
+        thousands(manifest.rounds),
+        Some(manifest.wall_seconds)
+            .filter(|_| manifest.merged_from.is_none())
             .map(|s| format!(" in {} s", num(Some(s), 1)))
             .unwrap_or_default(),
-        file,
-        source
+        manifest.scenario_file,
     );
+    out
+}
 
-    let _ = writeln!(out, "## Stages\n");
-    let _ = writeln!(
-        out,
-        "| stage | players | design | agents | winner | its rate, 95% CI | lead over the next, 95% CI of the difference | p (Holm) | significant from (this pair, α/k) | least favourable pair detects (power 0.8) |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
-    for v in views {
-        let agents: Vec<String> = v
-            .agents
-            .iter()
-            .map(|(id, from)| match from {
-                Some(s) => format!("{id} (winner of {s})"),
-                None => id.clone(),
-            })
-            .collect();
-        let mut critical = "–".to_string();
-        let (lead, p) = match v.runner_up() {
-            Some(next) => match v.test(&v.winner, next) {
-                Some((d, p, stars)) => (
-                    {
-                        let (ci, crit) = v.lead_interval(&v.winner, next);
-                        if let Some(c) = crit {
-                            critical = format!(
-                                "±{} points{}",
-                                num(Some(100.0 * c), 2),
-                                v.alpha_k()
-                                    .map(|a| format!(" (α/k = {})", pval(Some(a))))
-                                    .unwrap_or_default()
-                            );
-                        }
-                        format!(
-                            "{} percentage points over {next}{}",
-                            signed(100.0 * d),
-                            ci.map(|(lo, hi)| format!(
-                                " [{}, {}]",
-                                signed(100.0 * lo),
-                                signed(100.0 * hi)
-                            ))
-                            .unwrap_or_default()
-                        )
-                    },
+/// A stage's row of the table of stages: its design, its winner and the winner's lead over the
+/// next agent.
+fn stage_row(v: &StageView) -> String {
+    let agents: Vec<String> = v
+        .agents
+        .iter()
+        .map(|(id, from)| match from {
+            Some(s) => format!("{id} (winner of {s})"),
+            None => id.clone(),
+        })
+        .collect();
+    let mut critical = "–".to_string();
+    let (lead, p) = match v.runner_up() {
+        Some(next) => match v.test(&v.winner, next) {
+            Some((d, p, stars)) => (
+                {
+                    let (ci, crit) = v.lead_interval(&v.winner, next);
+                    if let Some(c) = crit {
+                        critical = format!(
+                            "±{} points{}",
+                            num(Some(100.0 * c), 2),
+                            v.alpha_k()
+                                .map(|a| format!(" (α/k = {})", pval(Some(a))))
+                                .unwrap_or_default()
+                        );
+                    }
                     format!(
-                        "{}{}",
-                        pval(Some(p)),
-                        if stars.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" {stars}")
-                        }
-                    ),
+                        "{} percentage points over {next}{}",
+                        signed(100.0 * d),
+                        ci.map(|(lo, hi)| format!(
+                            " [{}, {}]",
+                            signed(100.0 * lo),
+                            signed(100.0 * hi)
+                        ))
+                        .unwrap_or_default()
+                    )
+                },
+                format!(
+                    "{}{}",
+                    pval(Some(p)),
+                    if stars.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {stars}")
+                    }
                 ),
-                None => ("–".into(), "–".into()),
-            },
+            ),
             None => ("–".into(), "–".into()),
-        };
-        let _ = writeln!(
-            out,
-            "| [{n}](<{n}/report.md>) | {} | {} | {} | **{}** | {} | {} | {} | {} | {} |",
-            v.stats["design"]["players"],
-            v.design(),
-            cell(&agents.join(", ")),
-            cell(&v.winner),
-            rate_text(v.rate(&v.winner)),
-            cell(&lead),
-            p,
-            critical,
-            v.worst_mde().map_or("–".into(), |m| format!(
-                "{} points",
-                num(Some(100.0 * m), 2)
-            )),
-            n = v.name,
-        );
-    }
-    let _ = writeln!(out);
-    let _ = writeln!(out, "{}", advancement(views));
+        },
+        None => ("–".into(), "–".into()),
+    };
+    format!(
+        "| [{n}](<{n}/report.md>) | {} | {} | {} | **{}** | {} | {} | {} | {} | {} |",
+        v.stats.design.players,
+        v.design(),
+        cell(&agents.join(", ")),
+        cell(&v.winner),
+        rate_text(v.rate(&v.winner)),
+        cell(&lead),
+        p,
+        critical,
+        v.worst_mde().map_or("–".into(), |m| format!(
+            "{} points",
+            num(Some(100.0 * m), 2)
+        )),
+        n = v.name,
+    )
+}
 
-    if let Some(last) = views.last() {
-        last_stage(&mut out, last, reports);
-    }
-    let first = &views[0];
-    let unit = first.stats["design"]["unit"].as_str().unwrap_or("deal");
-    let _ = writeln!(
-        out,
+/// What the columns mean, in the first stage's unit and with its stars.
+fn definitions(first: &StageView) -> String {
+    format!(
         "## Definitions\n\n\
          A stage's winner is the agent `winner_of` seats: the highest win rate (games won under \
          point scoring), economic performance (coins, or minus points, per round) breaking a tie, \
@@ -419,14 +371,11 @@ fn page(manifest: &Value, views: &[StageView], run: &Path, reports: &Path) -> St
          least favourable pair (the one whose difference varies most) detects with power 0.8 \
          at α/k (`power.design.mde.worst`), larger than a critical difference by about \
          z_power·se. Rates are rounds won (games won under point scoring) with \
-         95% intervals by the design's unit (the {unit}, every arrangement of it together); \
+         95% intervals by the design's unit (the {}, every arrangement of it together); \
          p-values are the {}, and * p<0.05, ** p<0.01, *** p<0.001. \
-         Every number here is in the stages' `stats.json`; docs/analysis.md defines them.",
-        first.stats["stars_on"]
-            .as_str()
-            .unwrap_or("primary test's, Holm-adjusted within the stage")
-    );
-    out
+         Every number here is in the stages' `stats.json`; docs/analysis.md defines them.\n",
+        first.stats.design.unit, first.stats.stars_on
+    )
 }
 
 fn signed(x: f64) -> String {
@@ -510,7 +459,7 @@ fn advancement(views: &[StageView]) -> String {
             Some((_, p, _)) => format!(
                 "**a difference the stage cannot tell from chance** (p = {}): the choice of winner is within noise at this sample size (`dhumbal-run plan` says how many {}s would resolve a given difference)",
                 pval(Some(p)),
-                v.stats["design"]["unit"].as_str().unwrap_or("deal")
+                v.stats.design.unit
             ),
             None => "no test of the pair".into(),
         };
@@ -523,7 +472,7 @@ fn advancement(views: &[StageView]) -> String {
 /// pairwise tests of the headline, and its figures.
 fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
     let _ = writeln!(out, "\n## The last stage: `{}`\n", v.name);
-    let coins = v.stats["design"]["scoring"].as_str() == Some("coins");
+    let coins = v.stats.design.scoring == ScoringName::Coins;
     let _ = writeln!(
         out,
         "| agent | {} | {} | call success |\n|---|---|---|---|",
@@ -540,9 +489,10 @@ fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
         r(&b.0).total_cmp(&r(&a.0))
     });
     for (id, from) in order {
-        let a = v.agent(id).unwrap_or(&Value::Null);
-        let econ = interval(estimate(&a["economic"], "mean"), 1.0);
-        let calls = interval(estimate(&a["call_success"], "rate"), 100.0);
+        let a = v.stats.agent(id);
+        let econ = a.and_then(|a| estimate(a.economic.mean, a.economic.ci95));
+        let calls = a.and_then(|a| estimate(a.call_success.rate, a.call_success.ci95));
+        let (econ, calls) = (interval(econ, 1.0), interval(calls, 100.0));
         let name = match from {
             Some(s) => format!("{id} (winner of `{s}`)"),
             None => id.clone(),
@@ -565,7 +515,7 @@ fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
     );
     for (metric, what, scale) in [
         (v.headline_metric(), headline.as_str(), 100.0),
-        ("economic", econ_name, 1.0),
+        (Metric::Economic, econ_name, 1.0),
     ] {
         pairwise_matrix(out, v, metric, what, scale);
     }
@@ -585,7 +535,7 @@ fn last_stage(out: &mut String, v: &StageView, reports: &Path) {
 
 /// The primary tests of `metric` between every two agents of a stage, as a matrix: the
 /// difference (times `scale`), its stars and its Holm-adjusted p.
-fn pairwise_matrix(out: &mut String, v: &StageView, metric: &str, what: &str, scale: f64) {
+fn pairwise_matrix(out: &mut String, v: &StageView, metric: Metric, what: &str, scale: f64) {
     let _ = writeln!(out, "\nPairwise, {what}; p Holm-adjusted:\n");
     let ids: Vec<&str> = v.agents.iter().map(|(id, _)| id.as_str()).collect();
     let _ = writeln!(

@@ -11,6 +11,8 @@ use dhumbal_runner::folder::Refusal;
 use super::analyze::{Metric, StageAnalysis};
 use super::figures::{self, FigureOutcome, Place};
 use super::load::{self, StageInfo};
+use super::sequential::Entry;
+use super::stats_file;
 use super::tables::{self, num, pval};
 use super::{Definitions, Options, analyze_for_report};
 
@@ -78,17 +80,27 @@ pub fn report_stage(
 ) -> anyhow::Result<StageReport> {
     let acc = super::metrics::accumulate(records, info)?;
     let (analysis, acc) = analyze_for_report(info, acc, opts);
-    let mut report = report_analyzed(dir, opts, analysis, acc)?;
-    if records != dir {
-        super::sequential::attach(records, dir, opts.figures, &mut report.files)?;
-    }
-    Ok(report)
+    write_report(records, dir, opts, analysis, acc)
 }
 
 /// [`report_stage`] from the analysis [`analyze_for_report`] (or [`crate::analyze_stage`])
 /// made of the same records with the same options (a run computes it once, for the stage's
 /// summary and its report). The ratings are fitted here if the analysis has none.
 pub fn report_analyzed(
+    dir: &Path,
+    opts: &Options,
+    analysis: StageAnalysis,
+    acc: super::metrics::Accumulated,
+) -> anyhow::Result<StageReport> {
+    write_report(dir, dir, opts, analysis, acc)
+}
+
+/// The report of the records in `records`, written to `dir`. A sequential stage's test is
+/// computed again from its records (and refused when it contradicts the decision the runner
+/// kept) before anything is written: its outcome goes into stats.json, its block and figure
+/// into report.md.
+fn write_report(
+    records: &Path,
     dir: &Path,
     opts: &Options,
     mut analysis: StageAnalysis,
@@ -98,6 +110,7 @@ pub fn report_analyzed(
         // Fitted beside the analysis when it was made for a report (`analyze_for_report`).
         analysis.ratings = super::ratings::of_stage(&analysis.info, &acc.ratings, &opts.ratings);
     }
+    let sequential = super::sequential::outcome(records)?.map(Entry::of);
     let mut files = Vec::new();
     // The figures are drawn on their own threads while stats.json and the tables are written
     // (their specs own what they draw from); an error writing those is the one reported.
@@ -111,7 +124,7 @@ pub fn report_analyzed(
                 Ok(figures::draw_all(specs, &fig_dir))
             })
         });
-        let written = write_tables(dir, &analysis, &mut files);
+        let written = write_tables(dir, &analysis, sequential.as_ref(), &mut files);
         let drawn = drawing.map_or_else(
             || Ok(Vec::new()),
             |d| {
@@ -126,12 +139,13 @@ pub fn report_analyzed(
     for o in &outcomes {
         files.extend(o.files.iter().cloned());
     }
-    write_file(
-        dir.join("report.md"),
-        &markdown(&analysis, &outcomes),
-        &mut files,
-    )?;
-    super::sequential::attach(dir, dir, opts.figures, &mut files)?;
+    let mut page = markdown(&analysis, &outcomes);
+    let mut drawn_after = Vec::new();
+    if let Some(s) = &sequential {
+        super::sequential::attach(&s.outcome, &mut page, dir, opts.figures, &mut drawn_after)?;
+    }
+    write_file(dir.join("report.md"), &page, &mut files)?;
+    files.extend(drawn_after);
     let figure_errors = outcomes
         .iter()
         .filter_map(|o| o.error.clone().map(|e| (o.stem.to_string(), e)))
@@ -155,10 +169,15 @@ fn write_file(path: PathBuf, text: &str, files: &mut Vec<PathBuf>) -> anyhow::Re
 fn write_tables(
     dir: &Path,
     analysis: &StageAnalysis,
+    sequential: Option<&Entry>,
     files: &mut Vec<PathBuf>,
 ) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(analysis)?;
-    write_file(dir.join("stats.json"), &json, files)?;
+    let json = serde_json::to_string_pretty(&stats_file::Written {
+        format: stats_file::FORMAT,
+        analysis,
+        sequential,
+    })?;
+    write_file(dir.join(stats_file::FILE), &json, files)?;
 
     let tables_dir = dir.join("tables");
     std::fs::create_dir_all(&tables_dir)

@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use serde::{Deserialize, Serialize};
 
 pub use dhumbal_runner::sequential::*;
 
 use super::figures::{self, FigureSpec};
+use super::stats_file::StatsFile;
 use dhumbal_plots::{self as plots, Band, Width};
 
 /// What readers are told of intervals after a sequential stop.
@@ -239,34 +241,39 @@ pub fn figure(o: &Outcome) -> FigureSpec {
     }
 }
 
-/// Adds the section to the report just written in `dir` from the records in `records` (the
-/// same folder for a run): the block in `report.md` (before its first section), `sequential`
-/// in `stats.json`, and the figure (when `draw`). Nothing for a stage without a test.
+/// A sequential stage's test as `stats.json` keeps it (`sequential`): the outcome, and what
+/// readers are told of its intervals ([`BIAS_NOTE`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub note: String,
+}
+
+impl Entry {
+    pub fn of(outcome: Outcome) -> Entry {
+        Entry {
+            outcome,
+            note: BIAS_NOTE.into(),
+        }
+    }
+}
+
+/// Adds the section of the test `o` to the stage's `page` (its `report.md`, before its first
+/// section), with the figure drawn into `dir/figures` (when `draw`) and listed in `files`.
 pub fn attach(
-    records: &Path,
+    o: &Outcome,
+    page: &mut String,
     dir: &Path,
     draw: bool,
     files: &mut Vec<PathBuf>,
 ) -> anyhow::Result<()> {
-    let Some(o) = outcome(records)? else {
-        return Ok(());
-    };
-    let stats = dir.join("stats.json");
-    let mut json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(&stats)
-            .with_context(|| format!("cannot read {}", stats.display()))?,
-    )?;
-    let mut entry = serde_json::to_value(&o)?;
-    entry["note"] = BIAS_NOTE.into();
-    json["sequential"] = entry;
-    std::fs::write(&stats, serde_json::to_string_pretty(&json)?)
-        .with_context(|| format!("cannot write {}", stats.display()))?;
-    let mut block = markdown(&o);
+    let mut block = markdown(o);
     if draw {
         let fig_dir = dir.join("figures");
         std::fs::create_dir_all(&fig_dir)
             .with_context(|| format!("cannot create {}", fig_dir.display()))?;
-        for drawn in figures::draw_all(vec![figure(&o)], &fig_dir) {
+        for drawn in figures::draw_all(vec![figure(o)], &fig_dir) {
             if let Some(e) = &drawn.error {
                 anyhow::bail!("figure `{}`: {e}", drawn.stem);
             }
@@ -274,36 +281,26 @@ pub fn attach(
             block.push_str(&figures::markdown(&drawn, "figures"));
         }
     }
-    let md = dir.join("report.md");
-    let text =
-        std::fs::read_to_string(&md).with_context(|| format!("cannot read {}", md.display()))?;
-    let at = text.find("\n## ").map_or(text.len(), |i| i + 1);
-    let text = format!("{}{block}{}", &text[..at], &text[at..]);
-    std::fs::write(&md, text).with_context(|| format!("cannot write {}", md.display()))?;
+    let at = page.find("\n## ").map_or(page.len(), |i| i + 1);
+    page.insert_str(at, &block);
     Ok(())
 }
 
 /// The overview page `text` with a section on the stages that test sequentially (before the
 /// last stage's section): each one's outcome in a sentence, saying for a `decide:` stage that
-/// stopped without resolving its leader which rule chose the winner. Stages are read from
-/// `reports/<stage>/stats.json` (`sequential`); the page is unchanged without any.
-pub fn with_overview(text: String, manifest: &serde_json::Value, reports: &Path) -> String {
-    let mut lines = Vec::new();
-    for stage in manifest["stages"].as_array().into_iter().flatten() {
-        let Some(name) = stage["name"].as_str() else {
-            continue;
-        };
-        let Ok(stats) = std::fs::read_to_string(reports.join(name).join("stats.json")) else {
-            continue;
-        };
-        let Ok(stats) = serde_json::from_str::<serde_json::Value>(&stats) else {
-            continue;
-        };
-        let Ok(o) = serde_json::from_value::<Outcome>(stats["sequential"].clone()) else {
-            continue;
-        };
-        lines.push(format!("- `{name}`: {}.", o.sentence()));
-    }
+/// stopped without resolving its leader which rule chose the winner. `stages` are the run's
+/// stages, in order, each with its `stats.json`; the page is unchanged without any test.
+pub fn with_overview<'a>(
+    text: String,
+    stages: impl IntoIterator<Item = (&'a str, &'a StatsFile)>,
+) -> String {
+    let lines: Vec<String> = stages
+        .into_iter()
+        .filter_map(|(name, stats)| {
+            let o = &stats.sequential.as_ref()?.outcome;
+            Some(format!("- `{name}`: {}.", o.sentence()))
+        })
+        .collect();
     if lines.is_empty() {
         return text;
     }

@@ -12,14 +12,17 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
+use dhumbal_runner::resolved::SweepMode;
+use dhumbal_runner::summary::Manifest;
 use serde_json::Value;
 
 use super::dist::t_quantile;
 use super::figures::FigureSpec;
 use super::stats::Moments;
+use super::stats_file::{Agent, Rate, StatsFile};
 use super::tables::{csv_num, num};
 use dhumbal_plots::{self as plots, Band, Width};
 
@@ -31,9 +34,16 @@ struct Point {
     label: String,
     /// The value of each swept path, in the sweep's order.
     values: Vec<Value>,
-    stats: Value,
+    stats: StatsFile,
     /// Coin scoring in sessions of several rounds: the rounds of a session (its unit).
     session: u64,
+}
+
+impl Point {
+    /// The rate of `agent` measured by `m`, with its interval.
+    fn rate(&self, agent: &str, m: Measure) -> Option<&Rate> {
+        m.of(self.stats.agent(agent)?)
+    }
 }
 
 /// One sweep: its points in expansion order.
@@ -48,9 +58,7 @@ struct Sweep {
 
 impl Sweep {
     fn points_scoring(&self) -> bool {
-        self.points[0].stats["info"]["points"]
-            .as_bool()
-            .unwrap_or(false)
+        self.points[0].stats.info.points
     }
 
     /// The design's unit (`game` under point scoring, else `deal`) and how many each point
@@ -61,10 +69,7 @@ impl Sweep {
         } else {
             "deal"
         };
-        let units = self.points[0].stats["design"]["units"]
-            .as_u64()
-            .unwrap_or(0);
-        (unit, units)
+        (unit, self.points[0].stats.design.units)
     }
 
     /// The metrics compared across points, the headline first: games won and rounds won
@@ -78,7 +83,8 @@ impl Sweep {
     }
 
     fn agents(&self) -> Vec<String> {
-        ids(&self.points[0].stats)
+        let stats = &self.points[0].stats;
+        stats.agents.iter().map(|a| a.agent.clone()).collect()
     }
 
     /// The axis title of parameter `k`: `Rule: threshold`, or for an agent's parameter
@@ -91,6 +97,17 @@ impl Sweep {
         match path.strip_prefix("agents.").and_then(|p| p.split_once('.')) {
             Some((agent, _)) => format!("{name} of {agent}"),
             None => format!("Parameter: {name}"),
+        }
+    }
+
+    /// What the bands of measure `m` are: the first agent's interval at the first point.
+    fn band_text(&self, m: Measure) -> String {
+        let (_, units) = self.units();
+        let rate = self.points[0].rate(&self.agents()[0], m);
+        match rate.map_or("wilson", |r| r.ci95_method.as_str()) {
+            "wilson" => "95% Wilson intervals".to_string(),
+            "normal" => "95% normal intervals".to_string(),
+            u => format!("95% intervals by {u} (cluster-robust t, the {units} {u}s as units)"),
         }
     }
 
@@ -110,65 +127,39 @@ impl Sweep {
     }
 }
 
-fn ids(stats: &Value) -> Vec<String> {
-    stats["agents"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|a| a["agent"].as_str().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The sweeps of the run described by `manifest`, with their points' stats.json read from
 /// `reports`.
-fn sweeps(manifest: &Value, reports: &Path) -> anyhow::Result<Vec<Sweep>> {
+fn sweeps(manifest: &Manifest, reports: &Path) -> anyhow::Result<Vec<Sweep>> {
     let mut out: Vec<Sweep> = Vec::new();
-    let specs = manifest["scenario"]["stages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for spec in &specs {
-        let sw = &spec["sweep"];
-        let Some(name) = sw["name"].as_str() else {
+    for spec in &manifest.scenario.stages {
+        let Some(sw) = &spec.sweep else {
             continue;
         };
-        let stage = spec["name"].as_str().unwrap_or_default().to_string();
-        let parameters: Vec<(String, String)> = sw["parameters"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| {
-                (
-                    p["path"].as_str().unwrap_or_default().to_string(),
-                    p["name"].as_str().unwrap_or_default().to_string(),
-                )
+        let stage = spec.name.clone();
+        let parameters: Vec<(String, String)> = (sw.parameters.iter())
+            .map(|p| (p.path.clone(), p.name.clone()))
+            .collect();
+        let values = (parameters.iter())
+            .map(|(path, _)| {
+                sw.values
+                    .get(path)
+                    .cloned()
+                    .with_context(|| format!("stage `{stage}`: its sweep gives no `{path}`"))
             })
-            .collect();
-        let values = parameters
-            .iter()
-            .map(|(path, _)| sw["values"][path].clone())
-            .collect();
-        let path = reports.join(&stage).join("stats.json");
-        let stats: Value = serde_json::from_str(
-            &std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?,
-        )
-        .with_context(|| format!("{} is not valid JSON", path.display()))?;
+            .collect::<anyhow::Result<_>>()?;
         let point = Point {
+            stats: StatsFile::read(&reports.join(&stage))?,
             stage,
-            label: sw["point"].as_str().unwrap_or_default().to_string(),
+            label: sw.point.clone(),
             values,
-            stats,
-            session: spec["session"].as_u64().unwrap_or(1).max(1),
+            session: u64::from(spec.session.unwrap_or(1)).max(1),
         };
-        match out.iter_mut().find(|s| s.name == name) {
+        match out.iter_mut().find(|s| s.name == sw.name) {
             Some(s) => s.points.push(point),
             None => out.push(Sweep {
-                name: name.to_string(),
+                name: sw.name.clone(),
                 parameters,
-                zip: sw["mode"].as_str() == Some("zip"),
+                zip: sw.mode == SweepMode::Zip,
                 points: vec![point],
             }),
         }
@@ -176,14 +167,17 @@ fn sweeps(manifest: &Value, reports: &Path) -> anyhow::Result<Vec<Sweep>> {
     Ok(out)
 }
 
-/// A statistic of stats.json (`key`: `rate` or `mean`) with its 95% interval.
-fn estimate(stat: &Value, key: &str) -> (Option<f64>, Option<f64>, Option<f64>) {
-    let ci = stat["ci95"].as_array();
-    (
-        stat[key].as_f64(),
-        ci.and_then(|c| c.first()?.as_f64()),
-        ci.and_then(|c| c.get(1)?.as_f64()),
-    )
+/// An estimate of stats.json (a rate or a mean) with its 95% interval, each part when it has
+/// one.
+type Estimate = (Option<f64>, Option<f64>, Option<f64>);
+
+fn estimate(value: Option<f64>, ci95: Option<[f64; 2]>) -> Estimate {
+    (value, ci95.map(|c| c[0]), ci95.map(|c| c[1]))
+}
+
+/// [`estimate`] of a rate, if there is one.
+fn rate_estimate(r: Option<&Rate>) -> Estimate {
+    r.map_or((None, None, None), |r| estimate(r.rate, r.ci95))
 }
 
 /// A paired difference between two points: its mean over the units both played, the 95% t
@@ -206,11 +200,11 @@ enum Measure {
 }
 
 impl Measure {
-    /// Its key in stats.json's agents.
-    fn key(self) -> &'static str {
+    /// Its rate in an agent's entry of stats.json.
+    fn of(self, agent: &Agent) -> Option<&Rate> {
         match self {
-            Measure::Games => "games",
-            Measure::Rounds => "win",
+            Measure::Games => agent.games.as_ref(),
+            Measure::Rounds => Some(&agent.win),
         }
     }
 
@@ -293,7 +287,7 @@ fn paired(a: &BTreeMap<u64, [f64; 4]>, b: &BTreeMap<u64, [f64; 4]>, m: Measure) 
 /// Writes each sweep's `sweep.csv` and figures into `reports/<sweep>/`, and returns the
 /// overview page's section on the sweeps (empty when the run has none). A sweep whose summary
 /// cannot be written is said so on the page; the rest of the page is kept.
-pub fn section(manifest: &Value, run: &Path, reports: &Path) -> String {
+pub fn section(manifest: &Manifest, run: &Path, reports: &Path) -> String {
     let list = match sweeps(manifest, reports) {
         Ok(l) => l,
         Err(e) => {
@@ -383,18 +377,15 @@ fn csv(sweep: &Sweep, c: &Comparisons) -> String {
     w.write_record(&header).expect("writing to memory");
     for (k, p) in sweep.points.iter().enumerate() {
         for (a, id) in agents.iter().enumerate() {
-            let s = agent_stats(&p.stats, id);
             let mut row: Vec<String> = vec![p.label.clone()];
             row.extend(p.values.iter().map(|v| match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             }));
             row.push(id.clone());
-            let triple = |(m, l, h): (Option<f64>, Option<f64>, Option<f64>)| {
-                [csv_num(m), csv_num(l), csv_num(h)]
-            };
+            let triple = |(m, l, h): Estimate| [csv_num(m), csv_num(l), csv_num(h)];
             for m in &measures {
-                row.extend(triple(estimate(&s[m.key()], "rate")));
+                row.extend(triple(rate_estimate(p.rate(id, *m))));
                 for list in [&c.first[m.index()], &c.previous[m.index()]] {
                     match list[k][a] {
                         Some(d) => row.extend([
@@ -407,19 +398,14 @@ fn csv(sweep: &Sweep, c: &Comparisons) -> String {
                     }
                 }
             }
-            row.extend(triple(estimate(&s["economic"], "mean")));
+            let economic = p.stats.agent(id).map(|s| &s.economic);
+            row.extend(triple(
+                economic.map_or((None, None, None), |e| estimate(e.mean, e.ci95)),
+            ));
             w.write_record(&row).expect("writing to memory");
         }
     }
     String::from_utf8(w.into_inner().expect("writing to memory")).expect("cells are text")
-}
-
-/// An agent's entry of a point's stats.json (`null` if it has none).
-fn agent_stats(stats: &Value, id: &str) -> Value {
-    stats["agents"]
-        .as_array()
-        .and_then(|a| a.iter().find(|s| s["agent"].as_str() == Some(id)).cloned())
-        .unwrap_or(Value::Null)
 }
 
 /// The sweep's figures, each measure against the first swept parameter: with one parameter,
@@ -428,133 +414,136 @@ fn agent_stats(stats: &Value, id: &str) -> Value {
 /// (`sweep-<slot>`, titled with the agent), one line per combination of the other values.
 /// None when the first parameter's values are not numbers.
 fn figure_specs(sweep: &Sweep) -> Vec<(String, FigureSpec)> {
-    let agents = sweep.agents();
     if sweep.points.iter().any(|p| p.values[0].as_f64().is_none()) {
         return Vec::new();
     }
-    let x_name = sweep.parameters[0].1.clone();
-    let x_label = sweep.axis_title(0);
     let (unit, units) = sweep.units();
-    let series_of = |points: &[&Point], agent: &str, m: Measure| {
-        let mut line = Vec::new();
-        let mut band = Vec::new();
-        for p in points {
-            let x = p.values[0].as_f64().unwrap_or(f64::NAN);
-            let (e, l, h) = estimate(&agent_stats(&p.stats, agent)[m.key()], "rate");
-            line.push((x, e.map_or(f64::NAN, |e| 100.0 * e)));
-            if let (Some(l), Some(h)) = (l, h) {
-                band.push((x, 100.0 * l, 100.0 * h));
-            }
-        }
-        (line, band)
-    };
-    let band_text = |m: Measure| {
-        let method = agent_stats(&sweep.points[0].stats, &agents[0])[m.key()]["ci95_method"]
-            .as_str()
-            .unwrap_or("wilson")
-            .to_string();
-        match method.as_str() {
-            "wilson" => "95% Wilson intervals".to_string(),
-            "normal" => "95% normal intervals".to_string(),
-            u => format!("95% intervals by {u} (cluster-robust t, the {units} {u}s as units)"),
-        }
-    };
     let same = format!(
         "Every point played the same {units} {unit}s (common random numbers), so differences \
          between points are paired by {unit} (sweep.csv and the overview give them)."
     );
-    let mut out = Vec::new();
     if sweep.parameters.len() == 1 {
-        let points: Vec<&Point> = sweep.points.iter().collect();
-        for m in sweep.metrics() {
-            let series: Vec<Band> = agents
-                .iter()
-                .map(|a| {
-                    let (points, band) = series_of(&points, a, m);
-                    Band {
-                        label: a.clone(),
-                        points,
-                        band: Some(band),
-                    }
-                })
-                .collect();
-            let (xl, yl) = (x_label.clone(), format!("{} (%)", capital(m.name())));
-            let (stem, note) = match m {
-                Measure::Rounds if sweep.points_scoring() => (
-                    "sweep-rounds",
-                    " A round's win rate depends on how many players are still in, so it \
-                     describes play, while games won is the outcome.",
-                ),
-                _ => ("sweep", ""),
-            };
-            out.push((
-                stem.to_string(),
-                FigureSpec {
-                    place: super::figures::Place::Own,
-                    stem,
-                    title: None,
-                    caption: format!(
-                        "Sweep `{}`: {} against {x_name}, one line per agent; shaded: {}. {same}{note}",
-                        sweep.name,
-                        m.name(),
-                        band_text(m)
-                    ),
-                    draw: Box::new(move |title| {
-                        plots::lines(title, &xl, &yl, &series, Width::OneColumn)
-                    }),
-                },
-            ));
-        }
-        return out;
+        return (sweep.metrics().into_iter())
+            .map(|m| measure_figure(sweep, m, &same))
+            .collect();
     }
     let m = sweep.metrics()[0];
-    if let Some(grid) = grid_spec(sweep, m, &band_text(m), &same) {
+    let mut out = Vec::new();
+    if let Some(grid) = grid_spec(sweep, m, &sweep.band_text(m), &same) {
         out.push(("sweep-grid".to_string(), grid));
     }
-    for (slot, agent) in agents.iter().enumerate() {
-        let mut groups: Vec<(String, Vec<&Point>)> = Vec::new();
-        for p in &sweep.points {
-            let rest = p.label.split(',').skip(1).collect::<Vec<_>>().join(", ");
-            match groups.iter_mut().find(|(r, _)| *r == rest) {
-                Some((_, g)) => g.push(p),
-                None => groups.push((rest, vec![p])),
-            }
-        }
-        let series: Vec<Band> = groups
-            .iter()
-            .map(|(rest, points)| {
-                let (line, band) = series_of(points, agent, m);
-                Band {
-                    label: rest.clone(),
-                    points: line,
-                    band: Some(band),
-                }
-            })
-            .collect();
-        let (xl, yl, name) = (
-            x_label.clone(),
-            format!("{} (%)", capital(m.name())),
-            agent.clone(),
-        );
-        out.push((
-            format!("sweep-{}", slot + 1),
-            FigureSpec {
-                place: super::figures::Place::Own,
-                stem: "sweep",
-                title: Some(agent.clone()),
-                caption: format!(
-                    "Sweep `{}`: {} of `{agent}` against {x_name}, one line per value of the \
-                     other swept parameters; shaded: {}. {same}",
-                    sweep.name,
-                    m.name(),
-                    band_text(m)
-                ),
-                // Each agent's figure carries its name: the figures differ only by it.
-                draw: Box::new(move |_| plots::lines(&name, &xl, &yl, &series, Width::OneColumn)),
-            },
-        ));
+    for (slot, agent) in sweep.agents().iter().enumerate() {
+        out.push(agent_figure(sweep, slot, agent, m, &same));
     }
     out
+}
+
+/// A line of `agent`'s rate by `m` at `points`, against the first swept parameter, in percent,
+/// and its 95% band where the points have intervals.
+type Series = (Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+
+fn series(points: &[&Point], agent: &str, m: Measure) -> Series {
+    let mut line = Vec::new();
+    let mut band = Vec::new();
+    for p in points {
+        let x = p.values[0].as_f64().unwrap_or(f64::NAN);
+        let (e, l, h) = rate_estimate(p.rate(agent, m));
+        line.push((x, e.map_or(f64::NAN, |e| 100.0 * e)));
+        if let (Some(l), Some(h)) = (l, h) {
+            band.push((x, 100.0 * l, 100.0 * h));
+        }
+    }
+    (line, band)
+}
+
+/// A sweep of one parameter: measure `m` against it, one line per agent (`sweep`, or
+/// `sweep-rounds` for rounds won in point games).
+fn measure_figure(sweep: &Sweep, m: Measure, same: &str) -> (String, FigureSpec) {
+    let points: Vec<&Point> = sweep.points.iter().collect();
+    let series: Vec<Band> = (sweep.agents().iter())
+        .map(|a| {
+            let (points, band) = series(&points, a, m);
+            Band {
+                label: a.clone(),
+                points,
+                band: Some(band),
+            }
+        })
+        .collect();
+    let (xl, yl) = (sweep.axis_title(0), format!("{} (%)", capital(m.name())));
+    let (stem, note) = match m {
+        Measure::Rounds if sweep.points_scoring() => (
+            "sweep-rounds",
+            " A round's win rate depends on how many players are still in, so it \
+             describes play, while games won is the outcome.",
+        ),
+        _ => ("sweep", ""),
+    };
+    let spec = FigureSpec {
+        place: super::figures::Place::Own,
+        stem,
+        title: None,
+        caption: format!(
+            "Sweep `{}`: {} against {}, one line per agent; shaded: {}. {same}{note}",
+            sweep.name,
+            m.name(),
+            sweep.parameters[0].1,
+            sweep.band_text(m)
+        ),
+        draw: Box::new(move |title| plots::lines(title, &xl, &yl, &series, Width::OneColumn)),
+    };
+    (stem.to_string(), spec)
+}
+
+/// A sweep of several parameters: `agent`'s measure `m` against the first, one line per value
+/// of the others (`sweep-<slot>`, titled with the agent).
+fn agent_figure(
+    sweep: &Sweep,
+    slot: usize,
+    agent: &str,
+    m: Measure,
+    same: &str,
+) -> (String, FigureSpec) {
+    let mut groups: Vec<(String, Vec<&Point>)> = Vec::new();
+    for p in &sweep.points {
+        let rest = p.label.split(',').skip(1).collect::<Vec<_>>().join(", ");
+        match groups.iter_mut().find(|(r, _)| *r == rest) {
+            Some((_, g)) => g.push(p),
+            None => groups.push((rest, vec![p])),
+        }
+    }
+    let series: Vec<Band> = groups
+        .iter()
+        .map(|(rest, points)| {
+            let (line, band) = series(points, agent, m);
+            Band {
+                label: rest.clone(),
+                points: line,
+                band: Some(band),
+            }
+        })
+        .collect();
+    let (xl, yl, name) = (
+        sweep.axis_title(0),
+        format!("{} (%)", capital(m.name())),
+        agent.to_string(),
+    );
+    let spec = FigureSpec {
+        place: super::figures::Place::Own,
+        stem: "sweep",
+        title: Some(agent.to_string()),
+        caption: format!(
+            "Sweep `{}`: {} of `{agent}` against {}, one line per value of the other swept \
+             parameters; shaded: {}. {same}",
+            sweep.name,
+            m.name(),
+            sweep.parameters[0].1,
+            sweep.band_text(m)
+        ),
+        // Each agent's figure carries its name: the figures differ only by it.
+        draw: Box::new(move |_| plots::lines(&name, &xl, &yl, &series, Width::OneColumn)),
+    };
+    (format!("sweep-{}", slot + 1), spec)
 }
 
 /// A grid of two parameters (not a zip): the headline of every agent at every point as a
@@ -588,9 +577,7 @@ fn grid_spec(sweep: &Sweep, m: Measure, bands: &str, same: &str) -> Option<Figur
     if rows.iter().all(|(v, _)| v.is_number()) {
         rows.reverse();
     }
-    let players = sweep.points[0].stats["info"]["players"]
-        .as_f64()
-        .unwrap_or(sweep.agents().len() as f64);
+    let players = sweep.points[0].stats.info.players as f64;
     let panels: Vec<plots::GridPanel> = sweep
         .agents()
         .iter()
@@ -605,8 +592,7 @@ fn grid_spec(sweep: &Sweep, m: Measure, bands: &str, same: &str) -> Option<Figur
                                 .points
                                 .iter()
                                 .find(|p| p.values[0] == *cv && p.values[1] == *rv)?;
-                            let (e, _, _) =
-                                estimate(&agent_stats(&p.stats, agent)[m.key()], "rate");
+                            let (e, _, _) = rate_estimate(p.rate(agent, m));
                             e.map(|e| 100.0 * e)
                         })
                         .collect()
@@ -672,17 +658,46 @@ fn summarize(sweep: &Sweep, run: &Path, reports: &Path) -> anyhow::Result<String
     let csv_path = dir.join("sweep.csv");
     std::fs::write(&csv_path, csv(sweep, &comparisons))
         .with_context(|| format!("cannot write {}", csv_path.display()))?;
-    let mut drawn: Vec<(String, String, Vec<PathBuf>)> = Vec::new();
-    let mut failed = Vec::new();
+    let figures = draw(sweep, &dir);
+    let mut out = intro(sweep);
+    for (i, m) in sweep.metrics().into_iter().enumerate() {
+        measure_tables(&mut out, sweep, m, i == 0, &comparisons);
+    }
+    if sweep.points.len() > 1 {
+        let _ = writeln!(
+            out,
+            "\nEach interval is one comparison's: over many points and agents, some exclude 0 by \
+             chance alone (one in twenty at 95% where nothing changes)."
+        );
+    }
+    figures_text(&mut out, sweep, figures);
+    Ok(out)
+}
+
+/// The sweep's figures drawn into `dir/figures`: each drawn one's stem and caption, and why
+/// the others could not be drawn.
+struct Drawn {
+    drawn: Vec<(String, String)>,
+    failed: Vec<String>,
+}
+
+fn draw(sweep: &Sweep, dir: &Path) -> Drawn {
+    let mut out = Drawn {
+        drawn: Vec::new(),
+        failed: Vec::new(),
+    };
     for (stem, spec) in figure_specs(sweep) {
         match (spec.draw)("").and_then(|f| f.write(&dir.join("figures"), &stem)) {
-            Ok(files) => drawn.push((stem, spec.caption, files)),
-            Err(e) => failed.push(format!("{stem}: {e:#}")),
+            Ok(_) => out.drawn.push((stem, spec.caption)),
+            Err(e) => out.failed.push(format!("{stem}: {e:#}")),
         }
     }
-    let agents = sweep.agents();
+    out
+}
+
+/// The section's heading and what the sweep is.
+fn intro(sweep: &Sweep) -> String {
     let (unit, units) = sweep.units();
-    let measures = sweep.metrics();
     let mut out = String::new();
     let _ = writeln!(out, "\n## Sweep `{}`\n", sweep.name);
     let paths: Vec<String> = sweep
@@ -704,13 +719,82 @@ fn summarize(sweep: &Sweep, run: &Path, reports: &Path) -> anyhow::Result<String
         sweep.name,
         sweep.name,
     );
+    out
+}
+
+/// Measure `m` at every point, then each point against the first and, for the `headline`,
+/// against the point before it.
+fn measure_tables(out: &mut String, sweep: &Sweep, m: Measure, headline: bool, c: &Comparisons) {
+    let (unit, _) = sweep.units();
+    let agents = sweep.agents();
     let mut header = "| point |".to_string();
     let mut rule = "|---|".to_string();
     for a in &agents {
         let _ = write!(header, " {a} |");
         rule.push_str("---:|");
     }
-    let show = |d: Option<Paired>| match d {
+    let _ = writeln!(
+        out,
+        "\n{} (%, with the 95% interval each point's report gives):\n\n{header}\n{rule}",
+        capital(m.name())
+    );
+    for p in &sweep.points {
+        let _ = write!(out, "| [{}](<{}/report.md>) |", p.label, p.stage);
+        for a in &agents {
+            let (e, l, h) = rate_estimate(p.rate(a, m));
+            let pct = |x: Option<f64>| num(x.map(|x| 100.0 * x), 2);
+            let _ = write!(out, " {} [{}, {}] |", pct(e), pct(l), pct(h));
+        }
+        out.push('\n');
+    }
+    if sweep.points.len() < 2 {
+        return;
+    }
+    let first = &sweep.points[0].label;
+    let mut lists = vec![(
+        format!("each point against the first (`{first}`)"),
+        &c.first[m.index()],
+    )];
+    // The headline also against its neighbour; the second measure against the first point.
+    if headline {
+        let along = if sweep.zip || sweep.parameters.len() == 1 {
+            "the point before it".to_string()
+        } else {
+            format!(
+                "the point before it along `{}` (the other values the same)",
+                sweep.parameters[0].0
+            )
+        };
+        lists.push((
+            format!("each point against {along}"),
+            &c.previous[m.index()],
+        ));
+    }
+    for (title, list) in lists {
+        let _ = writeln!(
+            out,
+            "\n{} in {}, paired by {unit} (percentage points, 95% interval; `*`: the \
+             interval excludes 0):\n\n{header}\n{rule}",
+            capital(m.name()),
+            title
+        );
+        for (k, p) in sweep.points.iter().enumerate().skip(1) {
+            if list[k].iter().all(Option::is_none) {
+                continue;
+            }
+            let _ = write!(out, "| {} |", p.label);
+            for d in &list[k] {
+                let _ = write!(out, " {} |", shown(*d));
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// A paired difference in percentage points with its interval, starred when the interval
+/// excludes 0.
+fn shown(d: Option<Paired>) -> String {
+    match d {
         Some(d) => format!(
             "{} [{}, {}]{}",
             signed(100.0 * d.difference),
@@ -719,90 +803,28 @@ fn summarize(sweep: &Sweep, run: &Path, reports: &Path) -> anyhow::Result<String
             if d.low > 0.0 || d.high < 0.0 { "*" } else { "" }
         ),
         None => "–".into(),
-    };
-    let along = if sweep.zip || sweep.parameters.len() == 1 {
-        "the point before it".to_string()
-    } else {
-        format!(
-            "the point before it along `{}` (the other values the same)",
-            sweep.parameters[0].0
-        )
-    };
-    for (i, m) in measures.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "\n{} (%, with the 95% interval each point's report gives):\n\n{header}\n{rule}",
-            capital(m.name())
-        );
-        for p in &sweep.points {
-            let _ = write!(out, "| [{}](<{}/report.md>) |", p.label, p.stage);
-            for a in &agents {
-                let (e, l, h) = estimate(&agent_stats(&p.stats, a)[m.key()], "rate");
-                let pct = |x: Option<f64>| num(x.map(|x| 100.0 * x), 2);
-                let _ = write!(out, " {} [{}, {}] |", pct(e), pct(l), pct(h));
-            }
-            out.push('\n');
-        }
-        if sweep.points.len() < 2 {
-            continue;
-        }
-        let first = &sweep.points[0].label;
-        let mut lists = vec![(
-            format!("each point against the first (`{first}`)"),
-            &comparisons.first[m.index()],
-        )];
-        // The headline also against its neighbour; the second measure against the first point.
-        if i == 0 {
-            lists.push((
-                format!("each point against {along}"),
-                &comparisons.previous[m.index()],
-            ));
-        }
-        for (title, list) in lists {
-            let _ = writeln!(
-                out,
-                "\n{} in {}, paired by {unit} (percentage points, 95% interval; `*`: the \
-                 interval excludes 0):\n\n{header}\n{rule}",
-                capital(m.name()),
-                title
-            );
-            for (k, p) in sweep.points.iter().enumerate().skip(1) {
-                if list[k].iter().all(Option::is_none) {
-                    continue;
-                }
-                let _ = write!(out, "| {} |", p.label);
-                for d in &list[k] {
-                    let _ = write!(out, " {} |", show(*d));
-                }
-                out.push('\n');
-            }
-        }
     }
-    if sweep.points.len() > 1 {
-        let _ = writeln!(
-            out,
-            "\nEach interval is one comparison's: over many points and agents, some exclude 0 by \
-             chance alone (one in twenty at 95% where nothing changes)."
-        );
-    }
-    for (stem, caption, _) in &drawn {
+}
+
+/// The figures drawn, with their captions, or why there are none.
+fn figures_text(out: &mut String, sweep: &Sweep, figures: Drawn) {
+    for (stem, caption) in &figures.drawn {
         let _ = writeln!(
             out,
             "\n![{caption}](<{}/figures/{stem}.svg>)\n\n*{caption}*",
             sweep.name
         );
     }
-    if drawn.is_empty() && failed.is_empty() {
+    if figures.drawn.is_empty() && figures.failed.is_empty() {
         let _ = writeln!(
             out,
             "\nNo figure: the values of `{}` are not numbers (the tables above give every point).",
             sweep.parameters[0].0
         );
     }
-    for f in failed {
+    for f in figures.failed {
         let _ = writeln!(out, "\nA figure could not be drawn ({f}).");
     }
-    Ok(out)
 }
 
 fn signed(x: f64) -> String {

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use dhumbal_plots::{Band, Width, lines};
-use dhumbal_runner::train::read_records;
+use dhumbal_runner::scenario::rules_spec::ScoringName;
+use dhumbal_runner::train::{self, read_records};
 
 /// Episodes per moving window for a run of `episodes`: 100 (the paper's), or 1% of a run
 /// longer than 10,000 episodes, in hundreds.
@@ -68,6 +69,24 @@ pub fn is_training(dir: &Path) -> bool {
     dir.join("episodes.parquet").is_file()
 }
 
+/// What the training's manifest says of its learner: whether a table learned it (an episode is
+/// then a whole game; a network's is a round), and the reward's unit from the rules it
+/// records (no manifest in the folder: a network, both units named).
+fn learner(dir: &Path) -> Result<(bool, &'static str)> {
+    if !dir.join(train::MANIFEST_FILE).is_file() {
+        return Ok((false, "reward (coins, or minus points)"));
+    }
+    let training = train::Manifest::read(dir)?.training;
+    let tabular = training.tabular();
+    let label = match (training.rules.scoring, tabular) {
+        (Some(ScoringName::Points), true) => "minus points per game",
+        (Some(ScoringName::Coins), _) => "coins per round",
+        (Some(ScoringName::Points), false) => "minus points per round",
+        (None, _) => "reward (coins, or minus points)",
+    };
+    Ok((tabular, label))
+}
+
 /// Writes the four figures of the training records in `dir` into `out` (SVG, PNG, PDF), with
 /// the panel titles drawn inside when `titles` (a paper's caption carries them otherwise);
 /// returns the files.
@@ -78,23 +97,7 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
     let out = out.to_path_buf();
     std::fs::create_dir_all(&out)?;
     let w = window(episodes.len());
-    // The reward's unit, from the rules the manifest records (older manifests: both named).
-    let manifest = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .unwrap_or_default();
-    let scoring = manifest["training"]["rules"]["scoring"].as_str();
-    // A tabular learner's episode is a whole game; a network's, one round.
-    let tabular = matches!(
-        manifest["training"]["algorithm"].as_str(),
-        Some("q-learning" | "value-iteration")
-    );
-    let reward_label = match (scoring, tabular) {
-        (Some("points"), true) => "minus points per game",
-        (Some("coins"), _) => "coins per round",
-        (Some("points"), false) => "minus points per round",
-        _ => "reward (coins, or minus points)",
-    };
+    let (tabular, reward_label) = learner(dir)?;
     let x = |i: usize| episodes[i].episode as f64 + 1.0;
     let reward: Vec<(f64, f64)> = (0..episodes.len())
         .map(|i| (x(i), episodes[i].reward))

@@ -19,6 +19,7 @@ mod pipeline;
 mod progress;
 pub mod records;
 pub mod render;
+pub mod resolved;
 pub mod result_file;
 pub mod run;
 pub mod scenario;

@@ -39,6 +39,8 @@
 use std::f64::consts::LN_10;
 use std::fmt;
 
+use crate::result_file::{self, Kind, ReadError};
+
 /// The pseudo-count given to an end of the score range that no unit scored (fishtest's
 /// `epsilon` for empty pentanomial bins).
 pub const EPSILON: f64 = 1e-3;
@@ -594,12 +596,28 @@ impl Plan {
 /// The file in a stage's folder that keeps a sequential stage's decision.
 pub const DECISION_FILE: &str = "sequential.json";
 
+/// The format of [`DECISION_FILE`] this build writes and reads; files written before the key
+/// existed have the same layout (1).
+pub const DECISION_FORMAT: u32 = 1;
+
+/// What [`Outcome::read`] expects.
+pub const DECISION_KIND: Kind = Kind {
+    what: "sequential decision",
+    format: DECISION_FORMAT,
+    unnumbered: 1,
+    remedy: "play the stage again with this version (`--force`), or use the version that \
+             wrote it",
+};
+
 /// What [`DECISION_FILE`] holds: the plan, the course of the test and where it stopped. It is
 /// derived from the records (the runner recomputes it from them on every run and resume); it
 /// exists so that readers of a folder (`report`, `merge`, a later `--resume`) know where the
 /// stage ends without the scenario.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
+    /// [`DECISION_FORMAT`].
+    #[serde(default = "format_one")]
+    pub format: u32,
     /// The scenario hash of the records it was computed from.
     pub scenario: String,
     pub stage: String,
@@ -633,6 +651,10 @@ pub struct Shape {
     pub points: bool,
 }
 
+fn format_one() -> u32 {
+    1
+}
+
 /// An LLR as kept in a file: an infinite one (a hypothesis the data rule out) as a large one.
 fn storable(x: f64) -> f64 {
     x.clamp(-1e12, 1e12)
@@ -662,6 +684,7 @@ impl Outcome {
             }
         }
         Some(Outcome {
+            format: DECISION_FORMAT,
             scenario: scenario.to_string(),
             stage: stage.to_string(),
             plan: plan.clone(),
@@ -786,16 +809,15 @@ impl Outcome {
         Ok(())
     }
 
-    /// The outcome kept in `stage_dir`, if any (an unreadable file is an error).
-    pub fn read(stage_dir: &std::path::Path) -> anyhow::Result<Option<Outcome>> {
-        use anyhow::Context;
-        let path = stage_dir.join(DECISION_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map(Some)
-                .with_context(|| format!("cannot read {}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    /// The outcome kept in `stage_dir`, if any: a file that cannot be read, or of another
+    /// format (refused with what to do), is an error.
+    pub fn read(stage_dir: &std::path::Path) -> Result<Option<Outcome>, ReadError> {
+        match result_file::read(&stage_dir.join(DECISION_FILE), &DECISION_KIND) {
+            Ok(o) => Ok(Some(o)),
+            Err(ReadError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
         }
     }
 }
@@ -1104,5 +1126,66 @@ mod tests {
         let json = serde_json::to_string(&one).unwrap();
         assert_eq!(serde_json::from_str::<Estimate>(&json).unwrap(), one);
         assert!(e.nelo.unwrap() > 0.0);
+    }
+
+    /// A test as the runner decides it, on scores of 1, 1/2 and 0.
+    fn decided() -> Outcome {
+        let plan = Plan {
+            candidate: "a".into(),
+            baseline: "b".into(),
+            candidate_slot: 0,
+            baseline_slot: 1,
+            elo0: 0.0,
+            elo1: 10.0,
+            alpha: 0.05,
+            beta: 0.05,
+            every: 4,
+            decide: false,
+        };
+        let shape = Shape {
+            max_matches: 40,
+            arrangements: 2,
+            rounds_per_match: 1,
+            points: false,
+        };
+        let scores: Vec<f64> = (0..40).map(|i| [1.0, 0.5, 1.0, 0.0][i % 4]).collect();
+        let config = plan.config(shape.arrangements, shape.rounds_per_match);
+        let course = sequential(&scores, &config, plan.every, shape.max_matches).unwrap();
+        Outcome::new("00", "s", &plan, shape, &scores, &course).unwrap()
+    }
+
+    #[test]
+    fn a_decision_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Outcome::read(dir.path()).unwrap(), None);
+        let o = decided();
+        o.save(dir.path()).unwrap();
+        assert_eq!(Outcome::read(dir.path()).unwrap().as_ref(), Some(&o));
+        // Written before the key existed: the same layout, format 1.
+        let mut v = serde_json::to_value(&o).unwrap();
+        v.as_object_mut().unwrap().remove("format");
+        std::fs::write(dir.path().join(DECISION_FILE), v.to_string()).unwrap();
+        assert_eq!(Outcome::read(dir.path()).unwrap(), Some(o));
+    }
+
+    #[test]
+    fn a_decision_of_another_format_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = serde_json::to_value(decided()).unwrap();
+        v.as_object_mut().unwrap().insert("format".into(), 2.into());
+        std::fs::write(dir.path().join(DECISION_FILE), v.to_string()).unwrap();
+        let e = Outcome::read(dir.path()).unwrap_err();
+        assert_eq!(e.other_format(), Some(2), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains(DECISION_FILE) && text.contains("--force"),
+            "{e}"
+        );
+        // A field missing is named.
+        let mut v = serde_json::to_value(decided()).unwrap();
+        v.as_object_mut().unwrap().remove("plan");
+        std::fs::write(dir.path().join(DECISION_FILE), v.to_string()).unwrap();
+        let e = Outcome::read(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("plan"), "{e}");
     }
 }

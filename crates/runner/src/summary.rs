@@ -8,6 +8,7 @@ use polars_io::prelude::{CsvWriter, SerWriter};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::resolved::{Resolved, ResolvedAgent, ResolvedScenario};
 use crate::result_file::{self, Kind, ReadError};
 use crate::run::{RunOptions, RunReport, StageResult};
 use crate::scenario::Scenario;
@@ -365,7 +366,7 @@ pub struct Manifest {
     pub output: Value,
     pub stages: Vec<ManifestStage>,
     /// The scenario as resolved.
-    pub scenario: Value,
+    pub scenario: Resolved<ResolvedScenario>,
 }
 
 /// One finished stage in [`Manifest`].
@@ -376,7 +377,7 @@ pub struct ManifestStage {
     pub rounds: u64,
     pub seconds: f64,
     /// The agent entries as resolved, in slot order.
-    pub agents: Vec<Value>,
+    pub agents: Vec<Resolved<ResolvedAgent>>,
     /// Whom a later `winner_of` seats, and what decided it (read by the overview).
     pub winner: ManifestWinner,
 }
@@ -404,9 +405,14 @@ pub const MANIFEST_KIND: Kind = Kind {
 };
 
 impl Manifest {
-    /// The manifest of a run of `scenario` with `opts` that gave `report`.
-    pub fn of(scenario: &Scenario, opts: &RunOptions, report: &RunReport) -> Manifest {
-        Manifest {
+    /// The manifest of a run of `scenario` with `opts` that gave `report`; an error when a
+    /// resolved entry would not read back ([`Resolved::new`]).
+    pub fn of(
+        scenario: &Scenario,
+        opts: &RunOptions,
+        report: &RunReport,
+    ) -> Result<Manifest, serde_json::Error> {
+        Ok(Manifest {
             format: MANIFEST_FORMAT,
             program: "dhumbal-run".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -434,21 +440,23 @@ impl Manifest {
                 .iter()
                 .map(|s| {
                     let (winner, decided) = s.winner_by();
-                    ManifestStage {
+                    Ok(ManifestStage {
                         name: s.name.clone(),
                         dir: s.dir.display().to_string(),
                         rounds: s.totals.rounds,
                         seconds: s.seconds,
-                        agents: s.agents.iter().map(|a| a.spec.clone()).collect(),
+                        agents: (s.agents.iter())
+                            .map(|a| Resolved::new(a.spec.clone()))
+                            .collect::<Result<_, _>>()?,
                         winner: ManifestWinner {
                             agent: s.agents[winner].id.clone(),
                             decided_by: decided.name().to_string(),
                         },
-                    }
+                    })
                 })
-                .collect(),
-            scenario: scenario.resolved_json(),
-        }
+                .collect::<Result<_, serde_json::Error>>()?,
+            scenario: Resolved::new(scenario.resolved_json())?,
+        })
     }
 
     /// Reads `dir/manifest.json`, refusing another format with what to do.
@@ -464,7 +472,7 @@ pub fn write_manifest(
     opts: &RunOptions,
     report: &RunReport,
 ) -> anyhow::Result<()> {
-    let manifest = Manifest::of(scenario, opts, report);
+    let manifest = Manifest::of(scenario, opts, report)?;
     std::fs::write(path, serde_json::to_vec_pretty(&manifest)?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())

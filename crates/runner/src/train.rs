@@ -16,11 +16,13 @@ use std::time::Instant;
 use anyhow::Context as _;
 use polars_core::prelude::{Column, DataFrame};
 use polars_io::prelude::{ParquetReader, ParquetWriter, SerReader};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use dhumbal_learn::{Ended, EpisodeRecord, EvalRecord, Event};
 
 use crate::folder::Refusal;
+use crate::resolved::Resolved;
+use crate::result_file::{self, Kind, ReadError};
 use crate::scenario::{Plan, Scenario, Training};
 
 /// How to train.
@@ -231,24 +233,22 @@ fn one(
             last.insert(0, e.clone());
         }
     }
-    let manifest = json!({
-        "program": crate::dataset::PROGRAM,
-        "scenario": scenario.path.display().to_string(),
-        "training": t.spec,
-        "hash": t.hash(),
-        "checkpoint": t.output().display().to_string(),
-        "episodes": episodes_done,
-        "finished": !stopped,
-        "device": device,
-        "threads": options.threads,
-        "seconds_this_run": seconds,
-        "last_evaluations": last.iter().map(|e| json!({
-            "opponent": e.opponent, "win_rate": e.win_rate, "low": e.low, "high": e.high,
-            "deals": e.deals, "rounds": e.rounds, "mean_reward": e.mean_reward,
-        })).collect::<Vec<_>>(),
-    });
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        program: crate::dataset::PROGRAM.to_string(),
+        scenario: scenario.path.display().to_string(),
+        training: Resolved::new(t.spec.clone())?,
+        hash: t.hash().to_string(),
+        checkpoint: t.output().display().to_string(),
+        episodes: episodes_done,
+        finished: !stopped,
+        device: device.clone(),
+        threads: options.threads,
+        seconds_this_run: seconds,
+        last_evaluations: last.iter().map(LastEvaluation::of).collect(),
+    };
     write_atomic(
-        &dir.join("manifest.json"),
+        &dir.join(MANIFEST_FILE),
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
     Ok(TrainResult {
@@ -483,4 +483,179 @@ pub fn read_records(
         }
     }
     Ok((episodes, evals))
+}
+
+/// The file in a training's folder that says what was trained and how far.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The format of a training's [`MANIFEST_FILE`] this build writes and reads; files written
+/// before the key existed have the same layout (1).
+pub const MANIFEST_FORMAT: u32 = 1;
+
+/// What [`Manifest::read`] expects.
+pub const MANIFEST_KIND: Kind = Kind {
+    what: "training manifest",
+    format: MANIFEST_FORMAT,
+    unnumbered: 1,
+    remedy: "train again with this version (`dhumbal-run train FILE --force`), or use the \
+             version that wrote it",
+};
+
+/// A training's `manifest.json`, rewritten as each run of it ends: what was trained (the
+/// `train:` entry as resolved), how far, on what, and the last evaluation against each
+/// opponent. Written and read through this one type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_FORMAT`].
+    #[serde(default = "format_one")]
+    pub format: u32,
+    pub program: String,
+    /// The scenario file, as given.
+    pub scenario: String,
+    pub training: Resolved<ResolvedTraining>,
+    /// The hash of what the learner learns from: a checkpoint of another hash is not resumed.
+    pub hash: String,
+    pub checkpoint: String,
+    /// Episodes trained, in all runs of it.
+    pub episodes: u64,
+    /// Whether it trained all its episodes (else it was stopped).
+    pub finished: bool,
+    pub device: String,
+    pub threads: usize,
+    pub seconds_this_run: f64,
+    pub last_evaluations: Vec<LastEvaluation>,
+}
+
+fn format_one() -> u32 {
+    1
+}
+
+/// What readers use of a `train:` entry as resolved.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ResolvedTraining {
+    /// `dqn`, `ddqn`, `ppo`, or a tabular method (`q-learning`, `value-iteration`).
+    pub algorithm: String,
+    /// The rules it learned under.
+    pub rules: crate::scenario::RulesSpec,
+}
+
+impl ResolvedTraining {
+    /// Whether a table learned it: an episode is then a whole game (a network's is a round).
+    pub fn tabular(&self) -> bool {
+        dhumbal_learn::tabular::Method::NAMES.contains(&self.algorithm.as_str())
+    }
+}
+
+/// The last evaluation against one opponent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LastEvaluation {
+    pub opponent: String,
+    pub win_rate: f64,
+    /// The win rate's 95% interval, by deal.
+    pub low: f64,
+    pub high: f64,
+    pub deals: u64,
+    pub rounds: u64,
+    pub mean_reward: f64,
+}
+
+impl LastEvaluation {
+    fn of(e: &EvalRecord) -> LastEvaluation {
+        LastEvaluation {
+            opponent: e.opponent.clone(),
+            win_rate: e.win_rate,
+            low: e.low,
+            high: e.high,
+            deals: e.deals,
+            rounds: e.rounds,
+            mean_reward: e.mean_reward,
+        }
+    }
+}
+
+impl Manifest {
+    /// Reads `dir/manifest.json`, refusing another format with what to do.
+    pub fn read(dir: &Path) -> Result<Manifest, ReadError> {
+        result_file::read(&dir.join(MANIFEST_FILE), &MANIFEST_KIND)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn sample() -> Manifest {
+        let training = json!({
+            "id": "t",
+            "algorithm": "q-learning",
+            "rules": crate::scenario::RulesSpec::from_variant(
+                &dhumbal_game::rules::Preset::Paper.variant()
+            ),
+            "episodes": 10,
+        });
+        Manifest {
+            format: MANIFEST_FORMAT,
+            program: "dhumbal-run".into(),
+            scenario: "s.yaml".into(),
+            training: Resolved::new(training).unwrap(),
+            hash: "00".into(),
+            checkpoint: "t.csv".into(),
+            episodes: 10,
+            finished: true,
+            device: "cpu (tabular)".into(),
+            threads: 2,
+            seconds_this_run: 0.5,
+            last_evaluations: vec![LastEvaluation {
+                opponent: "random".into(),
+                win_rate: 0.75,
+                low: 0.5,
+                high: 0.9,
+                deals: 20,
+                rounds: 40,
+                mean_reward: 1.5,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_training_manifest_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = sample();
+        let text = serde_json::to_string_pretty(&m).unwrap();
+        std::fs::write(dir.path().join(MANIFEST_FILE), &text).unwrap();
+        let back = Manifest::read(dir.path()).unwrap();
+        assert_eq!(back, m);
+        assert!(back.training.tabular());
+        assert_eq!(
+            back.training.rules.scoring,
+            Some(crate::scenario::rules_spec::ScoringName::Coins)
+        );
+        // Written before the key existed: the same layout, format 1.
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v.as_object_mut().unwrap().remove("format");
+        std::fs::write(dir.path().join(MANIFEST_FILE), v.to_string()).unwrap();
+        assert_eq!(Manifest::read(dir.path()).unwrap(), m);
+    }
+
+    #[test]
+    fn a_training_manifest_of_another_format_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v.as_object_mut().unwrap().insert("format".into(), 2.into());
+        std::fs::write(dir.path().join(MANIFEST_FILE), v.to_string()).unwrap();
+        let e = Manifest::read(dir.path()).unwrap_err();
+        assert_eq!(e.other_format(), Some(2), "{e}");
+        assert!(e.to_string().contains("--force"), "{e}");
+        // The entry's rules missing are named.
+        let mut v = serde_json::to_value(sample()).unwrap();
+        let training = v
+            .get_mut("training")
+            .and_then(Value::as_object_mut)
+            .unwrap();
+        training.remove("rules");
+        std::fs::write(dir.path().join(MANIFEST_FILE), v.to_string()).unwrap();
+        let e = Manifest::read(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("rules"), "{e}");
+    }
 }
