@@ -11,11 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::Value;
 
+use dhumbal_game::EndReason;
 use dhumbal_runner::folder::Refusal;
 use dhumbal_runner::render::{self, Entry, Hand, Paint, Scene, Seat};
-use dhumbal_runner::trace;
+use dhumbal_runner::scenario::rules_spec::ScoringName;
+use dhumbal_runner::trace::read::{Deal, Decision, Event, Game, GameEnd, RoundEnd};
+use dhumbal_runner::trace::{self, Trace};
 
 /// `dhumbal-run show`.
 #[derive(Args, Debug)]
@@ -121,9 +123,8 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let path = dir.join(trace::file_name(deal, arrangement));
-    let events = read(&path)?;
-    let game = &events[0];
-    let players = game["players"].as_u64().unwrap_or(0) as usize;
+    let trace = read(&path)?;
+    let players = trace.game.players;
     if let Some(k) = args.seat
         && k >= players
     {
@@ -132,10 +133,13 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
             players.saturating_sub(1)
         )));
     }
-    let rounds: BTreeSet<u64> = events
+    let rounds: BTreeSet<u64> = trace
+        .events
         .iter()
-        .filter(|e| e["event"] == "deal")
-        .filter_map(|e| e["round"].as_u64())
+        .filter_map(|e| match e {
+            Event::Deal(d) => Some(u64::from(d.round)),
+            _ => None,
+        })
         .collect();
     if let Some(r) = args.round
         && !rounds.contains(&u64::from(r))
@@ -152,7 +156,7 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         paint,
         arrangements: arrangements.len(),
     };
-    let lines = view.replay(&events);
+    let lines = view.replay(&trace);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = lines
         .iter()
@@ -269,74 +273,10 @@ fn traced(dir: &Path) -> anyhow::Result<BTreeMap<u64, BTreeSet<u64>>> {
     Ok(out)
 }
 
-/// A trace's events, checked to start with its `game` line in a format this program reads.
-fn read(path: &Path) -> anyhow::Result<Vec<Value>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| refuse(format!("cannot read {}: {e}", path.display())))?;
-    let mut events = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            refuse(format!(
-                "{} line {}: not a trace event ({e})",
-                path.display(),
-                i + 1
-            ))
-        })?;
-        events.push(v);
-    }
-    match events.first() {
-        Some(g) if g["event"] == "game" => {
-            let format = g["format"].as_u64().unwrap_or(0);
-            if format > u64::from(trace::FORMAT) {
-                return Err(refuse(format!(
-                    "{} is in trace format {format}, newer than this program's {}; show it \
-                     with a newer dhumbal-run",
-                    path.display(),
-                    trace::FORMAT
-                )));
-            }
-            if format < u64::from(trace::FORMAT) {
-                return Err(refuse(format!(
-                    "{} is in trace format {format}, written by an older dhumbal-run; this one \
-                     reads format {} (the run's command again with --force writes them in \
-                     this format)",
-                    path.display(),
-                    trace::FORMAT
-                )));
-            }
-            Ok(events)
-        }
-        _ => Err(refuse(format!(
-            "{} does not start with a `game` event: not a trace",
-            path.display()
-        ))),
-    }
-}
-
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|c| c.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn text(v: &Value) -> &str {
-    v.as_str().unwrap_or("?")
-}
-
-/// How a decision `e`'s choice (or a candidate's, `c`) is said: the legal choice it indexes,
-/// or its own text (a choice that is not among the legal ones).
-fn choice_text<'a>(e: &'a Value, c: &'a Value) -> &'a str {
-    match c.as_u64() {
-        Some(i) => text(&e["legal"][i as usize]),
-        None => text(c),
-    }
+/// The trace at `path`, read through its types; one that cannot be read (another format, a
+/// damaged line) is refused, saying which file and line and what to do.
+fn read(path: &Path) -> anyhow::Result<Trace> {
+    Trace::read(path).map_err(|e| refuse(e.to_string()))
 }
 
 /// How a trace is shown: by whom (every seat, or one), which rounds, in which paint.
@@ -349,14 +289,30 @@ struct View {
 
 /// One seat's turn as it is being gathered: its decisions, the card it drew, the reshuffle.
 struct Turn<'a> {
-    round: u64,
-    turn: u64,
+    round: u32,
+    turn: u32,
     seat: usize,
     /// The first decision of the turn (what the seat held then).
-    first: &'a Value,
+    first: &'a Decision,
     actions: Vec<String>,
     /// Lines under the turn's line: candidates, notes, a reshuffle.
     below: Vec<String>,
+}
+
+/// What the replay's lines share: the seats' names, the columns' widths, the unit of the
+/// standings (`coins` or `points`).
+struct Table {
+    names: Vec<String>,
+    /// The widths of the names and of the turn lines' hands.
+    widths: (usize, usize),
+    scoring: &'static str,
+}
+
+impl Table {
+    /// Seat `s`'s name, `?` for a seat the game does not have.
+    fn name(&self, s: usize) -> &str {
+        self.names.get(s).map_or("?", String::as_str)
+    }
 }
 
 impl View {
@@ -365,89 +321,94 @@ impl View {
         self.seat.is_none_or(|k| k == s)
     }
 
-    fn shows(&self, round: u64) -> bool {
-        self.round.is_none_or(|r| u64::from(r) == round)
+    fn shows(&self, round: u32) -> bool {
+        self.round.is_none_or(|r| r == round)
     }
 
-    fn replay(&self, events: &[Value]) -> Vec<String> {
-        let p = self.paint;
-        let game = &events[0];
-        let names: Vec<String> = game["seats"]
-            .as_array()
-            .map(|a| a.iter().map(|s| text(&s["agent"]).to_string()).collect())
-            .unwrap_or_default();
+    fn replay(&self, trace: &Trace) -> Vec<String> {
+        let game = &trace.game;
+        let events = &trace.events;
+        let names: Vec<String> = game.seats.iter().map(|s| s.agent.clone()).collect();
         let name_w = names.iter().map(|n| render::width(n)).max().unwrap_or(0);
         // The hands of the turn lines in one column, as wide as the widest.
         let hand_w = events
             .iter()
-            .filter(|e| e["event"] == "decision")
-            .map(|e| {
-                let seat = e["seat"].as_u64().unwrap_or(0) as usize;
-                render::width(&render::hand(&self.turn_hand(seat, e), Paint::plain()))
+            .filter_map(|e| match e {
+                Event::Decision(d) => Some(d),
+                _ => None,
             })
+            .map(|d| render::width(&render::hand(&self.turn_hand(d.seat, d), Paint::plain())))
             .max()
             .unwrap_or(0);
-        let widths = (name_w, hand_w);
-        let scoring = text(&game["scoring"]).to_string();
-        let mut out = self.header(game, &names);
+        let table = Table {
+            names,
+            widths: (name_w, hand_w),
+            scoring: match game.scoring {
+                ScoringName::Coins => "coins",
+                ScoringName::Points => "points",
+            },
+        };
+        let mut out = self.header(game, &table);
         let mut turn: Option<Turn> = None;
         // The seats still in the game in the round being shown.
         let mut active: Vec<bool> = Vec::new();
-        for (i, e) in events.iter().enumerate().skip(1) {
-            let round = e["round"].as_u64().unwrap_or(0);
-            if e["event"] != "game_end" && !self.shows(round) {
+        for (i, e) in events.iter().enumerate() {
+            if let Some(round) = e.round()
+                && !self.shows(round)
+            {
                 continue;
             }
-            match text(&e["event"]) {
-                "deal" => {
+            match e {
+                Event::Deal(deal) => {
                     let first = events[i + 1..]
                         .iter()
-                        .take_while(|x| x["event"] != "round_end")
-                        .find(|x| x["event"] == "decision");
+                        .take_while(|x| !matches!(x, Event::RoundEnd(_)))
+                        .find_map(|x| match x {
+                            Event::Decision(d) => Some(&**d),
+                            _ => None,
+                        });
                     out.push(String::new());
-                    active = (0..names.len())
-                        .map(|s| e["active"][s].as_bool().unwrap_or(true))
+                    active = (0..table.names.len())
+                        .map(|s| deal.active.get(s).copied().unwrap_or(true))
                         .collect();
-                    out.extend(self.deal(e, first, &names, &scoring));
+                    out.extend(self.deal(deal, first, &table));
                 }
-                "decision" => {
-                    let seat = e["seat"].as_u64().unwrap_or(0) as usize;
-                    let t = e["turn"].as_u64().unwrap_or(0);
-                    let same = turn
-                        .as_ref()
-                        .is_some_and(|x| x.round == round && x.turn == t && x.seat == seat);
+                Event::Decision(d) => {
+                    let same = turn.as_ref().is_some_and(|x| {
+                        x.round == d.round && x.turn == d.turn && x.seat == d.seat
+                    });
                     if !same {
                         if let Some(done) = turn.take() {
-                            out.extend(self.turn_lines(&done, &names, widths));
+                            out.extend(self.turn_lines(&done, &table));
                         }
                         turn = Some(Turn {
-                            round,
-                            turn: t,
-                            seat,
-                            first: e,
+                            round: d.round,
+                            turn: d.turn,
+                            seat: d.seat,
+                            first: d,
                             actions: Vec::new(),
                             below: Vec::new(),
                         });
                     }
                     let current = turn.as_mut().expect("set above");
-                    self.decision(e, current);
+                    self.decision(d, current);
                 }
-                "drew" => {
+                Event::Drew(drew) => {
                     if let Some(t) = turn.as_mut()
                         && self.sees(t.seat)
-                        && let Some(card) = e["card"].as_str()
+                        && let Some(card) = &drew.card
                         && let Some(last) = t.actions.last_mut()
                     {
-                        *last = format!("draw → {}", p.card(card));
+                        *last = format!("draw → {}", self.paint.card(card));
                     }
                 }
-                "reshuffle" => {
+                Event::Reshuffle(r) => {
                     let line = format!(
                         "         {}",
-                        p.dim(&format!(
+                        self.paint.dim(&format!(
                             "the pile is turned over into the stock: {} cards; the pile keeps {}",
-                            e["stock"].as_u64().unwrap_or(0),
-                            strings(&e["pile"]).join(" ")
+                            r.stock,
+                            r.pile.join(" ")
                         ))
                     );
                     match turn.as_mut() {
@@ -455,75 +416,52 @@ impl View {
                         None => out.push(line),
                     }
                 }
-                "round_end" => {
+                Event::RoundEnd(end) => {
                     if let Some(done) = turn.take() {
-                        out.extend(self.turn_lines(&done, &names, widths));
+                        out.extend(self.turn_lines(&done, &table));
                     }
-                    out.extend(self.round_end(e, &names, &active, name_w, &scoring));
+                    out.extend(self.round_end(end, &active, &table));
                 }
-                "game_end" if self.round.is_none() => {
+                Event::GameEnd(end) if self.round.is_none() => {
                     out.push(String::new());
-                    let w = e["winner"].as_u64().unwrap_or(0) as usize;
-                    let standings: Vec<String> = e["standings"]
-                        .as_array()
-                        .map(|a| a.iter().map(|v| v.to_string()).collect())
-                        .unwrap_or_default();
-                    out.push(p.bold(&format!(
-                        "{} after {} round{}: seat {w} ({}) {} · {scoring}: {}",
-                        if scoring == "points" {
-                            "game over"
-                        } else {
-                            "session over"
-                        },
-                        e["rounds"].as_u64().unwrap_or(0),
-                        if e["rounds"] == 1 { "" } else { "s" },
-                        names.get(w).map_or("?", String::as_str),
-                        if scoring == "points" { "wins" } else { "leads" },
-                        standings.join(" ")
-                    )));
+                    out.push(self.game_end(end, &table));
                 }
                 _ => {}
             }
         }
         if let Some(done) = turn.take() {
-            out.extend(self.turn_lines(&done, &names, widths));
+            out.extend(self.turn_lines(&done, &table));
         }
         out
     }
 
-    fn header(&self, game: &Value, names: &[String]) -> Vec<String> {
+    fn header(&self, game: &Game, table: &Table) -> Vec<String> {
         let p = self.paint;
-        let arrangement = game["arrangement"].as_u64().unwrap_or(0);
         let mut out = vec![p.bold(&format!(
             "stage {} · deal {} · arrangement {}{} · rules {} ({} scoring) · seed {}",
-            text(&game["stage"]),
-            game["deal"],
-            arrangement,
+            game.stage,
+            game.deal,
+            game.arrangement,
             if self.arrangements > 1 {
                 format!(" of {} traced", self.arrangements)
             } else {
                 String::new()
             },
-            text(&game["rules"]),
-            if game["scoring"] == "points" {
-                "point"
-            } else {
-                "coin"
+            game.rules,
+            match game.scoring {
+                ScoringName::Coins => "coin",
+                ScoringName::Points => "point",
             },
-            game["seed"],
+            game.seed,
         ))];
-        let seats: Vec<String> = game["seats"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let seats: Vec<String> = game
+            .seats
+            .iter()
             .map(|s| {
-                let agent = text(&s["agent"]);
-                let kind = text(&s["kind"]);
-                let seat = s["seat"].as_u64().unwrap_or(0);
-                if agent == kind {
-                    format!("{seat} {agent}")
+                if s.agent == s.kind {
+                    format!("{} {}", s.seat, s.agent)
                 } else {
-                    format!("{seat} {agent} ({kind})")
+                    format!("{} {} ({})", s.seat, s.agent, s.kind)
                 }
             })
             .collect();
@@ -533,38 +471,24 @@ impl View {
             Some(k) => format!(
                 "view: seat {k} ({}) only: the other hands face down, their decisions by what \
                  they showed",
-                names.get(k).map_or("?", String::as_str)
+                table.name(k)
             ),
         });
         out
     }
 
     /// The deal of a round: every seat's hand (or its count), the pile, the stock.
-    fn deal(
-        &self,
-        e: &Value,
-        first: Option<&Value>,
-        names: &[String],
-        scoring: &str,
-    ) -> Vec<String> {
+    fn deal(&self, e: &Deal, first: Option<&Decision>, table: &Table) -> Vec<String> {
         let p = self.paint;
-        let hands: Vec<Vec<String>> = e["hands"]
-            .as_array()
-            .map(|a| a.iter().map(strings).collect())
-            .unwrap_or_default();
-        let standings: Vec<Option<i64>> = e["standings"]
-            .as_array()
-            .map(|a| a.iter().map(Value::as_i64).collect())
-            .unwrap_or_default();
-        let view = first.map(|f| &f["view"]);
-        let active = |s: usize| e["active"][s].as_bool().unwrap_or(!hands[s].is_empty());
-        let starter = view.and_then(|v| v["starter"].as_u64());
-        let seats = hands
+        let view = first.map(|f| &f.view);
+        let starter = view.map(|v| v.starter);
+        let seats = e
+            .hands
             .iter()
             .enumerate()
             .map(|(s, h)| Seat {
                 seat: s,
-                name: names.get(s).cloned().unwrap_or_default(),
+                name: table.names.get(s).cloned().unwrap_or_default(),
                 hand: if self.sees(s) {
                     Hand::Shown {
                         cards: h.clone(),
@@ -576,30 +500,28 @@ impl View {
                         known: Vec::new(),
                     }
                 },
-                standing: standings.get(s).copied().flatten(),
-                active: active(s),
+                standing: e.standings.get(s).copied(),
+                active: e.active.get(s).copied().unwrap_or(!h.is_empty()),
                 acting: self.seat == Some(s),
             })
             .collect();
         let scene = Scene {
             heading: None,
             seats,
-            standings: scoring.to_string(),
-            pile: strings(&e["pile"]),
+            standings: table.scoring.to_string(),
+            pile: e.pile.clone(),
             top_set: 1,
             pickable: Vec::new(),
-            stock: e["stock"].as_u64().unwrap_or(0) as usize,
-            threshold: view
-                .and_then(|v| v["call_threshold"].as_u64())
-                .map(|t| t as u32),
+            stock: e.stock,
+            threshold: view.map(|v| v.call_threshold),
             decision: None,
         };
         let mut out = vec![p.bold(&format!(
             "── round {}{} ──",
-            e["round"],
+            e.round,
             starter.map_or(String::new(), |s| format!(
                 " · seat {s} ({}) starts",
-                names.get(s as usize).map_or("?", String::as_str)
+                table.name(s)
             ))
         ))];
         out.extend(scene.lines(p));
@@ -608,10 +530,10 @@ impl View {
 
     /// Adds a decision to its turn: the action as the viewer may see it and, for a seat the
     /// viewer sees, the agent's top candidates and notes.
-    fn decision(&self, e: &Value, t: &mut Turn) {
+    fn decision(&self, e: &Decision, t: &mut Turn) {
         let p = self.paint;
         let seen = self.sees(t.seat);
-        let chosen = choice_text(e, &e["choice"]);
+        let chosen = e.said(&e.choice);
         let action = match chosen {
             "call" => Some(p.bold("call")),
             // Playing on tells the others nothing (nor that the seat could have called).
@@ -623,24 +545,21 @@ impl View {
         if !seen {
             return;
         }
-        let expl = &e["explanation"];
-        let Some(cands) = expl["candidates"].as_array() else {
+        let Some(expl) = &e.explanation else {
             return;
         };
-        let entries: Vec<(usize, Entry)> = cands
+        let entries: Vec<(usize, Entry)> = expl
+            .candidates
             .iter()
             .enumerate()
             .map(|(rank, c)| {
-                let mut entry = Entry::new(choice_text(e, &c["choice"]));
-                entry.score = c["score"].as_f64();
-                entry.details = c["details"]
-                    .as_object()
-                    .map(|d| {
-                        d.iter()
-                            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let mut entry = Entry::new(e.said(&c.choice));
+                entry.score = c.score;
+                entry.details = c
+                    .details
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), (*v)?)))
+                    .collect();
                 entry.chosen = entry.text == chosen;
                 (rank, entry)
             })
@@ -652,48 +571,44 @@ impl View {
             e.text = format!("{} (ranked {} of {})", e.text, rank + 1, entries.len());
             shown.push(e);
         }
-        let score = expl["score"].as_str().filter(|s| !s.is_empty());
+        let score = Some(expl.score.as_str()).filter(|s| !s.is_empty());
         t.below
             .extend(render::options(&shown, score, p, "           "));
-        for note in strings(&expl["notes"]) {
+        for note in &expl.notes {
             t.below
                 .push(format!("             {}", p.dim(&format!("· {note}"))));
         }
     }
 
     /// What the viewer sees of seat `seat`'s hand at its decision `e`.
-    fn turn_hand(&self, seat: usize, e: &Value) -> Hand {
-        let v = &e["view"];
+    fn turn_hand(&self, seat: usize, e: &Decision) -> Hand {
+        let v = &e.view;
         if self.sees(seat) {
             Hand::Shown {
-                cards: strings(&v["hand"]),
-                value: v["hand_value"].as_u64().map(|x| x as u32),
+                cards: v.hand.clone(),
+                value: Some(v.hand_value),
             }
         } else {
             // Public: how many cards it holds and those it took from the pile.
             Hand::Hidden {
-                count: v["hand_sizes"][seat].as_u64().unwrap_or(0) as usize,
-                known: strings(&v["known"][seat]),
+                count: v.hand_sizes.get(seat).copied().unwrap_or(0),
+                known: v.known.get(seat).cloned().unwrap_or_default(),
             }
         }
     }
 
-    fn turn_lines(
-        &self,
-        t: &Turn,
-        names: &[String],
-        (name_w, hand_w): (usize, usize),
-    ) -> Vec<String> {
+    fn turn_lines(&self, t: &Turn, table: &Table) -> Vec<String> {
         let p = self.paint;
         if t.actions.is_empty() && t.below.is_empty() {
             return Vec::new();
         }
+        let (name_w, hand_w) = table.widths;
         let hand = self.turn_hand(t.seat, t.first);
         let mut out = vec![format!(
             "  turn {:>3}  {} {}  {}  {}",
             t.turn,
             t.seat,
-            render::pad(names.get(t.seat).map_or("?", String::as_str), name_w),
+            render::pad(table.name(t.seat), name_w),
             render::pad(&render::hand(&hand, p), hand_w),
             t.actions.join(" · ")
         )];
@@ -701,71 +616,50 @@ impl View {
         out
     }
 
-    fn round_end(
-        &self,
-        e: &Value,
-        names: &[String],
-        active: &[bool],
-        name_w: usize,
-        scoring: &str,
-    ) -> Vec<String> {
+    fn round_end(&self, e: &RoundEnd, active: &[bool], table: &Table) -> Vec<String> {
         let p = self.paint;
-        let name = |s: u64| {
-            names
-                .get(s as usize)
-                .map_or("?", String::as_str)
-                .to_string()
+        let scoring = table.scoring;
+        let name = |s: usize| table.name(s);
+        let end = match e.end {
+            EndReason::Call => "a call",
+            EndReason::EmptyHand => "an empty hand",
+            EndReason::TurnLimit => "the turn limit",
+            EndReason::StockExhausted => "an exhausted stock",
+            other => other.as_str(),
         };
-        let end = match text(&e["end"]) {
-            "call" => "a call",
-            "empty_hand" => "an empty hand",
-            "turn_limit" => "the turn limit",
-            "stock_exhausted" => "an exhausted stock",
-            other => other,
-        };
-        let mut summary = format!(
-            "end of round {} by {end} after {} turns",
-            e["round"],
-            e["turns"].as_u64().unwrap_or(0)
-        );
-        let winner = e["winner"].as_u64();
-        let caller = e["caller"].as_u64();
-        match (caller, e["call_success"].as_bool()) {
-            (Some(c), Some(true)) if winner == Some(c) => {
+        let mut summary = format!("end of round {} by {end} after {} turns", e.round, e.turns);
+        match (e.caller, e.call_success) {
+            (Some(c), true) if e.winner == Some(c) => {
                 summary.push_str(&format!(": seat {c} ({}) called and wins", name(c)));
             }
             (Some(c), success) => {
-                let how = match success {
-                    Some(true) => " and succeeded",
-                    Some(false) => " and failed",
-                    None => "",
+                let how = if success {
+                    " and succeeded"
+                } else {
+                    " and failed"
                 };
                 summary.push_str(&format!(": seat {c} ({}) called{how}", name(c)));
-                if let Some(w) = winner {
+                if let Some(w) = e.winner {
                     summary.push_str(&format!("; seat {w} ({}) wins", name(w)));
                 }
             }
             (None, _) => {
-                if let Some(w) = winner {
+                if let Some(w) = e.winner {
                     summary.push_str(&format!(": seat {w} ({}) wins", name(w)));
                 }
             }
         }
         let mut out = vec![format!("  {}", p.bold(&summary))];
-        let hands: Vec<Vec<String>> = e["hands"]
-            .as_array()
-            .map(|a| a.iter().map(strings).collect())
-            .unwrap_or_default();
         let playing = |s: usize| active.get(s).copied().unwrap_or(true);
         // What each seat's row shows: its hand at the end and its change, or, for a seat
         // out of the game before this round, only its standing.
-        let rows: Vec<(String, String)> = (0..hands.len())
-            .map(|s| {
+        let rows: Vec<(String, String)> = (e.hands.iter().enumerate())
+            .map(|(s, hand)| {
                 if playing(s) {
-                    let value = e["hand_values"][s].as_u64();
+                    let value = e.hand_values.get(s).copied();
                     (
-                        self.final_hand(&hands[s], value, s, p),
-                        signed(&e["change"][s]),
+                        self.final_hand(hand, value, s, p),
+                        signed(e.change.get(s).copied()),
                     )
                 } else {
                     (p.dim("out of the game"), String::new())
@@ -779,22 +673,39 @@ impl View {
             .max()
             .unwrap_or(0);
         for (s, (hand, change)) in rows.iter().enumerate() {
-            let out_now = playing(s) && e["eliminated"][s] == true;
+            let out_now = playing(s) && e.eliminated.get(s) == Some(&true);
             out.push(format!(
                 "    {} {}  {}  {:>change_w$} → {} {scoring}{}",
                 s,
-                render::pad(&name(s as u64), name_w),
+                render::pad(name(s), table.widths.0),
                 render::pad(hand, hand_w),
                 change,
-                e["standings"][s],
+                e.standings.get(s).map_or("?".to_string(), i64::to_string),
                 if out_now { " · out" } else { "" },
             ));
         }
         out
     }
 
+    /// The last line: who won the game (points) or leads the session (coins), the standings.
+    fn game_end(&self, e: &GameEnd, table: &Table) -> String {
+        let points = table.scoring == "points";
+        let standings: Vec<String> = e.standings.iter().map(i64::to_string).collect();
+        self.paint.bold(&format!(
+            "{} after {} round{}: seat {} ({}) {} · {}: {}",
+            if points { "game over" } else { "session over" },
+            e.rounds,
+            if e.rounds == 1 { "" } else { "s" },
+            e.winner,
+            table.name(e.winner),
+            if points { "wins" } else { "leads" },
+            table.scoring,
+            standings.join(" ")
+        ))
+    }
+
     /// A hand at a round's end: the cards for a seat the viewer sees, the value for the others.
-    fn final_hand(&self, cards: &[String], value: Option<u64>, s: usize, p: Paint) -> String {
+    fn final_hand(&self, cards: &[String], value: Option<u32>, s: usize, p: Paint) -> String {
         let value = value.map_or(String::new(), |v| format!("({v})"));
         if self.sees(s) {
             format!("{} {}", p.cards(cards), p.dim(&value))
@@ -804,11 +715,11 @@ impl View {
     }
 }
 
-/// A change with its sign: `+57`, `0`, `-57`.
-fn signed(v: &Value) -> String {
-    match v.as_i64() {
+/// A change with its sign: `+57`, `0`, `-57` (`?` where the trace gives none).
+fn signed(change: Option<i64>) -> String {
+    match change {
         Some(x) if x > 0 => format!("+{x}"),
         Some(x) => x.to_string(),
-        None => v.to_string(),
+        None => "?".to_string(),
     }
 }

@@ -40,6 +40,18 @@ impl EndReason {
             EndReason::Horizon => "horizon",
         }
     }
+
+    /// The reason [`EndReason::as_str`] names `name`.
+    pub fn from_name(name: &str) -> Option<EndReason> {
+        match name {
+            "call" => Some(EndReason::Call),
+            "empty_hand" => Some(EndReason::EmptyHand),
+            "turn_limit" => Some(EndReason::TurnLimit),
+            "stock_exhausted" => Some(EndReason::StockExhausted),
+            "horizon" => Some(EndReason::Horizon),
+            _ => None,
+        }
+    }
 }
 
 /// Everything a round produced.
@@ -1411,6 +1423,15 @@ mod tests {
                 state.top_set,
             ));
         }
+    }
+
+    #[test]
+    fn an_end_reason_reads_back_from_its_name() {
+        use EndReason::*;
+        for end in [Call, EmptyHand, TurnLimit, StockExhausted, Horizon] {
+            assert_eq!(EndReason::from_name(end.as_str()), Some(end));
+        }
+        assert_eq!(EndReason::from_name("called"), None);
     }
 
     /// The engine's two paths play the same rounds: every preset, many deals, sessions of

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::trace::TRACES_DIR;
+use crate::trace::{self, TRACES_DIR};
 
 /// The page a stage's traces get, in its `traces/` folder.
 pub const PAGE_FILE: &str = "replay.html";
@@ -74,8 +74,9 @@ pub fn write_html(traces: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     write_page(traces, out, MAX_EMBEDDED_BYTES, Check::EveryLine)
 }
 
-/// How much of a trace is checked to be JSON before it goes into a page: every line (files a
-/// user names), or the first alone (the `game` line; traces the run has just written).
+/// How much of a trace is read as this format's events ([`trace::read`]) before it goes into a
+/// page: every line (files a user names), or the first alone (the `game` line, which says the
+/// format; traces the run has just written).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Check {
     EveryLine,
@@ -108,24 +109,9 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> a
             omitted.push(name);
             continue;
         }
-        let first = first_event(path)?;
-        anyhow::ensure!(
-            first["event"].as_str() == Some("game"),
-            "{} is not a trace: its first line is not a `game` event",
-            path.display()
-        );
-        anyhow::ensure!(
-            first["format"].as_u64() == Some(u64::from(crate::trace::FORMAT)),
-            "{} is a trace of format {}, written by an older dhumbal-run; this one reads format \
-             {} (the run's command again with --force writes them in this format)",
-            path.display(),
-            first["format"],
-            crate::trace::FORMAT
-        );
-        if let Some(stage) = first["stage"].as_str()
-            && stages.last().is_none_or(|s: &String| s != stage)
-        {
-            stages.push(stage.to_string());
+        let game = trace::read::head(path)?;
+        if stages.last() != Some(&game.stage) {
+            stages.push(game.stage);
         }
         embedded.push((name, path));
     }
@@ -153,28 +139,6 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> a
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))
 }
 
-/// The first non-blank line of the trace at `path`, parsed.
-fn first_event(path: &Path) -> anyhow::Result<Value> {
-    let mut reader = std::io::BufReader::new(
-        std::fs::File::open(path)
-            .with_context(|| format!("cannot read the trace {}", path.display()))?,
-    );
-    let mut line = String::new();
-    for number in 1.. {
-        line.clear();
-        let read = std::io::BufRead::read_line(&mut reader, &mut line)
-            .with_context(|| format!("cannot read the trace {}", path.display()))?;
-        if read == 0 {
-            return Ok(Value::Null);
-        }
-        if !line.trim().is_empty() {
-            return serde_json::from_str(&line)
-                .with_context(|| format!("{}:{number}: not a trace event", path.display()));
-        }
-    }
-    unreachable!("the loop returns")
-}
-
 /// "Dhumbal replay: name" from the traces' stages (all of them, if several).
 fn page_title(stages: &[String]) -> String {
     match stages {
@@ -185,7 +149,7 @@ fn page_title(stages: &[String]) -> String {
 
 /// The page: the template with its title, style, script and data (`traces`: each embedded
 /// trace's file name and file, copied line by line and, with [`Check::EveryLine`], each line
-/// checked to be JSON, the first cut after a round once `max_bytes` are in; `omitted`: the
+/// read as an event, the first cut after a round once `max_bytes` are in; `omitted`: the
 /// names of those left out) filled in.
 fn render(
     w: &mut impl Write,
@@ -239,8 +203,7 @@ fn render(
                 break;
             }
             if check == Check::EveryLine {
-                serde_json::from_slice::<serde::de::IgnoredAny>(event)
-                    .with_context(|| format!("{}:{number}: not a trace event", path.display()))?;
+                trace::read::event(path, number, event)?;
             }
             if events > 0 {
                 w.write_all(b",")?;
@@ -335,12 +298,14 @@ fn escape_html(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::read::{Deal, Event, GameEnd, RoundEnd};
     use serde_json::json;
 
     fn trace(dir: &Path, name: &str, agent: &str) -> PathBuf {
         let path = dir.join(name);
         let game = json!({"event": "game", "format": 2, "stage": "s</script><b>", "deal": 0,
             "arrangement": 0, "players": 2, "rules": "paper", "scoring": "coins",
+            "session": 1, "seed": 0,
             "seats": [{"seat": 0, "slot": 0, "agent": agent, "kind": "random", "params": {}},
                       {"seat": 1, "slot": 1, "agent": "b", "kind": "random", "params": {}}]});
         std::fs::write(&path, format!("{game}\n")).unwrap();
@@ -420,7 +385,42 @@ mod tests {
         assert!(format!("{e:#}").contains("x.jsonl"), "{e:#}");
         std::fs::write(&path, "not json\n").unwrap();
         let e = write_html(&[path], &dir.path().join("p.html")).unwrap_err();
-        assert!(format!("{e:#}").contains("x.jsonl:1"), "{e:#}");
+        assert!(format!("{e:#}").contains("x.jsonl line 1"), "{e:#}");
+    }
+
+    /// An event as the writer writes it (its `event` first).
+    fn line(event: Event) -> String {
+        serde_json::to_string(&event).unwrap()
+    }
+
+    /// Round `round`'s deal at a table of two.
+    fn deal(round: u32) -> Event {
+        let cards = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
+        Event::Deal(Deal {
+            round,
+            hands: vec![cards("A♠ 2♠ 3♠ 4♠ 5♠"), cards("A♥ 2♥ 3♥ 4♥ 5♥")],
+            pile: cards("K♣"),
+            stock: 43,
+            standings: vec![0, 0],
+            active: vec![true, true],
+        })
+    }
+
+    /// Round `round`'s end: seat 0 called and won.
+    fn round_end(round: u32) -> Event {
+        Event::RoundEnd(RoundEnd {
+            round,
+            end: dhumbal_game::EndReason::Call,
+            turns: 3,
+            caller: Some(0),
+            call_success: true,
+            winner: Some(0),
+            hands: vec![vec!["A♠".into()], vec!["A♥".into()]],
+            hand_values: vec![1, 1],
+            change: vec![1, -1],
+            standings: vec![1, -1],
+            eliminated: vec![false, false],
+        })
     }
 
     /// The data a page embeds, read back.
@@ -436,18 +436,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = trace(dir.path(), "deal-000000-arrangement-000.jsonl", "a");
         let mut text = std::fs::read_to_string(&path).unwrap();
+        let mut one_round = 0;
         for round in 0..10 {
-            text += &format!(
-                "{}\n",
-                json!({"event": "deal", "round": round, "note": "x".repeat(100)})
-            );
-            text += &format!("{}\n", json!({"event": "round_end", "round": round}));
+            let lines = format!("{}\n{}\n", line(deal(round)), line(round_end(round)));
+            one_round = lines.len() as u64;
+            text += &lines;
         }
-        text += &format!("{}\n", json!({"event": "game_end", "rounds": 10}));
+        let end = GameEnd {
+            rounds: 10,
+            standings: vec![10, -10],
+            winner: 0,
+        };
+        text += &format!("{}\n", line(Event::GameEnd(end)));
         std::fs::write(&path, &text).unwrap();
         let second = trace(dir.path(), "deal-000001-arrangement-000.jsonl", "b");
         let out = dir.path().join("page.html");
-        let one_round = 2 * 130;
         write_page(
             &[path.clone(), second.clone()],
             &out,

@@ -12,6 +12,11 @@
 //!
 //! The trace of a unit travels with its records and is written by the part writer before the
 //! part that holds them is renamed into place: a unit whose records exist has its trace.
+//!
+//! Traces are read back through the types of [`read`] ([`Trace::read`]), never by keys looked
+//! up in a `serde_json::Value`.
+
+pub mod read;
 
 use std::sync::{Arc, Mutex};
 
@@ -23,6 +28,9 @@ use dhumbal_game::{
     Candidate, Card, CardSet, Choice, Event, Explanation, Observation, Observer, Phase, Pick,
     RoundOutcome, RoundState,
 };
+
+use crate::scenario::rules_spec::ScoringName;
+pub use read::{Trace, TraceError};
 
 /// The trace format's version, in every trace's first line.
 pub const FORMAT: u32 = 2;
@@ -53,7 +61,7 @@ pub fn file_format(path: &std::path::Path) -> Option<u64> {
     let file = std::fs::File::open(path).ok()?;
     let mut line = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut line).ok()?;
-    serde_json::from_str::<Value>(&line).ok()?["format"].as_u64()
+    read::format_of(&line)
 }
 
 /// Which units a stage traces, by deal number (coins: the session's number, the records'
@@ -422,7 +430,7 @@ pub fn game_json(stage: &crate::scenario::Stage, m: u64, a: u64, seats: Vec<Valu
                 v == *stage.rules.variant()
             })
             .map_or("custom", |p| p.name()),
-        "scoring": if stage.session.is_some() { "coins" } else { "points" },
+        "scoring": if stage.session.is_some() { ScoringName::Coins } else { ScoringName::Points },
         "players": seats.len(),
         "session": stage.session,
         "seed": stage.seed,
@@ -542,6 +550,16 @@ pub fn phase_name(phase: Phase) -> &'static str {
         Phase::Call => "call",
         Phase::Discard => "discard",
         Phase::Pick => "pick",
+    }
+}
+
+/// The phase [`phase_name`] names `name`.
+pub fn phase_from_name(name: &str) -> Option<Phase> {
+    match name {
+        "call" => Some(Phase::Call),
+        "discard" => Some(Phase::Discard),
+        "pick" => Some(Phase::Pick),
+        _ => None,
     }
 }
 
