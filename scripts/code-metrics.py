@@ -182,7 +182,8 @@ def main() -> int:
         row["lines"] += text.count("\n")
         code = strip(text)
         # Lookups are counted on the raw text (the key is a string) outside comments.
-        no_comments = re.sub(r"//[^\n]*", "", text)
+        # (blanked to the same length, so that positions agree with `code`'s test spans).
+        no_comments = re.sub(r"//[^\n]*", lambda m: " " * len(m.group()), text)
         spans = test_spans(code)
         in_test = lambda pos: any(a <= pos <= b for a, b in spans)  # noqa: E731
         for m in LOOKUP.finditer(no_comments):
