@@ -275,3 +275,20 @@ fn a_constant_without_effect_under_the_rules_is_a_problem() {
     let (code, t) = validate(&four("{sequence_bonus: 5}", "{preset: paper}"));
     assert_eq!(code, Some(0), "{t}");
 }
+
+#[test]
+fn an_agent_id_with_control_characters_is_refused_at_its_line() {
+    // An id is shown in tables, terminals and pages: an escape code in it would reach them.
+    let (code, report) = validate(
+        "name: t\nseed: 1\ndeals: 2\nrules: {preset: paper, players: 2}\nagents:\n  - {id: \"red\\u001b[31m\", kind: aggressive}\n  - kind: balanced\n",
+    );
+    assert_eq!(code, Some(2), "{report}");
+    assert!(
+        report.contains("agents.0.id") && report.contains("control characters"),
+        "{report}"
+    );
+    assert!(
+        !report.contains('\u{1b}'),
+        "the message itself writes the escape raw: {report:?}"
+    );
+}

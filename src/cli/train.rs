@@ -15,7 +15,7 @@ use clap::{Args, Parser};
 use dhumbal_runner::scenario::Overrides;
 
 use super::settings::{self, Threads};
-use crate::experiment::{self, Mode, produce::How};
+use crate::experiment::{self, produce::How};
 
 /// `dhumbal-run train`.
 #[derive(Args, Debug, Clone)]
@@ -121,11 +121,7 @@ fn train_with(args: TrainArgs, overrides: Overrides) -> anyhow::Result<ExitCode>
         Ok(w) => w,
         Err(code) => return Ok(code),
     };
-    let how = How {
-        threads: args.threads.threads,
-        mode: Mode::from_flags(args.resume, args.force),
-        overrides: &overrides,
-    };
+    let how = How::from_flags(args.threads.threads, args.resume, args.force, &overrides);
     super::with_console(|console| {
         experiment::produce::trainings(&path, &scenario, &which, &how, console)
     })

@@ -16,7 +16,7 @@ use dhumbal_runner::scenario::{Overrides, Tuning};
 use dhumbal_runner::tune::{Evaluation, Method, TuneReporter, TuneResult};
 
 use super::settings::{self, Threads};
-use crate::experiment::{self, Mode, produce::How};
+use crate::experiment::{self, produce::How};
 
 /// `dhumbal-run tune`.
 #[derive(Args, Debug, Clone)]
@@ -65,11 +65,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<ExitCode> {
         Ok(w) => w,
         Err(code) => return Ok(code),
     };
-    let how = How {
-        threads: args.threads.threads,
-        mode: Mode::from_flags(args.resume, args.force),
-        overrides: &overrides,
-    };
+    let how = How::from_flags(args.threads.threads, args.resume, args.force, &overrides);
     super::with_console(|console| {
         experiment::produce::tunings(&path, &scenario, &which, &how, console)
     })

@@ -83,12 +83,9 @@ pub struct Options {
     pub stages: Vec<String>,
 }
 
-impl Options {
-    /// The thread count to run with.
-    pub fn thread_count(&self) -> usize {
-        self.threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-    }
+/// The thread count to run with: the one asked for, or every core.
+pub fn thread_count(threads: Option<usize>) -> usize {
+    threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// What a front end provides: how progress is shown and how the experiment is stopped.

@@ -11,7 +11,7 @@ use dhumbal_runner::scenario::{Overrides, Scenario, Tuning};
 use dhumbal_runner::train::TrainOptions;
 use dhumbal_runner::tune::TuneOptions;
 
-use super::{Error, Hooks, Mode, Options, load, shell_word, stages};
+use super::{Error, Hooks, Mode, load, shell_word, stages, thread_count};
 
 /// How trainings and tunings run: the settings of the command that asked for them.
 #[derive(Clone, Copy)]
@@ -22,13 +22,23 @@ pub struct How<'a> {
     pub overrides: &'a Overrides,
 }
 
-impl How<'_> {
-    fn thread_count(&self) -> usize {
-        Options {
-            threads: self.threads,
-            ..Options::default()
+impl<'a> How<'a> {
+    /// From a command line's `--threads`, `--resume` and `--force`.
+    pub fn from_flags(
+        threads: Option<usize>,
+        resume: bool,
+        force: bool,
+        overrides: &'a Overrides,
+    ) -> How<'a> {
+        How {
+            threads,
+            mode: Mode::from_flags(resume, force),
+            overrides,
         }
-        .thread_count()
+    }
+
+    fn thread_count(&self) -> usize {
+        thread_count(self.threads)
     }
 }
 

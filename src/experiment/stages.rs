@@ -59,11 +59,7 @@ pub fn play(
     settings: &Settings,
     hooks: &dyn Hooks,
 ) -> Result<RunReport, Error> {
-    let threads = Options {
-        threads: settings.threads,
-        ..Options::default()
-    }
-    .thread_count();
+    let threads = super::thread_count(settings.threads);
     for line in describe(scenario) {
         hooks.say(&line);
     }

@@ -986,6 +986,17 @@ impl Resolver<'_> {
         }
         let id = match map.get("id") {
             None | Some(Value::Null) => None,
+            // A name shown in tables, terminals and pages: no tab, newline or escape code.
+            Some(Value::String(id)) if id.chars().any(char::is_control) => {
+                self.problem(
+                    &format!("{p}.id"),
+                    format!(
+                        "expected a name without control characters (tabs, newlines, escape \
+                         codes: it is shown in tables, terminals and pages), got {id:?}"
+                    ),
+                );
+                None
+            }
             Some(Value::String(id)) => Some(id.clone()),
             Some(other) => {
                 self.problem(&format!("{p}.id"), format!("expected a name, got {other}"));
