@@ -63,13 +63,13 @@ pub fn read<T: DeserializeOwned>(path: &Path, kind: &Kind) -> Result<T, ReadErro
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text, kind).map_err(|e| e.at(path))
+    parse(&text, kind, path)
 }
 
-/// Parses `text` as a `T` of `kind`'s format (errors name no file yet).
-pub fn parse<T: DeserializeOwned>(text: &str, kind: &Kind) -> Result<T, ReadError> {
+/// Parses `text`, the contents of the file at `path`, as a `T` of `kind`'s format.
+pub fn parse<T: DeserializeOwned>(text: &str, kind: &Kind, path: &Path) -> Result<T, ReadError> {
     let invalid = |message: String| ReadError::Invalid {
-        path: PathBuf::new(),
+        path: path.to_path_buf(),
         what: kind.what,
         message,
     };
@@ -80,7 +80,7 @@ pub fn parse<T: DeserializeOwned>(text: &str, kind: &Kind) -> Result<T, ReadErro
         .unwrap_or(u64::from(kind.unnumbered));
     if found != u64::from(kind.format) {
         return Err(ReadError::Format {
-            path: PathBuf::new(),
+            path: path.to_path_buf(),
             what: kind.what,
             found,
             reads: kind.format,
@@ -88,33 +88,4 @@ pub fn parse<T: DeserializeOwned>(text: &str, kind: &Kind) -> Result<T, ReadErro
         });
     }
     serde_json::from_value(value).map_err(|e| invalid(e.to_string()))
-}
-
-impl ReadError {
-    fn at(self, file: &Path) -> ReadError {
-        match self {
-            ReadError::Io { source, .. } => ReadError::Io {
-                path: file.to_path_buf(),
-                source,
-            },
-            ReadError::Format {
-                what,
-                found,
-                reads,
-                remedy,
-                ..
-            } => ReadError::Format {
-                path: file.to_path_buf(),
-                what,
-                found,
-                reads,
-                remedy,
-            },
-            ReadError::Invalid { what, message, .. } => ReadError::Invalid {
-                path: file.to_path_buf(),
-                what,
-                message,
-            },
-        }
-    }
 }

@@ -242,7 +242,10 @@ mod tests {
     fn a_manifest_reads_back_as_written() {
         let m = sample();
         let text = serde_json::to_string_pretty(&m).unwrap();
-        assert_eq!(result_file::parse::<Manifest>(&text, &KIND).ok(), Some(m));
+        assert_eq!(
+            result_file::parse::<Manifest>(&text, &KIND, Path::new(FILE)).ok(),
+            Some(m)
+        );
     }
 
     #[test]
