@@ -14,13 +14,13 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::{bin, refused, run, scenario, text, tmp};
+use common::{arg, json_file, killed, refused, run, scenario, text, tmp, tmp_scenario};
 
 /// The LLR of every fixture case agrees with the Python reference to 1e-9.
 #[test]
 fn llr_agrees_with_the_python_reference() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sprt.json");
-    let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let fixture = json_file(&path);
     let cases = fixture["cases"].as_array().unwrap();
     assert!(cases.len() >= 10);
     let mut worst = 0.0f64;
@@ -192,10 +192,9 @@ fn outcome(stage: &Path) -> Outcome {
 /// and the next stage seats its winner.
 #[test]
 fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "s.yaml", &strong(5000));
+    let (dir, file) = tmp_scenario("s.yaml", &strong(5000));
     let out = dir.path().join("out");
-    let t = go(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let t = go(&[arg(&file), "--out", arg(&out)]);
     let o = outcome(&out.join("test"));
     assert_eq!(o.decision, "H1", "{t}");
     assert!(
@@ -209,14 +208,11 @@ fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
         "{t}"
     );
     // Only the deals up to the stop were played.
-    let progress: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("progress.json")).unwrap()).unwrap();
+    let progress = json_file(&out.join("progress.json"));
     let stage = &progress["stages"][0];
     assert_eq!(stage["units_done"].as_u64(), Some(o.matches * 2));
     assert_eq!(stage["complete"], Value::Bool(true));
-    let stats: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("test/stats.json")).unwrap())
-            .unwrap();
+    let stats = json_file(&out.join("test/stats.json"));
     assert_eq!(stats["sequential"]["decision"], "H1");
     assert_eq!(stats["sequential"]["matches"].as_u64(), Some(o.matches));
     let md = std::fs::read_to_string(out.join("test/report.md")).unwrap();
@@ -233,12 +229,7 @@ fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
     assert!(out.join("after/summary.csv").is_file());
     // `report` rebuilds the same section from the records.
     let again = dir.path().join("again");
-    go(&[
-        "report",
-        out.to_str().unwrap(),
-        "--out",
-        again.to_str().unwrap(),
-    ]);
+    go(&["report", arg(&out), "--out", arg(&again)]);
     let md2 = std::fs::read_to_string(again.join("test/report.md")).unwrap();
     assert!(md2.contains("## Sequential test"), "{md2}");
 }
@@ -248,16 +239,9 @@ fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
 /// interval was NaN, written to `sequential.json` as null, and the run died reading it back).
 #[test]
 fn a_sequential_stage_of_one_deal_runs_and_reports() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "s.yaml", &strong(5000));
+    let (dir, file) = tmp_scenario("s.yaml", &strong(5000));
     let out = dir.path().join("out");
-    let t = go(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--rounds",
-        "1",
-    ]);
+    let t = go(&[arg(&file), "--out", arg(&out), "--rounds", "1"]);
     let o = outcome(&out.join("test"));
     assert_eq!(o.matches, 1, "{t}");
     assert!(out.join("after/summary.csv").is_file(), "{t}");
@@ -268,7 +252,6 @@ fn a_sequential_stage_of_one_deal_runs_and_reports() {
 /// Two copies of the same agent under different ids: never H1 (H0, or undecided).
 #[test]
 fn identical_agents_are_not_told_apart() {
-    let dir = tmp();
     let body = "\
 name: same
 seed: 3
@@ -279,9 +262,9 @@ agents:
   - {id: a, kind: balanced}
   - {id: b, kind: balanced}
 ";
-    let file = scenario(dir.path(), "same.yaml", body);
+    let (dir, file) = tmp_scenario("same.yaml", body);
     let out = dir.path().join("out");
-    let t = go(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let t = go(&[arg(&file), "--out", arg(&out)]);
     let o = outcome(&out);
     assert_ne!(o.decision, "H1", "{t}");
     println!("identical agents: {}", o.sentence());
@@ -290,36 +273,14 @@ agents:
 /// The stop and the records are the same with 1, 2 or 16 threads, and after kills and resumes.
 #[test]
 fn the_stop_is_the_same_whatever_the_threads_and_resumes() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "s.yaml", &strong(5000));
-    let f = file.to_str().unwrap();
+    let (dir, file) = tmp_scenario("s.yaml", &strong(5000));
+    let f = arg(&file);
     let one = dir.path().join("one");
     let two = dir.path().join("two");
-    go(&[
-        f,
-        "--out",
-        one.to_str().unwrap(),
-        "--threads",
-        "1",
-        "--no-report",
-    ]);
-    go(&[
-        f,
-        "--out",
-        two.to_str().unwrap(),
-        "--threads",
-        "2",
-        "--no-report",
-    ]);
+    go(&[f, "--out", arg(&one), "--threads", "1", "--no-report"]);
+    go(&[f, "--out", arg(&two), "--threads", "2", "--no-report"]);
     let sixteen = dir.path().join("sixteen");
-    go(&[
-        f,
-        "--out",
-        sixteen.to_str().unwrap(),
-        "--threads",
-        "16",
-        "--no-report",
-    ]);
+    go(&[f, "--out", arg(&sixteen), "--threads", "16", "--no-report"]);
     let a = outcome(&one.join("test"));
     for other in [&two, &sixteen] {
         assert_eq!(a, outcome(&other.join("test")));
@@ -330,18 +291,13 @@ fn the_stop_is_the_same_whatever_the_threads_and_resumes() {
     // Killed after the first parts land, and again after the decision is kept but before the
     // stage is finished; resumed each time.
     let cut = dir.path().join("cut");
-    let c = cut.to_str().unwrap();
+    let c = arg(&cut);
     for (i, point) in ["part-placed:2", "stage-finished:1"].iter().enumerate() {
         let mut args = vec![f, "--out", c, "--no-report"];
         if i > 0 {
             args.push("--resume");
         }
-        let o = bin()
-            .args(&args)
-            .env("DHUMBAL_RUN_CRASH_AT", point)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), None, "{point}: not killed: {}", text(&o));
+        killed(&args, point);
     }
     go(&[f, "--out", c, "--no-report", "--resume"]);
     assert_eq!(a, outcome(&cut.join("test")));
@@ -411,7 +367,7 @@ fn bad_entries_are_refused_with_where_and_what() {
             &format!("bad{i}.yaml"),
             &base.replacen(from, to, 1),
         );
-        let t = refused(&["validate", file.to_str().unwrap()]);
+        let t = refused(&["validate", arg(&file)]);
         assert!(t.contains(field), "{to}: {t}");
         assert!(t.contains(says), "{to}: {t}");
         assert!(t.contains(&format!("bad{i}.yaml:")), "{to}: no line: {t}");
@@ -424,7 +380,7 @@ fn bad_entries_are_refused_with_where_and_what() {
         .replacen("elo0: 0, elo1: 10", "elo0: 10, elo1: 0", 1);
     assert_ne!(all, base);
     let file = scenario(dir.path(), "all.yaml", &all);
-    let t = refused(&["validate", file.to_str().unwrap()]);
+    let t = refused(&["validate", arg(&file)]);
     for says in [
         "has 3 problems",
         "missing: the most deals to play (`max_deals`)",
@@ -436,13 +392,7 @@ fn bad_entries_are_refused_with_where_and_what() {
     assert!(!t.contains("stages.0.deals"), "{t}");
     let file = scenario(dir.path(), "ok.yaml", &base);
     let out = dir.path().join("sharded");
-    let t = refused(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--shard",
-        "0/2",
-    ]);
+    let t = refused(&[arg(&file), "--out", arg(&out), "--shard", "0/2"]);
     assert!(t.contains("cannot be split into shards"), "{t}");
 }
 
@@ -450,7 +400,6 @@ fn bad_entries_are_refused_with_where_and_what() {
 /// leads whom, seats that leader in the next stage, and the overview lists the decision.
 #[test]
 fn a_stage_plays_until_its_winner_is_decided() {
-    let dir = tmp();
     let body = "\
 name: decide
 seed: 11
@@ -472,9 +421,9 @@ stages:
       - winner_of: league
       - kind: random
 ";
-    let file = scenario(dir.path(), "decide.yaml", body);
+    let (dir, file) = tmp_scenario("decide.yaml", body);
     let out = dir.path().join("out");
-    let t = go(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let t = go(&[arg(&file), "--out", arg(&out)]);
     let o = outcome(&out.join("league"));
     assert!(o.plan.decide);
     assert!(o.matches < 3000, "{}", o.matches);
@@ -485,8 +434,7 @@ stages:
     );
     assert!(t.contains(&line), "{t}");
     // The leader is the stage's winner, seated in the final.
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let manifest = json_file(&out.join("manifest.json"));
     assert_eq!(
         manifest["stages"][0]["winner"]["agent"].as_str(),
         Some(o.plan.candidate.as_str()),
@@ -501,18 +449,8 @@ stages:
     );
     // Killed after its first part and resumed: the same stop and records.
     let cut = dir.path().join("cut");
-    let o2 = bin()
-        .args([file.to_str().unwrap(), "--out", cut.to_str().unwrap()])
-        .env("DHUMBAL_RUN_CRASH_AT", "part-placed:1")
-        .output()
-        .unwrap();
-    assert_eq!(o2.status.code(), None, "not killed: {}", text(&o2));
-    go(&[
-        file.to_str().unwrap(),
-        "--out",
-        cut.to_str().unwrap(),
-        "--resume",
-    ]);
+    killed(&[arg(&file), "--out", arg(&cut)], "part-placed:1");
+    go(&[arg(&file), "--out", arg(&cut), "--resume"]);
     assert_eq!(o, outcome(&cut.join("league")));
     same_records(&out.join("league"), &cut.join("league"))
         .unwrap()
@@ -528,39 +466,27 @@ stages:
             .unwrap()
     };
     let page = mtime("report.md");
-    go(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--resume",
-    ]);
+    go(&[arg(&file), "--out", arg(&out), "--resume"]);
     assert_eq!(
         mtime("report.md"),
         page,
         "a complete report was written again"
     );
-    let mut stats: Value =
-        serde_json::from_str(&std::fs::read_to_string(league.join("stats.json")).unwrap()).unwrap();
+    let mut stats = json_file(&league.join("stats.json"));
     stats.as_object_mut().unwrap().remove("sequential");
     std::fs::write(league.join("stats.json"), stats.to_string()).unwrap();
     let md = md.replace("## Deciding the winner", "## (cut)");
     std::fs::write(league.join("report.md"), md).unwrap();
-    go(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--resume",
-    ]);
+    go(&[arg(&file), "--out", arg(&out), "--resume"]);
     let md = std::fs::read_to_string(league.join("report.md")).unwrap();
     assert!(md.contains("## Deciding the winner"), "{md}");
-    let stats: Value =
-        serde_json::from_str(&std::fs::read_to_string(league.join("stats.json")).unwrap()).unwrap();
+    let stats = json_file(&league.join("stats.json"));
     assert!(stats.get("sequential").is_some());
     // A cap too small to resolve anything: undecided, and the overview names the rule that chose.
     let capped = body.replace("max_deals: 3000, every: 100", "max_deals: 20, every: 10");
     let file = scenario(dir.path(), "capped.yaml", &capped);
     let out = dir.path().join("capped");
-    go(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    go(&[arg(&file), "--out", arg(&out)]);
     let o = outcome(&out.join("league"));
     assert_ne!(o.decision, "H1");
     let overview = std::fs::read_to_string(out.join("report.md")).unwrap();
@@ -574,7 +500,7 @@ stages:
         "    sequential: {candidate: aggressive, baseline: random}\n    decide: {elo: 20",
     );
     let file = scenario(dir.path(), "both.yaml", &both);
-    let t = refused(&["validate", file.to_str().unwrap()]);
+    let t = refused(&["validate", arg(&file)]);
     assert!(
         t.contains("stages.0.decide") && t.contains("not both"),
         "{t}"
