@@ -63,7 +63,8 @@ fn unit_words(o: &Outcome) -> (&'static str, &'static str) {
 }
 
 fn signed(x: Option<f64>, digits: usize) -> String {
-    x.map_or("n/a".into(), |v| format!("{v:+.digits$}"))
+    // `+ 0.0` turns a negative zero into zero: "+0.0", never "-0.0".
+    x.map_or("n/a".into(), |v| format!("{:+.digits$}", v + 0.0))
 }
 
 /// The fishtest-style block (Markdown), with its heading.

@@ -871,6 +871,9 @@ impl Adjusted {
             Decision::Continue => return None,
         };
         let (mean, sd) = Sample::from_scores(scores).mean_sd()?;
+        if !(sd > 0.0) {
+            return None;
+        }
         let (t0, t1) = config.standardized(sd)?;
         let every = every.max(1);
         let mut looks: Vec<u64> = (1..=max_units / every).map(|k| k * every).collect();
@@ -890,6 +893,9 @@ impl Adjusted {
             sum: scores.len() as f64 * (mean - config.reference) / sd,
         };
         let found = design.infer(&stop);
+        if !(found.estimate.is_finite() && found.ci95.iter().all(|x| x.is_finite())) {
+            return None;
+        }
         let score = |t: f64| config.reference + t * sd;
         let nelo = |t: f64| t * NELO_PER_T / config.games_per_unit.sqrt();
         let ci = found.ci95;
@@ -1051,7 +1057,7 @@ impl Outcome {
         let p = &self.plan;
         let (value, i) = if upper { (p.elo1, 1) } else { (p.elo0, 0) };
         let other = self.scales.and_then(|s| match p.elo_model {
-            EloModel::Normalized => s.elo[i].map(|e| format!("{e:+.1} Elo per game")),
+            EloModel::Normalized => s.elo[i].map(|e| format!("{:+.1} Elo per game", e + 0.0)),
             EloModel::Logistic => Some(format!("nElo {:+.1}", s.nelo[i])),
         });
         match other {
@@ -1085,15 +1091,15 @@ impl Outcome {
                 p.candidate, p.baseline, p.candidate
             ),
             (false, "H1") => format!(
-                "H1 accepted: `{}` is stronger than `{}` (the data favour {h1} over {} {})",
+                "H1 accepted: `{}` is stronger than `{}`; the data favour {h1} over {} {}",
                 p.candidate,
                 p.baseline,
                 p.elo_model.unit(),
                 p.elo0
             ),
             (false, "H0") => format!(
-                "H0 accepted: `{}` is not stronger than `{}` by {h1} (the data favour {} {} \
-                 over {} {})",
+                "H0 accepted: `{}` is not stronger than `{}` by {h1}; the data favour {} {} over \
+                 {} {}",
                 p.candidate,
                 p.baseline,
                 p.elo_model.unit(),
