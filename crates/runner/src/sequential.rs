@@ -31,10 +31,11 @@
 //! normalization is `m = 2`); for two players without draws a small nElo is about the logistic
 //! Elo difference, and a test's expected length depends only on its bounds.
 //!
-//! As fishtest replaces empty pentanomial counts by 0.001, a count of 0.001 is given to each end
-//! of the score range (`range`, [0, 1] by default) that no unit scored, so that every hypothesis
-//! inside the range has a closest distribution and an early sample of equal scores has a
-//! spread.
+//! Where fishtest replaces every empty pentanomial count by 0.001, a count of 0.001 is given
+//! only to each end of the score range (`range`, [0, 1] by default) that no unit scored: unit
+//! scores here take many values a sample never sees, and the ends are what every hypothesis
+//! inside the range needs to have a closest distribution (and an early sample of equal scores
+//! a spread). This differs from fishtest's regularisation, and docs/analysis.md says so.
 
 use std::f64::consts::LN_10;
 use std::fmt;
