@@ -224,6 +224,10 @@ impl Reporter for Terminal {
                 "sequential test"
             };
             println!("{what}: {}", o.sentence());
+            println!(
+                "the table above is {}",
+                dhumbal_runner::sequential::FIXED_SAMPLE
+            );
         }
         println!();
         let analyzed = self

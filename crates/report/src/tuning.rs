@@ -227,10 +227,12 @@ fn confirmation_section(out: &mut String, confirm: &Path) {
                     o.plan.alpha, o.plan.beta
                 ),
                 "H0" => format!(
-                    "**The tuned agent is not shown better than the start by nElo {}** (H0 \
+                    "**The tuned agent is not shown better than the start by {}** (H0 \
                      accepted at alpha = {}, beta = {}): keep the start, or tune with more \
                      deals.",
-                    o.plan.elo1, o.plan.alpha, o.plan.beta
+                    o.bound(true),
+                    o.plan.alpha,
+                    o.plan.beta
                 ),
                 _ => "**Undecided**: the confirmation reached its maximum before either bound; \
                       the difference, if any, is smaller than it can resolve."

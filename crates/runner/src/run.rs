@@ -1284,6 +1284,7 @@ fn play_sequential(
         arrangements,
         rounds_per_match: if points { 1 } else { per },
         points,
+        agents: lineup.agents.len() as u64,
     };
     let mut scores: Vec<f64> = Vec::new();
     let mut from = 0;

@@ -644,9 +644,11 @@ impl Resolver<'_> {
             return;
         };
         let at_c = at(p, "confirm");
-        const KEYS: [&str; 7] = [
+        const KEYS: [&str; 9] = [
             "elo0",
             "elo1",
+            "elo_model",
+            "overshoot",
             "alpha",
             "beta",
             "max_deals",
@@ -701,7 +703,7 @@ impl Resolver<'_> {
         })) {
             Ok(s) => s,
             Err(e) => {
-                self.problem(&at_c, format!("{e}; its fields are elo0, elo1, alpha, beta, max_deals (or max_games), every"));
+                self.problem(&at_c, format!("{e}; its fields are elo0, elo1, elo_model, overshoot, alpha, beta, max_deals (or max_games), every"));
                 return None;
             }
         };
