@@ -885,7 +885,7 @@ fn record_columns_are_checked_by_name() {
     let (hand, cards) = (at("hand_value"), at("cards_discarded"));
     let error = || {
         let e = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap_err();
-        assert!(dhumbal::report::load::is_input_error(&e), "{e:#}");
+        assert!(matches!(e, dhumbal::report::Error::Input(_)), "{e:#}");
         let text = format!("{e:#}");
         assert!(text.contains("rounds.csv"), "names the file: {text}");
         text
@@ -1651,7 +1651,7 @@ fn run_tapped(
     body: &str,
     opts: &dhumbal::runner::run::RunOptions,
     tapping: Tapping,
-) -> (Tapping, anyhow::Result<()>) {
+) -> (Tapping, dhumbal::runner::Result<()>) {
     let file = out.join("s.yaml");
     std::fs::write(&file, body).unwrap();
     let sc = dhumbal::scenario::load(&file, &overrides(None, &out.join("run"))).unwrap();
@@ -1791,11 +1791,10 @@ stages:
             ..Tapping::default()
         },
     );
-    assert!(
-        ran.unwrap_err()
-            .downcast_ref::<dhumbal::runner::run::Interrupted>()
-            .is_some()
-    );
+    assert!(matches!(
+        ran.unwrap_err(),
+        dhumbal::runner::Error::Interrupted(_)
+    ));
     assert_eq!(cut.taps.lock().unwrap().as_slice(), ["first"]);
     assert!(cut.done.into_inner().unwrap().is_empty());
     // Its rest is not tapped (its first part is on disk); the next stage, played whole, is.

@@ -377,12 +377,12 @@ fn decide_keeps_its_alpha_with_two_equal_leaders() {
                     to = next;
                     // The leader: the most wins, the first on a tie (the winner rule's order).
                     let leader = (0..k).max_by_key(|&i| (wins[i], std::cmp::Reverse(i))).unwrap();
-                    let look = decide_look::<dhumbal::runner::sequential::SprtError>(
+                    let look = decide_look(
                         leader,
                         k,
                         &config,
                         plan.every,
-                        |j| {
+                        |j| -> Result<Vec<f64>, dhumbal::runner::sequential::SprtError> {
                             Ok(games
                                 .iter()
                                 .map(|g| {
@@ -397,6 +397,7 @@ fn decide_keeps_its_alpha_with_two_equal_leaders() {
                                 })
                                 .collect())
                         },
+                        |e| e,
                     )
                     .unwrap();
                     match verdict(look.llr, look.bounds, to == max) {

@@ -222,13 +222,30 @@ where
 pub(crate) fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(e) => exit_with(match e.downcast::<dhumbal_runner::run::Waiting>() {
-            Ok(waiting) => crate::experiment::Error::NotYet {
-                waiting,
-                shard: None,
-            },
-            Err(e) => crate::experiment::Error::of(e),
-        }),
+        Err(e) => exit_with(sorted(e)),
+    }
+}
+
+/// A command's error as the experiment's. The library's errors reach here boxed by `?`: each
+/// is taken back out as its type and sorted by its variants (`From` for the experiment's
+/// error); a refusal the command made itself is bad input; anything else a failure.
+fn sorted(e: anyhow::Error) -> crate::experiment::Error {
+    use crate::experiment::{Error, Failure};
+    let e = match e.downcast::<Error>() {
+        Ok(e) => return e,
+        Err(e) => e,
+    };
+    let e = match e.downcast::<dhumbal_runner::Error>() {
+        Ok(e) => return e.into(),
+        Err(e) => e,
+    };
+    let e = match e.downcast::<dhumbal_report::Error>() {
+        Ok(e) => return e.into(),
+        Err(e) => e,
+    };
+    match e.downcast::<dhumbal_runner::folder::Refusal>() {
+        Ok(r) => Error::BadInput(r.0),
+        Err(e) => Error::Failed(Failure::Other(format!("{e:#}"))),
     }
 }
 
@@ -259,7 +276,7 @@ pub(crate) fn exit_with(e: crate::experiment::Error) -> ExitCode {
         }
         Error::NotYet { .. } => eprintln!("{e}"),
         Error::Interrupted { .. } => eprintln!("\n{e}"),
-        Error::Failed(inner) => eprintln!("error: {inner:#}"),
+        Error::Failed(inner) => eprintln!("error: {inner}"),
     }
     ExitCode::from(e.exit_code())
 }

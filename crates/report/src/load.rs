@@ -6,7 +6,8 @@
 //!
 //! A record file whose columns are not those of `docs/records.md` (missing, unexpected or
 //! reordered), an empty one, an unparsable value or an agent the stage does not have is an
-//! [`InputError`]: bad input, naming the file, which the command line maps to exit code 2.
+//! [`InputError`]: bad input, naming the file, which the command line maps to exit code 2
+//! ([`crate::Error::is_bad_input`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -57,11 +58,6 @@ impl InputError {
             format!("{path}: {}", self.message)
         }
     }
-}
-
-/// Whether `e` (or anything in its chain of causes) is an [`InputError`].
-pub fn is_input_error(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<InputError>())
 }
 
 type Result<T> = std::result::Result<T, InputError>;
@@ -223,10 +219,10 @@ fn for_each_frame_with(
 ) -> Result<()> {
     let path = record_file(dir).ok_or_else(|| InputError::new(dir, NO_RECORDS))?;
     if path.is_dir() {
-        let dataset = Dataset::open(dir).map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+        let dataset = Dataset::open(dir).map_err(|e| InputError::new(&path, e.to_string()))?;
         dataset
             .check_complete()
-            .map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+            .map_err(|e| InputError::new(&path, e.to_string()))?;
         for (i, part) in dataset.parts.iter().enumerate() {
             if i == 0 {
                 // Every part of one program has the same columns: the first is checked.

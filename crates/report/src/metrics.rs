@@ -11,12 +11,24 @@
 //! the rounds of a game share standings and eliminations. Agents' means per deal are what is
 //! paired across agents.
 
-use anyhow::bail;
-
 use super::load::{InputError, Row, StageInfo};
 use super::ratings::collect::Collector;
 use super::ratings::model::{Data, FxMap, RatingError};
 use super::stats::{Cluster, ClusterPair, CoMoments, Moments, Stratified};
+
+/// Records that make no sense (not grouped by round, more rows in a round than seats, a slot
+/// the stage does not have): the pass stops at the first such row. [`accumulate`] names the
+/// record file ([`InputError`]).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRecords(pub String);
+
+/// Returns a [`BadRecords`] made by `format!`.
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err(BadRecords(format!($($arg)*)))
+    };
+}
 
 /// Per-round metrics with a value for every agent in every round it plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -237,7 +249,7 @@ impl Accumulator {
     }
 
     /// Takes the next row (rows come grouped by round, as the runner writes them).
-    pub fn push(&mut self, row: &Row) -> anyhow::Result<()> {
+    pub fn push(&mut self, row: &Row) -> Result<(), BadRecords> {
         if let Some(first) = self.group.first()
             && (first.deal, first.rotation, first.round) != (row.deal, row.rotation, row.round)
         {
@@ -252,7 +264,7 @@ impl Accumulator {
     }
 
     /// Ends the pass.
-    pub fn finish(mut self) -> anyhow::Result<Accumulated> {
+    pub fn finish(mut self) -> Result<Accumulated, BadRecords> {
         if !self.group.is_empty() {
             self.end_group()?;
         }
@@ -270,7 +282,7 @@ impl Accumulator {
         Ok(self.acc)
     }
 
-    fn end_group(&mut self) -> anyhow::Result<()> {
+    fn end_group(&mut self) -> Result<(), BadRecords> {
         let group = std::mem::take(&mut self.group);
         let (deal, rotation) = (group[0].deal, group[0].rotation);
         if group.len() > 64 {
@@ -597,7 +609,7 @@ pub struct Stream {
     acc: Accumulator,
     games: Collector,
     /// The first row that did not make sense (the pass stops at it).
-    failure: Option<anyhow::Error>,
+    failure: Option<BadRecords>,
 }
 
 impl Stream {
@@ -617,8 +629,9 @@ impl Stream {
         }
         for record in records.iter().flat_map(|r| r.rows()) {
             let Some(row) = Row::of_record(record) else {
-                self.failure
-                    .get_or_insert_with(|| anyhow::anyhow!("row for agent slot {}", record.slot));
+                self.failure.get_or_insert_with(|| {
+                    BadRecords(format!("row for agent slot {}", record.slot))
+                });
                 return;
             };
             push_statistics(&mut self.acc, &mut self.failure, &row);
@@ -627,7 +640,7 @@ impl Stream {
     }
 
     /// Ends the pass: `None` if the records held no round.
-    pub fn finish(self) -> anyhow::Result<Option<Accumulated>> {
+    pub fn finish(self) -> Result<Option<Accumulated>, BadRecords> {
         if let Some(e) = self.failure {
             return Err(e);
         }
@@ -644,7 +657,7 @@ impl Stream {
 /// The games the ratings are fitted to are collected from the same rows in a second pass on a
 /// thread of its own (`load::for_each_row_twice`), the same rows in the same order: on a
 /// million rounds it was a sixth of this pass's thread, which bounds the report's time.
-pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Accumulated> {
+pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> crate::Result<Accumulated> {
     let mut pass = Stream::new(info);
     let Stream {
         acc,
@@ -661,13 +674,13 @@ pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Acc
     match pass.finish() {
         Ok(Some(acc)) => Ok(acc),
         Ok(None) => Err(super::load::no_rounds(&path).into()),
-        Err(e) => Err(InputError::new(&path, format!("{e:#}")).into()),
+        Err(e) => Err(InputError::new(&path, e.0).into()),
     }
 }
 
 /// A row's statistics ([`Stream`]'s pass without the ratings' part, which [`accumulate`] runs
 /// on a thread of its own), unless an earlier row did not make sense.
-fn push_statistics(acc: &mut Accumulator, failure: &mut Option<anyhow::Error>, row: &Row) {
+fn push_statistics(acc: &mut Accumulator, failure: &mut Option<BadRecords>, row: &Row) {
     if failure.is_none()
         && let Err(e) = acc.push(row)
     {

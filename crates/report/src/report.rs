@@ -5,10 +5,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use dhumbal_runner::folder::Refusal;
 
 use super::analyze::{Metric, StageAnalysis};
+use super::error::{Doing, Error, Result};
 use super::figures::{self, FigureOutcome, Place};
 use super::load::{self, StageInfo};
 use super::sequential::Entry;
@@ -36,7 +36,7 @@ pub fn report_dir(
     out: Option<&Path>,
     force: bool,
     opts: &Options,
-) -> anyhow::Result<Vec<StageReport>> {
+) -> Result<Vec<StageReport>> {
     let mut stages = Vec::new();
     for dir in load::stage_dirs(root)? {
         let info = load::stage_info(&dir)?;
@@ -60,11 +60,12 @@ pub fn report_dir(
     }
     let mut reports = Vec::new();
     for (dir, dest, info) in stages {
-        std::fs::create_dir_all(&dest)
-            .with_context(|| format!("cannot create {}", dest.display()))?;
+        std::fs::create_dir_all(&dest).doing("cannot create", &dest)?;
         reports.push(
-            report_stage(&dir, &dest, &info, opts)
-                .with_context(|| format!("report for {}", dir.display()))?,
+            report_stage(&dir, &dest, &info, opts).map_err(|e| Error::Stage {
+                dir: dir.clone(),
+                source: Box::new(e),
+            })?,
         );
     }
     Ok(reports)
@@ -77,7 +78,7 @@ pub fn report_stage(
     dir: &Path,
     info: &StageInfo,
     opts: &Options,
-) -> anyhow::Result<StageReport> {
+) -> Result<StageReport> {
     let acc = super::metrics::accumulate(records, info)?;
     let (analysis, acc) = analyze_for_report(info, acc, opts);
     write_report(records, dir, opts, analysis, acc)
@@ -91,7 +92,7 @@ pub fn report_analyzed(
     opts: &Options,
     analysis: StageAnalysis,
     acc: super::metrics::Accumulated,
-) -> anyhow::Result<StageReport> {
+) -> Result<StageReport> {
     write_report(dir, dir, opts, analysis, acc)
 }
 
@@ -105,7 +106,7 @@ fn write_report(
     opts: &Options,
     mut analysis: StageAnalysis,
     acc: super::metrics::Accumulated,
-) -> anyhow::Result<StageReport> {
+) -> Result<StageReport> {
     if analysis.ratings.is_none() {
         // Fitted beside the analysis when it was made for a report (`analyze_for_report`).
         analysis.ratings = super::ratings::of_stage(&analysis.info, &acc.ratings, &opts.ratings);
@@ -118,9 +119,8 @@ fn write_report(
     let specs = opts.figures.then(|| figures::specs(&analysis, &acc));
     let (written, drawn) = std::thread::scope(|scope| {
         let drawing = specs.map(|specs| {
-            scope.spawn(|| -> anyhow::Result<Vec<FigureOutcome>> {
-                std::fs::create_dir_all(&fig_dir)
-                    .with_context(|| format!("cannot create {}", fig_dir.display()))?;
+            scope.spawn(|| -> Result<Vec<FigureOutcome>> {
+                std::fs::create_dir_all(&fig_dir).doing("cannot create", &fig_dir)?;
                 Ok(figures::draw_all(specs, &fig_dir))
             })
         });
@@ -159,8 +159,8 @@ fn write_report(
 }
 
 /// Writes `text` to `path` and lists the file.
-fn write_file(path: PathBuf, text: &str, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+fn write_file(path: PathBuf, text: &str, files: &mut Vec<PathBuf>) -> Result<()> {
+    std::fs::write(&path, text).doing("cannot write", &path)?;
     files.push(path);
     Ok(())
 }
@@ -171,17 +171,17 @@ fn write_tables(
     analysis: &StageAnalysis,
     sequential: Option<&Entry>,
     files: &mut Vec<PathBuf>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let json = serde_json::to_string_pretty(&stats_file::Written {
         format: stats_file::FORMAT,
         analysis,
         sequential,
-    })?;
+    })
+    .doing("cannot write", &dir.join(stats_file::FILE))?;
     write_file(dir.join(stats_file::FILE), &json, files)?;
 
     let tables_dir = dir.join("tables");
-    std::fs::create_dir_all(&tables_dir)
-        .with_context(|| format!("cannot create {}", tables_dir.display()))?;
+    std::fs::create_dir_all(&tables_dir).doing("cannot create", &tables_dir)?;
     let stage = &analysis.stage;
     write_file(
         tables_dir.join("agents.csv"),

@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 pub use dhumbal_runner::sequential::*;
 
+use super::error::{Doing, Error};
 use super::figures::{self, FigureSpec};
 use super::stats_file::StatsFile;
 use dhumbal_plots::{self as plots, Band, Width};
@@ -27,7 +27,7 @@ pub const BIAS_NOTE: &str = "The test stopped when its evidence crossed a bound,
 /// The outcome of the sequential stage whose records are in `records`, computed again from
 /// them with the plan its `sequential.json` keeps; `None` for a stage without one. Where the
 /// folder holds no dataset (an older layout), the kept outcome is returned as it is.
-pub fn outcome(records: &Path) -> anyhow::Result<Option<Outcome>> {
+pub fn outcome(records: &Path) -> crate::Result<Option<Outcome>> {
     let Some(kept) = Outcome::read(records)? else {
         return Ok(None);
     };
@@ -37,7 +37,7 @@ pub fn outcome(records: &Path) -> anyhow::Result<Option<Outcome>> {
     let dataset = dhumbal_runner::dataset::Dataset::open(records)?;
     let again = kept.recompute(&dataset)?;
     if again.decision != kept.decision || again.matches != kept.matches {
-        anyhow::bail!(
+        return Err(Error::Inconsistent(format!(
             "{}: {} says {} after {} matches, the records say {} after {}; run the stage \
              again with --resume to rewrite it",
             records.display(),
@@ -46,7 +46,7 @@ pub fn outcome(records: &Path) -> anyhow::Result<Option<Outcome>> {
             kept.matches,
             again.decision,
             again.matches
-        );
+        )));
     }
     Ok(Some(again))
 }
@@ -343,15 +343,17 @@ pub fn attach(
     dir: &Path,
     draw: bool,
     files: &mut Vec<PathBuf>,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let mut block = markdown(o);
     if draw {
         let fig_dir = dir.join("figures");
-        std::fs::create_dir_all(&fig_dir)
-            .with_context(|| format!("cannot create {}", fig_dir.display()))?;
+        std::fs::create_dir_all(&fig_dir).doing("cannot create", &fig_dir)?;
         for drawn in figures::draw_all(vec![figure(o)], &fig_dir) {
             if let Some(e) = &drawn.error {
-                anyhow::bail!("figure `{}`: {e}", drawn.stem);
+                return Err(Error::Figure {
+                    stem: drawn.stem.to_string(),
+                    message: e.clone(),
+                });
             }
             files.extend(drawn.files.iter().cloned());
             block.push_str(&figures::markdown(&drawn, "figures"));

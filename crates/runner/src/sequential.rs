@@ -990,17 +990,17 @@ impl Outcome {
 
     /// The same test computed again from the records in `dataset` (the report's check that
     /// the decision follows from the records).
-    pub fn recompute(&self, dataset: &crate::dataset::Dataset) -> anyhow::Result<Outcome> {
+    pub fn recompute(&self, dataset: &crate::dataset::Dataset) -> crate::Result<Outcome> {
         let shape = self.shape;
         if self.plan.decide {
             let (pair, scores, course) = decide_course(dataset, &self.plan, shape, self.matches)?;
             return Outcome::new(&self.scenario, &self.stage, &pair, shape, &scores, &course)
                 .ok_or_else(|| {
-                    anyhow::anyhow!(
+                    crate::Error::Records(format!(
                         "{}: the records up to the stop ({} matches) do not decide the stage",
                         dataset.dir.display(),
                         self.matches
-                    )
+                    ))
                 });
         }
         let scores = match_scores(
@@ -1012,7 +1012,8 @@ impl Outcome {
             shape.points,
         )?;
         let config = self.plan.config(shape.arrangements, shape.rounds_per_match);
-        let course = sequential(&scores, &config, self.plan.every, shape.max_matches)?;
+        let course = sequential(&scores, &config, self.plan.every, shape.max_matches)
+            .map_err(|source| self.error(source))?;
         Outcome::new(
             &self.scenario,
             &self.stage,
@@ -1022,11 +1023,11 @@ impl Outcome {
             &course,
         )
         .ok_or_else(|| {
-            anyhow::anyhow!(
+            crate::Error::Records(format!(
                 "{}: the records up to the stop ({} matches) do not decide the test",
                 dataset.dir.display(),
                 self.matches
-            )
+            ))
         })
     }
 
@@ -1038,6 +1039,14 @@ impl Outcome {
             decide_alpha(self.plan.alpha, self.shape.agents as usize)
         } else {
             self.plan.alpha
+        }
+    }
+
+    /// The test of this stage could not be computed.
+    fn error(&self, source: SprtError) -> crate::Error {
+        crate::Error::Sequential {
+            stage: self.stage.clone(),
+            source,
         }
     }
 
@@ -1117,13 +1126,13 @@ impl Outcome {
     }
 
     /// Writes it into `stage_dir` (through a temporary file).
-    pub fn save(&self, stage_dir: &std::path::Path) -> anyhow::Result<()> {
-        use anyhow::Context;
+    pub fn save(&self, stage_dir: &std::path::Path) -> crate::Result<()> {
+        use crate::error::Doing;
         let path = stage_dir.join(DECISION_FILE);
         let tmp = stage_dir.join(format!("{DECISION_FILE}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot save {}", path.display()))?;
+        let text = serde_json::to_vec_pretty(self).doing("cannot write", &tmp)?;
+        std::fs::write(&tmp, text).doing("cannot write", &tmp)?;
+        std::fs::rename(&tmp, &path).doing("cannot save", &path)?;
         Ok(())
     }
 
@@ -1184,21 +1193,23 @@ pub struct DecideLook {
 
 /// A look of a `decide:` test with `leader` chosen: its GSPRT against every other of the
 /// `agents` agents on the matches so far (`scores_against(j)`: the leader's match scores
-/// against `j`), each at `config` (α already split: [`Plan::decide_config`]); the rival is the
+/// against `j`; `test_error` says which stage a test that cannot run belongs to), each at
+/// `config` (α already split: [`Plan::decide_config`]); the rival is the
 /// agent with the lowest LLR, and the look's verdict ([`verdict`]) is that comparison's: H1,
 /// the leader is resolved from every other agent; H0, from its rival it is not.
-pub fn decide_look<E: From<SprtError>>(
+pub fn decide_look<E>(
     leader: usize,
     agents: usize,
     config: &SprtConfig,
     every: u64,
     mut scores_against: impl FnMut(usize) -> Result<Vec<f64>, E>,
+    test_error: impl Fn(SprtError) -> E,
 ) -> Result<DecideLook, E> {
     let mut best: Option<DecideLook> = None;
     for j in (0..agents).filter(|&j| j != leader) {
         let scores = scores_against(j)?;
         let sample = Sample::from_scores(&scores);
-        let value = llr(&sample, config)?;
+        let value = llr(&sample, config).map_err(&test_error)?;
         if best.as_ref().is_none_or(|b| value < b.llr) {
             best = Some(DecideLook {
                 rival: j,
@@ -1208,7 +1219,7 @@ pub fn decide_look<E: From<SprtError>>(
             });
         }
     }
-    best.ok_or_else(|| SprtError::BadConfig("a decision needs two agents".into()).into())
+    best.ok_or_else(|| test_error(SprtError::BadConfig("a decision needs two agents".into())))
 }
 
 /// A `decide:` test replayed from the records: at every look (every `plan.every` matches, up
@@ -1222,12 +1233,13 @@ pub fn decide_course(
     plan: &Plan,
     shape: Shape,
     upto: u64,
-) -> anyhow::Result<(Plan, Vec<f64>, Sequential)> {
+) -> crate::Result<(Plan, Vec<f64>, Sequential)> {
     let agents = dataset
         .parts
         .first()
         .map(|p| p.meta.agents.clone())
-        .ok_or_else(|| anyhow::anyhow!("{}: no records", dataset.dir.display()))?;
+        .ok_or_else(|| crate::Error::Records(format!("{}: no records", dataset.dir.display())))?;
+    let stage = || dataset.parts[0].meta.stage.clone();
     let config = plan.decide_config(shape.arrangements, shape.rounds_per_match, agents.len());
     let mut bounds = config.llr_bounds();
     let mut checks = Vec::new();
@@ -1247,7 +1259,7 @@ pub fn decide_course(
             baseline_slot: rival,
             ..plan.clone()
         };
-        let look = decide_look(leader, agents.len(), &config, plan.every, |j| {
+        let scores_against = |j| {
             match_scores(
                 dataset,
                 &pair_of(j),
@@ -1256,6 +1268,12 @@ pub fn decide_course(
                 shape.rounds_per_match,
                 shape.points,
             )
+        };
+        let look = decide_look(leader, agents.len(), &config, plan.every, scores_against, |source| {
+            crate::Error::Sequential {
+                stage: stage(),
+                source,
+            }
         })?;
         checks.push(Check {
             units: to,
@@ -1304,7 +1322,8 @@ pub fn match_scores(
     arrangements: u64,
     rounds_per_match: u64,
     points: bool,
-) -> anyhow::Result<Vec<f64>> {
+) -> crate::Result<Vec<f64>> {
+    use crate::error::Doing;
     use polars_core::prelude::DataType;
     use std::collections::HashMap;
     let per = rounds_per_match.max(1);
@@ -1319,11 +1338,13 @@ pub fn match_scores(
         }
         let df =
             crate::dataset::read_part(&part.path, Some(&["agent", "deal", "rotation", won_col]))?;
-        let agent = df.column("agent")?.cast(&DataType::String)?;
-        let agent = agent.str()?;
-        let deal = df.column("deal")?.u64()?;
-        let rotation = df.column("rotation")?.u32()?;
-        let won = df.column(won_col)?.bool()?;
+        let path = &part.path;
+        let agent = (df.column("agent").and_then(|c| c.cast(&DataType::String)))
+            .doing("cannot read", path)?;
+        let agent = agent.str().doing("cannot read", path)?;
+        let deal = (df.column("deal").and_then(|c| c.u64())).doing("cannot read", path)?;
+        let rotation = (df.column("rotation").and_then(|c| c.u32())).doing("cannot read", path)?;
+        let won = (df.column(won_col).and_then(|c| c.bool())).doing("cannot read", path)?;
         for (((a, d), rot), w) in agent
             .iter()
             .zip(deal.iter())
@@ -1331,7 +1352,10 @@ pub fn match_scores(
             .zip(won.iter())
         {
             let (Some(a), Some(d), Some(rot), Some(w)) = (a, d, rot, w) else {
-                anyhow::bail!("{}: a record with an empty value", part.path.display());
+                return Err(crate::Error::Records(format!(
+                    "{}: a record with an empty value",
+                    part.path.display()
+                )));
             };
             let m = if points { d } else { d / per };
             if !matches.contains(&m) {
@@ -1363,11 +1387,11 @@ pub fn match_scores(
     let games_per_match = arrangements * if points { 1 } else { per };
     for (i, &c) in counts.iter().enumerate() {
         if c != games_per_match {
-            anyhow::bail!(
+            return Err(crate::Error::Records(format!(
                 "{}: match {} has {c} of its {games_per_match} games on disk",
                 dataset.dir.display(),
                 matches.start + i as u64
-            );
+            )));
         }
     }
     // Sums of halves over at most a few thousand games are exact; the division is the only

@@ -18,8 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use anyhow::Context as _;
-use polars_core::prelude::{Column, DataFrame};
+use polars_core::prelude::{Column, DataFrame, PolarsResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -27,6 +26,7 @@ use dhumbal_agents::{AgentLog, Context, Recipe, registry};
 use dhumbal_game::Rules;
 use dhumbal_game::hash::{SPLITMIX64_GAMMA, splitmix64_mix};
 
+use crate::error::{Doing, Error, Result};
 use crate::folder::Refusal;
 use crate::optimize::{Dim, Optimizer, Space, ntbea, spsa};
 use crate::scenario::FINAL_CANDIDATES;
@@ -34,7 +34,7 @@ use crate::scenario::{
     AgentDef, Generator, Objective, OptimizerChoice, Scenario, SeatEntry, Stage, Tuning,
 };
 use crate::tournament::{Lineup, Pulse};
-use crate::train::{write_atomic, write_frame};
+use crate::train::{write_atomic, write_frame, write_json};
 
 pub mod manifest;
 
@@ -115,7 +115,7 @@ pub fn tune(
     i: usize,
     options: &TuneOptions,
     reporter: &dyn TuneReporter,
-) -> anyhow::Result<Option<TuneResult>> {
+) -> Result<Option<TuneResult>> {
     crate::clock::calibrate_in_background();
     let t = &scenario.tunings[i];
     let dir = t.dir(scenario);
@@ -131,7 +131,7 @@ pub fn tune(
         ))
         .into());
     }
-    let pool = crate::workers::pool(options.threads).context("cannot start the worker threads")?;
+    let pool = crate::workers::pool(options.threads)?;
     let r = pool.install(|| search(scenario, t, options, reporter))?;
     reporter.finished(t, &r);
     Ok(Some(r))
@@ -189,10 +189,10 @@ fn search(
     t: &Tuning,
     options: &TuneOptions,
     reporter: &dyn TuneReporter,
-) -> anyhow::Result<TuneResult> {
+) -> Result<TuneResult> {
     let started = Instant::now();
     let dir = t.dir(scenario);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).doing("cannot create", &dir)?;
     let log_path = dir.join(LOG);
     let hash = hash(t);
     let mut done: Vec<Evaluation> = Vec::new();
@@ -209,24 +209,21 @@ fn search(
         // or half an SPSA pair, is played again).
         let mut text = format!("{}\n", json!({ "hash": hash }));
         for e in &done {
-            text.push_str(&serde_json::to_string(e)?);
+            text.push_str(&serde_json::to_string(e).doing("cannot write", &log_path)?);
             text.push('\n');
         }
         write_atomic(&log_path, text.as_bytes())?;
     }
     let mut manifest = Manifest::running(t, &hash);
-    write_atomic(
-        &dir.join(manifest::FILE),
-        serde_json::to_string_pretty(&manifest)?.as_bytes(),
-    )?;
+    write_json(&dir.join(manifest::FILE), &manifest)?;
     let mut log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log_path)
-        .with_context(|| format!("cannot write {}", log_path.display()))?;
-    if std::fs::metadata(&log_path)?.len() == 0 {
-        writeln!(log, "{}", json!({ "hash": hash }))?;
-        log.sync_data()?;
+        .doing("cannot write", &log_path)?;
+    if log.metadata().doing("cannot read", &log_path)?.len() == 0 {
+        writeln!(log, "{}", json!({ "hash": hash })).doing("cannot write", &log_path)?;
+        log.sync_data().doing("cannot write", &log_path)?;
     }
     let mut opt = optimizer(t);
     let mut evaluations: Vec<Evaluation> = Vec::new();
@@ -259,7 +256,8 @@ fn search(
                 // The optimizer is told first, so that the log keeps the recommendation after
                 // this ask.
                 opt.tell(&values(&fresh));
-                record(&mut log, reporter, t, &mut fresh, &opt.recommend(), used)?;
+                record(&mut log, reporter, t, &mut fresh, &opt.recommend(), used)
+                    .doing("cannot write", &log_path)?;
                 fresh
             }
         };
@@ -282,7 +280,8 @@ fn search(
                     }
                     None => {
                         let mut fresh = play(t, ask, points, 1)?;
-                        record(&mut log, reporter, t, &mut fresh, &best, used)?;
+                        record(&mut log, reporter, t, &mut fresh, &best, used)
+                            .doing("cannot write", &log_path)?;
                         fresh
                     }
                 };
@@ -306,18 +305,19 @@ fn search(
         rebase_paths(&mut e, &from, &to, &registry::path_fields());
         e
     };
+    let frame_path = dir.join("evaluations.parquet");
     write_frame(
-        &dir.join("evaluations.parquet"),
-        &mut frame(t, &evaluations)?,
+        &frame_path,
+        &mut frame(t, &evaluations).doing("cannot write", &frame_path)?,
     )?;
     if !stopped {
         if let Some(parent) = t.output.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
+            std::fs::create_dir_all(parent).doing("cannot create", parent)?;
         }
         write_atomic(
             &t.output,
-            (serde_json::to_string_pretty(&entry)? + "\n").as_bytes(),
+            (serde_json::to_string_pretty(&entry).doing("cannot write", &t.output)? + "\n")
+                .as_bytes(),
         )?;
     }
     manifest.status = if stopped {
@@ -335,10 +335,7 @@ fn search(
         best_label: t.label(&best),
         start_point: t.start.clone(),
     });
-    write_atomic(
-        &dir.join(manifest::FILE),
-        serde_json::to_string_pretty(&manifest)?.as_bytes(),
-    )?;
+    write_json(&dir.join(manifest::FILE), &manifest)?;
     Ok(TuneResult {
         id: t.id.clone(),
         dir,
@@ -463,7 +460,7 @@ fn replayed(
     ask: u64,
     points: &[Vec<f64>],
     log: &Path,
-) -> anyhow::Result<Option<Vec<Evaluation>>> {
+) -> Result<Option<Vec<Evaluation>>> {
     let recorded: Vec<&Evaluation> = done.iter().filter(|e| e.ask == ask).collect();
     if recorded.len() != points.len() {
         return Ok(None);
@@ -479,7 +476,7 @@ fn replayed(
 }
 
 /// Plays `points` on the deals of ask `ask` (stage 0: the search; 1: the final round).
-fn play(t: &Tuning, ask: u64, points: &[Vec<f64>], stage: u8) -> anyhow::Result<Vec<Evaluation>> {
+fn play(t: &Tuning, ask: u64, points: &[Vec<f64>], stage: u8) -> Result<Vec<Evaluation>> {
     points
         .iter()
         .enumerate()
@@ -510,7 +507,7 @@ fn record(
     fresh: &mut [Evaluation],
     best: &[f64],
     used: u64,
-) -> anyhow::Result<()> {
+) -> std::io::Result<()> {
     let mut total = used;
     for e in fresh.iter_mut() {
         total += e.deals;
@@ -526,9 +523,8 @@ fn record(
     Ok(())
 }
 
-fn read_log(path: &Path, hash: &str) -> anyhow::Result<Vec<Evaluation>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+fn read_log(path: &Path, hash: &str) -> Result<Vec<Evaluation>> {
+    let text = std::fs::read_to_string(path).doing("cannot read", path)?;
     let mut lines = text.lines();
     let head: Value = lines
         .next()
@@ -573,7 +569,7 @@ fn ask_seed(seed: u64, ask: u64, lineup: usize) -> u64 {
 }
 
 /// The agent of a tuning at `point`.
-pub fn agent_at(t: &Tuning, point: &[f64]) -> anyhow::Result<AgentDef> {
+pub fn agent_at(t: &Tuning, point: &[f64]) -> Result<AgentDef> {
     let entry = t.entry_at(point);
     let mut cx = Plain {
         rules: Some(t.rules.clone()),
@@ -590,7 +586,7 @@ pub fn agent_at(t: &Tuning, point: &[f64]) -> anyhow::Result<AgentDef> {
             recipe,
             spec: entry,
         }),
-        _ => Err(anyhow::anyhow!(
+        _ => Err(Error::Internal(format!(
             "tuning `{}`: the agent at {} does not resolve: {}",
             t.id,
             t.label(point),
@@ -599,12 +595,12 @@ pub fn agent_at(t: &Tuning, point: &[f64]) -> anyhow::Result<AgentDef> {
                 .map(|(f, m)| format!("{f}: {m}"))
                 .collect::<Vec<_>>()
                 .join("; ")
-        )),
+        ))),
     }
 }
 
 /// Plays `point` on the deals of ask `ask`; the objective, its interval and the deals played.
-pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f64, f64), u64)> {
+pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> Result<(f64, (f64, f64), u64)> {
     let def = agent_at(t, point)?;
     let per = t.batch / t.lineups.len().max(1) as u64;
     let points = matches!(t.objective, Objective::Games)
@@ -637,16 +633,24 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f6
         let (records, halt) = lineup.play_chunk(0..lineup.units(), &Pulse::default());
         match halt {
             None => {}
-            Some(crate::tournament::Halt::Failed(e)) => anyhow::bail!(
-                "tuning `{}`, evaluation {ask} at {}: deal {}, seating arrangement {}, round {}: {}",
-                t.id,
-                t.label(point),
-                e.matchno,
-                e.arrangement,
-                e.round,
-                e.error
-            ),
-            Some(crate::tournament::Halt::Stopped) => anyhow::bail!("stopped"),
+            Some(crate::tournament::Halt::Failed(e)) => {
+                return Err(Error::Play(format!(
+                    "tuning `{}`, evaluation {ask} at {}: deal {}, seating arrangement {}, round {}: {}",
+                    t.id,
+                    t.label(point),
+                    e.matchno,
+                    e.arrangement,
+                    e.round,
+                    e.error
+                )));
+            }
+            // Its pulse is never told to stop: an evaluation plays to its end.
+            Some(crate::tournament::Halt::Stopped) => {
+                return Err(Error::Internal(format!(
+                    "tuning `{}`, evaluation {ask}: stopped",
+                    t.id
+                )));
+            }
         }
         let arrangements = stage.arrangements() as usize;
         for deal in records.chunks(arrangements) {
@@ -679,7 +683,7 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f6
     Ok((mean, (mean - half, mean + half), values.len() as u64))
 }
 
-fn frame(t: &Tuning, evals: &[Evaluation]) -> anyhow::Result<DataFrame> {
+fn frame(t: &Tuning, evals: &[Evaluation]) -> PolarsResult<DataFrame> {
     let mut cols = vec![
         Column::new(
             "evaluation".into(),
@@ -735,7 +739,7 @@ fn frame(t: &Tuning, evals: &[Evaluation]) -> anyhow::Result<DataFrame> {
             evals.iter().map(|e| e.deals_total).collect::<Vec<_>>(),
         ),
     ]);
-    Ok(DataFrame::new(evals.len(), cols)?)
+    DataFrame::new(evals.len(), cols)
 }
 
 /// Resolution of an agent entry apart from a scenario's problem list: paths relative to the
