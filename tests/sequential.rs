@@ -89,11 +89,17 @@ fn bounds_agree_with_the_python_reference() {
         let pair = |k: &str| [case[k][0].as_f64().unwrap(), case[k][1].as_f64().unwrap()];
         let (lo, hi) = config.llr_bounds();
         let want = pair("wald");
-        assert!((lo - want[0]).abs() < 1e-12 && (hi - want[1]).abs() < 1e-12, "{case}");
+        assert!(
+            (lo - want[0]).abs() < 1e-12 && (hi - want[1]).abs() < 1e-12,
+            "{case}"
+        );
         let every = case["every"].as_u64().unwrap();
         let (lo, hi) = config.look_bounds(&Sample::from_scores(&[0.0, 1.0]), every);
         let want = pair("corrected");
-        assert!((lo - want[0]).abs() < 1e-12 && (hi - want[1]).abs() < 1e-12, "{case}");
+        assert!(
+            (lo - want[0]).abs() < 1e-12 && (hi - want[1]).abs() < 1e-12,
+            "{case}"
+        );
         let plain = SprtConfig {
             overshoot: false,
             ..config
@@ -277,7 +283,10 @@ fn asymmetric_error_rates_are_kept_with_the_overshoot_correction() {
     let se = |p: f64| (p * (1.0 - p) / n).sqrt();
     assert!(alpha <= 0.05 + 3.0 * se(0.05), "false H1 rate {alpha}");
     assert!(beta <= 0.2 + 3.0 * se(0.2), "false H0 rate {beta}");
-    assert!(alpha >= 0.035 && beta >= 0.15, "{alpha} {beta}: too conservative");
+    assert!(
+        alpha >= 0.035 && beta >= 0.15,
+        "{alpha} {beta}: too conservative"
+    );
     assert!(plain_alpha < alpha && plain_beta < beta);
     assert!(under_h0.mean_length < plain_h0.mean_length);
 }
@@ -299,20 +308,30 @@ fn the_interval_after_a_stop_covers_the_truth() {
     let mut total = 0u64;
     for (i, truth) in [-10.0, 0.0, 10.0, 20.0, 30.0].into_iter().enumerate() {
         let hits = Mutex::new((0u64, 0u64));
-        simulate_with(&config, (every, max), truth, 100 + i as u64, runs, &|scores, course| {
-            let adjusted = Adjusted::of(&config, course, scores, every, max).unwrap();
-            let naive = dhumbal::runner::sequential::estimate(scores, 0.5, 2.0).unwrap();
-            let inside = |ci: [f64; 2]| ci[0] <= truth && truth <= ci[1];
-            let mut h = hits.lock().unwrap();
-            h.0 += u64::from(inside(adjusted.nelo_ci95));
-            h.1 += u64::from(naive.nelo_ci95.is_some_and(inside));
-        });
+        simulate_with(
+            &config,
+            (every, max),
+            truth,
+            100 + i as u64,
+            runs,
+            &|scores, course| {
+                let adjusted = Adjusted::of(&config, course, scores, every, max).unwrap();
+                let naive = dhumbal::runner::sequential::estimate(scores, 0.5, 2.0).unwrap();
+                let inside = |ci: [f64; 2]| ci[0] <= truth && truth <= ci[1];
+                let mut h = hits.lock().unwrap();
+                h.0 += u64::from(inside(adjusted.nelo_ci95));
+                h.1 += u64::from(naive.nelo_ci95.is_some_and(inside));
+            },
+        );
         let (a, b) = hits.into_inner().unwrap();
         println!(
             "true nElo {truth:+}: the interval after the stop covers it in {a} of {runs}, the \
              fixed-sample interval in {b}"
         );
-        assert!(a as f64 / runs as f64 >= 0.90, "nElo {truth}: {a} of {runs}");
+        assert!(
+            a as f64 / runs as f64 >= 0.90,
+            "nElo {truth}: {a} of {runs}"
+        );
         covered += a;
         naive_covered += b;
         total += runs;
@@ -341,9 +360,13 @@ fn decide_keeps_its_alpha_with_two_equal_leaders() {
     };
     let max = 3_000u64;
     let runs = 3_000u64;
-    for (salt, strengths) in [vec![0.5, 0.5], vec![0.4, 0.4, 0.2], vec![0.3, 0.3, 0.2, 0.2]]
-        .into_iter()
-        .enumerate()
+    for (salt, strengths) in [
+        vec![0.5, 0.5],
+        vec![0.4, 0.4, 0.2],
+        vec![0.3, 0.3, 0.2, 0.2],
+    ]
+    .into_iter()
+    .enumerate()
     {
         let k = strengths.len();
         let config = plan.decide_config(k as u64, 1, k);
@@ -376,7 +399,9 @@ fn decide_keeps_its_alpha_with_two_equal_leaders() {
                     }
                     to = next;
                     // The leader: the most wins, the first on a tie (the winner rule's order).
-                    let leader = (0..k).max_by_key(|&i| (wins[i], std::cmp::Reverse(i))).unwrap();
+                    let leader = (0..k)
+                        .max_by_key(|&i| (wins[i], std::cmp::Reverse(i)))
+                        .unwrap();
                     let look = decide_look(
                         leader,
                         k,
@@ -792,13 +817,18 @@ fn design_unit(rng: &mut impl RandomSource, k: usize, m: usize, d: f64) -> f64 {
 fn design_lead(k: usize, nelo: f64) -> f64 {
     let w = 1.0 / k as f64;
     let nelo_of = |d: f64| {
-        let var = (w + d) * (0.5 - d).powi(2) + (w - d) * (0.5 + d).powi(2) + (1.0 - 2.0 * w) * d * d;
+        let var =
+            (w + d) * (0.5 - d).powi(2) + (w - d) * (0.5 + d).powi(2) + (1.0 - 2.0 * w) * d * d;
         NELO_PER_T * d / var.sqrt()
     };
     let (mut lo, mut hi) = (0.0, w);
     for _ in 0..100 {
         let mid = 0.5 * (lo + hi);
-        if nelo_of(mid) < nelo { lo = mid } else { hi = mid }
+        if nelo_of(mid) < nelo {
+            lo = mid
+        } else {
+            hi = mid
+        }
     }
     0.5 * (lo + hi)
 }
@@ -879,7 +909,10 @@ fn error_rates_and_lengths_by_design() {
             100.0 * p1.h0 as f64 / n,
             p0.mean_length,
         );
-        assert!(alpha <= 0.05 + 3.0 * se && beta <= 0.05 + 3.0 * se, "{k} {seating} {every}");
+        assert!(
+            alpha <= 0.05 + 3.0 * se && beta <= 0.05 + 3.0 * se,
+            "{k} {seating} {every}"
+        );
         assert_eq!(h0.undecided + h1.undecided, 0);
     }
 }

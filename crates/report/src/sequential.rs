@@ -70,7 +70,7 @@ fn signed(x: Option<f64>, digits: usize) -> String {
 /// The fishtest-style block (Markdown), with its heading.
 pub fn markdown(o: &Outcome) -> String {
     let p = &o.plan;
-    let (unit, games) = unit_words(o);
+    let (unit, _) = unit_words(o);
     let mut out = format!(
         "## {}: `{}` against `{}`\n\n**{}.**\n\n```text\n",
         if p.decide {
@@ -93,8 +93,10 @@ pub fn markdown(o: &Outcome) -> String {
                 p.candidate, p.baseline
             ),
             "H0" => format!(
-                "H0 accepted: `{}` is not stronger than `{}` by nElo {}",
-                p.candidate, p.baseline, p.elo1
+                "H0 accepted: `{}` is not stronger than `{}` by {}",
+                p.candidate,
+                p.baseline,
+                o.bound(true)
             ),
             _ => format!(
                 "Undecided at the maximum of {} {unit}: neither bound was reached",
@@ -102,14 +104,19 @@ pub fn markdown(o: &Outcome) -> String {
             ),
         }
     );
-    let wald = llr_bounds(
-        if p.decide {
-            o.bounds_alpha()
-        } else {
-            p.alpha
-        },
-        p.beta,
-    );
+    out.push_str(&result_lines(o));
+    out.push_str("```\n\n");
+    out.push_str(&explanation(o));
+    out
+}
+
+/// The block's lines of numbers: the LLR and bounds, the bounds on both scales, the deals, the
+/// scores, the fixed-sample estimate and the one after the stop.
+fn result_lines(o: &Outcome) -> String {
+    let p = &o.plan;
+    let (unit, games) = unit_words(o);
+    let mut out = String::new();
+    let wald = llr_bounds(if p.decide { o.bounds_alpha() } else { p.alpha }, p.beta);
     out.push_str(&format!(
         "LLR: {:.2} ({:.2}, {:.2}) [{:.2}, {:.2}] {}   alpha {}  beta {}{}\n",
         o.llr,
@@ -191,7 +198,14 @@ pub fn markdown(o: &Outcome) -> String {
             a.score_ci95[1],
         ));
     }
-    out.push_str("```\n\n");
+    out
+}
+
+/// The paragraph under the block: what the test was, for a reader.
+fn explanation(o: &Outcome) -> String {
+    let p = &o.plan;
+    let (unit, _) = unit_words(o);
+    let mut out = String::new();
     if p.decide {
         out.push_str(&format!(
             "The stage's `decide:` rule: after every {every} {unit}, the leader by the \

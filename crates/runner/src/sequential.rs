@@ -58,7 +58,15 @@ pub const OVERSHOOT_RHO: f64 = 0.5826;
 
 /// The scale `elo0` and `elo1` are written in (fishtest's `elo_model`).
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum EloModel {
@@ -1269,12 +1277,17 @@ pub fn decide_course(
                 shape.points,
             )
         };
-        let look = decide_look(leader, agents.len(), &config, plan.every, scores_against, |source| {
-            crate::Error::Sequential {
+        let look = decide_look(
+            leader,
+            agents.len(),
+            &config,
+            plan.every,
+            scores_against,
+            |source| crate::Error::Sequential {
                 stage: stage(),
                 source,
-            }
-        })?;
+            },
+        )?;
         checks.push(Check {
             units: to,
             llr: look.llr,
