@@ -290,20 +290,8 @@ impl Accumulator {
                 "more than 64 rows for one round (deal {deal}): the records are not grouped by round"
             );
         }
-        // Point games: a new (game, arrangement) ends the previous one; a new game ends the
-        // previous game's block.
         if self.points {
-            if self.game.is_some_and(|g| (g.0, g.1) != (deal, rotation)) {
-                self.end_game();
-            }
-            if let Some(prev) = self.last_deal
-                && prev != deal
-            {
-                self.flush(prev);
-            }
-            if self.game.is_none() {
-                self.game = Some((deal, rotation, 0, 0));
-            }
+            self.next_game(deal, rotation);
         }
         self.last_deal = Some(deal);
         self.acc.rounds += 1;
@@ -328,97 +316,12 @@ impl Accumulator {
                 self.seats
             );
         }
-        let seats = self.seats;
         self.acc.table_rows[m - 1] += m as u64;
         let mut block = self.take_block(deal);
         for (i, r) in group.iter().enumerate() {
-            let a = usize::from(r.slot);
-            let econ = if self.points {
-                -(r.points_delta as f64)
-            } else {
-                r.coin_delta as f64
-            };
-            let t = &mut self.acc.agents[a];
-            t.rounds += 1;
-            t.wins += u64::from(r.won);
-            t.calls += u64::from(r.called);
-            t.call_successes += u64::from(r.called && r.call_success);
-            t.decisions += u64::from(r.decisions);
-            let decision_us = match r.decision_ns {
-                Some(ns) => {
-                    t.decision_ns += ns;
-                    t.timed_decisions += u64::from(r.decisions);
-                    if ns > 0 {
-                        self.acc.timed = true;
-                    }
-                    (r.decisions > 0).then(|| ns as f64 / f64::from(r.decisions) / 1000.0)
-                }
-                None => {
-                    self.acc.untimed_rows += 1;
-                    None
-                }
-            };
-            let values = [
-                Some(f64::from(u8::from(r.won))),
-                Some(econ),
-                Some(f64::from(u8::from(r.called))),
-                Some(f64::from(r.cards_discarded)),
-                Some(f64::from(r.hand_value)),
-                decision_us,
-            ];
-            for (k, v) in values.iter().enumerate() {
-                if let Some(v) = v {
-                    t.round[k].push(*v);
-                    block.sum[a * BLOCK_METRICS + k] += v;
-                    block.count[a * BLOCK_METRICS + k] += 1;
-                }
-            }
-            if let Some(us) = decision_us {
-                t.decision_us.push(us);
-            }
-            t.turns.push(f64::from(r.turns));
-            if r.called {
-                let s = f64::from(u8::from(r.call_success));
-                t.call_success.push(s);
-                t.risk.push(f64::from(r.hand_value), s);
-                block.sum[a * BLOCK_METRICS + CALL_SUCCESS] += s;
-                block.count[a * BLOCK_METRICS + CALL_SUCCESS] += 1;
-            }
-            let won = f64::from(u8::from(r.won));
-            let seat = r.seat as usize;
-            if t.by_seat.len() <= seat {
-                t.by_seat.resize(seat + 1, WinCount::default());
-            }
-            t.by_seat[seat].rounds += 1;
-            t.by_seat[seat].wins += u64::from(r.won);
-            let at = (a * 2) * seats + seat;
-            block.pos_wins[at] += won;
-            block.pos_rounds[at] += 1;
-            if self.points {
-                block.size_wins[a * seats + m - 1] += won;
-                block.size_rounds[a * seats + m - 1] += 1.0;
-            }
-            if let Some(k) = starter {
-                let pos = (i + m - k) % m;
-                if t.by_start.len() <= pos {
-                    t.by_start.resize(pos + 1, WinCount::default());
-                }
-                t.by_start[pos].rounds += 1;
-                t.by_start[pos].wins += u64::from(r.won);
-                let at = (a * 2 + 1) * seats + pos;
-                block.pos_wins[at] += won;
-                block.pos_rounds[at] += 1;
-            }
-            self.cum_wins[a] += f64::from(u8::from(r.won));
-            self.cum_econ[a] += econ;
-            if let Some(g) = &mut self.game {
-                if r.round == 0 && a < 64 {
-                    g.2 |= 1 << a;
-                }
-                if r.game_won && a < 64 {
-                    g.3 |= 1 << a;
-                }
-            }
+            // The row's position from the round's starter.
+            let position = starter.map(|k| (i + m - k) % m);
+            self.add_row(&mut block, r, m, position);
         }
         block.groups += 1;
         // A deal whose arrangements are all in is closed at once, without going back into the
@@ -435,6 +338,114 @@ impl Accumulator {
         self.group = group;
         self.group.clear();
         Ok(())
+    }
+
+    /// Point games: a new (game, arrangement) ends the previous one; a new game ends the
+    /// previous game's block.
+    fn next_game(&mut self, deal: u64, rotation: u32) {
+        if self.game.is_some_and(|g| (g.0, g.1) != (deal, rotation)) {
+            self.end_game();
+        }
+        if let Some(prev) = self.last_deal
+            && prev != deal
+        {
+            self.flush(prev);
+        }
+        if self.game.is_none() {
+            self.game = Some((deal, rotation, 0, 0));
+        }
+    }
+
+    /// One row of a round of `m` rows: into its agent's totals and the deal's `block`
+    /// (`position`: its place from the round's starter, if the round has one).
+    fn add_row(&mut self, block: &mut Block, r: &Row, m: usize, position: Option<usize>) {
+        let seats = self.seats;
+        let a = usize::from(r.slot);
+        let econ = if self.points {
+            -(r.points_delta as f64)
+        } else {
+            r.coin_delta as f64
+        };
+        let t = &mut self.acc.agents[a];
+        t.rounds += 1;
+        t.wins += u64::from(r.won);
+        t.calls += u64::from(r.called);
+        t.call_successes += u64::from(r.called && r.call_success);
+        t.decisions += u64::from(r.decisions);
+        let decision_us = match r.decision_ns {
+            Some(ns) => {
+                t.decision_ns += ns;
+                t.timed_decisions += u64::from(r.decisions);
+                if ns > 0 {
+                    self.acc.timed = true;
+                }
+                (r.decisions > 0).then(|| ns as f64 / f64::from(r.decisions) / 1000.0)
+            }
+            None => {
+                self.acc.untimed_rows += 1;
+                None
+            }
+        };
+        let values = [
+            Some(f64::from(u8::from(r.won))),
+            Some(econ),
+            Some(f64::from(u8::from(r.called))),
+            Some(f64::from(r.cards_discarded)),
+            Some(f64::from(r.hand_value)),
+            decision_us,
+        ];
+        for (k, v) in values.iter().enumerate() {
+            if let Some(v) = v {
+                t.round[k].push(*v);
+                block.sum[a * BLOCK_METRICS + k] += v;
+                block.count[a * BLOCK_METRICS + k] += 1;
+            }
+        }
+        if let Some(us) = decision_us {
+            t.decision_us.push(us);
+        }
+        t.turns.push(f64::from(r.turns));
+        if r.called {
+            let s = f64::from(u8::from(r.call_success));
+            t.call_success.push(s);
+            t.risk.push(f64::from(r.hand_value), s);
+            block.sum[a * BLOCK_METRICS + CALL_SUCCESS] += s;
+            block.count[a * BLOCK_METRICS + CALL_SUCCESS] += 1;
+        }
+        let won = f64::from(u8::from(r.won));
+        let seat = r.seat as usize;
+        if t.by_seat.len() <= seat {
+            t.by_seat.resize(seat + 1, WinCount::default());
+        }
+        t.by_seat[seat].rounds += 1;
+        t.by_seat[seat].wins += u64::from(r.won);
+        let at = (a * 2) * seats + seat;
+        block.pos_wins[at] += won;
+        block.pos_rounds[at] += 1;
+        if self.points {
+            block.size_wins[a * seats + m - 1] += won;
+            block.size_rounds[a * seats + m - 1] += 1.0;
+        }
+        if let Some(pos) = position {
+            if t.by_start.len() <= pos {
+                t.by_start.resize(pos + 1, WinCount::default());
+            }
+            t.by_start[pos].rounds += 1;
+            t.by_start[pos].wins += u64::from(r.won);
+            let at = (a * 2 + 1) * seats + pos;
+            block.pos_wins[at] += won;
+            block.pos_rounds[at] += 1;
+        }
+        self.cum_wins[a] += f64::from(u8::from(r.won));
+        self.cum_econ[a] += econ;
+        if let Some(g) = &mut self.game {
+            if r.round == 0 && a < 64 {
+                g.2 |= 1 << a;
+            }
+            if r.game_won && a < 64 {
+                g.3 |= 1 << a;
+            }
+        }
     }
 
     /// Records the cumulative totals after the current round, thinning the series (every

@@ -289,10 +289,10 @@ fn figures_at(out: &mut String, outcomes: &[FigureOutcome], place: Place) {
     }
 }
 
-/// `report.md`.
+/// `report.md`: the design, the agents, the pairwise comparisons, the ratings, seats and
+/// starting positions, the figures over the rounds, power and notes.
 fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     let mut out = String::new();
-    let d = &s.design;
     let paper = s.definitions == Definitions::Paper;
     let _ = writeln!(out, "# Stage `{}`: statistics\n", s.stage);
     let _ = writeln!(
@@ -303,6 +303,59 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         if paper { "the paper's" } else { "ours" }
     );
 
+    design_section(&mut out, s);
+    agents_section(&mut out, s, figs);
+    pairwise_section(&mut out, s, figs);
+    if let Some(r) = &s.ratings {
+        out.push_str(&super::ratings::section(
+            r,
+            figs,
+            "of this stage's agents",
+            "tables/ratings.csv",
+        ));
+    }
+
+    let _ = writeln!(out, "## Seats and starting positions\n");
+    out.push_str(&tables::positions_table(s, &s.seats, false).to_markdown());
+    out.push('\n');
+    figures_at(&mut out, figs, Place::Seats);
+    if s.design.starts_vary {
+        let _ = writeln!(
+            out,
+            "By position relative to the player who started the round:\n"
+        );
+        out.push_str(&tables::positions_table(s, &s.start_positions, true).to_markdown());
+        out.push('\n');
+        figures_at(&mut out, figs, Place::Starts);
+    }
+
+    let _ = writeln!(out, "## Over the rounds\n");
+    figures_at(&mut out, figs, Place::OverRounds);
+
+    power_section(&mut out, s);
+
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "## Notes\n");
+        for n in &s.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+    let failed: Vec<&FigureOutcome> = figs.iter().filter(|f| f.error.is_some()).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "Figures not drawn: {}.\n",
+            failed.iter().map(|f| f.stem).collect::<Vec<_>>().join(", ")
+        );
+    }
+    out
+}
+
+/// "Design": the design's table, its unit of analysis, the table sizes of point games, and
+/// what the design did to the variance.
+fn design_section(out: &mut String, s: &StageAnalysis) {
+    let d = &s.design;
     let _ = writeln!(out, "## Design\n");
     let unit_text = match d.unit {
         "deal" => format!(
@@ -346,6 +399,11 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             mix.join(", ")
         );
     }
+    variance_ratios(out, d);
+}
+
+/// What the design did to the variance, per metric ([`super::analyze::VarianceRatio`]).
+fn variance_ratios(out: &mut String, d: &super::analyze::Design) {
     if !d.variance_ratio.is_empty() {
         let _ = writeln!(
             out,
@@ -389,7 +447,12 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         }
         out.push('\n');
     }
+}
 
+/// "Agents": the per-agent table, what its intervals are, and its figures.
+fn agents_section(out: &mut String, s: &StageAnalysis, figs: &[FigureOutcome]) {
+    let d = &s.design;
+    let paper = s.definitions == Definitions::Paper;
     let _ = writeln!(out, "## Agents\n");
     out.push_str(&tables::agents_table(s).to_markdown());
     let unit = super::analyze::cluster_unit(&s.info);
@@ -449,8 +512,14 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
          median and 95th percentile of that per-round distribution.\n",
         d.unit
     );
-    figures_at(&mut out, figs, Place::Agents);
+    figures_at(out, figs, Place::Agents);
+}
 
+/// "Pairwise comparisons": what the tests are, the summary table, smaller families, the
+/// effects figure and each metric's table.
+fn pairwise_section(out: &mut String, s: &StageAnalysis, figs: &[FigureOutcome]) {
+    let d = &s.design;
+    let paper = s.definitions == Definitions::Paper;
     let _ = writeln!(out, "## Pairwise comparisons\n");
     let welch_role = if paper {
         "With the paper's definitions Welch's t-test is the primary test (stars on its \
@@ -505,57 +574,12 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             small.join("; ")
         );
     }
-    figures_at(&mut out, figs, Place::Effects);
+    figures_at(out, figs, Place::Effects);
     for m in tables::metrics_of(s) {
         let _ = writeln!(out, "### {}\n", heading(s, m));
         out.push_str(&tables::pairwise_table(s, m).to_markdown());
         out.push('\n');
     }
-
-    if let Some(r) = &s.ratings {
-        out.push_str(&super::ratings::section(
-            r,
-            figs,
-            "of this stage's agents",
-            "tables/ratings.csv",
-        ));
-    }
-
-    let _ = writeln!(out, "## Seats and starting positions\n");
-    out.push_str(&tables::positions_table(s, &s.seats, false).to_markdown());
-    out.push('\n');
-    figures_at(&mut out, figs, Place::Seats);
-    if s.design.starts_vary {
-        let _ = writeln!(
-            out,
-            "By position relative to the player who started the round:\n"
-        );
-        out.push_str(&tables::positions_table(s, &s.start_positions, true).to_markdown());
-        out.push('\n');
-        figures_at(&mut out, figs, Place::Starts);
-    }
-
-    let _ = writeln!(out, "## Over the rounds\n");
-    figures_at(&mut out, figs, Place::OverRounds);
-
-    power_section(&mut out, s);
-
-    if !s.notes.is_empty() {
-        let _ = writeln!(out, "## Notes\n");
-        for n in &s.notes {
-            let _ = writeln!(out, "- {n}");
-        }
-        out.push('\n');
-    }
-    let failed: Vec<&FigureOutcome> = figs.iter().filter(|f| f.error.is_some()).collect();
-    if !failed.is_empty() {
-        let _ = writeln!(
-            out,
-            "Figures not drawn: {}.\n",
-            failed.iter().map(|f| f.stem).collect::<Vec<_>>().join(", ")
-        );
-    }
-    out
 }
 
 /// A variance ratio as a change in words that cannot be misread: "−29.1% (less)" is less

@@ -17,7 +17,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::error::{Doing, Result};
 use crate::scenario::Scenario;
@@ -380,155 +380,181 @@ pub fn saved_run(dir: &Path) -> std::result::Result<SavedRun, Refusal> {
 /// `league`, agent `x`: params.call_bonus 50.0 there, 60.0 here`, `output.trace.deals: [] there,
 /// [1] here`, or a script that changed, by name.
 pub fn differences(there: &Value, here: &Value, limit: usize) -> Vec<String> {
-    /// One difference: `ctx` (the stage and agent, in words) and `path` (the key under them).
-    fn line(ctx: &str, path: &str, what: String) -> String {
-        match (ctx.is_empty(), path.is_empty()) {
-            (true, _) => format!("{path}: {what}"),
-            (false, true) => format!("{ctx}: {what}"),
-            (false, false) => format!("{ctx}: {path} {what}"),
-        }
-    }
-    /// A stage's sample size as the scenario gives it: deals (coins, `session` rounds per
-    /// session) or games (points).
-    fn sample(stage: &Value) -> Option<(&'static str, u64)> {
-        let matches = stage.get("matches")?.as_u64()?;
-        Some(match stage.get("session").and_then(Value::as_u64) {
-            Some(session) => ("deals", matches * session),
-            None => ("games", matches),
-        })
-    }
-    /// What names the `i`-th element of the array at `path`: a stage by its name, an agent by
-    /// its id (a seat of `winner_of` by that), anything else by its index.
-    fn element(ctx: &str, path: &str, i: usize, a: &Value, b: &Value) -> (String, String) {
-        let named = |key: &str| {
-            b.get(key)
-                .or_else(|| a.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let join = |what: String| {
-            if ctx.is_empty() {
-                what
-            } else {
-                format!("{ctx}, {what}")
-            }
-        };
-        match (ctx.is_empty(), path) {
-            (true, "stages") => match named("name") {
-                Some(name) => (join(format!("stage `{name}`")), String::new()),
-                None => (join(format!("stage {}", i + 1)), String::new()),
-            },
-            (false, "agents") => match (named("id"), named("winner_of")) {
-                (Some(id), _) => (join(format!("agent `{id}`")), String::new()),
-                (None, Some(of)) => (
-                    join(format!("seat {} (winner_of `{of}`)", i + 1)),
-                    String::new(),
-                ),
-                (None, None) => (join(format!("agent {}", i + 1)), String::new()),
-            },
-            _ => (ctx.to_string(), format!("{path}[{i}]")),
-        }
-    }
-    fn walk(ctx: &str, path: &str, a: &Value, b: &Value, out: &mut Vec<String>, limit: usize) {
-        if out.len() >= limit || a == b {
+    let mut found = Differences {
+        out: Vec::new(),
+        limit,
+    };
+    found.walk("", "", there, here);
+    let mut out = found.out;
+    out.truncate(limit);
+    out
+}
+
+/// The differences found so far, and how many are wanted.
+struct Differences {
+    out: Vec<String>,
+    limit: usize,
+}
+
+impl Differences {
+    /// The differences of `a` (there) and `b` (here) at `path` under `ctx` (the stage and
+    /// agent, in words).
+    fn walk(&mut self, ctx: &str, path: &str, a: &Value, b: &Value) {
+        if self.out.len() >= self.limit || a == b {
             return;
         }
         match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-                keys.sort();
-                keys.dedup();
-                // A script whose text changed: named, rather than its hash.
-                let script = x.get("script").filter(|s| Some(*s) == y.get("script"));
-                if let Some(script) = script
-                    && x.get("source_fnv1a") != y.get("source_fnv1a")
-                {
-                    let what = format!(
-                        "the script {} changed since the run began (source_fnv1a {} there, {} here)",
-                        script,
-                        short(x.get("source_fnv1a").unwrap_or(&Value::Null)),
-                        short(y.get("source_fnv1a").unwrap_or(&Value::Null)),
-                    );
-                    out.push(if ctx.is_empty() {
-                        what
-                    } else {
-                        format!("{ctx}: {what}")
-                    });
-                }
-                // A stage (it has a name under `stages`): its sample size in the file's words,
-                // deals or games, rather than the sessions (`matches`) it is played as.
-                let stage = !ctx.is_empty() && path.is_empty() && x.contains_key("matches");
-                if stage {
-                    let (s, t) = (sample(a), sample(b));
-                    if s != t {
-                        let word = |v: Option<(&str, u64)>| {
-                            v.map_or("none".to_string(), |(w, n)| format!("{n} {w}"))
-                        };
-                        match (s, t) {
-                            (Some((w, m)), Some((v, n))) if w == v => {
-                                out.push(line(ctx, w, format!("{m} there, {n} here")))
-                            }
-                            _ => out.push(line(
-                                ctx,
-                                "sample size",
-                                format!("{} there, {} here", word(s), word(t)),
-                            )),
-                        }
-                    }
-                }
-                for k in keys {
-                    if script.is_some() && k == "source_fnv1a" {
-                        continue;
-                    }
-                    if stage && k == "matches" {
-                        continue;
-                    }
-                    // `records` in the resolved scenario is what the file's `output:` says of them.
-                    let key = if ctx.is_empty() && path.is_empty() && k == "records" {
-                        "output"
-                    } else {
-                        k.as_str()
-                    };
-                    let p = if path.is_empty() {
-                        key.to_string()
-                    } else {
-                        format!("{path}.{key}")
-                    };
-                    walk(
-                        ctx,
-                        &p,
-                        x.get(k).unwrap_or(&Value::Null),
-                        y.get(k).unwrap_or(&Value::Null),
-                        out,
-                        limit,
-                    );
-                }
-            }
+            (Value::Object(x), Value::Object(y)) => self.objects(ctx, path, x, y),
             (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
                 for (i, (u, v)) in x.iter().zip(y).enumerate() {
                     let (c, p) = element(ctx, path, i, u, v);
-                    walk(&c, &p, u, v, out, limit);
+                    self.walk(&c, &p, u, v);
                 }
             }
-            _ => out.push(line(
+            _ => self.out.push(line(
                 ctx,
                 path,
                 format!("{} there, {} here", short(a), short(b)),
             )),
         }
     }
-    fn short(v: &Value) -> String {
-        let s = v.to_string();
-        if s.len() > 60 {
-            format!("{}...", &s[..s.floor_char_boundary(57)])
-        } else {
-            s
+
+    /// The differences of two mappings: a script that changed by name, a stage's sample size in
+    /// the file's words, then every key.
+    fn objects(&mut self, ctx: &str, path: &str, x: &Map<String, Value>, y: &Map<String, Value>) {
+        let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        // A script whose text changed: named, rather than its hash.
+        let script = x.get("script").filter(|s| Some(*s) == y.get("script"));
+        if let Some(script) = script
+            && x.get("source_fnv1a") != y.get("source_fnv1a")
+        {
+            let what = format!(
+                "the script {} changed since the run began (source_fnv1a {} there, {} here)",
+                script,
+                short(x.get("source_fnv1a").unwrap_or(&Value::Null)),
+                short(y.get("source_fnv1a").unwrap_or(&Value::Null)),
+            );
+            self.out.push(if ctx.is_empty() {
+                what
+            } else {
+                format!("{ctx}: {what}")
+            });
+        }
+        // A stage (it has a name under `stages`): its sample size in the file's words,
+        // deals or games, rather than the sessions (`matches`) it is played as.
+        let stage = !ctx.is_empty() && path.is_empty() && x.contains_key("matches");
+        if stage {
+            self.sample_size(ctx, sample(x), sample(y));
+        }
+        for k in keys {
+            if script.is_some() && k == "source_fnv1a" {
+                continue;
+            }
+            if stage && k == "matches" {
+                continue;
+            }
+            // `records` in the resolved scenario is what the file's `output:` says of them.
+            let key = if ctx.is_empty() && path.is_empty() && k == "records" {
+                "output"
+            } else {
+                k.as_str()
+            };
+            let p = if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
+            };
+            self.walk(
+                ctx,
+                &p,
+                x.get(k).unwrap_or(&Value::Null),
+                y.get(k).unwrap_or(&Value::Null),
+            );
         }
     }
-    let mut out = Vec::new();
-    walk("", "", there, here, &mut out, limit);
-    out.truncate(limit);
-    out
+
+    /// A stage's sample sizes there (`s`) and here (`t`), if they differ.
+    fn sample_size(&mut self, ctx: &str, s: Option<(&str, u64)>, t: Option<(&str, u64)>) {
+        if s == t {
+            return;
+        }
+        let word =
+            |v: Option<(&str, u64)>| v.map_or("none".to_string(), |(w, n)| format!("{n} {w}"));
+        match (s, t) {
+            (Some((w, m)), Some((v, n))) if w == v => {
+                self.out.push(line(ctx, w, format!("{m} there, {n} here")))
+            }
+            _ => self.out.push(line(
+                ctx,
+                "sample size",
+                format!("{} there, {} here", word(s), word(t)),
+            )),
+        }
+    }
+}
+
+/// One difference: `ctx` (the stage and agent, in words) and `path` (the key under them).
+fn line(ctx: &str, path: &str, what: String) -> String {
+    match (ctx.is_empty(), path.is_empty()) {
+        (true, _) => format!("{path}: {what}"),
+        (false, true) => format!("{ctx}: {what}"),
+        (false, false) => format!("{ctx}: {path} {what}"),
+    }
+}
+
+/// A stage's sample size as the scenario gives it: deals (coins, `session` rounds per
+/// session) or games (points).
+fn sample(stage: &Map<String, Value>) -> Option<(&'static str, u64)> {
+    let matches = stage.get("matches")?.as_u64()?;
+    Some(match stage.get("session").and_then(Value::as_u64) {
+        Some(session) => ("deals", matches * session),
+        None => ("games", matches),
+    })
+}
+
+/// What names the `i`-th element of the array at `path`: a stage by its name, an agent by
+/// its id (a seat of `winner_of` by that), anything else by its index.
+fn element(ctx: &str, path: &str, i: usize, a: &Value, b: &Value) -> (String, String) {
+    let named = |key: &str| {
+        b.get(key)
+            .or_else(|| a.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let join = |what: String| {
+        if ctx.is_empty() {
+            what
+        } else {
+            format!("{ctx}, {what}")
+        }
+    };
+    match (ctx.is_empty(), path) {
+        (true, "stages") => match named("name") {
+            Some(name) => (join(format!("stage `{name}`")), String::new()),
+            None => (join(format!("stage {}", i + 1)), String::new()),
+        },
+        (false, "agents") => match (named("id"), named("winner_of")) {
+            (Some(id), _) => (join(format!("agent `{id}`")), String::new()),
+            (None, Some(of)) => (
+                join(format!("seat {} (winner_of `{of}`)", i + 1)),
+                String::new(),
+            ),
+            (None, None) => (join(format!("agent {}", i + 1)), String::new()),
+        },
+        _ => (ctx.to_string(), format!("{path}[{i}]")),
+    }
+}
+
+/// A value as JSON, cut to 60 characters.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 60 {
+        format!("{}...", &s[..s.floor_char_boundary(57)])
+    } else {
+        s
+    }
 }
 
 /// The number of `..` a relative path starts with (after removing `.`).

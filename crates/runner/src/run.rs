@@ -747,28 +747,7 @@ pub fn merge(
 ) -> Result<RunReport> {
     let root = &scenario.output.dir;
     let hash = scenario.hash();
-    for dir in &opts.dirs {
-        let saved = folder::saved_run(dir)?;
-        if saved.hash.as_deref() != Some(hash.as_str()) {
-            return Err(Refusal(format!(
-                "{} holds a run of another scenario than {} (hash {}, not {hash}); only the \
-                 shards of one study merge",
-                dir.display(),
-                opts.dirs[0].display(),
-                saved.hash.as_deref().unwrap_or("none")
-            ))
-            .into());
-        }
-    }
-    let in_place = opts.dirs.len() == 1 && same_folder(&opts.dirs[0], root);
-    if !in_place && let Some(d) = opts.dirs.iter().find(|d| same_folder(d, root)) {
-        return Err(Refusal(format!(
-            "merge: --out {} is one of the folders being merged; nothing was changed. Merge \
-             several folders into a new one",
-            d.display()
-        ))
-        .into());
-    }
+    let in_place = check_shards(scenario, opts, &hash)?;
     if !in_place {
         folder::claim(root, false, opts.force)?;
         folder::write_sources(root, scenario, &saved_command_line(&opts.dirs[0])?)?;
@@ -777,44 +756,11 @@ pub fn merge(
         }
     }
     let start = Instant::now();
-    let shard_seconds = shard_seconds(&opts.dirs);
     // Every stage is checked before anything is written: a merge that refuses leaves the
     // shards' folder as it was.
-    let mut checked: Vec<(StageResult, Dataset)> = Vec::new();
-    let mut results: Vec<Option<StageResult>> = Vec::new();
-    for (index, stage) in scenario.stages.iter().enumerate() {
-        let lineup = Lineup {
-            stage,
-            agents: seat_agents(stage, &results, &scenario.stages)?,
-            decision_sample: scenario.output.decision_sample,
-            trace: scenario.output.trace.clone(),
-        };
-        let dir = scenario.stage_dir(index);
-        let key = key_of(&hash, &lineup);
-        let dataset = Dataset::open(&dir)?;
-        // Units without records: the shards that owe them, named.
-        if dataset.check(&key).is_ok() {
-            let gaps = dataset.missing(0..dataset.target(key.stage_units));
-            if !gaps.is_empty() {
-                return Err(incomplete(scenario, index, &dataset, gaps, &opts.dirs)?.into());
-            }
-        }
-        let complete = dataset.check(&key).and_then(|()| {
-            dataset.check_complete()?;
-            Ok(())
-        });
-        if let Err(e) = complete {
-            return Err(Refusal(format!(
-                "cannot merge stage `{}`: {e:#}; nothing was changed",
-                stage.name
-            ))
-            .into());
-        }
-        let seconds = shard_seconds.get(&stage.name).copied().unwrap_or(0.0);
-        let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
-        results.push(Some(result.clone()));
-        checked.push((result, dataset));
-    }
+    let mut checked = check_merged(scenario, &hash, &opts.dirs)?;
+    // The run's report holds each stage's result as checked.
+    let stages: Vec<StageResult> = checked.iter().map(|(result, _)| result.clone()).collect();
     let mut progress = Progress::start(&root.join(PROGRESS_FILE), scenario, false)?;
     let mut reporter_seconds = 0.0;
     for ((result, dataset), stage) in checked.iter_mut().zip(&scenario.stages) {
@@ -842,7 +788,6 @@ pub fn merge(
         reporter.stage_done(stage, result);
         reporter_seconds += heard.elapsed().as_secs_f64();
     }
-    let stages: Vec<StageResult> = results.into_iter().flatten().collect();
     let rounds = stages.iter().map(|r| r.totals.rounds).sum();
     let report = RunReport {
         warnings: Vec::new(),
@@ -860,6 +805,82 @@ pub fn merge(
         &report,
     )?;
     Ok(report)
+}
+
+/// Refuses folders that hold runs of another scenario (`hash`), and an output folder among
+/// several merged ones; whether the merge is in place (one folder, the output folder).
+fn check_shards(scenario: &Scenario, opts: &MergeOptions, hash: &str) -> Result<bool> {
+    let root = &scenario.output.dir;
+    for dir in &opts.dirs {
+        let saved = folder::saved_run(dir)?;
+        if saved.hash.as_deref() != Some(hash) {
+            return Err(Refusal(format!(
+                "{} holds a run of another scenario than {} (hash {}, not {hash}); only the \
+                 shards of one study merge",
+                dir.display(),
+                opts.dirs[0].display(),
+                saved.hash.as_deref().unwrap_or("none")
+            ))
+            .into());
+        }
+    }
+    let in_place = opts.dirs.len() == 1 && same_folder(&opts.dirs[0], root);
+    if !in_place && let Some(d) = opts.dirs.iter().find(|d| same_folder(d, root)) {
+        return Err(Refusal(format!(
+            "merge: --out {} is one of the folders being merged; nothing was changed. Merge \
+             several folders into a new one",
+            d.display()
+        ))
+        .into());
+    }
+    Ok(in_place)
+}
+
+/// Checks that every stage of the merged folder holds each of its units exactly once,
+/// written for this scenario (`hash`); each stage's result and records, in stage order.
+/// Nothing is written.
+fn check_merged(
+    scenario: &Scenario,
+    hash: &str,
+    dirs: &[PathBuf],
+) -> Result<Vec<(StageResult, Dataset)>> {
+    let shard_seconds = shard_seconds(dirs);
+    let mut checked: Vec<(StageResult, Dataset)> = Vec::new();
+    let mut results: Vec<Option<StageResult>> = Vec::new();
+    for (index, stage) in scenario.stages.iter().enumerate() {
+        let lineup = Lineup {
+            stage,
+            agents: seat_agents(stage, &results, &scenario.stages)?,
+            decision_sample: scenario.output.decision_sample,
+            trace: scenario.output.trace.clone(),
+        };
+        let dir = scenario.stage_dir(index);
+        let key = key_of(hash, &lineup);
+        let dataset = Dataset::open(&dir)?;
+        // Units without records: the shards that owe them, named.
+        if dataset.check(&key).is_ok() {
+            let gaps = dataset.missing(0..dataset.target(key.stage_units));
+            if !gaps.is_empty() {
+                return Err(incomplete(scenario, index, &dataset, gaps, dirs)?.into());
+            }
+        }
+        let complete = dataset.check(&key).and_then(|()| {
+            dataset.check_complete()?;
+            Ok(())
+        });
+        if let Err(e) = complete {
+            return Err(Refusal(format!(
+                "cannot merge stage `{}`: {e:#}; nothing was changed",
+                stage.name
+            ))
+            .into());
+        }
+        let seconds = shard_seconds.get(&stage.name).copied().unwrap_or(0.0);
+        let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        results.push(Some(result.clone()));
+        checked.push((result, dataset));
+    }
+    Ok(checked)
 }
 
 /// Refuses (a [`Refusal`]) to `--resume` the run in `root` with settings or a scenario other than
