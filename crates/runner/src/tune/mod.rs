@@ -379,12 +379,7 @@ impl Searching<'_> {
     /// The final re-evaluation of the `candidates` on fresh deals, one round of them after
     /// another while `budget` lasts (`best`: the search's recommendation, which the log keeps);
     /// `true` if stopped on request.
-    fn final_rounds(
-        &mut self,
-        candidates: &[Vec<f64>],
-        best: &[f64],
-        budget: u64,
-    ) -> Result<bool> {
+    fn final_rounds(&mut self, candidates: &[Vec<f64>], best: &[f64], budget: u64) -> Result<bool> {
         let rounds = budget / (self.t.batch * candidates.len() as u64);
         for _ in 0..rounds {
             for c in candidates {
