@@ -821,7 +821,7 @@ impl Scales {
     /// `games_per_unit` the games in a unit; `None` without a spread.
     pub fn of(plan: &Plan, sd: f64, games_per_unit: f64) -> Option<Scales> {
         let per_game_sd = sd * games_per_unit.sqrt();
-        if !(per_game_sd > 0.0) {
+        if per_game_sd.is_nan() || per_game_sd <= 0.0 {
             return None;
         }
         let bounds = [plan.elo0, plan.elo1];
@@ -880,7 +880,7 @@ impl Adjusted {
             Decision::Continue => return None,
         };
         let (mean, sd) = Sample::from_scores(scores).mean_sd()?;
-        if !(sd > 0.0) {
+        if sd.is_nan() || sd <= 0.0 {
             return None;
         }
         let (t0, t1) = config.standardized(sd)?;
