@@ -46,6 +46,20 @@ fn go(args: &[&str]) {
     assert!(o.status.success(), "{args:?}: {}", text(&o));
 }
 
+/// Runs the scenario `body` (written to `dir/name`) into `dir/out`, without a report; the
+/// output folder.
+fn played(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let file = scenario(dir, name, body);
+    let out = dir.join("out");
+    go(&[
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+    ]);
+    out
+}
+
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -424,14 +438,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     };
     let began = Instant::now();
     let dir = tmp();
-    let file = scenario(dir.path(), "replayed.yaml", TRACED);
-    let out = dir.path().join("out");
-    go(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-report",
-    ]);
+    let out = played(dir.path(), "replayed.yaml", TRACED);
     let page = out.join("traces").join("replay.html");
     assert!(page.is_file(), "a traced stage gets its replay page");
     let trace = read_trace(&out.join("traces").join("deal-000000-arrangement-000.jsonl"));
@@ -851,4 +858,66 @@ fn resumed_and_merged_runs_get_the_replay_page() {
     for a in 0..3 {
         assert!(page.contains(&format!("deal-000000-arrangement-{a:03}.jsonl")));
     }
+}
+
+/// Under point scoring a round's points are a penalty: the page colours a seat's +29 (a
+/// failed call, say) as bad and a round won (0, or the negative of a bonus) not so; under
+/// coin scoring, coins won are good. Read from the page's own classes at every round's end
+/// and the game's.
+#[test]
+fn point_changes_are_coloured_as_penalties() {
+    let Some(chrome) = browser() else {
+        return;
+    };
+    let dir = tmp();
+    let out = played(
+        dir.path(),
+        "points.yaml",
+        "name: points\nseed: 3\ngames: 1\nseating: fixed\nrules: {preset: jhyap, players: 3}\n\
+         agents: [{kind: aggressive}, {kind: balanced}, {kind: random}]\n\
+         output: {decision_timing: false, trace: {deals: [0]}}\n",
+    );
+    let mut b = Browser::start(&chrome, dir.path());
+    b.open(&format!(
+        "file://{}",
+        out.join("traces").join("replay.html").display()
+    ));
+    // At every step, each change shown with its sign and its class.
+    let seen = b.eval(
+        "(() => {
+          const press = key => document.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+          press('Home');
+          const out = [];
+          for (let i = 0; i < +document.body.dataset.steps; i++) {
+            for (const e of document.querySelectorAll('.change')) {
+              out.push([e.textContent.trim(), e.className, getComputedStyle(e).color]);
+            }
+            press('ArrowRight');
+          }
+          return out;
+        })()",
+    );
+    let seen = seen.as_array().unwrap();
+    let bad = b.eval("getComputedStyle(document.documentElement).getPropertyValue('--bad').trim()");
+    assert!(
+        seen.iter().any(|c| c[0].as_str().unwrap().starts_with('+')),
+        "no penalty shown: {seen:?}"
+    );
+    for c in seen {
+        let (shown, class) = (c[0].as_str().unwrap(), c[1].as_str().unwrap());
+        if shown.starts_with('+') {
+            assert!(class.contains("bad") && !class.contains("good"), "{c:?}");
+        } else if shown.starts_with('−') {
+            assert!(class.contains("good") && !class.contains("bad"), "{c:?}");
+        } else {
+            assert!(!class.contains("good") && !class.contains("bad"), "{c:?}");
+        }
+    }
+    // The result table's penalty is in the page's red.
+    assert_eq!(bad, json!("#c62828"));
+    assert!(
+        seen.iter()
+            .any(|c| c[0].as_str().unwrap().starts_with('+') && c[2] == json!("rgb(198, 40, 40)")),
+        "{seen:?}"
+    );
 }
