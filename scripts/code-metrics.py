@@ -3,6 +3,8 @@
 
     python3 scripts/code-metrics.py            # a table for the tree as it is
     python3 scripts/code-metrics.py --rev REV  # the same for a commit (read with git show)
+    python3 scripts/code-metrics.py --list     # and each long function, each function with
+                                               # many parameters and each untyped error, by place
 
 What it counts, per crate and in all (Rust sources under crates/*/src and src/, tests and
 benches left out):
@@ -172,10 +174,14 @@ LOOKUP = re.compile(r'\[\s*"[A-Za-z_][A-Za-z0-9_]*"\s*\]')
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rev", help="a commit to measure instead of the working tree")
-    ap.add_argument("--list", action="store_true", help="also list the long functions and the library's untyped errors")
+    ap.add_argument(
+        "--list",
+        action="store_true",
+        help="also list the long functions, those with many parameters and the library's untyped errors",
+    )
     args = ap.parse_args()
     rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    long_fns, untyped = [], []
+    long_fns, many_params, untyped = [], [], []
     for name, text in sorted(files(args.rev).items()):
         crate = crate_of(name)
         row = rows[crate]
@@ -197,6 +203,7 @@ def main() -> int:
                 long_fns.append(f"{name}:{first} {fname} ({length} lines)")
             if nparams >= MANY_PARAMS:
                 row[f"fns >= {MANY_PARAMS} params"] += 1
+                many_params.append(f"{name}:{first} {fname} ({nparams} parameters)")
             public = re.search(r"(^|\n)\s*pub(\([^)]*\))?\s+(const\s+|async\s+|unsafe\s+)*$", code[:pos][-80:]) is not None
             if public and not name.startswith(LIBRARY_EXEMPT):
                 ret = sig.split("->", 1)[1] if "->" in sig else ""
@@ -220,6 +227,9 @@ def main() -> int:
     if args.list:
         print("\nfunctions over", LONG, "lines:")
         for f in sorted(long_fns):
+            print("  " + f)
+        print(f"\nfunctions with {MANY_PARAMS} or more parameters:")
+        for f in sorted(many_params):
             print("  " + f)
         print("\nuntyped public errors in library crates:")
         for u in untyped:

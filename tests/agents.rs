@@ -6,13 +6,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 mod common;
+use common::{ok, play_into, tmp_scenario};
 
 use dhumbal::agents::registry::Standalone;
-use dhumbal::agents::{Recipe, registry};
-use dhumbal::game::{
-    Agent, AgentError, Discard, Observation, Pick, Preset, RoundOutcome, Rules, Table,
-};
-use dhumbal::rng::{ChaChaStreams, RandomSource};
+use dhumbal::agents::{RandomAgent, Recipe, registry};
+use dhumbal::game::{Agent, Discard, Preset, RoundOutcome, Rules, Table};
+use dhumbal::rng::ChaChaStreams;
 use dhumbal::scenario::{self, AgentDef, Overrides, SeatEntry};
 use dhumbal::tournament::Lineup;
 use serde_json::{Value, json};
@@ -160,48 +159,28 @@ impl Agent for BothWays {
     fn name(&self) -> &str {
         self.inner.name()
     }
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        self.inner.call(obs, rng)
-    }
-    fn discard(
-        &mut self,
-        _: &Observation<'_>,
-        _: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        unreachable!("the engine asks discard_into")
-    }
-    fn discard_into(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-        into: &mut Discard,
-    ) -> Result<(), AgentError> {
-        // The heuristics draw nothing to discard, so asking twice changes nothing.
-        let returned = self.inner.discard(obs, rng)?;
-        // Stale cards in the buffer must not survive into the answer.
-        *into = Discard::from_slice(&obs.hand.as_slice()[..1]).unwrap();
-        into.push(obs.hand.as_slice()[0]);
-        self.inner.discard_into(obs, rng, into)?;
-        assert_eq!(
-            returned.as_slice(),
-            into.as_slice(),
-            "hand {:?}",
-            obs.hand.as_slice()
-        );
-        *self.compared.lock().unwrap() += 1;
-        Ok(())
-    }
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        self.inner.pick(obs, rng)
-    }
+
+    common::decisions!(self, obs, rng =>
+        call { self.inner.call(obs, rng) }
+        discard { unreachable!("the engine asks discard_into") }
+        discard_into(into) {
+            // The heuristics draw nothing to discard, so asking twice changes nothing.
+            let returned = self.inner.discard(obs, rng)?;
+            // Stale cards in the buffer must not survive into the answer.
+            *into = Discard::from_slice(&obs.hand.as_slice()[..1]).unwrap();
+            into.push(obs.hand.as_slice()[0]);
+            self.inner.discard_into(obs, rng, into)?;
+            assert_eq!(
+                returned.as_slice(),
+                into.as_slice(),
+                "hand {:?}",
+                obs.hand.as_slice()
+            );
+            *self.compared.lock().unwrap() += 1;
+            Ok(())
+        }
+        pick { self.inner.pick(obs, rng) }
+    );
 }
 
 /// The heuristics write their discard in place (`Agent::discard_into`, which spares the
@@ -277,27 +256,11 @@ impl Agent for Listener {
             .unwrap()
             .push((seat, "game_end", i64::from(won)));
     }
-    fn call(
-        &mut self,
-        _: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        Ok(dhumbal::agents::RandomAgent::choose_call(rng))
-    }
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        Ok(dhumbal::agents::RandomAgent::choose_discard(obs, rng))
-    }
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        Ok(dhumbal::agents::RandomAgent::choose_pick(obs, rng))
-    }
+    common::decisions!(self, obs, rng =>
+        call { Ok(RandomAgent::choose_call(rng)) }
+        discard { Ok(RandomAgent::choose_discard(obs, rng)) }
+        pick { Ok(RandomAgent::choose_pick(obs, rng)) }
+    );
 }
 
 /// A recipe whose agents all write to one log: shared state across agents, as a recipe
@@ -389,33 +352,20 @@ fn agents_hear_every_round_and_game_through_the_runner() {
 /// The binary lists the new family with its parameters, and runs a scenario that uses it.
 #[test]
 fn the_cli_knows_epsilon() {
-    let out = common::bin().arg("agents").output().unwrap();
+    let out = ok(&["agents"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("epsilon: "), "{text}");
     assert!(
         text.contains("probability that a decision is uniformly random"),
         "{text}"
     );
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("noisy.yaml");
-    std::fs::write(
-        &file,
+    let (dir, file) = tmp_scenario(
+        "noisy.yaml",
         "name: noisy\nseed: 1\ndeals: 20\nrules: {preset: paper}\nagents:\n  \
          - {kind: epsilon, params: {agent: {kind: balanced}, epsilon: 0.2}}\n  \
          - {kind: aggressive}\n  - {kind: conservative}\n  - {kind: random}\n",
-    )
-    .unwrap();
-    let run = common::bin()
-        .arg(&file)
-        .args(["--no-report", "--out"])
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
     );
+    play_into(&file, &dir.path().join("out"), &["--no-report"]);
     let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
     assert!(summary.contains("epsilon,epsilon,"), "{summary}");
     let manifest = std::fs::read_to_string(dir.path().join("out/manifest.json")).unwrap();

@@ -15,6 +15,9 @@ use dhumbal::report::stats::{
 use dhumbal::report::{Definitions, Options, Seating, StageInfo, dist, power};
 use serde_json::Value;
 
+mod common;
+use common::{f64s, json_file, play_into, strs, tmp, tmp_scenario, u64s};
+
 fn fixture(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -45,16 +48,12 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap()
 }
 
-fn vec(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(f).collect()
-}
-
 #[test]
 fn two_sample_tests_and_effects_match_scipy() {
     let fx = fixture("stats.json");
     for case in fx["two_sample"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
-        let (a, b) = (vec(&case["a"]), vec(&case["b"]));
+        let (a, b) = (f64s(&case["a"]), f64s(&case["b"]));
         let (ma, mb) = (Moments::from_slice(&a), Moments::from_slice(&b));
         let w = welch(&ma, &mb).unwrap();
         close(
@@ -158,7 +157,7 @@ fn undefined_statistics_are_none_not_nan() {
 fn pearson_matches_scipy() {
     let fx = fixture("stats.json");
     let p = &fx["pearson"];
-    let c = CoMoments::from_slices(&vec(&p["x"]), &vec(&p["y"]));
+    let c = CoMoments::from_slices(&f64s(&p["x"]), &f64s(&p["y"]));
     let r = pearson(&c, 0.95).unwrap();
     close(r.r, f(&p["r"]), "r");
     close(r.p.unwrap(), f(&p["p"]), "p");
@@ -170,19 +169,9 @@ fn pearson_matches_scipy() {
 fn cluster_robust_means_match_statsmodels() {
     let fx = fixture("stats.json");
     let c = &fx["cluster"];
-    let groups: Vec<u64> = c["group"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g.as_u64().unwrap())
-        .collect();
-    let agents: Vec<&str> = c["agent"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    let values = vec(&c["value"]);
+    let groups = u64s(&c["group"]);
+    let agents = strs(&c["agent"]);
+    let values = f64s(&c["value"]);
     let units = *groups.iter().max().unwrap() as usize + 1;
     let mut sums = vec![[(0.0, 0.0); 2]; units];
     for ((g, a), v) in groups.iter().zip(&agents).zip(&values) {
@@ -217,15 +206,15 @@ fn bonferroni_and_holm_match_statsmodels() {
     assert!(
         families
             .iter()
-            .any(|c| vec(&c["holm"]).contains(&1.0) && vec(&c["p"]).iter().all(|p| *p < 1.0)),
+            .any(|c| f64s(&c["holm"]).contains(&1.0) && f64s(&c["p"]).iter().all(|p| *p < 1.0)),
         "a family where Holm caps at 1"
     );
     for case in families {
-        let p: Vec<Option<f64>> = vec(&case["p"]).into_iter().map(Some).collect();
-        for (got, want) in bonferroni(&p).iter().zip(vec(&case["bonferroni"])) {
+        let p: Vec<Option<f64>> = f64s(&case["p"]).into_iter().map(Some).collect();
+        for (got, want) in bonferroni(&p).iter().zip(f64s(&case["bonferroni"])) {
             close(got.unwrap(), want, "bonferroni");
         }
-        for (got, want) in holm(&p).iter().zip(vec(&case["holm"])) {
+        for (got, want) in holm(&p).iter().zip(f64s(&case["holm"])) {
             close(got.unwrap(), want, "holm");
         }
     }
@@ -374,6 +363,22 @@ fn info(agents: &[&str], seating: Seating) -> StageInfo {
     }
 }
 
+/// `rows` as the records of a stage of `agents` seated by `seating`, in a fresh temporary
+/// folder: the folder and the stage.
+fn stage_of(rows: &[TestRow], agents: &[&str], seating: Seating) -> (tempfile::TempDir, StageInfo) {
+    let dir = tmp();
+    write_records(dir.path(), rows);
+    (dir, info(agents, seating))
+}
+
+/// The report's options without figures (these tests read numbers).
+fn no_figures() -> Options {
+    Options {
+        figures: false,
+        ..Options::default()
+    }
+}
+
 /// The cluster-robust t interval of a mean over units (sum, count), written out from its
 /// definition: ȳ = ΣS/ΣN, V = G/(G−1)·Σ(S_g − ȳ·n_g)²/N², ȳ ± t_{0.975, G−1}·√V.
 fn cluster_interval(units: &[(f64, f64)]) -> [f64; 2] {
@@ -406,13 +411,8 @@ fn rotated_deals_are_the_unit_and_pairs_use_deal_means() {
         (2, 1, 0, "y", true, 5, true, 4),
         (2, 1, 1, "x", false, -5, false, 16),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    write_records(dir.path(), &rows);
-    let info = info(&["x", "y"], Seating::Rotate);
-    let opts = Options {
-        figures: false,
-        ..Options::default()
-    };
+    let (dir, info) = stage_of(&rows, &["x", "y"], Seating::Rotate);
+    let opts = no_figures();
     let (s, acc) = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap();
     assert_eq!((acc.rounds, acc.units, acc.rows), (6, 3, 12));
     let x = &s.agents[0];
@@ -575,13 +575,8 @@ fn a_report_writes_every_output_with_finite_numbers() {
             })
         })
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    write_records(dir.path(), &rows);
-    let info = info(&["a", "b", "c"], Seating::Fixed);
-    let opts = Options {
-        figures: false,
-        ..Options::default()
-    };
+    let (dir, info) = stage_of(&rows, &["a", "b", "c"], Seating::Fixed);
+    let opts = no_figures();
     let report = dhumbal::report::report_stage(dir.path(), dir.path(), &info, &opts).unwrap();
     for f in [
         "stats.json",
@@ -595,8 +590,7 @@ fn a_report_writes_every_output_with_finite_numbers() {
     ] {
         assert!(dir.path().join(f).is_file(), "{f} written");
     }
-    let text = std::fs::read_to_string(dir.path().join("stats.json")).unwrap();
-    let json: Value = serde_json::from_str(&text).unwrap();
+    let json = json_file(&dir.path().join("stats.json"));
     // Every number that is defined here is a number (serde writes a NaN or an infinity as
     // null, so a computation gone wrong shows up as a null where a number is required).
     for a in json["agents"].as_array().unwrap() {
@@ -790,13 +784,8 @@ fn equal_means_keep_their_minimum_detectable_effect() {
             ]
         })
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    write_records(dir.path(), &rows);
-    let info = info(&["a", "b"], Seating::Fixed);
-    let opts = Options {
-        figures: false,
-        ..Options::default()
-    };
+    let (dir, info) = stage_of(&rows, &["a", "b"], Seating::Fixed);
+    let opts = no_figures();
     let (s, _) = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap();
     let values = |who: &str, m: fn(&TestRow) -> f64| -> Moments {
         Moments::from_slice(
@@ -846,17 +835,10 @@ fn no_calls_no_interval() {
             ]
         })
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    write_records(dir.path(), &rows);
-    let info = info(&["a", "b"], Seating::Fixed);
-    let opts = Options {
-        figures: false,
-        ..Options::default()
-    };
+    let (dir, info) = stage_of(&rows, &["a", "b"], Seating::Fixed);
+    let opts = no_figures();
     dhumbal::report::report_stage(dir.path(), dir.path(), &info, &opts).unwrap();
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("stats.json")).unwrap())
-            .unwrap();
+    let json = json_file(&dir.path().join("stats.json"));
     let b = &json["agents"][1]["call_success"];
     assert_eq!(b["n"], 0);
     for key in ["rate", "ci95", "ci95_wilson", "ci95_normal", "ci95_units"] {
@@ -877,13 +859,8 @@ fn record_columns_are_checked_by_name() {
             ]
         })
         .collect();
-    let info = info(&["a", "b"], Seating::Fixed);
-    let opts = Options {
-        figures: false,
-        ..Options::default()
-    };
-    let dir = tempfile::tempdir().unwrap();
-    write_records(dir.path(), &rows);
+    let (dir, info) = stage_of(&rows, &["a", "b"], Seating::Fixed);
+    let opts = no_figures();
     let good = std::fs::read_to_string(dir.path().join("rounds.csv")).unwrap();
     // Rewrites every line with its cells transformed.
     let rewrite = |edit: &dyn Fn(&mut Vec<String>)| {
@@ -908,7 +885,7 @@ fn record_columns_are_checked_by_name() {
     let (hand, cards) = (at("hand_value"), at("cards_discarded"));
     let error = || {
         let e = dhumbal::report::analyze_stage(dir.path(), &info, &opts).unwrap_err();
-        assert!(dhumbal::report::load::is_input_error(&e), "{e:#}");
+        assert!(matches!(e, dhumbal::report::Error::Input(_)), "{e:#}");
         let text = format!("{e:#}");
         assert!(text.contains("rounds.csv"), "names the file: {text}");
         text
@@ -958,34 +935,38 @@ fn record_columns_are_checked_by_name() {
     assert!(error().contains("holds no rounds"));
 }
 
+/// Plays the scenario file `path` (from the repository's root) through the library into a
+/// fresh temporary folder, on one thread: `rounds` of it when given, with `rounds.csv` when
+/// `csv`. Returns the folder.
+fn played(path: &str, rounds: Option<u64>, csv: bool) -> tempfile::TempDir {
+    use dhumbal::runner::run::{Quiet, RunOptions};
+    let out = tmp();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let sc = dhumbal::scenario::load(&path, &overrides(rounds, out.path())).unwrap();
+    let opts = RunOptions {
+        threads: 1,
+        csv,
+        ..RunOptions::default()
+    };
+    dhumbal::runner::run::run(&sc, &opts, &Quiet).unwrap();
+    out
+}
+
+/// The command line's overrides of a run into `out`, `rounds` of it when given.
+fn overrides(rounds: Option<u64>, out: &Path) -> dhumbal::scenario::Overrides {
+    dhumbal::scenario::Overrides {
+        rounds,
+        out: Some(out.to_path_buf()),
+        ..Default::default()
+    }
+}
+
 /// The paper's Table I run, analysed with the paper's definitions, gives the numbers of its
 /// `metrics.csv` and `statistical_analysis.csv` (except `cards`, a hypothetical next discard
 /// our records do not hold).
 #[test]
 fn table_one_statistics_match_the_papers_own() {
-    use dhumbal::runner::run::{self as runner, Quiet, RunOptions};
-    use dhumbal::scenario::{self, Overrides};
-    let out = tempfile::tempdir().unwrap();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/paper/table1.yaml");
-    let sc = scenario::load(
-        &path,
-        &Overrides {
-            seed: None,
-            rounds: None,
-            out: Some(out.path().to_path_buf()),
-            trace: Vec::new(),
-        },
-    )
-    .unwrap();
-    runner::run(
-        &sc,
-        &RunOptions {
-            threads: 1,
-            ..RunOptions::default()
-        },
-        &Quiet,
-    )
-    .unwrap();
+    let out = played("scenarios/paper/table1.yaml", None, false);
     let opts = Options {
         definitions: Definitions::Paper,
         figures: false,
@@ -1067,35 +1048,9 @@ struct PointRow {
 /// recomputed from the records by this test, with the formulas written out.
 #[test]
 fn point_games_are_analysed_with_the_game_as_unit() {
-    use dhumbal::runner::run::{self as runner, Quiet, RunOptions};
-    use dhumbal::scenario::{self, Overrides};
-    let out = tempfile::tempdir().unwrap();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/variants/jhyap.yaml");
     let games = 12u64;
-    let sc = scenario::load(
-        &path,
-        &Overrides {
-            seed: None,
-            rounds: Some(games),
-            out: Some(out.path().to_path_buf()),
-            trace: Vec::new(),
-        },
-    )
-    .unwrap();
-    runner::run(
-        &sc,
-        &RunOptions {
-            threads: 1,
-            csv: true,
-            ..RunOptions::default()
-        },
-        &Quiet,
-    )
-    .unwrap();
-    let opts = Options {
-        figures: false,
-        ..Options::default()
-    };
+    let out = played("scenarios/variants/jhyap.yaml", Some(games), true);
+    let opts = no_figures();
     let reports = dhumbal::report::report_dir(out.path(), None, false, &opts).unwrap();
     assert_eq!(reports.len(), 1);
     let s = &reports[0].analysis;
@@ -1383,14 +1338,6 @@ fn point_games_are_analysed_with_the_game_as_unit() {
     );
 }
 
-fn u64s(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect()
-}
-
 /// Per unit present in `units` (in unit order), the sums and counts of `values` in each of
 /// `k` slots (agents, strata).
 fn slot_sums(
@@ -1420,7 +1367,7 @@ fn clustered_proportions_match_statsmodels() {
         .iter()
         .map(|a| usize::from(a.as_str().unwrap() == "b"))
         .collect();
-    let units = slot_sums(&u64s(&c["group"]), &agents, &vec(&c["value"]), 2);
+    let units = slot_sums(&u64s(&c["group"]), &agents, &f64s(&c["value"]), 2);
     let mut pair = ClusterPair::default();
     for (s, n) in &units {
         pair.push(s[0], n[0], s[1], n[1]);
@@ -1452,17 +1399,17 @@ fn stratified_rate_matches_statsmodels() {
     let fx = fixture("stats.json");
     let c = &fx["stratified"];
     let strata: Vec<usize> = u64s(&c["stratum"]).iter().map(|m| *m as usize).collect();
-    let units = slot_sums(&u64s(&c["group"]), &strata, &vec(&c["value"]), 3);
+    let units = slot_sums(&u64s(&c["group"]), &strata, &f64s(&c["value"]), 3);
     let mut st = Stratified::new(3);
     for (s, n) in &units {
         st.push(s, n);
     }
     assert_eq!(st.g, c["units"].as_u64().unwrap());
-    for (got, want) in st.rates().iter().zip(vec(&c["rates"])) {
+    for (got, want) in st.rates().iter().zip(f64s(&c["rates"])) {
         close(got.unwrap(), want, "stratum rate");
     }
     for case in c["cases"].as_array().unwrap() {
-        let w = vec(&case["weights"]);
+        let w = f64s(&case["weights"]);
         close(
             st.rate(&w).unwrap(),
             f(&case["rate"]),
@@ -1484,12 +1431,12 @@ fn stratified_rate_matches_statsmodels() {
     for (s, n) in &units {
         none_at_two.push(&[s[0], s[1], 0.0], &[n[0], n[1], 0.0]);
     }
-    let pooled = vec(&c["cases"][0]["weights"]);
+    let pooled = f64s(&c["cases"][0]["weights"]);
     assert!(pooled[2] > 0.0);
     assert_eq!(none_at_two.rate(&pooled), None);
     assert_eq!(none_at_two.var(&pooled), None);
     assert_eq!(none_at_two.interval(&pooled, 0.95), None);
-    let rates = vec(&c["rates"]);
+    let rates = f64s(&c["rates"]);
     close(
         none_at_two.rate(&[0.6, 0.4, 0.0]).unwrap(),
         0.6 * rates[0] + 0.4 * rates[1],
@@ -1548,21 +1495,12 @@ fn measured_design_power_matches_statsmodels() {
 /// read by its codes) and from its `rounds.csv` (the agent by name), every field of every row.
 #[test]
 fn rows_from_the_dataset_and_from_csv_agree() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("s.yaml");
-    std::fs::write(
-        &file,
+    let (dir, file) = tmp_scenario(
+        "s.yaml",
         "name: both\nseed: 5\ndeals: 30\nseating: permute\nrules: {preset: paper}\nagents:\n  - kind: aggressive\n  - kind: conservative\n  - kind: balanced\n  - kind: random\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_dhumbal-run"))
-        .arg(&file)
-        .args(["--no-report", "--csv", "--threads", "2", "--out"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    play_into(&file, &out, &["--no-report", "--csv", "--threads", "2"]);
     let csv_only = dir.path().join("csv");
     std::fs::create_dir(&csv_only).unwrap();
     std::fs::copy(out.join("rounds.csv"), csv_only.join("rounds.csv")).unwrap();
@@ -1713,20 +1651,10 @@ fn run_tapped(
     body: &str,
     opts: &dhumbal::runner::run::RunOptions,
     tapping: Tapping,
-) -> (Tapping, anyhow::Result<()>) {
-    use dhumbal::scenario::{self, Overrides};
+) -> (Tapping, dhumbal::runner::Result<()>) {
     let file = out.join("s.yaml");
     std::fs::write(&file, body).unwrap();
-    let sc = scenario::load(
-        &file,
-        &Overrides {
-            seed: None,
-            rounds: None,
-            out: Some(out.join("run")),
-            trace: Vec::new(),
-        },
-    )
-    .unwrap();
+    let sc = dhumbal::scenario::load(&file, &overrides(None, &out.join("run"))).unwrap();
     let ran = dhumbal::runner::run::run(&sc, opts, &tapping).map(|_| ());
     (tapping, ran)
 }
@@ -1774,7 +1702,7 @@ stages:
     rules: {preset: jhyap, players: 3}
     agents: [{kind: aggressive}, {kind: conservative}, {kind: random}]
 "#;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (tapping, ran) = run_tapped(
         dir.path(),
         body,
@@ -1800,10 +1728,7 @@ stages:
             "jhyap-random"
         ]
     );
-    let opts = Options {
-        figures: false,
-        ..Options::default()
-    };
+    let opts = no_figures();
     for (name, info, streamed) in done {
         let (_, stage_dir) = dirs.iter().find(|(n, _)| *n == name).unwrap();
         let (from_disk, acc) = dhumbal::report::analyze_stage(stage_dir, &info, &opts).unwrap();
@@ -1835,7 +1760,7 @@ stages:
     agents: [{kind: conservative}, {kind: random}]
 "#;
     let taps = |t: Tapping| t.taps.into_inner().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (shard, ran) = run_tapped(
         dir.path(),
         body,
@@ -1851,7 +1776,7 @@ stages:
 
     // A run stopped (as by Ctrl-C) once its tap has seen the first chunk: the stage was tapped
     // while it played, but is not complete, so the tap is dropped.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (cut, ran) = run_tapped(
         dir.path(),
@@ -1866,11 +1791,10 @@ stages:
             ..Tapping::default()
         },
     );
-    assert!(
-        ran.unwrap_err()
-            .downcast_ref::<dhumbal::runner::run::Interrupted>()
-            .is_some()
-    );
+    assert!(matches!(
+        ran.unwrap_err(),
+        dhumbal::runner::Error::Interrupted(_)
+    ));
     assert_eq!(cut.taps.lock().unwrap().as_slice(), ["first"]);
     assert!(cut.done.into_inner().unwrap().is_empty());
     // Its rest is not tapped (its first part is on disk); the next stage, played whole, is.
@@ -1910,7 +1834,7 @@ stages:
 
     // A sequential test may stop anywhere.
     let sequential = "name: seq\nseed: 2\nrules: {players: 2}\nseating: permute\nsequential: {candidate: aggressive, baseline: random, elo0: 0, elo1: 40, max_deals: 400, every: 100}\nagents: [{kind: aggressive}, {kind: random}]\n";
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let (seq, ran) = run_tapped(
         dir.path(),
         sequential,
@@ -1927,10 +1851,8 @@ stages:
 /// number of `stats.json` and every table, coin and point scoring alike.
 #[test]
 fn the_runs_report_is_the_report_of_its_dataset() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("s.yaml");
-    std::fs::write(
-        &file,
+    let (dir, file) = tmp_scenario(
+        "s.yaml",
         r#"name: both
 seed: 8
 output: {chunk_rounds: 96}
@@ -1945,8 +1867,7 @@ stages:
     rules: {preset: jhyap, players: 3}
     agents: [{winner_of: coins}, {kind: conservative}, {kind: random}]
 "#,
-    )
-    .unwrap();
+    );
     let (out, again) = (dir.path().join("out"), dir.path().join("again"));
     let bin = env!("CARGO_BIN_EXE_dhumbal-run");
     let ran = std::process::Command::new(bin)

@@ -6,23 +6,17 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{bin, run, scenario, text, tmp};
+use common::{
+    RANDOM3, arg, bin, csv_rows, json_file, ok, play_into, play_scenario, refused, run, scenario,
+    text, tmp, tmp_scenario,
+};
 
 /// Runs `file` into `out` on `threads` threads (and `extra` arguments), with `rounds.csv`
 /// beside the dataset for the tests to read; it must succeed.
 fn run_ok(file: &Path, out: &Path, threads: &str, extra: &[&str]) -> Output {
-    let mut args = vec![
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--threads",
-        threads,
-        "--csv",
-    ];
+    let mut args = vec!["--threads", threads, "--csv"];
     args.extend_from_slice(extra);
-    let o = run(&args);
-    assert!(o.status.success(), "{}", text(&o));
-    o
+    play_into(file, out, &args)
 }
 
 /// Writes a script and a scenario seating it in seat 0 (with `agent_extra` lines) before
@@ -39,16 +33,6 @@ fn script_scenario(
     let body =
         format!("name: x\nseed: 1\n{head}agents:\n  - script: {script}\n{agent_extra}{others}");
     scenario(dir, "s.yaml", &body)
-}
-
-const RANDOM3: &str = "  - kind: random\n  - kind: random\n  - kind: random\n";
-
-fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| l.split(',').map(String::from).collect())
-        .collect()
 }
 
 /// The summary's rows keyed by agent, as (rounds, wins, mean coin delta).
@@ -77,15 +61,14 @@ fn summary(path: &Path) -> Vec<(String, u64, u64, f64)> {
 #[test]
 fn table_one_through_the_cli() {
     let out = tmp();
-    let o = run(&[
+    let o = ok(&[
         "scenarios/paper/table1.yaml",
         "--out",
-        out.path().to_str().unwrap(),
+        arg(out.path()),
         "--threads",
         "2",
         "--csv",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
     assert!(
         t.contains("1024 deals x fixed seating = 1024 rounds"),
@@ -115,9 +98,7 @@ fn table_one_through_the_cli() {
         assert!(out.path().join(f).is_file(), "{f} missing");
     }
     assert!(out.path().join("rounds").is_dir(), "the dataset is missing");
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("manifest.json")).unwrap())
-            .unwrap();
+    let manifest = json_file(&out.path().join("manifest.json"));
     assert_eq!(manifest["seed"], 42);
     assert_eq!(manifest["rounds"], 1024);
     assert!(manifest["scenario_hash"].as_str().unwrap().len() == 16);
@@ -151,8 +132,7 @@ output: {chunk_rounds: 500, decision_timing: false}
 
 #[test]
 fn records_are_identical_for_any_thread_count_and_rerun() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "small.yaml", SMALL);
+    let (dir, file) = tmp_scenario("small.yaml", SMALL);
     let outs: Vec<PathBuf> = ["1", "2", "4", "2"]
         .iter()
         .enumerate()
@@ -261,11 +241,10 @@ fn timed_rows(out: &Path) -> Vec<(u64, bool)> {
 
 #[test]
 fn decision_times_are_sampled_by_deal() {
-    let dir = tmp();
     let body = format!(
         "name: x\nseed: 3\ndeals: 640\nsession: 64\nseating: rotate\n{AGENTS4}output: {{chunk_rounds: 256}}\n"
     );
-    let file = scenario(dir.path(), "s.yaml", &body);
+    let (dir, file) = tmp_scenario("s.yaml", &body);
     let go = |file: &Path, out: &str, threads: &str| {
         let out = dir.path().join(out);
         run_ok(file, &out, threads, &["--no-report"]);
@@ -307,30 +286,23 @@ fn decision_times_are_sampled_by_deal() {
 }
 
 fn resume(file: &Path, out: &Path) -> Output {
-    run(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--resume",
-    ])
+    run(&[arg(file), "--out", arg(out), "--resume"])
 }
 
 #[test]
 fn resume_finishes_a_killed_run_to_the_same_records() {
-    let dir = tmp();
     let body = SMALL
         .replace("deals: 3000", "deals: 2000")
         .replace("chunk_rounds: 500", "chunk_rounds: 200");
-    let file = scenario(dir.path(), "small.yaml", &body);
+    let (dir, file) = tmp_scenario("small.yaml", &body);
     let whole = dir.path().join("whole");
-    let o = run(&[file.to_str().unwrap(), "--out", whole.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&file), "--out", arg(&whole)]);
 
     // Kill a slowed-down run once a few parts are on disk (tests/scale.rs kills at many
     // moments; this one checks the messages).
     let cut = dir.path().join("cut");
     let mut child = bin()
-        .args([file.to_str().unwrap(), "--out", cut.to_str().unwrap()])
+        .args([arg(&file), "--out", arg(&cut)])
         .env("DHUMBAL_RUN_CHUNK_DELAY_MS", "60")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -397,13 +369,7 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
     // A part that is not this run's is named.
     let stranger = dhumbal::runner::dataset::Dataset::open(&whole).unwrap();
     let foreign = dir.path().join("foreign");
-    let o = run(&[
-        other.to_str().unwrap(),
-        "--out",
-        foreign.to_str().unwrap(),
-        "--no-report",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&other), "--out", arg(&foreign), "--no-report"]);
     let theirs = dhumbal::runner::dataset::Dataset::open(&foreign).unwrap();
     std::fs::copy(&theirs.parts[0].path, &stranger.parts[0].path).unwrap();
     let o = resume(&file, &whole);
@@ -418,14 +384,9 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
 
 /// Runs a bad scenario and returns its message; checks exit code 2.
 fn bad(body: &str) -> String {
-    let dir = tmp();
-    let file = scenario(dir.path(), "bad.yaml", body);
-    let t = common::refused(&["validate", file.to_str().unwrap()]);
-    let o2 = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        dir.path().join("o").to_str().unwrap(),
-    ]);
+    let (dir, file) = tmp_scenario("bad.yaml", body);
+    let t = common::refused(&["validate", arg(&file)]);
+    let o2 = run(&[arg(&file), "--out", arg(&dir.path().join("o"))]);
     assert_eq!(
         o2.status.code(),
         Some(2),
@@ -540,7 +501,7 @@ fn missing_scripts_and_script_syntax_errors() {
         RANDOM3,
         "deals: 5\n",
     );
-    let o = run(&["validate", file.to_str().unwrap()]);
+    let o = run(&["validate", arg(&file)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o).contains("broken.rhai, line 2, column"),
@@ -631,15 +592,14 @@ fn the_rhai_port_of_aggressive_gives_the_native_records() {
     let dir = tmp();
     let out_script = dir.path().join("script");
     let out_native = dir.path().join("native");
-    let o = run(&[
+    ok(&[
         "scenarios/rhai-aggressive.yaml",
         "--rounds",
         "200",
         "--out",
-        out_script.to_str().unwrap(),
+        arg(&out_script),
         "--csv",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     let native = std::fs::read_to_string("scenarios/rhai-aggressive.yaml")
         .unwrap()
         .replace(
@@ -648,15 +608,14 @@ fn the_rhai_port_of_aggressive_gives_the_native_records() {
         );
     assert!(native.contains("- kind: aggressive"));
     let file = scenario(dir.path(), "native.yaml", &native);
-    let o = run(&[
-        file.to_str().unwrap(),
+    ok(&[
+        arg(&file),
         "--rounds",
         "200",
         "--out",
-        out_native.to_str().unwrap(),
+        arg(&out_native),
         "--csv",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     // Equal except for decision times.
     let strip = |p: &Path| -> Vec<Vec<String>> {
         let rows = csv_rows(p);
@@ -699,13 +658,7 @@ fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records(
         "deals: 400\nsession: 40\noutput: {chunk_rounds: 40}\n",
     );
     let out = dir.path().join("o");
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--threads",
-        "1",
-    ]);
+    let o = run(&[arg(&file), "--out", arg(&out), "--threads", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("script fails.rhai, in pick()"), "{t}");
@@ -729,13 +682,7 @@ fn a_failure_keeps_exactly_the_units_before_it_whatever_the_threads() {
         );
         let played = |threads: &str| {
             let out = dir.path().join(format!("o{chunk_rounds}-{threads}"));
-            let o = run(&[
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--threads",
-                threads,
-            ]);
+            let o = run(&[arg(&file), "--out", arg(&out), "--threads", threads]);
             assert_eq!(o.status.code(), Some(1), "{}", text(&o));
             let t = text(&o);
             let failure: Vec<String> = t
@@ -786,11 +733,7 @@ fn a_script_that_loops_forever_is_stopped() {
         RANDOM3,
         "deals: 50\n",
     );
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        dir.path().join("o").to_str().unwrap(),
-    ]);
+    let o = run(&[arg(&file), "--out", arg(&dir.path().join("o"))]);
     // Caught before the run, by the validation rehearsal.
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
@@ -803,15 +746,11 @@ fn a_script_that_loops_forever_is_stopped() {
 
 #[test]
 fn stages_seat_the_winner_of_an_earlier_stage() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (_dir, out, _) = play_scenario(
         "s.yaml",
         "name: two\nseed: 3\ndeals: 300\nstages:\n  - name: first\n    seating: rotate\n    agents: [{kind: random}, {kind: aggressive}, {kind: random, id: r2}, {kind: random, id: r3}]\n  - name: second\n    rules: {players: 2}\n    seating: permute\n    agents: [{winner_of: first}, {kind: conservative}]\n  - name: third\n    rules: {players: 2}\n    agents: [{winner_of: first}, {kind: aggressive}]\n",
+        &[],
     );
-    let out = dir.path().join("o");
-    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
     let s = summary(&out.join("second/summary.csv"));
     assert_eq!(
         s[0].0, "aggressive",
@@ -830,15 +769,14 @@ fn stages_seat_the_winner_of_an_earlier_stage() {
 #[test]
 fn point_games_run_until_one_player_is_left() {
     let out = tmp();
-    let o = run(&[
+    ok(&[
         "scenarios/variants/simplified-2p.yaml",
         "--rounds",
         "40",
         "--out",
-        out.path().to_str().unwrap(),
+        arg(out.path()),
         "--csv",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     let rows = csv_rows(&out.path().join("rounds.csv"));
     let h = &rows[0];
     let col = |n: &str| h.iter().position(|c| c == n).unwrap();
@@ -854,9 +792,7 @@ fn point_games_run_until_one_player_is_left() {
 /// easier to win. Its summary (file and terminal) leads with the games.
 #[test]
 fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "p.yaml",
         "name: p\nseed: 6\nrules: {preset: jhyap, players: 3}\nstages:\n  - name: first\n    games: 40\n    seating: rotate\n    agents: [{kind: conservative}, {kind: balanced}, {kind: opportunistic}]\n  - name: second\n    games: 5\n    agents: [{winner_of: first}, {kind: random}, {kind: random, id: r2}]\n",
     );
@@ -895,8 +831,7 @@ fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
     );
     assert!(t.contains("games won is the primary outcome"), "{t}");
     // The overview of a point-game run counts games, and leads with games won.
-    let o = run(&["report", out.to_str().unwrap(), "--no-figures"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&["report", arg(&out), "--no-figures"]);
     let page = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         page.contains("40 games × 3 rotations = 120 games, "),
@@ -908,14 +843,7 @@ fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
     );
     // Written elsewhere, the page names the run's copy of the scenario instead of linking it.
     let other = dir.path().join("elsewhere");
-    let o = run(&[
-        "report",
-        out.to_str().unwrap(),
-        "--no-figures",
-        "--out",
-        other.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&["report", arg(&out), "--no-figures", "--out", arg(&other)]);
     let page = std::fs::read_to_string(other.join("report.md")).unwrap();
     assert!(!page.contains("[source/](source/)"), "{page}");
     assert!(
@@ -939,30 +867,15 @@ stages:
     agents: [{winner_of: first}, {kind: balanced}, {kind: random}]
 ";
 
-fn stats_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 #[test]
 fn report_regenerates_statistics_tables_and_figures_from_the_records() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "s.yaml", STAGED);
-    let out = dir.path().join("o");
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-report",
-        "--csv",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (dir, out, _) = play_scenario("s.yaml", STAGED, &["--no-report", "--csv"]);
     assert!(
         !out.join("first/report.md").exists(),
         "--no-report writes none"
     );
 
-    let o = run(&["report", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = ok(&["report", arg(&out)]);
     assert!(text(&o).contains("2 stage reports"), "{}", text(&o));
     for stage in ["first", "second"] {
         let d = out.join(stage);
@@ -991,11 +904,11 @@ fn report_regenerates_statistics_tables_and_figures_from_the_records() {
             }
         }
     }
-    let first = stats_json(&out.join("first/stats.json"));
+    let first = json_file(&out.join("first/stats.json"));
     assert_eq!(first["design"]["unit"], "deal");
     assert_eq!(first["design"]["units"], 150);
     assert_eq!(first["agents"][0]["rounds"], 450, "150 deals x 3 rotations");
-    let second = stats_json(&out.join("second/stats.json"));
+    let second = json_file(&out.join("second/stats.json"));
     assert_eq!(second["design"]["arrangements"], 6);
     assert_eq!(
         second["agents"][0]["agent"], "aggressive",
@@ -1006,9 +919,8 @@ fn report_regenerates_statistics_tables_and_figures_from_the_records() {
     let lone = dir.path().join("lone");
     std::fs::create_dir_all(&lone).unwrap();
     std::fs::copy(out.join("first/rounds.csv"), lone.join("rounds.csv")).unwrap();
-    let o = run(&["report", lone.to_str().unwrap(), "--no-figures"]);
-    assert!(o.status.success(), "{}", text(&o));
-    let again = stats_json(&lone.join("stats.json"));
+    ok(&["report", arg(&lone), "--no-figures"]);
+    let again = json_file(&lone.join("stats.json"));
     assert_eq!(
         again["info"]["seating"], "rotate",
         "inferred from the records"
@@ -1018,16 +930,15 @@ fn report_regenerates_statistics_tables_and_figures_from_the_records() {
 
     // The paper's definitions: its metric names, population SD in Cohen's d.
     // In place of the first report: asked for with --force.
-    let o = run(&[
+    ok(&[
         "report",
-        out.join("first").to_str().unwrap(),
+        arg(&out.join("first")),
         "--definitions",
         "paper",
         "--no-figures",
         "--force",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let paper = stats_json(&out.join("first/stats.json"));
+    let paper = json_file(&out.join("first/stats.json"));
     assert_eq!(paper["definitions"], "paper");
     let names: Vec<&str> = paper["pairwise"]
         .as_array()
@@ -1042,25 +953,20 @@ fn report_regenerates_statistics_tables_and_figures_from_the_records() {
     // Bad input exits 2.
     assert_eq!(run(&["report", "no/such/folder"]).status.code(), Some(2));
     assert_eq!(
-        run(&["report", dir.path().to_str().unwrap(), "--alpha", "1.5"])
+        run(&["report", arg(dir.path()), "--alpha", "1.5"])
             .status
             .code(),
         Some(2)
     );
     let empty = dir.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let o = run(&["report", empty.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("no records"), "{}", text(&o));
+    let t = refused(&["report", arg(&empty)]);
+    assert!(t.contains("no records"), "{t}");
 }
 
 #[test]
 fn a_run_writes_its_report_after_each_stage() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "s.yaml", STAGED);
-    let out = dir.path().join("o");
-    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_dir, out, o) = play_scenario("s.yaml", STAGED, &[]);
     assert!(
         text(&o).contains("statistics and figures in"),
         "{}",
@@ -1072,7 +978,7 @@ fn a_run_writes_its_report_after_each_stage() {
 
     // The run's overview page: every stage, its winner as the runner chose it, who advanced,
     // the last stage in full, its figure.
-    let manifest = stats_json(&out.join("manifest.json"));
+    let manifest = json_file(&out.join("manifest.json"));
     assert_eq!(
         manifest["stages"][0]["winner"],
         serde_json::json!({"agent": "aggressive", "decided_by": "rate"})
@@ -1096,7 +1002,7 @@ fn a_run_writes_its_report_after_each_stage() {
         assert!(page.contains(line), "{line}\n{page}");
     }
     // Aggressive's lead over Conservative in `first`, with the paired test's p.
-    let first = stats_json(&out.join("first/stats.json"));
+    let first = json_file(&out.join("first/stats.json"));
     let test = first["pairwise"]
         .as_array()
         .unwrap()
@@ -1114,8 +1020,7 @@ fn a_run_writes_its_report_after_each_stage() {
     );
     assert!(page.contains(&lead), "{lead}\n{page}");
     // `report` writes the same page from the same records.
-    let o = run(&["report", out.to_str().unwrap(), "--force", "--no-figures"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&["report", arg(&out), "--force", "--no-figures"]);
     assert_eq!(
         std::fs::read_to_string(out.join("report.md")).unwrap(),
         page
@@ -1124,8 +1029,7 @@ fn a_run_writes_its_report_after_each_stage() {
 
 #[test]
 fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
-    let o = run(&["plan", "scenarios/paper/table1.yaml", "--delta", "0.05"]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = ok(&["plan", "scenarios/paper/table1.yaml", "--delta", "0.05"]);
     let t = text(&o);
     // Eq. 5 at p = 1/4: 2 (1.95996 + 0.84162)^2 0.1875 / 0.05^2 = 1177.3; at alpha/6: 1816.4.
     assert!(t.contains("1178 rounds per agent"), "{t}");
@@ -1136,7 +1040,7 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
     );
     assert!(t.contains("if every round were independent"), "{t}");
     assert!(t.contains("plan with --pilot DIR"), "{t}");
-    let o = run(&[
+    let o = ok(&[
         "plan",
         "scenarios/championship.yaml",
         "--delta",
@@ -1144,7 +1048,6 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
         "--power",
         "0.9",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     assert!(
         text(&o).contains("stage `final`: 4 agents, 6 pairs, 24 arrangements"),
         "{}",
@@ -1172,20 +1075,18 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
 fn plan_uses_a_pilot_runs_measured_design() {
     let dir = tmp();
     let pilot = dir.path().join("pilot");
-    let o = run(&[
+    ok(&[
         "scenarios/paper/table1.yaml",
         "--out",
-        pilot.to_str().unwrap(),
+        arg(&pilot),
         "--no-report",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let o = run(&[
+    let o = ok(&[
         "plan",
         "scenarios/paper/table1.yaml",
         "--pilot",
-        pilot.to_str().unwrap(),
+        arg(&pilot),
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("from the pilot"), "{t}");
     assert!(
@@ -1193,9 +1094,8 @@ fn plan_uses_a_pilot_runs_measured_design() {
         "{t}"
     );
     // The pilot's own report: the same units needed (at alpha/6, power 0.8, delta 0.05).
-    let o = run(&["report", pilot.to_str().unwrap(), "--no-figures"]);
-    assert!(o.status.success(), "{}", text(&o));
-    let stats = stats_json(&pilot.join("stats.json"));
+    ok(&["report", arg(&pilot), "--no-figures"]);
+    let stats = json_file(&pilot.join("stats.json"));
     let need = &stats["power"]["design"]["units_needed"];
     let line = format!(
         "needed at alpha/6: {} deals for the median pair, {} for every pair",
@@ -1204,13 +1104,12 @@ fn plan_uses_a_pilot_runs_measured_design() {
     );
     assert!(t.contains(&line), "{line} in {t}");
     // Another design: matched (one stage each) but not used, and said why.
-    let o = run(&[
+    let o = ok(&[
         "plan",
         "scenarios/variants/jhyap.yaml",
         "--pilot",
-        pilot.to_str().unwrap(),
+        arg(&pilot),
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
     assert!(
         t.contains(
@@ -1219,34 +1118,24 @@ fn plan_uses_a_pilot_runs_measured_design() {
         "{t}"
     );
     assert!(!t.contains("from the pilot"), "{t}");
-    let o = run(&[
+    refused(&[
         "plan",
         "scenarios/paper/table1.yaml",
         "--pilot",
         "no/such/dir",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
 /// Records that cannot be read or make no sense are bad input: exit 2, the record file named,
 /// and nothing written for the stage (no stats.json, no report.md).
 #[test]
 fn report_refuses_bad_records_with_exit_2_and_writes_nothing() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "s.yaml",
         "name: x\nseed: 3\ndeals: 10\nseating: rotate\nagents:\n  - kind: random\n  - kind: aggressive\n  - kind: balanced\n  - kind: conservative\n",
     );
     let out = dir.path().join("o");
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-report",
-        "--csv",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&file), "--out", arg(&out), "--no-report", "--csv"]);
     let good = std::fs::read_to_string(out.join("rounds.csv")).unwrap();
     let header: Vec<&str> = good.lines().next().unwrap().split(',').collect();
     let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
@@ -1295,11 +1184,11 @@ fn report_refuses_bad_records_with_exit_2_and_writes_nothing() {
         let d = dir.path().join(name);
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("rounds.csv"), body).unwrap();
-        let o = run(&["report", d.to_str().unwrap()]);
+        let o = run(&["report", arg(&d)]);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(2), "{name}: {t}");
         assert!(
-            t.contains(d.join("rounds.csv").to_str().unwrap()),
+            t.contains(arg(&d.join("rounds.csv"))),
             "{name} names the file: {t}"
         );
         assert!(t.contains(says), "{name}: {t}");
@@ -1313,41 +1202,36 @@ fn report_refuses_bad_records_with_exit_2_and_writes_nothing() {
     let renamed = good.replace(",random,", ",stranger,");
     std::fs::write(out.join("rounds.csv"), renamed).unwrap();
     std::fs::remove_dir_all(out.join("rounds")).unwrap();
-    let o = run(&["report", out.to_str().unwrap(), "--no-figures"]);
+    let o = run(&["report", arg(&out), "--no-figures"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(
         t.contains("agent `stranger` is not one of this stage's agents"),
         "{t}"
     );
-    assert!(t.contains(out.join("rounds.csv").to_str().unwrap()), "{t}");
+    assert!(t.contains(arg(&out.join("rounds.csv"))), "{t}");
     assert!(!out.join("stats.json").exists() && !out.join("report.md").exists());
 
     // The records as written report fine.
     std::fs::write(out.join("rounds.csv"), &good).unwrap();
-    let o = run(&["report", out.to_str().unwrap(), "--no-figures"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&["report", arg(&out), "--no-figures"]);
     assert!(out.join("stats.json").is_file());
 }
 
 /// Blocked designs show the by-deal interval first, labelled, with Wilson beside it.
 #[test]
 fn rotated_reports_label_the_by_deal_interval_as_primary() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (_dir, out, _) = play_scenario(
         "s.yaml",
         "name: x\nseed: 3\ndeals: 30\nseating: rotate\nagents:\n  - kind: random\n  - kind: aggressive\n  - kind: balanced\n  - kind: conservative\n",
+        &[],
     );
-    let out = dir.path().join("o");
-    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("Win % [95% CI by deal]"), "{md}");
     assert!(md.contains("Wilson CI (rounds independent)"), "{md}");
     assert!(md.contains("Call success % [95% CI by deal]"), "{md}");
     assert!(md.contains("win p (Holm, paired)"), "{md}");
-    let s = stats_json(&out.join("stats.json"));
+    let s = json_file(&out.join("stats.json"));
     for a in s["agents"].as_array().unwrap() {
         assert_eq!(a["win"]["ci95_method"], "deal");
         assert_eq!(a["win"]["ci95"], a["win"]["ci95_units"]);

@@ -4,6 +4,7 @@
 //! code; a stopped run resumed gives the records of one that was never stopped.
 
 mod common;
+use common::tmp_scenario;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -93,8 +94,7 @@ agents:
 
 #[test]
 fn a_tuning_runs_before_the_stage_that_seats_it() {
-    let dir = common::tmp();
-    let file = common::scenario(dir.path(), "t.yaml", TUNED_THEN_SEATED);
+    let (dir, file) = tmp_scenario("t.yaml", TUNED_THEN_SEATED);
     let out = dir.path().join("out");
     let hooks = Recorder::default();
     let options = Options {
@@ -142,9 +142,7 @@ fn a_tuning_runs_before_the_stage_that_seats_it() {
 
 #[test]
 fn bad_input_is_exit_code_two_with_the_line() {
-    let dir = common::tmp();
-    let file = common::scenario(
-        dir.path(),
+    let (_dir, file) = tmp_scenario(
         "bad.yaml",
         "name: bad\nseed: 1\ndeals: 10\nrules: {preset: paper, players: 2}\nagents:\n  - kind: aggresive\n  - kind: random\n",
     );
@@ -158,9 +156,7 @@ fn bad_input_is_exit_code_two_with_the_line() {
 
 #[test]
 fn a_stopped_run_is_interrupted_and_resumes_to_the_same_records() {
-    let dir = common::tmp();
-    let file = common::scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "s.yaml",
         "name: s\nseed: 4\ndeals: 3000\nseating: permute\nrules: {preset: paper, players: 4}\n\
          output: {chunk_rounds: 512}\nagents:\n  - kind: aggressive\n  - kind: balanced\n  \

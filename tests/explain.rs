@@ -8,44 +8,12 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{bin, refused, said, scenario, text, tmp};
+use common::{arg, play_into, refused, said, scenario, tmp};
 
 /// A script agent that explains itself: scores its discards in a map, its picks in an array
 /// with a note, its calls in the whole form; it prints while deciding, and while explaining
-/// (which must reach no log).
-const SCRIPT: &str = r#"
-// Calls at 5 or less, sheds its highest card, takes a card worth 3 or less.
-fn call_jhyap(obs) { obs.hand_value <= 5 }
-
-fn discard(obs) {
-    let best = obs.hand[0];
-    for c in obs.hand { if value(c) > value(best) { best = c; } }
-    print("shedding " + card_name(best));
-    best
-}
-
-fn pick(obs) {
-    for c in obs.pickable { if value(c) <= 3 { return c; } }
-    "stock"
-}
-
-fn explain(obs) {
-    print("explaining");
-    if obs.phase == "discard" {
-        let scores = #{};
-        for c in obs.hand { scores["discard " + card_name(c)] = value(c); }
-        scores
-    } else if obs.phase == "pick" {
-        let out = [#{choice: "stock", score: 0}];
-        for c in obs.pickable { out.push(#{choice: c, score: 3 - value(c), value: value(c)}); }
-        out.push("takes a card worth 3 or less");
-        out
-    } else {
-        #{score: "margin", candidates: #{"call": 5 - obs.hand_value, "play on": obs.hand_value - 5},
-          notes: "calls at 5 or less"}
-    }
-}
-"#;
+/// (which must reach no log). tests/python/test_traces.py seats it too.
+const SCRIPT: &str = include_str!("fixtures/explaining.rhai");
 
 /// Every family at the tables: eight seats of the paper's rules (the shipped networks were
 /// trained at a paper table; players aside, their rules match), and a two-player stage for
@@ -90,13 +58,7 @@ stages:
 
 /// Runs `file` into `out` on `threads` threads with `rounds.csv`.
 fn play(file: &Path, out: &Path, threads: &str) {
-    let o = bin()
-        .arg(file)
-        .args(["--out", out.to_str().unwrap(), "--threads", threads])
-        .args(["--csv", "--no-report"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    play_into(file, out, &["--threads", threads, "--csv", "--no-report"]);
 }
 
 /// A decision event with its trace's deal and arrangement.
@@ -503,7 +465,7 @@ fn a_script_explanation_that_cannot_be_read_is_refused_at_validation() {
             "s.yaml",
             "name: s\nrules: {preset: paper}\ndeals: 2\nagents:\n  - {script: a.rhai}\n  - kind: random\n  - kind: random\n  - kind: random\n",
         );
-        let t = refused(&["validate", file.to_str().unwrap()]);
+        let t = refused(&["validate", arg(&file)]);
         assert!(
             t.contains("rehearsal") && t.contains(says),
             "{explain}: {t}"

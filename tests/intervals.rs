@@ -6,6 +6,7 @@
 //! and a heads-up one, through the release binary.
 
 mod common;
+use common::{json_file, play_scenario};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -39,18 +40,7 @@ stages:
 fn run() -> &'static (tempfile::TempDir, String) {
     static RUN: OnceLock<(tempfile::TempDir, String)> = OnceLock::new();
     RUN.get_or_init(|| {
-        let dir = common::tmp();
-        let file = common::scenario(dir.path(), "intervals.yaml", SCENARIO);
-        let out = dir.path().join("out");
-        let o = common::run(&[
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--threads",
-            "2",
-        ]);
-        let text = common::text(&o);
-        assert!(o.status.success(), "{text}");
+        let (dir, _, o) = play_scenario("intervals.yaml", SCENARIO, &["--threads", "2"]);
         (dir, String::from_utf8_lossy(&o.stdout).into_owned())
     })
 }
@@ -60,8 +50,7 @@ fn out() -> std::path::PathBuf {
 }
 
 fn stats(stage: &str) -> Value {
-    let text = std::fs::read_to_string(out().join(stage).join("stats.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    json_file(&out().join(stage).join("stats.json"))
 }
 
 fn read(path: &Path) -> String {
@@ -180,7 +169,7 @@ fn signed(x: f64) -> String {
 #[test]
 fn the_overview_puts_the_winners_own_pair_beside_its_lead() {
     let page = read(&out().join("report.md"));
-    let manifest: Value = serde_json::from_str(&read(&out().join("manifest.json"))).unwrap();
+    let manifest = json_file(&out().join("manifest.json"));
     assert!(!page.contains("resolvable difference"), "{page}");
     assert!(
         page.contains("least favourable pair detects (power 0.8)"),

@@ -148,3 +148,17 @@ fn only_the_trainer_links_libtorch() {
         "dhumbal-run links libtorch or CUDA:\n{libs}"
     );
 }
+
+/// `anyhow` is for the binaries' layer (`src/`, the trainer): a library crate that does not
+/// depend on it cannot return its errors, so the compiler keeps the library crates to typed
+/// errors (style.md, "Errors"; ARCHITECTURE.md, Invariants).
+#[test]
+fn only_the_binaries_depend_on_anyhow() {
+    for (dir, deps) in resolved_deps() {
+        let allowed = matches!(dir.as_str(), "." | "trainer");
+        assert!(
+            allowed || !deps.iter().any(|name| name == "anyhow"),
+            "{dir}: a library crate depends on anyhow; return the crate's typed `Error` instead"
+        );
+    }
+}

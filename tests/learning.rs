@@ -7,14 +7,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod common;
+use common::{Probe, arg, bin, ok, play_into, text, tmp};
 
 use dhumbal::agents::neural::net::Layer;
 use dhumbal::agents::neural::{Algorithm, Choice, Encoded, Encoding, Mlp, Policy, PolicyAgent};
 use dhumbal::game::rng::ChaChaStreams;
 use dhumbal::game::rng::{Purpose, RandomSource, chacha_stream};
-use dhumbal::game::{
-    Agent, AgentError, Discard, Hand, Observation, Oracle, Pick, Preset, Rules, Table,
-};
+use dhumbal::game::{Agent, Discard, Hand, Observation, Oracle, Pick, Preset, Rules, Table};
 
 /// A network of the encoding's shape with weights drawn from `seed`.
 fn random_policy(encoding: Encoding, seed: u64) -> Arc<Policy> {
@@ -40,83 +39,42 @@ fn random_policy(encoding: Encoding, seed: u64) -> Arc<Policy> {
     })
 }
 
-/// Encodes every decision twice, the second time with made-up hidden hands in the
-/// observation's oracle slot, and counts decisions whose encodings differ.
-struct Probe {
-    inner: PolicyAgent,
-    decisions: u32,
-    differ: u32,
-    rng_hands: u64,
-}
-
-impl Probe {
-    fn check(&mut self, obs: &Observation<'_>) {
-        let mut fake: Vec<Hand> = Vec::new();
-        let mut r = chacha_stream(self.rng_hands, Purpose::Learn, u64::from(self.decisions));
-        for _ in 0..obs.players() {
-            let mut h = Hand::new();
-            for _ in 0..5 {
-                h.push(dhumbal::game::Card::from_id(r.below(52) as u8));
-            }
-            fake.push(h);
+/// Whether an encoding of `obs` changes when made-up hidden hands (drawn from stream
+/// `stream`) fill the observation's oracle slot.
+fn reads_hidden(obs: &Observation<'_>, stream: u64) -> bool {
+    let mut fake: Vec<Hand> = Vec::new();
+    let mut r = chacha_stream(9, Purpose::Learn, stream);
+    for _ in 0..obs.players() {
+        let mut h = Hand::new();
+        for _ in 0..5 {
+            h.push(dhumbal::game::Card::from_id(r.below(52) as u8));
         }
-        for enc in [Encoding::Paper, Encoding::Cards] {
-            let (mut a, mut b) = (Encoded::default(), Encoded::default());
-            enc.encode(obs, &mut a);
-            let mut other = *obs;
-            other.oracle = Oracle::new(&fake);
-            enc.encode(&other, &mut b);
-            if a.state != b.state || a.features != b.features || a.actions != b.actions {
-                self.differ += 1;
-            }
-        }
-        self.decisions += 1;
+        fake.push(h);
     }
-}
-
-impl Agent for Probe {
-    fn name(&self) -> &str {
-        "probe"
-    }
-
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        self.check(obs);
-        self.inner.call(obs, rng)
-    }
-
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        self.check(obs);
-        self.inner.discard(obs, rng)
-    }
-
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        self.check(obs);
-        self.inner.pick(obs, rng)
-    }
+    [Encoding::Paper, Encoding::Cards].into_iter().any(|enc| {
+        let (mut a, mut b) = (Encoded::default(), Encoded::default());
+        enc.encode(obs, &mut a);
+        let mut other = *obs;
+        other.oracle = Oracle::new(&fake);
+        enc.encode(&other, &mut b);
+        a.state != b.state || a.features != b.features || a.actions != b.actions
+    })
 }
 
 #[test]
 fn encodings_read_nothing_hidden() {
     let rules = Rules::preset(Preset::Jhyap);
     let policy = random_policy(Encoding::Cards, 1);
-    let mut probe = Probe {
-        inner: PolicyAgent::new("p", policy.clone(), Choice::Sample),
-        decisions: 0,
-        differ: 0,
-        rng_hands: 9,
-    };
+    // Every decision encoded twice, the second time with made-up hidden hands.
+    let mut decision = 0;
+    let mut probe = Probe::new(
+        PolicyAgent::new("p", policy.clone(), Choice::Sample),
+        |obs: &Observation<'_>| {
+            let hidden = reads_hidden(obs, decision);
+            assert!(!hidden, "encodings changed with the hidden hands");
+            decision += 1;
+        },
+    );
     for deal in 0..200u64 {
         let mut table = Table::new(rules.clone());
         let mut seats: Vec<Box<dyn Agent + '_>> = Vec::new();
@@ -133,8 +91,7 @@ fn encodings_read_nothing_hidden() {
             .play_round(&mut seats, &mut streams, &mut ())
             .expect("a legal round");
     }
-    assert!(probe.decisions > 1000, "{} decisions", probe.decisions);
-    assert_eq!(probe.differ, 0, "encodings changed with the hidden hands");
+    assert!(probe.looked > 1000, "{} decisions", probe.looked);
 }
 
 #[test]
@@ -184,30 +141,11 @@ fn paper_encoding_is_117_features_and_128_actions() {
         fn name(&self) -> &str {
             "check"
         }
-        fn call(
-            &mut self,
-            o: &Observation<'_>,
-            _: &mut dyn RandomSource,
-        ) -> Result<bool, AgentError> {
-            self.look(o);
-            Ok(false)
-        }
-        fn discard(
-            &mut self,
-            o: &Observation<'_>,
-            _: &mut dyn RandomSource,
-        ) -> Result<Discard, AgentError> {
-            self.look(o);
-            Ok(Discard::from_slice(&o.hand.as_slice()[..1]).unwrap())
-        }
-        fn pick(
-            &mut self,
-            o: &Observation<'_>,
-            _: &mut dyn RandomSource,
-        ) -> Result<Pick, AgentError> {
-            self.look(o);
-            Ok(Pick::Stock)
-        }
+        common::decisions!(self, o, rng =>
+            call { self.look(o); Ok(false) }
+            discard { self.look(o); Ok(Discard::from_slice(&o.hand.as_slice()[..1]).unwrap()) }
+            pick { self.look(o); Ok(Pick::Stock) }
+        );
     }
     impl Check {
         fn look(&mut self, o: &Observation<'_>) {
@@ -235,7 +173,7 @@ fn paper_encoding_is_117_features_and_128_actions() {
 #[test]
 fn rewards_follow_the_training_entry() {
     use dhumbal::learn::episode::{Acting, play};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     for (reward, scale) in [("score", 100.0), ("score", 7.0), ("win", 100.0)] {
         let s = scenario(
             dir.path(),
@@ -289,7 +227,7 @@ fn scenario(dir: &Path, body: &str) -> dhumbal::scenario::Scenario {
 #[test]
 fn trained_agents_records_do_not_depend_on_the_thread_count() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let checkpoint = |name: &str| {
         root.join("scenarios/learning/checkpoints/paper")
             .join(name)
@@ -308,13 +246,7 @@ fn trained_agents_records_do_not_depend_on_the_thread_count() {
     .unwrap();
     let records = |threads: &str| {
         let out = dir.path().join(format!("out{threads}"));
-        let o = common::bin()
-            .arg(&file)
-            .args(["--out", out.to_str().unwrap(), "--threads", threads])
-            .args(["--csv", "--no-report"])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        play_into(&file, &out, &["--threads", threads, "--csv", "--no-report"]);
         // Every field but the decision time (a measurement).
         std::fs::read_to_string(out.join("rounds.csv"))
             .unwrap()
@@ -341,13 +273,13 @@ fn dhumbal_run(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
 
 /// `dhumbal-run` in `dir` with `$DHUMBAL_TRAIN` set to `trainer`, when given.
 fn dhumbal_run_with(dir: &Path, args: &[&str], trainer: Option<&Path>) -> (Option<i32>, String) {
-    let mut command = common::bin();
+    let mut command = bin();
     command.args(args).current_dir(dir);
     if let Some(t) = trainer {
         command.env("DHUMBAL_TRAIN", t);
     }
     let o = command.output().unwrap();
-    (o.status.code(), common::text(&o))
+    (o.status.code(), text(&o))
 }
 
 /// A checkpoint whose weights hold a NaN (a diverged training, a damaged file) is refused
@@ -356,7 +288,7 @@ fn dhumbal_run_with(dir: &Path, args: &[&str], trainer: Option<&Path>) -> (Optio
 #[test]
 fn a_checkpoint_with_non_finite_weights_is_refused_where_it_is_seated() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let source = root.join("scenarios/learning/checkpoints/paper/ppo-cards-2p.safetensors");
     let mut c = dhumbal::agents::neural::Checkpoint::read(&source).unwrap();
     let name = c.tensors.keys().next().unwrap().clone();
@@ -390,7 +322,7 @@ fn a_checkpoint_with_non_finite_weights_is_refused_where_it_is_seated() {
 /// created) is refused before its first episode, not after the last one.
 #[test]
 fn a_training_whose_output_cannot_be_written_is_refused_before_it_starts() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let yaml = |output: &str| {
         format!(
             "name: t\nseed: 3\nrules: {{preset: simplified-2p}}\ntrain:\n  - id: q\n    algorithm: q-learning\n    episodes: 200000\n    opponents: [random]\n    checkpoint: {output}\n"
@@ -425,7 +357,7 @@ fn a_training_whose_output_cannot_be_written_is_refused_before_it_starts() {
 /// have to train first say so (exit 2, how to build it), and nothing is written.
 #[test]
 fn without_the_trainer_training_a_network_is_refused_with_how_to_build_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     std::fs::write(
         dir.path().join("t.yaml"),
         "name: t\nseed: 2\nrules: {preset: paper, players: 2}\ndeals: 10\ntrain:\n  - id: p\n    algorithm: ppo\n    episodes: 64\n    opponents: [random]\n    checkpoint: nets/p.safetensors\nagents:\n  - {kind: ppo, params: {checkpoint: nets/p.safetensors}}\n  - kind: random\n",
@@ -457,7 +389,7 @@ fn a_checkpoint_is_refused_under_another_kind_encoding_or_rules() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let ppo = root.join("scenarios/learning/checkpoints/paper/ppo-cards-2p.safetensors");
     let ppo = ppo.display();
-    let dir = common::tmp();
+    let dir = tmp();
     let refused = |rules: &str, seat: &str| {
         let file = common::scenario(
             dir.path(),
@@ -466,7 +398,7 @@ fn a_checkpoint_is_refused_under_another_kind_encoding_or_rules() {
                 "name: seat\nseed: 1\ndeals: 2\nrules: {rules}\nagents:\n  - {seat}\n  - kind: random\n"
             ),
         );
-        common::refused(&["validate", file.to_str().unwrap()])
+        common::refused(&["validate", arg(&file)])
     };
     let paper = "{preset: paper, players: 2}";
     // The right kind, encoding and rules are accepted: the refusals below are about them.
@@ -477,8 +409,7 @@ fn a_checkpoint_is_refused_under_another_kind_encoding_or_rules() {
             "name: ok\nseed: 1\ndeals: 2\nrules: {paper}\nagents:\n  - {{kind: ppo, params: {{checkpoint: {ppo}, encoding: cards}}}}\n  - kind: random\n"
         ),
     );
-    let o = common::run(&["validate", file.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", common::text(&o));
+    ok(&["validate", arg(&file)]);
 
     let t = refused(
         paper,

@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{bin, refused, scenario, text, tmp};
+use common::{bin, refused, text, tmp, tmp_scenario};
 
 /// Runs `dhumbal-run play ARGS` with `input` on stdin.
 fn play(args: &[&str], input: &str) -> Output {
@@ -143,9 +143,7 @@ fn a_scripted_player_plays_a_whole_game_through_stdin() {
 /// cards those of the tournament's same deal.
 #[test]
 fn hints_never_draw_from_the_game_and_a_scenario_deal_is_the_tournaments() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "shared.yaml",
         "name: shared\nseed: 42\ngenerator: python\ndeals: 3\nsession: 3\n\
          rules: {preset: paper, players: 3}\n\
@@ -186,19 +184,17 @@ fn stopping_and_bad_input() {
     let dir = tmp();
     let d = dir.path().join("stopped");
     let ds = d.display().to_string();
-    let o = play(
-        &[
-            "--rules",
-            "paper",
-            "--players",
-            "2",
-            "--seed",
-            "1",
-            "--out",
-            &ds,
-        ],
-        "banana\n99\n1\nd\nq\n",
-    );
+    let args = [
+        "--rules",
+        "paper",
+        "--players",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        &ds,
+    ];
+    let o = play(&args, "banana\n99\n1\nd\nq\n");
     let t = text(&o);
     assert_eq!(o.status.code(), Some(130), "{t}");
     assert!(
@@ -215,32 +211,9 @@ fn stopping_and_bad_input() {
     assert_eq!(mine.len(), 2, "the discard and the draw were kept");
     assert!(events(&lines, "game_end").is_empty());
     // The same deal again is refused unless --force.
-    let again = refused(&[
-        "play",
-        "--rules",
-        "paper",
-        "--players",
-        "2",
-        "--seed",
-        "1",
-        "--out",
-        &ds,
-    ]);
+    let again = refused(&[&["play"][..], &args].concat());
     assert!(again.contains("--force"), "{again}");
-    let o = play(
-        &[
-            "--rules",
-            "paper",
-            "--players",
-            "2",
-            "--seed",
-            "1",
-            "--out",
-            &ds,
-            "--force",
-        ],
-        "1\n",
-    );
+    let o = play(&[&args[..], &["--force"]].concat(), "1\n");
     assert_eq!(o.status.code(), Some(130), "end of input: {}", text(&o));
     assert!(text(&o).contains("(end of input)"));
 

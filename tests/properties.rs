@@ -9,10 +9,11 @@ use dhumbal::game::{
     Agent, AgentError, CardSet, Discard, Event, Observation, Observer, Pick, PlayError, RoundState,
     Rules, Table,
 };
-use dhumbal::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
+use dhumbal::rng::{ChaChaStreams, Purpose, chacha_stream, deal_id};
 use proptest::prelude::*;
 
 mod common;
+use common::Probe;
 
 fn variant_strategy() -> impl Strategy<Value = Variant> {
     let table = (
@@ -158,58 +159,6 @@ fn search(seat: usize, oracle_mcts: bool) -> SearchAgent {
     SearchAgent::new(format!("search{seat}"), p, Rollout::Random)
 }
 
-/// Plays as a random agent and, at every decision, samples worlds from its observation and
-/// checks that each one is consistent with it.
-struct WorldProbe {
-    inner: RandomAgent,
-    worlds: Determinizer,
-    rng: dhumbal::rng::ChaChaSource,
-    checked: usize,
-}
-
-impl WorldProbe {
-    fn check(&mut self, obs: &Observation<'_>) {
-        for _ in 0..3 {
-            let w = self
-                .worlds
-                .sample(obs, &mut self.rng, false)
-                .expect("consistent");
-            assert_eq!(contradiction(obs, &w), None);
-            self.checked += 1;
-        }
-    }
-}
-
-impl Agent for WorldProbe {
-    fn name(&self) -> &str {
-        "probe"
-    }
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        self.check(obs);
-        self.inner.call(obs, rng)
-    }
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        self.check(obs);
-        self.inner.discard(obs, rng)
-    }
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        self.check(obs);
-        self.inner.pick(obs, rng)
-    }
-}
-
 /// Checks card conservation and hand limits after every event.
 struct Invariants {
     deck: CardSet,
@@ -263,11 +212,17 @@ proptest! {
         let rules = Rules::new(variant).expect("the strategy builds valid variants");
         let n = rules.players();
         let mut table = Table::new(rules.clone());
-        let mut probes: Vec<WorldProbe> = (0..n).map(|s| WorldProbe {
-            inner: RandomAgent::new(format!("probe{s}")),
-            worlds: Determinizer::new(),
-            rng: chacha_stream(seed, Purpose::Agent(99), s as u64),
-            checked: 0,
+        // Random agents that, at every decision, sample worlds from their observation and
+        // check that each one is consistent with it.
+        let mut probes: Vec<_> = (0..n).map(|s| {
+            let mut worlds = Determinizer::new();
+            let mut rng = chacha_stream(seed, Purpose::Agent(99), s as u64);
+            Probe::new(RandomAgent::new(format!("probe{s}")), move |obs: &Observation<'_>| {
+                for _ in 0..3 {
+                    let w = worlds.sample(obs, &mut rng, false).expect("consistent");
+                    assert_eq!(contradiction(obs, &w), None);
+                }
+            })
         }).collect();
         let slots: Vec<u32> = (0..n as u32).collect();
         for round in 0..6 {
@@ -277,7 +232,7 @@ proptest! {
             let mut streams = ChaChaStreams::new(seed, deal_id(0, round), &slots);
             table.play_round(&mut probes, &mut streams, &mut ()).unwrap();
         }
-        prop_assert!(probes.iter().map(|p| p.checked).sum::<usize>() > 0);
+        prop_assert!(probes.iter().map(|p| p.looked).sum::<u64>() > 0);
     }
 
     #[test]
@@ -362,48 +317,36 @@ impl Agent for Cheat {
         "cheat"
     }
 
-    fn call(&mut self, _: &Observation<'_>, _: &mut dyn RandomSource) -> Result<bool, AgentError> {
-        Ok(false)
-    }
-
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        _: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        let hand = obs.hand.as_slice();
-        let mut d = Discard::new();
-        match self.mode {
-            // A card it does not hold.
-            0 => d.push(obs.unseen().iter().next().unwrap()),
-            // Nothing at all.
-            1 => {}
-            // Its whole hand: never a legal set or run in the paper's 5-card deal here, or
-            // one card twice when that happens to be legal.
-            2 => {
-                for &c in hand {
-                    d.push(c);
+    common::decisions!(self, obs, rng =>
+        call { Ok(false) }
+        discard {
+            let hand = obs.hand.as_slice();
+            let mut d = Discard::new();
+            match self.mode {
+                // A card it does not hold.
+                0 => d.push(obs.unseen().iter().next().unwrap()),
+                // Nothing at all.
+                1 => {}
+                // Its whole hand: never a legal set or run in the paper's 5-card deal here, or
+                // one card twice when that happens to be legal.
+                2 => {
+                    for &c in hand {
+                        d.push(c);
+                    }
+                    if dhumbal::game::classify(obs.rules, hand, d.as_slice()).is_ok() {
+                        d.clear();
+                        d.push(hand[0]);
+                        d.push(hand[0]);
+                    }
                 }
-                if dhumbal::game::classify(obs.rules, hand, d.as_slice()).is_ok() {
-                    d.clear();
-                    d.push(hand[0]);
-                    d.push(hand[0]);
-                }
+                // A legal single (the pick will cheat).
+                _ => d.push(hand[0]),
             }
-            // A legal single (the pick will cheat).
-            _ => d.push(hand[0]),
+            Ok(d)
         }
-        Ok(d)
-    }
-
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        _: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
         // The initial face-up card, which the paper's rule never offers.
-        Ok(Pick::Pile(obs.pile[0]))
-    }
+        pick { Ok(Pick::Pile(obs.pile[0])) }
+    );
 }
 
 #[test]
@@ -413,27 +356,11 @@ fn agent_errors_name_the_agent() {
         fn name(&self) -> &str {
             "broken"
         }
-        fn call(
-            &mut self,
-            _: &Observation<'_>,
-            _: &mut dyn RandomSource,
-        ) -> Result<bool, AgentError> {
-            Err(AgentError("script failed at line 3".into()))
-        }
-        fn discard(
-            &mut self,
-            _: &Observation<'_>,
-            _: &mut dyn RandomSource,
-        ) -> Result<Discard, AgentError> {
-            Err(AgentError("script failed at line 7".into()))
-        }
-        fn pick(
-            &mut self,
-            _: &Observation<'_>,
-            _: &mut dyn RandomSource,
-        ) -> Result<Pick, AgentError> {
-            Ok(Pick::Stock)
-        }
+        common::decisions!(self, obs, rng =>
+            call { Err(AgentError("script failed at line 3".into())) }
+            discard { Err(AgentError("script failed at line 7".into())) }
+            pick { Ok(Pick::Stock) }
+        );
     }
     let mut agents: Vec<Box<dyn Agent>> = vec![Box::new(Broken), Box::new(RandomAgent::new("r"))];
     let mut table = Table::new(Rules::preset(Preset::Simplified2p));

@@ -6,6 +6,7 @@
 //! report.md's section, and the overview's leaderboard across stages.
 
 mod common;
+use common::{arg, f64s, json_file, ok, play_scenario, strs, tmp_scenario, u64s};
 
 use std::path::Path;
 
@@ -18,7 +19,7 @@ use serde_json::Value;
 
 fn fixture() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ratings.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    json_file(&path)
 }
 
 fn units_of(v: &Value) -> Vec<Unit> {
@@ -77,12 +78,7 @@ fn fit_matches_choix() {
             .count();
         let model = model_of(case["model"].as_str().unwrap());
         let alpha = case["alpha"].as_f64().unwrap();
-        let want: Vec<f64> = case["theta"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
+        let want = f64s(&case["theta"]);
         let got = ratings::fit(agents, &units, model, alpha).unwrap();
         let worst = got
             .iter()
@@ -106,14 +102,7 @@ fn fit_matches_choix() {
     );
     // The penalty moves the estimates by more than the tolerance: a penalty applied wrongly
     // would show.
-    let theta = |i: usize| -> Vec<f64> {
-        cases[i]["theta"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
+    let theta = |i: usize| -> Vec<f64> { f64s(&cases[i]["theta"]) };
     let moved = theta(0)
         .iter()
         .zip(theta(1))
@@ -418,32 +407,19 @@ fn games_from_point_rows() {
     }
 }
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 /// A stage of three heuristics and `random`: stats.json's `ratings` anchored at random, the
 /// same with 1 and 2 threads, `tables/ratings.csv`, the figure and report.md's section.
 #[test]
 fn stage_report_has_ratings() {
-    let dir = common::tmp();
-    let path = common::scenario(
-        dir.path(),
+    let (dir, path) = tmp_scenario(
         "r.yaml",
         "name: r\nseed: 3\ndeals: 60\nseating: rotate\nrules: {preset: paper}\nagents:\n  - kind: aggressive\n  - kind: conservative\n  - kind: balanced\n  - kind: random\n",
     );
     let mut stats = Vec::new();
     for threads in ["1", "2"] {
         let out = dir.path().join(format!("out{threads}"));
-        let o = common::run(&[
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--threads",
-            threads,
-        ]);
-        assert!(o.status.success(), "{}", common::text(&o));
-        stats.push(read_json(&out.join("stats.json"))["ratings"].clone());
+        ok(&[arg(&path), "--out", arg(&out), "--threads", threads]);
+        stats.push(json_file(&out.join("stats.json"))["ratings"].clone());
         if threads == "1" {
             let r = &stats[0];
             assert_eq!(r["model"], "plackett-luce");
@@ -480,22 +456,19 @@ fn stage_report_has_ratings() {
 /// seat is the agent it names (one row for it, with the seats of both stages).
 #[test]
 fn overview_rates_across_stages() {
-    let dir = common::tmp();
-    let path = common::scenario(
-        dir.path(),
+    let (dir, path) = tmp_scenario(
         "two.yaml",
         "name: two\nseed: 5\nseating: rotate\nrules: {preset: paper, players: 3}\nstages:\n  - name: first\n    deals: 40\n    agents:\n      - kind: aggressive\n      - kind: conservative\n      - kind: balanced\n  - name: second\n    deals: 30\n    agents:\n      - winner_of: first\n      - kind: opportunistic\n      - kind: random\n",
     );
     let out = dir.path().join("out");
-    let o = common::run(&[path.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", common::text(&o));
+    ok(&[arg(&path), "--out", arg(&out)]);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     let ratings_at = md.find("## Ratings").expect("a Ratings section");
     assert!(ratings_at < md.find("## Definitions").unwrap());
     let csv = std::fs::read_to_string(out.join("tables/ratings.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 5, "{csv}\n{md}");
-    let manifest = read_json(&out.join("manifest.json"));
+    let manifest = json_file(&out.join("manifest.json"));
     let winner = manifest["stages"][0]["winner"]["agent"].as_str().unwrap();
     let line = rows
         .iter()
@@ -508,17 +481,16 @@ fn overview_rates_across_stages() {
 
     // `report --rating-anchor/--rating-resamples` set the overview's ratings as the stages'.
     let again = dir.path().join("again");
-    let o = common::run(&[
+    ok(&[
         "report",
-        out.to_str().unwrap(),
+        arg(&out),
         "--out",
-        again.to_str().unwrap(),
+        arg(&again),
         "--rating-anchor",
         "opportunistic",
         "--rating-resamples",
         "0",
     ]);
-    assert!(o.status.success(), "{}", common::text(&o));
     let md = std::fs::read_to_string(again.join("report.md")).unwrap();
     let section = &md[md.find("## Ratings").unwrap()..md.find("## Definitions").unwrap()];
     assert!(section.contains("Elo vs opportunistic"), "{section}");
@@ -530,7 +502,7 @@ fn overview_rates_across_stages() {
         section.contains("No intervals: no bootstrap resamples"),
         "{section}"
     );
-    let stage = read_json(&again.join("second/stats.json"));
+    let stage = json_file(&again.join("second/stats.json"));
     assert_eq!(stage["ratings"]["anchor"], "opportunistic");
 }
 
@@ -538,16 +510,12 @@ fn overview_rates_across_stages() {
 /// exists, and the overview says so, naming who never finished behind whom.
 #[test]
 fn overview_says_why_there_are_no_ratings() {
-    let dir = common::tmp();
-    let path = common::scenario(
-        dir.path(),
+    let (_dir, out, _) = play_scenario(
         "two.yaml",
         "name: two\nseed: 5\nseating: rotate\nrules: {preset: paper, players: 2}\nstages:\n  - name: first\n    deals: 10\n    agents:\n      - kind: aggressive\n      - kind: random\n  - name: second\n    deals: 10\n    agents:\n      - winner_of: first\n      - kind: random\n",
+        &[],
     );
-    let out = dir.path().join("out");
-    let o = common::run(&[path.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", common::text(&o));
-    let stats = read_json(&out.join("first/stats.json"));
+    let stats = json_file(&out.join("first/stats.json"));
     let refused = stats["ratings"]["refused"]
         .as_str()
         .unwrap_or_default()
@@ -579,12 +547,8 @@ fn records_match_choix() {
     assert_eq!(cases.len(), 2);
     for case in cases {
         let name = case["name"].as_str().unwrap();
-        let dir = common::tmp();
-        let path = common::scenario(dir.path(), "s.yaml", case["scenario"].as_str().unwrap());
-        let out = dir.path().join("out");
-        let o = common::run(&[path.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", common::text(&o));
-        let stats = read_json(&out.join("stats.json"));
+        let (_dir, out, _) = play_scenario("s.yaml", case["scenario"].as_str().unwrap(), &[]);
+        let stats = json_file(&out.join("stats.json"));
         // The same records as the script's (else the script must be run again).
         let wins: Vec<u64> = stats["agents"]
             .as_array()
@@ -592,12 +556,7 @@ fn records_match_choix() {
             .iter()
             .map(|a| a["win"]["k"].as_u64().unwrap())
             .collect();
-        let want_wins: Vec<u64> = case["wins"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w.as_u64().unwrap())
-            .collect();
+        let want_wins = u64s(&case["wins"]);
         assert_eq!(
             (stats["design"]["rows"].as_u64().unwrap(), wins),
             (case["rows"].as_u64().unwrap(), want_wins),
@@ -606,18 +565,8 @@ fn records_match_choix() {
         );
         let r = &stats["ratings"];
         assert_eq!(r["games"], case["games"], "{name}");
-        let agents: Vec<&str> = case["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
-        let theta: Vec<f64> = case["theta"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
+        let agents = strs(&case["agents"]);
+        let theta = f64s(&case["theta"]);
         let anchor = agents
             .iter()
             .position(|a| *a == r["anchor"].as_str().unwrap())

@@ -6,6 +6,7 @@
 //! page (`report.md` beside the folder, or the overview for a sweep's figures).
 
 mod common;
+use common::{arg, ok, scenario, tmp};
 
 use std::path::{Path, PathBuf};
 
@@ -67,16 +68,15 @@ fn svgs(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_drawn_figure_is_on_its_page() {
-    let dir = common::tmp();
+    let dir = tmp();
     // A sequential stage states its maximum instead of `deals`.
     let body = SCENARIO.replace(
         "    deals: 40\n    seating: rotate\n",
         "    seating: rotate\n",
     );
-    let file = common::scenario(dir.path(), "pages.yaml", &body);
+    let file = scenario(dir.path(), "pages.yaml", &body);
     let out = dir.path().join("out");
-    let o = common::run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", common::text(&o));
+    ok(&[arg(&file), "--out", arg(&out)]);
 
     let overview = std::fs::read_to_string(out.join("report.md")).unwrap();
     let mut all = Vec::new();

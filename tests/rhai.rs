@@ -5,15 +5,12 @@
 //! `validate --help` say what docs/rhai.md says; and correct scripts, the optional-key idioms
 //! and the docs' examples still validate and play as before.
 
-use std::path::{Path, PathBuf};
-
 mod common;
-use common::{refused, run, text};
+use common::{arg, invalid_script, ok, refused, run, script_scenario, text, tmp};
 
 const THRESHOLD: &str = include_str!("../scenarios/heuristics/threshold.rhai");
 const AGGRESSIVE: &str = include_str!("../scenarios/heuristics/aggressive.rhai");
 const DOCS: &str = include_str!("../docs/rhai.md");
-const RANDOM3: &str = "  - kind: random\n  - kind: random\n  - kind: random\n";
 
 /// A discard that sheds the most valuable legal set, so that hands get low enough for the
 /// rehearsal to ask `call_jhyap`.
@@ -22,21 +19,6 @@ const SHED: &str = "fn discard(obs) {\n\
                     \x20   for d in legal_discards(obs.hand) { let v = hand_value(d); if v > top { best = d; top = v; } }\n\
                     \x20   best\n\
                     }\n";
-
-/// Writes `script` as `name` beside a scenario `s.yaml` that seats it first (line 5), with
-/// `extra` lines under its entry, then three random agents; the scenario's path.
-fn scenario(dir: &Path, name: &str, script: &str, extra: &str) -> PathBuf {
-    std::fs::write(dir.join(name), script).unwrap();
-    let body = format!("name: x\nseed: 1\ndeals: 5\nagents:\n  - script: {name}\n{extra}{RANDOM3}");
-    common::scenario(dir, "s.yaml", &body)
-}
-
-/// `validate` on `script` (seated as `name`): refused with exit 2 and no panic; what it said.
-fn invalid(name: &str, script: &str, extra: &str) -> String {
-    let dir = common::tmp();
-    let file = scenario(dir.path(), name, script, extra);
-    refused(&["validate", file.to_str().unwrap()])
-}
 
 /// The 1-based line and column of the first `needle` in `source`.
 fn at(source: &str, needle: &str) -> (usize, usize) {
@@ -53,7 +35,7 @@ fn a_misspelt_obs_key_fails_validate_with_line_column_and_the_nearest_key() {
     let typo = THRESHOLD.replace("obs.hand_value <= call_at", "obs.hand_vlaue <= call_at");
     assert_ne!(typo, THRESHOLD);
     let (line, column) = at(&typo, "hand_vlaue");
-    let t = invalid("typo.rhai", &typo, "");
+    let t = invalid_script("typo.rhai", &typo, "");
     assert!(t.contains("s.yaml:5:"), "{t}");
     assert!(t.contains("`agents.0.script`"), "{t}");
     assert!(t.contains("rehearsal"), "{t}");
@@ -67,7 +49,7 @@ fn a_misspelt_obs_key_fails_validate_with_line_column_and_the_nearest_key() {
     let script =
         format!("fn call_jhyap(o) {{ o[\"hand_vlaue\"] <= 5 }}\n{SHED}fn pick(obs) {{ () }}\n");
     let (line, column) = at(&script, "\"hand_vlaue\"");
-    let t = invalid("index.rhai", &script, "");
+    let t = invalid_script("index.rhai", &script, "");
     assert!(
         t.contains(&format!(
             "line {line}, column {column}: `o` has no key `hand_vlaue`; did you mean `hand_value`?"
@@ -77,7 +59,7 @@ fn a_misspelt_obs_key_fails_validate_with_line_column_and_the_nearest_key() {
     // Nothing near: the map's keys are listed, and how to read a key that may be absent.
     let script =
         format!("fn call_jhyap(obs) {{ obs.zzzzqqqq <= 5 }}\n{SHED}fn pick(obs) {{ () }}\n");
-    let t = invalid("far.rhai", &script, "");
+    let t = invalid_script("far.rhai", &script, "");
     assert!(
         t.contains("`obs` has no key `zzzzqqqq`; its keys: active, "),
         "{t}"
@@ -91,7 +73,7 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
     let typo = THRESHOLD.replace("obs.params.take_at_most", "obs.params.take_atmost");
     assert_ne!(typo, THRESHOLD);
     let (line, column) = at(&typo, "take_atmost");
-    let t = invalid("param.rhai", &typo, "");
+    let t = invalid_script("param.rhai", &typo, "");
     assert!(
         t.contains(&format!(
             "script param.rhai, in pick(), line {line}, column {column}: `obs.params` has no key `take_atmost`; did you mean `take_at_most`?"
@@ -102,7 +84,7 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
     let script = format!(
         "fn call_jhyap(obs) {{ obs.hand_value <= obs.params.callat }}\n{SHED}fn pick(obs) {{ () }}\n"
     );
-    let t = invalid("none.rhai", &script, "");
+    let t = invalid_script("none.rhai", &script, "");
     assert!(
         t.contains("`obs.params` has no key `callat`: the script declares no parameters"),
         "{t}"
@@ -113,7 +95,7 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
         "fn parameters() {{ #{{ weights: #{{ type: \"any\" }}, call_at: #{{ type: \"int\", default_value: 5 }} }} }}\n\
          fn call_jhyap(obs) {{ obs.hand_value <= obs.params.weights.hihg }}\n{SHED}fn pick(obs) {{ () }}\n"
     );
-    let t = invalid("nested.rhai", &script, "    params: {weights: {high: 7}}\n");
+    let t = invalid_script("nested.rhai", &script, "    params: {weights: {high: 7}}\n");
     assert!(
         t.contains("`obs.params.weights` has no key `hihg`; did you mean `high`?"),
         "{t}"
@@ -124,7 +106,7 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
             "fn call_jhyap(obs) {",
             "fn call_jhyap(obs) { let p = obs.params;",
         );
-    let t = invalid("alias.rhai", &script, "    params: {weights: {high: 7}}\n");
+    let t = invalid_script("alias.rhai", &script, "    params: {weights: {high: 7}}\n");
     assert!(
         t.contains("`p` has no key `callat`; did you mean `obs.params.call_at`?"),
         "{t}"
@@ -133,17 +115,11 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
 
 #[test]
 fn a_run_refuses_a_misspelt_key_before_it_plays() {
-    let dir = common::tmp();
+    let dir = tmp();
     let typo = THRESHOLD.replace("obs.hand_value <= call_at", "obs.hand_vlaue <= call_at");
-    let file = scenario(dir.path(), "typo.rhai", &typo, "");
+    let file = script_scenario(dir.path(), "typo.rhai", &typo, "");
     let out = dir.path().join("out");
-    let t = refused(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--threads",
-        "1",
-    ]);
+    let t = refused(&[arg(&file), "--out", arg(&out), "--threads", "1"]);
     assert!(t.contains("s.yaml:5:"), "{t}");
     assert!(t.contains("did you mean `hand_value`?"), "{t}");
     let rounds = out.join("rounds");
@@ -159,7 +135,7 @@ fn a_return_value_of_the_wrong_type_names_the_functions_line() {
         "// returns a number\n\n{SHED}fn call_jhyap(obs) {{\n    obs.hand_value\n}}\nfn pick(obs) {{ () }}\n"
     );
     let (line, _) = at(&script, "fn call_jhyap");
-    let t = invalid("number.rhai", &script, "");
+    let t = invalid_script("number.rhai", &script, "");
     assert!(
         t.contains(&format!(
             "script number.rhai, call_jhyap() (line {line}) must return true or false, not i64"
@@ -168,7 +144,7 @@ fn a_return_value_of_the_wrong_type_names_the_functions_line() {
     );
     // `()`: the usual cause is said.
     let script = "fn call_jhyap(obs) { false }\n\nfn discard(obs) {\n    if obs.hand_value > 100 { [obs.hand[0]] }\n}\nfn pick(obs) { () }\n";
-    let t = invalid("unit.rhai", script, "");
+    let t = invalid_script("unit.rhai", script, "");
     assert!(
         t.contains("discard() (line 3) must return a card id or an array of card ids, not ()"),
         "{t}"
@@ -182,7 +158,7 @@ fn a_top_level_let_read_in_a_function_gets_a_hint() {
         "// the threshold\nlet limit = 8;\nfn call_jhyap(obs) {{ obs.hand_value <= limit }}\n{SHED}fn pick(obs) {{ () }}\n"
     );
     let (line, column) = at(&script, "limit }");
-    let t = invalid("top.rhai", &script, "");
+    let t = invalid_script("top.rhai", &script, "");
     assert!(
         t.contains(&format!(
             "in call_jhyap(), line {line}, column {column}: variable `limit` not found: it is set by top-level code (line 2), which is not run"
@@ -197,7 +173,7 @@ fn a_top_level_let_read_in_a_function_gets_a_hint() {
     let script = format!(
         "fn helper() {{ let limit = 8; limit }}\nfn call_jhyap(obs) {{ obs.hand_value <= limit }}\n{SHED}fn pick(obs) {{ () }}\n"
     );
-    let t = invalid("local.rhai", &script, "");
+    let t = invalid_script("local.rhai", &script, "");
     assert!(
         t.contains("variable `limit` not found (a function sees only"),
         "{t}"
@@ -207,15 +183,14 @@ fn a_top_level_let_read_in_a_function_gets_a_hint() {
 
 #[test]
 fn debug_lines_and_validate_help_say_what_the_docs_say() {
-    let dir = common::tmp();
+    let dir = tmp();
     let script = format!(
         "fn call_jhyap(obs) {{ false }}\n{SHED}fn pick(obs) {{\n    debug(obs.turn);\n    ()\n}}\n"
     );
     let (line, column) = at(&script, "debug(");
-    let file = scenario(dir.path(), "debug.rhai", &script, "");
+    let file = script_scenario(dir.path(), "debug.rhai", &script, "");
     let out = dir.path().join("out");
-    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&file), "--out", arg(&out)]);
     let log = std::fs::read_to_string(out.join("scripts.log")).unwrap();
     assert!(
         log.contains(&format!("debug at line {line}, column {column}: ")),
@@ -299,7 +274,7 @@ fn docs_scripts() -> Vec<(String, String)> {
 
 #[test]
 fn correct_scripts_validate_and_play_as_before() {
-    let dir = common::tmp();
+    let dir = tmp();
     // The shipped scripts, the docs' examples, and the idioms for a key that may be absent
     // (`in`, `get`), on the observation and on maps the script builds and reads.
     let optional = format!(
@@ -321,17 +296,11 @@ fn correct_scripts_validate_and_play_as_before() {
     ];
     scripts.extend(docs_scripts());
     for (name, source) in scripts {
-        let file = scenario(dir.path(), &name, &source, "");
-        let o = run(&["validate", file.to_str().unwrap()]);
+        let file = script_scenario(dir.path(), &name, &source, "");
+        let o = run(&["validate", arg(&file)]);
         assert!(o.status.success(), "{name}: {}", text(&o));
         let out = dir.path().join(format!("out-{name}"));
-        let o = run(&[
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--trace",
-            "0",
-        ]);
+        let o = run(&[arg(&file), "--out", arg(&out), "--trace", "0"]);
         assert!(o.status.success(), "{name}: {}", text(&o));
     }
     // (The port still plays record for record as the built-in agent: tests/cli.rs,

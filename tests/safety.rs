@@ -8,11 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{bin, run, text};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{arg, bin, json_file, ok, play_scenario, refused, run, text, tmp, tmp_scenario};
 
 const SMALL: &str = "name: small
 seed: 5
@@ -67,19 +63,14 @@ stages:
 
 #[test]
 fn a_second_run_into_the_same_folder_is_refused_unless_forced() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("small.yaml");
-    std::fs::write(&file, SMALL).unwrap();
+    let (dir, file) = tmp_scenario("small.yaml", SMALL);
     let out = dir.path().join("out");
-    let o = run(&[s(&file), "--out", s(&out), "--no-report", "--csv"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&file), "--out", arg(&out), "--no-report", "--csv"]);
     let before = std::fs::read(out.join("rounds.csv")).unwrap();
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
 
     // A smaller run into the same folder: refused, nothing touched.
-    let o = run(&[s(&file), "--out", s(&out), "--rounds", "10"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&[arg(&file), "--out", arg(&out), "--rounds", "10"]);
     assert!(
         t.contains("holds a finished run of `small` (1600 rounds)"),
         "{t}"
@@ -99,22 +90,20 @@ fn a_second_run_into_the_same_folder_is_refused_unless_forced() {
         r#"{"scenario_hash":"x","stages":[]}"#,
     )
     .unwrap();
-    let o = run(&[s(&file), "--out", s(&partial)]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("an unfinished run"), "{}", text(&o));
+    let t = refused(&[arg(&file), "--out", arg(&partial)]);
+    assert!(t.contains("an unfinished run"), "{t}");
 
     // --force replaces the run's files and keeps the user's own.
-    let o = run(&[
-        s(&file),
+    ok(&[
+        arg(&file),
         "--out",
-        s(&out),
+        arg(&out),
         "--rounds",
         "10",
         "--force",
         "--no-report",
         "--csv",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
         std::fs::read_to_string(out.join("notes.txt")).unwrap(),
         "mine"
@@ -131,13 +120,9 @@ fn a_second_run_into_the_same_folder_is_refused_unless_forced() {
 
 #[test]
 fn resume_without_the_runs_folder_says_so_and_creates_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("small.yaml");
-    std::fs::write(&file, SMALL).unwrap();
+    let (dir, file) = tmp_scenario("small.yaml", SMALL);
     let nowhere = dir.path().join("nowhere");
-    let o = run(&[s(&file), "--out", s(&nowhere), "--resume"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&[arg(&file), "--out", arg(&nowhere), "--resume"]);
     assert!(
         t.contains("does not exist") && t.contains("--out of the interrupted run"),
         "{t}"
@@ -147,11 +132,17 @@ fn resume_without_the_runs_folder_says_so_and_creates_nothing() {
 
 #[test]
 fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tmp();
     let file = staged_with_script(work.path());
     let out = work.path().join("results");
-    let o = run(&[s(&file), "--out", s(&out), "--seed", "33", "--no-report"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[
+        arg(&file),
+        "--out",
+        arg(&out),
+        "--seed",
+        "33",
+        "--no-report",
+    ]);
 
     // The folder holds the scenario as written, the script, and what the run was told.
     let source = out.join("source");
@@ -163,23 +154,21 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
         std::fs::read(source.join("agents/threshold.rhai")).unwrap(),
         std::fs::read(work.path().join("agents/threshold.rhai")).unwrap()
     );
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(source.join("run.json")).unwrap()).unwrap();
+    let saved = json_file(&source.join("run.json"));
     assert_eq!(saved["command_line"]["seed"], 33);
     assert_eq!(saved["scenario"], "study/two.yaml");
     assert_eq!(saved["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(saved["resolved"]["seed"], 33);
 
     // Move the folder away from everything else and delete the originals.
-    let moved = tempfile::tempdir().unwrap();
+    let moved = tmp();
     let kept = moved.path().join("kept");
     std::fs::rename(&out, &kept).unwrap();
     std::fs::remove_dir_all(work.path().join("study")).unwrap();
     std::fs::remove_dir_all(work.path().join("agents")).unwrap();
 
     let again = moved.path().join("again");
-    let o = run(&["rerun", s(&kept), "--out", s(&again), "--no-report"]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = ok(&["rerun", arg(&kept), "--out", arg(&again), "--no-report"]);
     let t = text(&o);
     assert!(t.contains("stage `first`: 1024 rows identical"), "{t}");
     assert!(t.contains("stage `second`"), "{t}");
@@ -187,15 +176,14 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
 
     // The copy is a scenario like any other: it finds its script where the original did.
     let direct = moved.path().join("direct");
-    let o = run(&[
-        s(&kept.join("source/study/two.yaml")),
+    ok(&[
+        arg(&kept.join("source/study/two.yaml")),
         "--out",
-        s(&direct),
+        arg(&direct),
         "--seed",
         "33",
         "--no-report",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     assert!(
         dhumbal::runner::folder::same_records(&direct.join("first"), &kept.join("first"))
             .unwrap()
@@ -213,7 +201,7 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
     )
     .unwrap();
     let changed = moved.path().join("changed");
-    let o = run(&["rerun", s(&kept), "--out", s(&changed), "--no-report"]);
+    let o = run(&["rerun", arg(&kept), "--out", arg(&changed), "--no-report"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(
@@ -227,9 +215,9 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
     std::fs::remove_file(&second.parts.last().unwrap().path).unwrap();
     let o = run(&[
         "rerun",
-        s(&kept),
+        arg(&kept),
         "--out",
-        s(&again),
+        arg(&again),
         "--force",
         "--no-report",
     ]);
@@ -239,19 +227,16 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
 
 #[test]
 fn resume_names_a_script_that_changed() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tmp();
     let file = staged_with_script(work.path());
     let out = work.path().join("results");
-    let o = run(&[s(&file), "--out", s(&out), "--no-report"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&file), "--out", arg(&out), "--no-report"]);
     // Pretend the run was interrupted, then change the script.
     std::fs::remove_file(out.join("manifest.json")).unwrap();
     let script = work.path().join("agents/threshold.rhai");
     let body = std::fs::read_to_string(&script).unwrap();
     std::fs::write(&script, format!("{body}\n// changed\n")).unwrap();
-    let o = run(&[s(&file), "--out", s(&out), "--resume"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&[arg(&file), "--out", arg(&out), "--resume"]);
     assert!(
         t.contains("the script \"../agents/threshold.rhai\" changed since the run began"),
         "{t}"
@@ -263,17 +248,19 @@ fn resume_names_a_script_that_changed() {
 /// do; a changed scenario file is named in the file's words.
 #[test]
 fn resume_with_other_settings_names_them_as_given() {
-    let work = tempfile::tempdir().unwrap();
-    let file = work.path().join("small.yaml");
-    std::fs::write(&file, SMALL).unwrap();
+    let (work, file) = tmp_scenario("small.yaml", SMALL);
     let out = work.path().join("results");
-    let o = run(&[s(&file), "--out", s(&out), "--rounds", "40", "--no-report"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[
+        arg(&file),
+        "--out",
+        arg(&out),
+        "--rounds",
+        "40",
+        "--no-report",
+    ]);
     // Pretend the run was interrupted.
     std::fs::remove_file(out.join("manifest.json")).unwrap();
-    let o = run(&[s(&file), "--out", s(&out), "--rounds", "60", "--resume"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&[arg(&file), "--out", arg(&out), "--rounds", "60", "--resume"]);
     for says in [
         "was started with other settings; nothing was changed",
         "--rounds: this folder was started with --rounds 40, this command gives --rounds 60 \
@@ -285,9 +272,7 @@ fn resume_with_other_settings_names_them_as_given() {
     }
     assert!(!t.contains("matches") && !t.contains("stages["), "{t}");
     // No --rounds where the run had one, and a --seed it had not.
-    let o = run(&[s(&file), "--out", s(&out), "--seed", "9", "--resume"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&[arg(&file), "--out", arg(&out), "--seed", "9", "--resume"]);
     for says in [
         "--rounds: this folder was started with --rounds 40, this command gives no --rounds",
         "--seed: this folder was started without --seed, this command gives --seed 9",
@@ -298,25 +283,29 @@ fn resume_with_other_settings_names_them_as_given() {
     // The file changed: named in its own words.
     let other = work.path().join("other.yaml");
     std::fs::write(&other, SMALL.replace("seating: rotate", "seating: permute")).unwrap();
-    let o = run(&[s(&other), "--out", s(&out), "--rounds", "40", "--resume"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&[
+        arg(&other),
+        "--out",
+        arg(&out),
+        "--rounds",
+        "40",
+        "--resume",
+    ]);
     assert!(
         t.contains("was started from a different scenario")
             && t.contains("stage `small`: seating \"rotate\" there, \"permute\" here"),
         "{t}"
     );
     // As it was started, it resumes.
-    let o = run(&[
-        s(&file),
+    ok(&[
+        arg(&file),
         "--out",
-        s(&out),
+        arg(&out),
         "--rounds",
         "40",
         "--resume",
         "--no-report",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
 }
 
 /// Waits until the run writing `out` has `units` units of its first stage on disk.
@@ -342,16 +331,13 @@ fn wait_for_units(out: &Path, units: u64) {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("small.yaml");
-    std::fs::write(&file, SMALL.replace("deals: 400", "deals: 2000")).unwrap();
+    let (dir, file) = tmp_scenario("small.yaml", &SMALL.replace("deals: 400", "deals: 2000"));
     let whole = dir.path().join("whole");
-    let o = run(&[s(&file), "--out", s(&whole), "--no-report"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&file), "--out", arg(&whole), "--no-report"]);
 
     let cut = dir.path().join("cut");
     let child = bin()
-        .args([s(&file), "--out", s(&cut), "--no-report"])
+        .args([arg(&file), "--out", arg(&cut), "--no-report"])
         .env("DHUMBAL_RUN_CHUNK_DELAY_MS", "100")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -367,7 +353,7 @@ fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
     assert_eq!(o.status.code(), Some(130), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("interrupted: stage `small` has "), "{t}");
-    assert!(t.contains(&format!("--out {} --resume", s(&cut))), "{t}");
+    assert!(t.contains(&format!("--out {} --resume", arg(&cut))), "{t}");
     assert!(!t.contains("panicked"), "{t}");
     let partial = dhumbal::runner::dataset::Dataset::open(&cut).unwrap();
     let full = dhumbal::runner::dataset::Dataset::open(&whole).unwrap();
@@ -378,8 +364,7 @@ fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
 
     // The resumed run gives the uninterrupted run's records, and its rate counts only the
     // rounds it played.
-    let o = run(&[s(&file), "--out", s(&cut), "--resume", "--no-report"]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = ok(&[arg(&file), "--out", arg(&cut), "--resume", "--no-report"]);
     assert!(
         text(&o).contains("rounds played before the interruption"),
         "{}",
@@ -395,42 +380,38 @@ fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
 
 #[test]
 fn report_never_replaces_a_report_unasked() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("small.yaml");
-    std::fs::write(&file, SMALL).unwrap();
-    let out = dir.path().join("out");
-    let o = run(&[s(&file), "--out", s(&out)]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (dir, out, _) = play_scenario("small.yaml", SMALL, &[]);
     let ours = std::fs::read(out.join("report.md")).unwrap();
 
-    let o = run(&["report", s(&out), "--definitions", "paper", "--no-figures"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("report.md exists"), "{}", text(&o));
+    let t = refused(&[
+        "report",
+        arg(&out),
+        "--definitions",
+        "paper",
+        "--no-figures",
+    ]);
+    assert!(t.contains("report.md exists"), "{t}");
     assert_eq!(std::fs::read(out.join("report.md")).unwrap(), ours);
 
     let paper = dir.path().join("paper");
-    let o = run(&[
+    ok(&[
         "report",
-        s(&out),
+        arg(&out),
         "--definitions",
         "paper",
         "--no-figures",
         "--out",
-        s(&paper),
+        arg(&paper),
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     assert!(paper.join("report.md").is_file() && paper.join("stats.json").is_file());
     assert_eq!(std::fs::read(out.join("report.md")).unwrap(), ours);
 
-    let o = run(&["report", s(&out), "--no-figures", "--force"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&["report", arg(&out), "--no-figures", "--force"]);
 }
 
 #[test]
 fn an_unknown_command_is_not_read_as_a_file() {
-    let o = run(&["raport"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&["raport"]);
     assert!(
         t.contains("`raport` is neither a command nor a scenario file"),
         "{t}"
@@ -441,7 +422,7 @@ fn an_unknown_command_is_not_read_as_a_file() {
 
 #[test]
 fn an_agent_failure_is_not_called_a_crash() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     // Fails only late in a round, so that a short rehearsal need not meet it.
     std::fs::write(
         dir.path().join("late.rhai"),
@@ -457,9 +438,9 @@ fn an_agent_failure_is_not_called_a_crash() {
     )
     .unwrap();
     let o = run(&[
-        s(&file),
+        arg(&file),
         "--out",
-        s(&dir.path().join("o")),
+        arg(&dir.path().join("o")),
         "--threads",
         "1",
     ]);
@@ -522,20 +503,17 @@ fn the_pulse_counts_rounds_as_they_are_played_and_stops_play() {
 #[test]
 fn same_records_catches_a_single_changed_value() {
     use dhumbal::runner::folder::same_records;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("small.yaml");
-    std::fs::write(&file, SMALL).unwrap();
+    let (dir, file) = tmp_scenario("small.yaml", SMALL);
     let a = dir.path().join("a");
-    let o = run(&[
-        s(&file),
+    ok(&[
+        arg(&file),
         "--out",
-        s(&a),
+        arg(&a),
         "--csv",
         "--no-report",
         "--rounds",
         "40",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     let csv = std::fs::read_to_string(a.join("rounds.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     let rows = lines.len() - 1;

@@ -3,20 +3,16 @@
 //! CSV only when asked, and studies split into shards that merge to a single run's records.
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use dhumbal::runner::dataset::Dataset;
 use dhumbal::runner::folder::same_records;
 
 mod common;
-use common::{bin, run, scenario, text, tmp};
-
-fn go(args: &[&str]) -> Output {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-    o
-}
+use common::{
+    arg, bin, crashing, json_file, killed, ok, refused, run, scenario, text, tmp_scenario,
+};
 
 /// Asserts that two stage folders hold the same records (decision times aside), and
 /// returns their rows.
@@ -45,19 +41,9 @@ output: {chunk_rounds: 48, decision_timing: false}
 /// with the same rows; `parquet: false` is refused with what to do instead.
 #[test]
 fn the_dataset_is_the_output_and_csv_is_asked_for() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
-        "s.yaml",
-        &SMALL.replace("deals: 1200", "deals: 100"),
-    );
+    let (dir, file) = tmp_scenario("s.yaml", &SMALL.replace("deals: 1200", "deals: 100"));
     let plain = dir.path().join("plain");
-    go(&[
-        file.to_str().unwrap(),
-        "--out",
-        plain.to_str().unwrap(),
-        "--no-report",
-    ]);
+    ok(&[arg(&file), "--out", arg(&plain), "--no-report"]);
     assert!(!plain.join("rounds.csv").exists());
     let dataset = Dataset::open(&plain).unwrap();
     dataset.check_complete().unwrap();
@@ -82,12 +68,7 @@ fn the_dataset_is_the_output_and_csv_is_asked_for() {
             .replace("chunk_rounds: 48", "chunk_rounds: 48, csv: true"),
     );
     let with_csv = dir.path().join("csv");
-    go(&[
-        asked.to_str().unwrap(),
-        "--out",
-        with_csv.to_str().unwrap(),
-        "--no-report",
-    ]);
+    ok(&[arg(&asked), "--out", arg(&with_csv), "--no-report"]);
     let lines = std::fs::read_to_string(with_csv.join("rounds.csv"))
         .unwrap()
         .lines()
@@ -99,21 +80,15 @@ fn the_dataset_is_the_output_and_csv_is_asked_for() {
     std::fs::copy(with_csv.join("rounds.csv"), lone.join("rounds.csv")).unwrap();
     assert_eq!(same(&plain, &lone), 100 * 4 * 4);
 
-    let refused = scenario(
+    let no_parquet = scenario(
         dir.path(),
         "p.yaml",
         &SMALL.replace("chunk_rounds: 48", "chunk_rounds: 48, parquet: false"),
     );
-    let o = run(&[
-        refused.to_str().unwrap(),
-        "--out",
-        dir.path().join("p").to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = refused(&[arg(&no_parquet), "--out", arg(&dir.path().join("p"))]);
     assert!(
-        text(&o).contains("`output.parquet`") && text(&o).contains("csv: true"),
-        "{}",
-        text(&o)
+        t.contains("`output.parquet`") && t.contains("csv: true"),
+        "{t}"
     );
 }
 
@@ -131,22 +106,16 @@ fn lcg(state: &mut u64) -> u64 {
 /// exactly the records and summary of an uninterrupted one.
 #[test]
 fn a_run_killed_at_any_moment_resumes_to_the_same_records() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "small.yaml", SMALL);
+    let (dir, file) = tmp_scenario("small.yaml", SMALL);
     let whole = dir.path().join("whole");
-    go(&[
-        file.to_str().unwrap(),
-        "--out",
-        whole.to_str().unwrap(),
-        "--no-report",
-    ]);
+    ok(&[arg(&file), "--out", arg(&whole), "--no-report"]);
 
     let cut = dir.path().join("cut");
     let args = |resume: bool| {
         let mut a = vec![
             file.to_str().unwrap().to_string(),
             "--out".into(),
-            cut.to_str().unwrap().into(),
+            arg(&cut).into(),
             "--no-report".into(),
         ];
         if resume {
@@ -213,7 +182,7 @@ fn a_run_killed_at_any_moment_resumes_to_the_same_records() {
         std::fs::read(whole.join("summary.csv")).unwrap()
     );
     // Resuming a finished run changes nothing.
-    go(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
+    ok(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(same(&whole, &cut), 1200 * 4 * 4);
 }
 
@@ -270,13 +239,12 @@ fn only_complete_parts(stage: &Path, when: &str) {
 /// at a chosen point, whatever the machine's load, and a failure names it.
 #[test]
 fn a_run_killed_at_each_crash_point_resumes_to_the_same_records() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "staged.yaml", STAGED);
-    let f = file.to_str().unwrap();
+    let (dir, file) = tmp_scenario("staged.yaml", STAGED);
+    let f = arg(&file);
     let whole = dir.path().join("whole");
-    go(&[f, "--out", whole.to_str().unwrap(), "--no-report", "--csv"]);
+    ok(&[f, "--out", arg(&whole), "--no-report", "--csv"]);
     let cut = dir.path().join("cut");
-    let c = cut.to_str().unwrap();
+    let c = arg(&cut);
     // The league has 300 deals in parts of 64 rounds (5 parts: 4 rounds a deal), the final
     // 200: points are passed in the league first, then (counting again in each process) in
     // the final once the league is done.
@@ -299,11 +267,7 @@ fn a_run_killed_at_each_crash_point_resumes_to_the_same_records() {
         if cut.join("progress.json").is_file() {
             args.push("--resume");
         }
-        let o = bin()
-            .args(&args)
-            .env("DHUMBAL_RUN_CRASH_AT", format!("{point}:{n}"))
-            .output()
-            .unwrap();
+        let o = crashing(&args, &format!("{point}:{n}"));
         if o.status.success() {
             // The point was not reached again: the run is over.
             break;
@@ -324,7 +288,7 @@ fn a_run_killed_at_each_crash_point_resumes_to_the_same_records() {
         plan.len(),
         "only {killed} of the planned kills landed"
     );
-    go(&[f, "--out", c, "--no-report", "--csv", "--resume"]);
+    ok(&[f, "--out", c, "--no-report", "--csv", "--resume"]);
     for stage in ["league", "final"] {
         // Rows: a round per seat; rotate plays 4 rounds a deal, permute 24.
         let rounds = if stage == "league" { 300 * 4 } else { 200 * 24 };
@@ -350,9 +314,7 @@ fn a_run_killed_at_each_crash_point_resumes_to_the_same_records() {
 /// program, slowly enough that a fast run sometimes got that far.)
 #[test]
 fn a_run_killed_before_its_report_is_reported_when_resumed() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "one.yaml",
         "name: one
 seed: 5
@@ -363,23 +325,18 @@ agents: [{kind: aggressive}, {kind: conservative}, {kind: balanced}, {kind: oppo
 output: {chunk_rounds: 100}
 ",
     );
-    let f = file.to_str().unwrap();
+    let f = arg(&file);
     let out = dir.path().join("out");
-    let o = out.to_str().unwrap();
+    let o = arg(&out);
     // 400 rounds in parts of 100: the fourth part placed is the last.
-    let killed = bin()
-        .args([f, "--out", o])
-        .env("DHUMBAL_RUN_CRASH_AT", "part-placed:4")
-        .output()
-        .unwrap();
-    assert_eq!(killed.status.code(), None, "not killed: {}", text(&killed));
+    killed(&[f, "--out", o], "part-placed:4");
     assert_eq!(
         Dataset::open(&out).unwrap().units_done(),
         400,
         "every unit on disk"
     );
     assert!(!out.join("report.md").exists());
-    let resumed = go(&[f, "--out", o, "--resume"]);
+    let resumed = ok(&[f, "--out", o, "--resume"]);
     assert!(
         text(&resumed).contains("statistics and figures in"),
         "{}",
@@ -393,7 +350,7 @@ output: {chunk_rounds: 100}
         .unwrap()
         .modified()
         .unwrap();
-    let again = go(&[f, "--out", o, "--resume"]);
+    let again = ok(&[f, "--out", o, "--resume"]);
     assert!(
         !text(&again).contains("statistics and figures in"),
         "{}",
@@ -412,15 +369,14 @@ output: {chunk_rounds: 100}
 /// single run, records and summaries, with the report written.
 #[test]
 fn shards_merge_to_the_single_run() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "staged.yaml", STAGED);
-    let f = file.to_str().unwrap();
+    let (dir, file) = tmp_scenario("staged.yaml", STAGED);
+    let f = arg(&file);
     let single = dir.path().join("single");
     // With its report, as the merge writes one: summary.csv then gives the design's intervals.
-    go(&[f, "--out", single.to_str().unwrap()]);
+    ok(&[f, "--out", arg(&single)]);
 
     let study = dir.path().join("study");
-    let s = study.to_str().unwrap();
+    let s = arg(&study);
     let shard = |i: u32, stage: &str| {
         run(&[
             f,
@@ -481,11 +437,9 @@ fn shards_merge_to_the_single_run() {
     }
     // A merge now names what is missing, the shard that owes it and the commands that finish
     // the study (not --resume, which a shards' folder refuses).
-    let o = run(&["merge", s]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    let t = refused(&["merge", s]);
     let copy = study.join("source/staged.yaml");
-    let copy = copy.to_str().unwrap();
+    let copy = arg(&copy);
     for says in [
         "cannot merge yet: stage `league` is not complete: 432 of its 1200 units have no \
          records (units 768..1200",
@@ -502,9 +456,8 @@ fn shards_merge_to_the_single_run() {
     assert!(!t.contains("--resume the run"), "{t}");
     // A refused merge writes nothing, and the shared folder is no run to --resume.
     assert!(!study.join("progress.json").exists());
-    let o = run(&[f, "--out", s, "--resume"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("played as shards"), "{}", text(&o));
+    let t = refused(&[f, "--out", s, "--resume"]);
+    assert!(t.contains("played as shards"), "{t}");
     for i in 1..3 {
         let o = shard(i, "league");
         assert!(o.status.success(), "{}", text(&o));
@@ -543,7 +496,7 @@ fn shards_merge_to_the_single_run() {
             );
         }
     }
-    let o = go(&["merge", s]);
+    let o = ok(&["merge", s]);
     assert!(
         text(&o).contains("statistics and figures in"),
         "{}",
@@ -558,9 +511,7 @@ fn shards_merge_to_the_single_run() {
         );
         assert!(study.join(stage).join("report.md").is_file());
     }
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(study.join("manifest.json")).unwrap())
-            .unwrap();
+    let manifest = json_file(&study.join("manifest.json"));
     assert_eq!(manifest["rounds"], 300 * 4 + 200 * 24);
 }
 
@@ -568,35 +519,24 @@ fn shards_merge_to_the_single_run() {
 /// folders, a folder of another scenario, and a shard spec out of range are refused.
 #[test]
 fn shards_in_separate_folders_merge_into_one() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
-        "small.yaml",
-        &SMALL.replace("deals: 1200", "deals: 400"),
-    );
-    let f = file.to_str().unwrap();
+    let (dir, file) = tmp_scenario("small.yaml", &SMALL.replace("deals: 1200", "deals: 400"));
+    let f = arg(&file);
     let single = dir.path().join("single");
     // Without a report, as the merge below: summary.csv then gives Wilson's intervals.
-    go(&[f, "--out", single.to_str().unwrap(), "--no-report"]);
+    ok(&[f, "--out", arg(&single), "--no-report"]);
     let shards: Vec<PathBuf> = (0..4)
         .map(|i| dir.path().join(format!("shard{i}")))
         .collect();
     for (i, out) in shards.iter().enumerate() {
-        go(&[
-            f,
-            "--out",
-            out.to_str().unwrap(),
-            "--shard",
-            &format!("{i}/4"),
-        ]);
+        ok(&[f, "--out", arg(out), "--shard", &format!("{i}/4")]);
     }
     let merged = dir.path().join("merged");
     let mut args: Vec<&str> = vec!["merge"];
-    args.extend(shards.iter().map(|p| p.to_str().unwrap()));
+    args.extend(shards.iter().map(|p| arg(p)));
     let o = run(&args);
     assert_eq!(o.status.code(), Some(2), "needs --out: {}", text(&o));
-    args.extend(["--out", merged.to_str().unwrap(), "--no-report", "--csv"]);
-    go(&args);
+    args.extend(["--out", arg(&merged), "--no-report", "--csv"]);
+    ok(&args);
     assert_eq!(same(&single, &merged), 400 * 4 * 4);
     assert!(merged.join("rounds.csv").is_file());
     assert_eq!(
@@ -604,37 +544,27 @@ fn shards_in_separate_folders_merge_into_one() {
         std::fs::read(merged.join("summary.csv")).unwrap()
     );
     // Merging into one of the folders being merged would remove its parts first.
-    let o = run(&[
+    let t = refused(&[
         "merge",
-        shards[0].to_str().unwrap(),
-        shards[1].to_str().unwrap(),
+        arg(&shards[0]),
+        arg(&shards[1]),
         "--out",
-        shards[0].to_str().unwrap(),
+        arg(&shards[0]),
         "--force",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("is one of the folders being merged"),
-        "{}",
-        text(&o)
-    );
+    assert!(t.contains("is one of the folders being merged"), "{t}");
     assert!(!Dataset::open(&shards[0]).unwrap().parts.is_empty());
     // The same shard twice: units would be there twice.
     let twice = dir.path().join("twice");
-    let o = run(&[
+    let t = refused(&[
         "merge",
-        shards[0].to_str().unwrap(),
-        shards[0].to_str().unwrap(),
-        shards[1].to_str().unwrap(),
+        arg(&shards[0]),
+        arg(&shards[0]),
+        arg(&shards[1]),
         "--out",
-        twice.to_str().unwrap(),
+        arg(&twice),
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("each unit must come from one shard"),
-        "{}",
-        text(&o)
-    );
+    assert!(t.contains("each unit must come from one shard"), "{t}");
     // Another scenario's shard.
     let other = scenario(
         dir.path(),
@@ -642,44 +572,20 @@ fn shards_in_separate_folders_merge_into_one() {
         &SMALL.replace("seed: 17", "seed: 18"),
     );
     let stranger = dir.path().join("stranger");
-    go(&[
-        other.to_str().unwrap(),
-        "--out",
-        stranger.to_str().unwrap(),
-        "--shard",
-        "0/4",
-    ]);
-    let o = run(&[
+    ok(&[arg(&other), "--out", arg(&stranger), "--shard", "0/4"]);
+    let t = refused(&[
         "merge",
-        shards[0].to_str().unwrap(),
-        stranger.to_str().unwrap(),
+        arg(&shards[0]),
+        arg(&stranger),
         "--out",
-        dir.path().join("mixed").to_str().unwrap(),
+        arg(&dir.path().join("mixed")),
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("another scenario"), "{}", text(&o));
+    assert!(t.contains("another scenario"), "{t}");
     // A shard of another scenario cannot join this study's folder either.
-    let o = run(&[
-        other.to_str().unwrap(),
-        "--out",
-        shards[1].to_str().unwrap(),
-        "--shard",
-        "1/4",
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("holds a run of another scenario"),
-        "{}",
-        text(&o)
-    );
+    let t = refused(&[arg(&other), "--out", arg(&shards[1]), "--shard", "1/4"]);
+    assert!(t.contains("holds a run of another scenario"), "{t}");
     for bad in ["4/4", "x", "1/0"] {
-        let o = run(&[
-            f,
-            "--out",
-            dir.path().join("b").to_str().unwrap(),
-            "--shard",
-            bad,
-        ]);
+        let o = run(&[f, "--out", arg(&dir.path().join("b")), "--shard", bad]);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
         assert!(text(&o).contains("expected I/N"), "{}", text(&o));
     }
@@ -689,20 +595,10 @@ fn shards_in_separate_folders_merge_into_one() {
 /// array; outside an array job it says how to give one.
 #[test]
 fn shard_from_slurm_variables() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
-        "small.yaml",
-        &SMALL.replace("deals: 1200", "deals: 200"),
-    );
+    let (dir, file) = tmp_scenario("small.yaml", &SMALL.replace("deals: 1200", "deals: 200"));
     let out = dir.path().join("o");
     let o = bin()
-        .args([
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--shard",
-        ])
+        .args([arg(&file), "--out", arg(&out), "--shard"])
         .env_remove("SLURM_ARRAY_TASK_ID")
         .output()
         .unwrap();
@@ -713,12 +609,7 @@ fn shard_from_slurm_variables() {
         text(&o)
     );
     let o = bin()
-        .args([
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--shard",
-        ])
+        .args([arg(&file), "--out", arg(&out), "--shard"])
         .env("SLURM_ARRAY_TASK_ID", "5")
         .env("SLURM_ARRAY_TASK_MIN", "4")
         .env("SLURM_ARRAY_TASK_MAX", "5")
@@ -729,9 +620,7 @@ fn shard_from_slurm_variables() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("shard 1/2"), "{}", text(&o));
     // The shard's progress counts its own share.
-    let p: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("shards/1-of-2.json")).unwrap())
-            .unwrap();
+    let p = json_file(&out.join("shards/1-of-2.json"));
     let stage = &p["stages"][0];
     assert_eq!(stage["complete"], true);
     assert_eq!(stage["units_done"], stage["units_total"]);

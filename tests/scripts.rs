@@ -14,25 +14,9 @@ use dhumbal::rng::ChaChaStreams;
 use serde_json::{Value, json};
 
 const THRESHOLD: &str = include_str!("../scenarios/heuristics/threshold.rhai");
-const RANDOM3: &str = "  - kind: random\n  - kind: random\n  - kind: random\n";
 
 mod common;
-use common::{run, text};
-
-/// Writes `script` as `name` and a scenario `s.yaml` seating it first, with `extra` lines
-/// under its entry (`params:` on line 6 when given first), then three random agents.
-fn scenario(dir: &Path, name: &str, script: &str, extra: &str) -> PathBuf {
-    std::fs::write(dir.join(name), script).unwrap();
-    let body = format!("name: x\nseed: 1\ndeals: 5\nagents:\n  - script: {name}\n{extra}{RANDOM3}");
-    let path = dir.join("s.yaml");
-    std::fs::write(&path, body).unwrap();
-    path
-}
-
-/// `validate` on the scenario: it must fail with exit code 2; its output.
-fn invalid(file: &Path) -> String {
-    common::refused(&["validate", file.to_str().unwrap()])
-}
+use common::{arg, invalid_script, ok, script_scenario, tmp};
 
 fn paper() -> Rules {
     Rules::new(Preset::Paper.variant()).unwrap()
@@ -62,14 +46,7 @@ const PLAIN: &str = "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
 
 #[test]
 fn a_misspelt_parameter_is_rejected_at_its_line_with_the_nearest_declared_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(
-        dir.path(),
-        "threshold.rhai",
-        THRESHOLD,
-        "    params: {cal_at: 8}\n",
-    );
-    let t = invalid(&file);
+    let t = invalid_script("threshold.rhai", THRESHOLD, "    params: {cal_at: 8}\n");
     assert!(t.contains("s.yaml:6:"), "{t}");
     assert!(t.contains("`agents.0.params.cal_at`"), "{t}");
     assert!(t.contains("did you mean `call_at`?"), "{t}");
@@ -78,14 +55,11 @@ fn a_misspelt_parameter_is_rejected_at_its_line_with_the_nearest_declared_name()
 
 #[test]
 fn a_value_of_the_wrong_type_is_rejected_naming_the_declared_type() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(
-        dir.path(),
+    let t = invalid_script(
         "threshold.rhai",
         THRESHOLD,
         "    params:\n      call_at: 8\n      take_at_most: \"three\"\n",
     );
-    let t = invalid(&file);
     assert!(t.contains("s.yaml:8:"), "{t}");
     assert!(t.contains("`agents.0.params.take_at_most`"), "{t}");
     assert!(t.contains("expected a whole number (`int`"), "{t}");
@@ -108,8 +82,7 @@ fn the_shipped_scripts_validate_with_their_parameters() {
         "scenarios/championship.yaml",
         "scenarios/rhai-aggressive.yaml",
     ] {
-        let o = run(&["validate", file]);
-        assert!(o.status.success(), "{}", text(&o));
+        ok(&["validate", file]);
     }
 }
 
@@ -136,7 +109,7 @@ fn pick(obs) { () }
 
 #[test]
 fn obs_params_hold_every_declared_parameter_given_or_default() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let script = write(dir.path(), "show.rhai", SHOW_PARAMS);
     let t = problems(json!({ "script": script }));
     assert!(
@@ -173,14 +146,8 @@ fn the_manifest_shows_every_declared_parameter_in_force() {
 
 #[test]
 fn a_script_declaring_nothing_takes_no_parameters() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(
-        dir.path(),
-        "plain.rhai",
-        PLAIN,
-        "    params: {call_at: 8}\n",
-    );
-    let t = invalid(&file);
+    let dir = tmp();
+    let t = invalid_script("plain.rhai", PLAIN, "    params: {call_at: 8}\n");
     assert!(t.contains("s.yaml:6:"), "{t}");
     assert!(t.contains("`agents.0.params`"), "{t}");
     assert!(t.contains("declares no parameters"), "{t}");
@@ -192,7 +159,7 @@ fn a_script_declaring_nothing_takes_no_parameters() {
 
 #[test]
 fn a_malformed_declaration_is_a_problem_naming_the_script() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let cases = [
         ("fn parameters() { 3 }", "must return a map"),
         (
@@ -240,7 +207,6 @@ fn a_malformed_declaration_is_a_problem_naming_the_script() {
 
 #[test]
 fn validate_catches_a_misspelt_helper_with_its_line_and_the_nearest_name() {
-    let dir = tempfile::tempdir().unwrap();
     let typo = THRESHOLD.replace("legal_discards(obs.hand)", "legal_discard(obs.hand)");
     assert_ne!(typo, THRESHOLD);
     let line = typo
@@ -248,8 +214,7 @@ fn validate_catches_a_misspelt_helper_with_its_line_and_the_nearest_name() {
         .position(|l| l.contains("legal_discard("))
         .unwrap()
         + 1;
-    let file = scenario(dir.path(), "typo.rhai", &typo, "");
-    let t = invalid(&file);
+    let t = invalid_script("typo.rhai", &typo, "");
     assert!(t.contains("s.yaml:5:"), "{t}");
     assert!(t.contains("`agents.0.script`"), "{t}");
     assert!(t.contains("rehearsal"), "{t}");
@@ -266,8 +231,7 @@ fn validate_catches_a_misspelt_helper_with_its_line_and_the_nearest_name() {
                fn lowest_card(hand) { lowst(hand) }\n\
                fn lowest(hand) { hand[0] }\n\
                fn pick(obs) { () }\n";
-    let file = scenario(dir.path(), "own.rhai", own, "");
-    let t = invalid(&file);
+    let t = invalid_script("own.rhai", own, "");
     assert!(t.contains("via lowest_card(), line 3"), "{t}");
     assert!(
         t.contains("unknown function `lowst` (called with array); did you mean `lowest`?"),
@@ -276,22 +240,19 @@ fn validate_catches_a_misspelt_helper_with_its_line_and_the_nearest_name() {
     // The rehearsal asks every function: one failing only in pick is caught too.
     let pick = THRESHOLD.replace("value(c) <= limit", "valu(c) <= limit");
     assert_ne!(pick, THRESHOLD);
-    let file = scenario(dir.path(), "pick.rhai", &pick, "");
-    let t = invalid(&file);
+    let t = invalid_script("pick.rhai", &pick, "");
     assert!(t.contains("in pick()"), "{t}");
     assert!(t.contains("did you mean `value`?"), "{t}");
 }
 
 #[test]
 fn too_many_operations_names_the_budget_and_max_operations() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(
-        dir.path(),
+    let dir = tmp();
+    let t = invalid_script(
         "loops.rhai",
         "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
         "    max_operations: 10000\n",
     );
-    let t = invalid(&file);
     assert!(
         t.contains("the decision took more than 10,000 operations (`max_operations` in the agent entry raises the budget)"),
         "{t}"
@@ -333,7 +294,7 @@ impl Context for Logged {
 
 #[test]
 fn script_log_lines_name_stage_deal_seat_and_agent() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join("scripts.log");
     let script = write(
         dir.path(),
@@ -383,7 +344,7 @@ fn script_log_lines_name_stage_deal_seat_and_agent() {
 
 #[test]
 fn script_log_lines_never_interleave_across_threads() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let path = dir.path().join("scripts.log");
     let log = Arc::new(AgentLog::default());
     log.attach(&path);
@@ -433,22 +394,15 @@ fn script_log_lines_never_interleave_across_threads() {
 
 #[test]
 fn a_run_writes_scripts_log_lines_with_their_seat() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(
+    let dir = tmp();
+    let file = script_scenario(
         dir.path(),
         "threshold.rhai",
         THRESHOLD,
         "    id: mine\n    params: {take_at_most: 13}\n",
     );
     let out = dir.path().join("o");
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--threads",
-        "2",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&[arg(&file), "--out", arg(&out), "--threads", "2"]);
     let log = std::fs::read_to_string(out.join("scripts.log")).unwrap();
     assert!(!log.is_empty());
     for line in log.lines() {
@@ -493,7 +447,6 @@ fn sources_are_the_scripts_read_through_wrappers_too() {
 /// with its reason.
 #[test]
 fn the_sandbox_refuses_eval_modules_deep_calls_and_huge_values() {
-    let dir = tempfile::tempdir().unwrap();
     let cases = [
         (
             "eval.rhai",
@@ -527,8 +480,7 @@ fn the_sandbox_refuses_eval_modules_deep_calls_and_huge_values() {
         ),
     ];
     for (name, source, reason) in cases {
-        let file = scenario(dir.path(), name, source, "");
-        let t = invalid(&file);
+        let t = invalid_script(name, source, "");
         assert!(t.contains(name) && t.contains(reason), "{name}: {t}");
     }
 }

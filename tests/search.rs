@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 mod common;
+use common::{json_file, play_into, tmp_scenario};
 
 fn recipe(kind: &str, params: Value) -> Arc<dyn Recipe> {
     let rules = Rules::new(Preset::Paper.variant()).unwrap();
@@ -176,60 +177,27 @@ fn ismcts_beats_random() {
 /// of quietly searching sampled worlds. (The run would exit 1 if the hands did not arrive.)
 #[test]
 fn an_oracle_in_a_scenario_sees_the_hands() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("oracle.yaml");
-    std::fs::write(
-        &scenario,
+    let (dir, scenario) = tmp_scenario(
+        "oracle.yaml",
         "name: oracle\nseed: 3\ndeals: 6\nrules: {preset: paper}\nagents:\n  - id: oracle\n    kind: ismcts\n    params: {iterations: 20, oracle: true}\n  - kind: ismcts\n    params: {iterations: 20}\n  - kind: random\n  - kind: balanced\noutput: {csv: false}\n",
-    )
-    .unwrap();
-    let out = common::bin()
-        .arg(&scenario)
-        .arg("--out")
-        .arg(dir.path().join("out"))
-        .arg("--no-report")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
     );
+    play_into(&scenario, &dir.path().join("out"), &["--no-report"]);
 }
 
 /// Without the wrapper's pass-through the same search refuses to run blind.
 #[test]
 fn an_oracle_without_the_hands_is_an_error() {
-    use dhumbal::game::{Discard, Observation, Pick};
-    use dhumbal::rng::RandomSource;
     struct Hider(Box<dyn Agent>);
     impl Agent for Hider {
         fn name(&self) -> &str {
             "hider"
         }
         // Does not pass `oracle()` on.
-        fn call(
-            &mut self,
-            o: &Observation<'_>,
-            r: &mut dyn RandomSource,
-        ) -> Result<bool, dhumbal::game::AgentError> {
-            self.0.call(o, r)
-        }
-        fn discard(
-            &mut self,
-            o: &Observation<'_>,
-            r: &mut dyn RandomSource,
-        ) -> Result<Discard, dhumbal::game::AgentError> {
-            self.0.discard(o, r)
-        }
-        fn pick(
-            &mut self,
-            o: &Observation<'_>,
-            r: &mut dyn RandomSource,
-        ) -> Result<Pick, dhumbal::game::AgentError> {
-            self.0.pick(o, r)
-        }
+        common::decisions!(self, o, r =>
+            call { self.0.call(o, r) }
+            discard { self.0.discard(o, r) }
+            pick { self.0.pick(o, r) }
+        );
     }
     let r = rules(Preset::Paper);
     let oracle = recipe("ismcts", json!({"iterations": 10, "oracle": true}));
@@ -419,33 +387,11 @@ impl Agent for Explaining {
     fn name(&self) -> &str {
         self.inner.name()
     }
-    fn call(
-        &mut self,
-        obs: &dhumbal::game::Observation<'_>,
-        rng: &mut dyn dhumbal::rng::RandomSource,
-    ) -> Result<bool, dhumbal::game::AgentError> {
-        let c = self.inner.call(obs, rng);
-        self.keep(obs);
-        c
-    }
-    fn discard(
-        &mut self,
-        obs: &dhumbal::game::Observation<'_>,
-        rng: &mut dyn dhumbal::rng::RandomSource,
-    ) -> Result<dhumbal::game::Discard, dhumbal::game::AgentError> {
-        let d = self.inner.discard(obs, rng);
-        self.keep(obs);
-        d
-    }
-    fn pick(
-        &mut self,
-        obs: &dhumbal::game::Observation<'_>,
-        rng: &mut dyn dhumbal::rng::RandomSource,
-    ) -> Result<dhumbal::game::Pick, dhumbal::game::AgentError> {
-        let p = self.inner.pick(obs, rng);
-        self.keep(obs);
-        p
-    }
+    common::decisions!(self, obs, rng =>
+        call { let c = self.inner.call(obs, rng); self.keep(obs); c }
+        discard { let d = self.inner.discard(obs, rng); self.keep(obs); d }
+        pick { let p = self.inner.pick(obs, rng); self.keep(obs); p }
+    );
 }
 
 /// A tuned agent file of a heuristic (as `tune` writes them) rolls out as that heuristic given
@@ -454,7 +400,7 @@ impl Agent for Explaining {
 #[test]
 fn a_tuned_heuristic_rolls_out_as_its_heuristic() {
     let file = "scenarios/tuning/tuned/aggressive-paper-2p.json";
-    let entry: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let entry = json_file(std::path::Path::new(file));
     assert_eq!(entry["kind"], "aggressive", "{entry}");
     let r = rules(Preset::Paper);
     let tuned = recipe(

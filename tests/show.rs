@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{bin, refused, said, scenario, text, tmp};
+use common::{arg, bin, play_into, refused, said, scenario, text, tmp};
 
 /// One session of three rounds (a deal), four seats rotated: deals 0 and 2 traced, under each
 /// of their four arrangements.
@@ -52,16 +52,7 @@ stages:
 fn played(dir: &Path, body: &str) -> PathBuf {
     let file = scenario(dir, "s.yaml", body);
     let out = dir.join("out");
-    let o = bin()
-        .args([
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--no-report",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    play_into(&file, &out, &["--no-report"]);
     out
 }
 
@@ -144,7 +135,7 @@ fn show_replays_the_deal_turn_by_turn_as_the_trace_has_it() {
     let dir = tmp();
     let out = played(dir.path(), TRACED);
     let trace = events(&out.join("traces/deal-000002-arrangement-002.jsonl"));
-    let text = show(&[out.to_str().unwrap(), "--deal", "2", "--arrangement", "2"]);
+    let text = show(&[arg(&out), "--deal", "2", "--arrangement", "2"]);
     let head: Vec<&str> = text.lines().take(3).collect();
     assert!(
         head[0].starts_with(
@@ -251,13 +242,7 @@ fn a_seat_sees_only_its_own_cards_and_the_public_ones() {
     let out = played(dir.path(), TRACED);
     let trace = events(&out.join("traces/deal-000000-arrangement-000.jsonl"));
     for k in 0..4usize {
-        let text = show(&[
-            out.to_str().unwrap(),
-            "--deal",
-            "0",
-            "--seat",
-            &k.to_string(),
-        ]);
+        let text = show(&[arg(&out), "--deal", "0", "--seat", &k.to_string()]);
         assert!(text.contains(&format!("view: seat {k} (")), "{text}");
         let rounds = by_round(&text);
         for (&r, shown) in &rounds {
@@ -373,7 +358,7 @@ fn a_seat_sees_only_its_own_cards_and_the_public_ones() {
 fn round_filters_and_the_stage_is_found() {
     let dir = tmp();
     let out = played(dir.path(), TRACED);
-    let text = show(&[out.to_str().unwrap(), "--deal", "0", "--round", "1"]);
+    let text = show(&[arg(&out), "--deal", "0", "--round", "1"]);
     let rounds = by_round(&text);
     assert_eq!(rounds.keys().copied().collect::<Vec<_>>(), [1], "{text}");
     assert!(text.contains("  end of round 1 by "), "{text}");
@@ -382,7 +367,7 @@ fn round_filters_and_the_stage_is_found() {
 
     let dir = tmp();
     let out = played(dir.path(), STAGED);
-    let o = out.to_str().unwrap();
+    let o = arg(&out);
     let t = refused(&["show", o]);
     assert!(
         t.contains("several stages") && t.contains("first, second"),
@@ -398,19 +383,19 @@ fn round_filters_and_the_stage_is_found() {
     std::fs::remove_dir_all(out.join("first/traces")).unwrap();
     assert!(show(&[o]).starts_with("stage second · deal 0"));
     // A stage's own folder is a run folder too.
-    assert!(show(&[out.join("second").to_str().unwrap()]).starts_with("stage second"));
+    assert!(show(&[arg(&out.join("second"))]).starts_with("stage second"));
 }
 
 #[test]
 fn bad_requests_are_refused_with_what_to_do() {
     let dir = tmp();
     let out = played(dir.path(), TRACED);
-    let o = out.to_str().unwrap();
-    let t = refused(&["show", dir.path().join("nothing").to_str().unwrap()]);
+    let o = arg(&out);
+    let t = refused(&["show", arg(&dir.path().join("nothing"))]);
     assert!(t.contains("is not a folder"), "{t}");
     let empty = dir.path().join("source");
     std::fs::create_dir_all(&empty).unwrap();
-    let t = refused(&["show", empty.to_str().unwrap()]);
+    let t = refused(&["show", arg(&empty)]);
     assert!(t.contains("holds no traces"), "{t}");
     let t = refused(&["show", o]);
     assert!(t.contains("2 deals: 0, 2; pick one with --deal N"), "{t}");
@@ -440,7 +425,7 @@ fn bad_requests_are_refused_with_what_to_do() {
         "{\"event\":\"game\"}\nnot json\n",
     )
     .unwrap();
-    let t = refused(&["show", broken.to_str().unwrap()]);
+    let t = refused(&["show", arg(&broken)]);
     assert!(t.contains("line 2: not a trace event"), "{t}");
 }
 
@@ -473,7 +458,7 @@ fn candidates_are_the_top_three_and_the_chosen_one() {
     let mine = dir.path().join("mine");
     std::fs::create_dir_all(mine.join("traces")).unwrap();
     std::fs::write(mine.join("traces/deal-000000-arrangement-000.jsonl"), text).unwrap();
-    let shown = show(&[mine.to_str().unwrap(), "--round", "0"]);
+    let shown = show(&[arg(&mine), "--round", "0"]);
     let lines: Vec<&str> = shown.lines().collect();
     let at = lines
         .iter()
@@ -510,24 +495,18 @@ fn html_writes_the_replay_page() {
     let dir = tmp();
     let out = played(dir.path(), TRACED);
     let page = dir.path().join("deal0.html");
-    let t = show(&[
-        out.to_str().unwrap(),
-        "--deal",
-        "0",
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let t = show(&[arg(&out), "--deal", "0", "--html", arg(&page)]);
     assert!(t.contains("deal 0, 4 arrangements"), "{t}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("deal-000000-arrangement-003.jsonl"));
     assert!(!html.contains("deal-000002-"));
     let t = refused(&[
         "show",
-        out.to_str().unwrap(),
+        arg(&out),
         "--deal",
         "0",
         "--html",
-        dir.path().join("no/such/folder.html").to_str().unwrap(),
+        arg(&dir.path().join("no/such/folder.html")),
     ]);
     assert!(t.contains("does not exist"), "{t}");
 }
@@ -610,15 +589,7 @@ fn a_terminal_gets_red_hearts_and_no_color_plain_text() {
     let Some(tmux) = tmux() else { return };
     let dir = tmp();
     let out = played(dir.path(), TRACED);
-    let args = [
-        out.to_str().unwrap(),
-        "--deal",
-        "0",
-        "--round",
-        "0",
-        "--seat",
-        "1",
-    ];
+    let args = [arg(&out), "--deal", "0", "--round", "0", "--seat", "1"];
     let coloured = in_terminal(tmux, &args, false);
     // A heart in red (tmux writes the colour back as SGR 31), face-down cards dim (SGR 2).
     let red_heart = coloured.split("\x1b[31m").skip(1).any(|after| {

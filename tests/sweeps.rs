@@ -4,10 +4,9 @@
 //! Python reference (tests/fixtures/sweep_pairs.json), resume, and shards merged.
 
 mod common;
+use common::{arg, killed, ok, play_into, play_scenario, refused, tmp, tmp_scenario};
 
 use std::path::Path;
-
-use common::{refused, run, scenario, text, tmp};
 
 const AGENTS4: &str = "agents:
   - kind: aggressive
@@ -97,20 +96,10 @@ fn records_without_stage(path: &Path) -> Vec<Vec<String>> {
 
 #[test]
 fn a_sweep_expands_into_one_stage_per_point_with_a_folder_each() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "sw.yaml", &grid_and_zip());
+    let (dir, file) = tmp_scenario("sw.yaml", &grid_and_zip());
     let out = dir.path().join("out");
-    let o = run(&["validate", file.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
-    let o = run(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--threads",
-        "2",
-        "--csv",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(&["validate", arg(&file)]);
+    ok(&[arg(&file), "--out", arg(&out), "--threads", "2", "--csv"]);
     // Grid: the first path varies slowest; names are `<stage>/<name>=<value>,...` in file order.
     let want = [
         "grid/threshold=5,call_probability=0.5",
@@ -224,16 +213,15 @@ fn a_sweep_expands_into_one_stage_per_point_with_a_folder_each() {
 
     // `--stage` (of a shard) names a sweep: all its points.
     let only = dir.path().join("only");
-    let o = run(&[
-        file.to_str().unwrap(),
+    ok(&[
+        arg(&file),
         "--out",
-        only.to_str().unwrap(),
+        arg(&only),
         "--shard",
         "0/1",
         "--stage",
         "zipped",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     assert!(only.join(want[4]).join("rounds").is_dir());
     assert!(only.join(want[5]).join("rounds").is_dir());
     assert!(!only.join(want[0]).exists());
@@ -241,11 +229,7 @@ fn a_sweep_expands_into_one_stage_per_point_with_a_folder_each() {
 
 #[test]
 fn sweep_csv_holds_each_points_statistics_as_stats_json_gives_them() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "sw.yaml", &grid_and_zip());
-    let out = dir.path().join("out");
-    let o = run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_dir, out, _) = play_scenario("sw.yaml", &grid_and_zip(), &[]);
     let rows = csv_rows(&out.join("grid/sweep.csv"));
     for r in &rows {
         let stats = json(&out.join("grid").join(&r["point"]).join("stats.json"));
@@ -285,14 +269,13 @@ fn sweep_csv_holds_each_points_statistics_as_stats_json_gives_them() {
 fn paired_differences_agree_with_the_python_reference() {
     let dir = tmp();
     let out = dir.path().join("out");
-    let o = run(&[
+    ok(&[
         "tests/fixtures/sweep-pairs.yaml",
         "--out",
-        out.to_str().unwrap(),
+        arg(&out),
         "--threads",
         "2",
     ]);
-    assert!(o.status.success(), "{}", text(&o));
     let fixture =
         json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep_pairs.json"));
     let cases = fixture["cases"].as_array().unwrap();
@@ -333,16 +316,8 @@ fn paired_differences_agree_with_the_python_reference() {
 }
 
 /// Runs `file` into `out` with extra arguments; requires success.
-fn play(file: &Path, out: &Path, extra: &[&str]) {
-    let mut args = vec![file.to_str().unwrap(), "--out", out.to_str().unwrap()];
-    args.extend(extra);
-    let o = run(&args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-}
-
 #[test]
 fn a_sweep_resumes_and_merges_point_by_point_to_the_same_records() {
-    let dir = tmp();
     let body = format!(
         "name: sh
 seed: 5
@@ -356,28 +331,22 @@ stages:
       rules.threshold: [7, 10]
 "
     );
-    let file = scenario(dir.path(), "sh.yaml", &body);
+    let (dir, file) = tmp_scenario("sh.yaml", &body);
     let whole = dir.path().join("whole");
-    play(&file, &whole, &[]);
+    play_into(&file, &whole, &[]);
     let points = ["sw/threshold=7", "sw/threshold=10"];
 
     // Killed (SIGKILL) in the first point, then resumed.
     let cut = dir.path().join("cut");
-    let o = common::bin()
-        .args([file.to_str().unwrap(), "--out", cut.to_str().unwrap()])
-        .env("DHUMBAL_RUN_CRASH_AT", "part-placed:5")
-        .output()
-        .unwrap();
-    assert!(!o.status.success(), "the run was not killed: {}", text(&o));
+    killed(&[arg(&file), "--out", arg(&cut)], "part-placed:5");
     assert!(!cut.join(points[1]).join("summary.csv").exists());
-    play(&file, &cut, &["--resume"]);
+    play_into(&file, &cut, &["--resume"]);
 
     // Two shards into one folder, then merged.
     let sharded = dir.path().join("sharded");
-    play(&file, &sharded, &["--shard", "0/2"]);
-    play(&file, &sharded, &["--shard", "1/2"]);
-    let o = run(&["merge", sharded.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    play_into(&file, &sharded, &["--shard", "0/2"]);
+    play_into(&file, &sharded, &["--shard", "1/2"]);
+    ok(&["merge", arg(&sharded)]);
 
     for folder in [&cut, &sharded] {
         for p in points {
@@ -397,9 +366,8 @@ stages:
 
 /// A bad scenario's message (exit 2).
 fn bad(body: &str) -> String {
-    let dir = tmp();
-    let file = scenario(dir.path(), "bad.yaml", body);
-    refused(&["validate", file.to_str().unwrap()])
+    let (_dir, file) = tmp_scenario("bad.yaml", body);
+    refused(&["validate", arg(&file)])
 }
 
 #[test]

@@ -4,12 +4,13 @@
 use std::sync::{Arc, Mutex};
 
 mod common;
+use common::{arg, json_file, ok, tmp};
 
 use dhumbal::agents::tabular::{
     Chooser, FixedChooser, MAX_CARDS, MAX_VALUE, Macro, MacroAgent, PolicyTable, State,
 };
 use dhumbal::game::rng::{ChaChaStreams, RandomSource, deal_id};
-use dhumbal::game::{Agent, Observation, Preset, Rules, Table};
+use dhumbal::game::{Agent, Observation, Phase, Preset, Rules, Table};
 
 /// Plays uniformly random macros and records every state it sees, checking each against the
 /// raw observation (nothing clamped).
@@ -24,9 +25,7 @@ impl Chooser for Probe {
     }
 }
 
-/// Wraps a macro agent to check each observation maps into the abstraction unclamped.
-struct Checked<A>(A);
-
+/// Checks that an observation maps into the abstraction unclamped.
 fn check(obs: &Observation<'_>) {
     let s = State::of(obs);
     assert!(
@@ -45,39 +44,13 @@ fn check(obs: &Observation<'_>) {
     assert_eq!(State::from_index(s.index()), s);
 }
 
-impl<A: Agent> Agent for Checked<A> {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn round_end(&mut self, seat: usize, o: &dhumbal::game::RoundOutcome) {
-        self.0.round_end(seat, o)
-    }
-    fn game_end(&mut self, seat: usize, s: &[i64], won: bool) {
-        self.0.game_end(seat, s, won)
-    }
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<bool, dhumbal::game::AgentError> {
-        check(obs);
-        self.0.call(obs, rng)
-    }
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<dhumbal::game::Discard, dhumbal::game::AgentError> {
-        check(obs);
-        self.0.discard(obs, rng)
-    }
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        rng: &mut dyn RandomSource,
-    ) -> Result<dhumbal::game::Pick, dhumbal::game::AgentError> {
-        self.0.pick(obs, rng)
-    }
+/// `agent`, checking each observation it calls or discards on (see [`check`]).
+fn checked(agent: impl Agent) -> impl Agent {
+    common::Probe::new(agent, |obs: &Observation<'_>| {
+        if obs.phase != Phase::Pick {
+            check(obs)
+        }
+    })
 }
 
 /// Every observation met in 3,000 games of `simplified-2p` (random macros against each fixed
@@ -89,8 +62,8 @@ fn states_cover_real_observations_and_macros_only_make_legal_actions() {
     let seen = Arc::new(Mutex::new(vec![false; 1600]));
     for game in 0..3_000u64 {
         let fixed = Macro::ALL[(game % 3) as usize];
-        let mut a = Checked(MacroAgent::new("probe", Probe { seen: seen.clone() }));
-        let mut b = Checked(MacroAgent::new(
+        let mut a = checked(MacroAgent::new("probe", Probe { seen: seen.clone() }));
+        let mut b = checked(MacroAgent::new(
             "fixed",
             FixedChooser {
                 action: fixed,
@@ -149,7 +122,7 @@ fn a_policy_table_reads_back_bit_for_bit() {
 /// 2 threads; the learned policies beat `random` clearly, and a `tabular` agent seats them.
 #[test]
 fn both_methods_learn_from_a_scenario_reproducibly() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let yaml = r#"
 name: tab
 seed: 3
@@ -176,28 +149,18 @@ train:
         std::fs::create_dir_all(&sub).unwrap();
         let path = sub.join("tab.yaml");
         std::fs::write(&path, yaml).unwrap();
-        let status = common::bin()
-            .args([
-                "train",
-                path.to_str().unwrap(),
-                "--threads",
-                &threads.to_string(),
-            ])
-            .args(["--out", sub.join("out").to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(
-            status.status.success(),
-            "{}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        let threads = threads.to_string();
+        let status = ok(&[
+            "train",
+            arg(&path),
+            "--threads",
+            &threads,
+            "--out",
+            arg(&sub.join("out")),
+        ]);
         let out = String::from_utf8_lossy(&status.stdout).to_string();
         for id in ["q", "vi"] {
-            let m: serde_json::Value = serde_json::from_str(
-                &std::fs::read_to_string(sub.join(format!("out/train/{id}/manifest.json")))
-                    .unwrap(),
-            )
-            .unwrap();
+            let m = json_file(&sub.join(format!("out/train/{id}/manifest.json")));
             let last = &m["last_evaluations"][0];
             assert_eq!(last["opponent"], "random");
             assert!(
@@ -220,19 +183,7 @@ train:
             "name: play\nseed: 5\nrules: {preset: simplified-2p}\ngames: 20\nseating: rotate\nagents:\n  - {kind: tabular, params: {policy: vi.csv}}\n  - {kind: macro, params: {action: delay-collect}}\n",
         )
         .unwrap();
-        let status = common::bin()
-            .args([
-                play.to_str().unwrap(),
-                "--out",
-                sub.join("played").to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            status.status.success(),
-            "{}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        ok(&[arg(&play), "--out", arg(&sub.join("played"))]);
     }
     assert!(
         tables[0] == tables[1],

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 mod common;
-use common::{bin, refused, run, scenario, text, tmp};
+use common::{arg, killed, ok, play_into, refused, run, scenario, shards_merged, tmp_scenario};
 
 const STAGED: &str = "\
 name: traced
@@ -31,11 +31,6 @@ stages:
       - kind: balanced
 output: {chunk_rounds: 48, decision_timing: false, trace: {deals: [3], every: 50}}
 ";
-
-fn go(args: &[&str]) {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-}
 
 /// Every trace of a stage: file name to its lines, each without the decision time (`ns`, a
 /// measurement).
@@ -71,14 +66,13 @@ fn traces(stage: &Path) -> BTreeMap<String, Vec<serde_json::Value>> {
 
 #[test]
 fn chosen_deals_are_traced_under_every_arrangement_and_change_no_record() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "traced.yaml", STAGED);
-    let f = file.to_str().unwrap();
+    let (dir, file) = tmp_scenario("traced.yaml", STAGED);
+    let f = arg(&file);
     let traced = dir.path().join("traced");
-    go(&[
+    ok(&[
         f,
         "--out",
-        traced.to_str().unwrap(),
+        arg(&traced),
         "--no-report",
         "--csv",
         "--trace",
@@ -107,10 +101,10 @@ fn chosen_deals_are_traced_under_every_arrangement_and_change_no_record() {
         &STAGED.replace(", trace: {deals: [3], every: 50}", ""),
     );
     let plain = dir.path().join("plain");
-    go(&[
-        plain_file.to_str().unwrap(),
+    ok(&[
+        arg(&plain_file),
         "--out",
-        plain.to_str().unwrap(),
+        arg(&plain),
         "--no-report",
         "--csv",
         "--threads",
@@ -126,13 +120,7 @@ fn chosen_deals_are_traced_under_every_arrangement_and_change_no_record() {
     }
     // The command line is kept for a rerun, which traces the same deals.
     let again = dir.path().join("again");
-    go(&[
-        "rerun",
-        traced.to_str().unwrap(),
-        "--out",
-        again.to_str().unwrap(),
-        "--no-report",
-    ]);
+    ok(&["rerun", arg(&traced), "--out", arg(&again), "--no-report"]);
     for stage in ["league", "final"] {
         assert_eq!(
             traces(&again.join(stage)),
@@ -144,16 +132,9 @@ fn chosen_deals_are_traced_under_every_arrangement_and_change_no_record() {
 
 #[test]
 fn a_trace_of_a_deal_no_stage_plays_is_refused() {
-    let dir = tmp();
-    let file = scenario(dir.path(), "traced.yaml", STAGED);
+    let (dir, file) = tmp_scenario("traced.yaml", STAGED);
     let out = dir.path().join("out");
-    let t = refused(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--trace",
-        "120",
-    ]);
+    let t = refused(&[arg(&file), "--out", arg(&out), "--trace", "120"]);
     assert!(!out.exists(), "nothing may be written");
     assert!(
         t.contains("output.trace.deals") && t.contains("deal 120 is beyond every stage"),
@@ -180,30 +161,19 @@ fn a_trace_of_a_deal_no_stage_plays_is_refused() {
 /// uninterrupted one.
 #[test]
 fn traces_exist_exactly_with_their_records_through_kills_and_resumes() {
-    let dir = tmp();
     let body = STAGED.replace("every: 50", "every: 2");
-    let file = scenario(dir.path(), "traced.yaml", &body);
-    let f = file.to_str().unwrap();
+    let (dir, file) = tmp_scenario("traced.yaml", &body);
+    let f = arg(&file);
     let whole = dir.path().join("whole");
-    go(&[f, "--out", whole.to_str().unwrap(), "--no-report"]);
+    ok(&[f, "--out", arg(&whole), "--no-report"]);
     let cut = dir.path().join("cut");
-    let c = cut.to_str().unwrap();
+    let c = arg(&cut);
     for (point, n) in [("part-written", 2), ("part-placed", 3), ("part-written", 4)] {
         let mut args = vec![f, "--out", c, "--no-report"];
         if cut.join("progress.json").is_file() {
             args.push("--resume");
         }
-        let o = bin()
-            .args(&args)
-            .env("DHUMBAL_RUN_CRASH_AT", format!("{point}:{n}"))
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            None,
-            "{point}:{n}: not killed: {}",
-            text(&o)
-        );
+        killed(&args, &format!("{point}:{n}"));
         // Every unit in a placed part that is traced has its trace.
         let stage = cut.join("league");
         let dataset = dhumbal::runner::dataset::Dataset::open(&stage).unwrap();
@@ -218,7 +188,7 @@ fn traces_exist_exactly_with_their_records_through_kills_and_resumes() {
             }
         }
     }
-    go(&[f, "--out", c, "--no-report", "--resume"]);
+    ok(&[f, "--out", c, "--no-report", "--resume"]);
     for stage in ["league", "final"] {
         assert_eq!(
             traces(&cut.join(stage)),
@@ -231,39 +201,15 @@ fn traces_exist_exactly_with_their_records_through_kills_and_resumes() {
 /// Shards in their own folders, merged into a third: the traces come along.
 #[test]
 fn merged_shards_keep_their_traces() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "single.yaml",
         "name: single\nseed: 3\ndeals: 90\nseating: rotate\nrules: {preset: paper}\n\
          agents: [{kind: aggressive}, {kind: conservative}, {kind: balanced}, {kind: random}]\n\
          output: {chunk_rounds: 40, decision_timing: false, trace: {every: 10}}\n",
     );
-    let f = file.to_str().unwrap();
     let whole = dir.path().join("whole");
-    go(&[f, "--out", whole.to_str().unwrap(), "--no-report"]);
-    let shards: Vec<String> = (0..2)
-        .map(|i| {
-            let out = dir.path().join(format!("s{i}"));
-            go(&[
-                f,
-                "--out",
-                out.to_str().unwrap(),
-                "--shard",
-                &format!("{i}/2"),
-            ]);
-            out.to_str().unwrap().to_string()
-        })
-        .collect();
-    let merged = dir.path().join("merged");
-    go(&[
-        "merge",
-        &shards[0],
-        &shards[1],
-        "--out",
-        merged.to_str().unwrap(),
-        "--no-report",
-    ]);
+    play_into(&file, &whole, &["--no-report"]);
+    let (_, merged) = shards_merged(&file, dir.path());
     let got = traces(&merged);
     assert_eq!(got.len(), 9 * 4);
     assert_eq!(got, traces(&whole));
@@ -273,17 +219,15 @@ fn merged_shards_keep_their_traces() {
 /// build's by `--resume` nor shown: each refuses with exit 2, naming the file and the format.
 #[test]
 fn traces_of_another_format_are_refused_by_resume_show_and_the_page() {
-    let dir = tmp();
-    let file = scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "traced.yaml",
         &STAGED
             .replace("deals: 120", "deals: 8")
             .replace("deals: 40", "deals: 4"),
     );
     let out = dir.path().join("out");
-    let (file, out_s) = (file.to_str().unwrap(), out.to_str().unwrap());
-    go(&[file, "--out", out_s, "--no-report", "--trace", "1"]);
+    let (file, out_s) = (arg(&file), arg(&out));
+    ok(&[file, "--out", out_s, "--no-report", "--trace", "1"]);
     let old = out.join("league/traces/deal-000001-arrangement-000.jsonl");
     let text = std::fs::read_to_string(&old).unwrap();
     let (first, rest) = text.split_once('\n').unwrap();
@@ -315,7 +259,7 @@ fn traces_of_another_format_are_refused_by_resume_show_and_the_page() {
         "--deal",
         "1",
         "--html",
-        html.to_str().unwrap(),
+        arg(&html),
     ]);
     assert_ne!(o.status.code(), Some(0), "{}", common::text(&o));
     assert!(!html.exists());

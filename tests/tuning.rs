@@ -5,6 +5,7 @@
 //! optimizers' own properties are unit tests in crates/runner/src/optimize/.
 
 mod common;
+use common::{arg, ok, refused, run, scenario, text, tmp, tmp_scenario};
 
 use std::path::Path;
 
@@ -48,15 +49,10 @@ tune:
 ";
 
 fn tune(file: &Path, out: &Path, extra: &[&str]) -> String {
-    let mut args = vec![
-        "tune",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["tune", arg(file), "--out", arg(out)];
     args.extend_from_slice(extra);
-    let o = common::run(&args);
-    let t = common::text(&o);
+    let o = run(&args);
+    let t = text(&o);
     assert!(o.status.success(), "{t}");
     t
 }
@@ -141,9 +137,9 @@ fn read(path: &Path) -> String {
 fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
     let mut seen = Vec::new();
     for threads in ["1", "2"] {
-        let dir = common::tmp();
+        let dir = tmp();
         write_script(dir.path());
-        let file = common::scenario(dir.path(), "t.yaml", TWO);
+        let file = scenario(dir.path(), "t.yaml", TWO);
         let out = dir.path().join("out");
         let text = tune(&file, &out, &["--threads", threads]);
         assert!(
@@ -155,13 +151,12 @@ fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
         assert_eq!(entry["script"], "../threshold.rhai");
         assert_eq!(entry["id"], "mine");
         // The file seats as an agent (and pastes as an entry).
-        let check = common::scenario(
+        let check = scenario(
             dir.path(),
             "seat.yaml",
             "name: seat\nseed: 1\ndeals: 10\nrules: {preset: paper, players: 2}\nagents:\n  - tuned: tuned/mine.json\n  - kind: random\n",
         );
-        let o = common::run(&["validate", check.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", common::text(&o));
+        ok(&["validate", arg(&check)]);
         // Records: the log, the Parquet evaluations, the manifest, the figures, the report.
         let tdir = out.join("tune/mine");
         for f in [
@@ -246,9 +241,9 @@ fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
 
 #[test]
 fn a_stopped_search_resumes_to_the_same_parameters() {
-    let dir = common::tmp();
+    let dir = tmp();
     write_script(dir.path());
-    let file = common::scenario(dir.path(), "t.yaml", TWO);
+    let file = scenario(dir.path(), "t.yaml", TWO);
     let out = dir.path().join("out");
     tune(&file, &out, &["--id", "mine"]);
     let log = out.join("tune/mine/evaluations.jsonl");
@@ -265,14 +260,7 @@ fn a_stopped_search_resumes_to_the_same_parameters() {
     std::fs::remove_file(dir.path().join("tuned/mine.json")).unwrap();
     std::fs::remove_dir_all(out.join("tune/mine/confirm")).unwrap();
     // Without --resume the unfinished search is not overwritten.
-    let t = common::refused(&[
-        "tune",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--id",
-        "mine",
-    ]);
+    let t = refused(&["tune", arg(&file), "--out", arg(&out), "--id", "mine"]);
     assert!(t.contains("--resume"), "{t}");
     let t = tune(&file, &out, &["--id", "mine", "--resume"]);
     assert!(t.contains("resuming after"), "{t}");
@@ -292,9 +280,7 @@ fn a_stopped_search_resumes_to_the_same_parameters() {
 
 #[test]
 fn a_tournament_tunes_a_missing_agent_first() {
-    let dir = common::tmp();
-    let file = common::scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "t.yaml",
         "name: first
 seed: 9
@@ -318,8 +304,8 @@ stages:
 ",
     );
     let out = dir.path().join("out");
-    let o = common::run(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    let t = common::text(&o);
+    let o = run(&[arg(&file), "--out", arg(&out)]);
+    let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(dir.path().join("agg.json").is_file());
     let summary = read(&out.join("check/summary.csv"));
@@ -329,9 +315,9 @@ stages:
 
 #[test]
 fn tuning_problems_are_reported_at_their_lines() {
-    let dir = common::tmp();
+    let dir = tmp();
     write_script(dir.path());
-    let file = common::scenario(
+    let file = scenario(
         dir.path(),
         "bad.yaml",
         "name: bad
@@ -365,7 +351,7 @@ agents:
 deals: 5
 ",
     );
-    let t = common::refused(&["validate", file.to_str().unwrap()]);
+    let t = refused(&["validate", arg(&file)]);
     for want in [
         "bad.yaml:8:",
         "`tune.0.params.call_at`: a grid goes up from `from` to `to`",
@@ -385,9 +371,7 @@ deals: 5
 
 #[test]
 fn ranges_outputs_and_confirmations_are_checked_strictly() {
-    let dir = common::tmp();
-    let file = common::scenario(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "bad.yaml",
         "name: bad
 seed: 5
@@ -412,7 +396,7 @@ tune:
     output: ./same.json
 ",
     );
-    let t = common::refused(&["validate", file.to_str().unwrap()]);
+    let t = refused(&["validate", arg(&file)]);
     for want in [
         "`tune.0.params.pickup_threshold.step`: expected a number, got \"2\"",
         "`tune.0.params.high_preference.levels`: expected a whole number of grid points, got 2.5",
@@ -423,13 +407,12 @@ tune:
         assert!(t.contains(want), "missing {want:?} in\n{t}");
     }
     // Under point scoring the default confirmation is in games (no `max_deals` asked for).
-    let ok = common::scenario(
+    let fine = scenario(
         dir.path(),
         "ok.yaml",
         "name: ok\nseed: 5\nrules: {preset: jhyap, players: 2}\ntune:\n  - id: a\n    agent: aggressive\n    params: {pickup_threshold: {from: 2, to: 6}}\n    budget: 1000\n    batch: 50\n    output: a.json\n",
     );
-    let o = common::run(&["validate", ok.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", common::text(&o));
+    ok(&["validate", arg(&fine)]);
 }
 
 /// The shipped agent file of the paper's heads-up tuning is what its entry makes (the search
@@ -437,7 +420,7 @@ tune:
 #[test]
 fn the_shipped_tuned_aggressive_is_reproduced() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tuning");
-    let dir = common::tmp();
+    let dir = tmp();
     std::fs::copy(
         root.join("aggressive.yaml"),
         dir.path().join("aggressive.yaml"),

@@ -5,13 +5,12 @@
 use std::collections::BTreeSet;
 
 mod common;
-use common::{run, text};
+use common::{arg, ok, run, text, tmp_scenario};
 
 /// `dhumbal-run validate` on `body`: exit code and output.
 fn validate(body: &str) -> (Option<i32>, String) {
-    let dir = common::tmp();
-    let file = common::scenario(dir.path(), "bad.yaml", body);
-    let o = run(&["validate", file.to_str().unwrap()]);
+    let (_dir, file) = tmp_scenario("bad.yaml", body);
+    let o = run(&["validate", arg(&file)]);
     (o.status.code(), text(&o))
 }
 
@@ -80,8 +79,7 @@ const STYLES: [&str; 4] = ["aggressive", "conservative", "balanced", "opportunis
 
 #[test]
 fn agents_lists_each_style_with_only_the_constants_it_reads() {
-    let o = run(&["agents"]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = ok(&["agents"]);
     let listing = String::from_utf8_lossy(&o.stdout).to_string();
     for kind in STYLES {
         let want: BTreeSet<String> = SHARED

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{bin, run, said, scenario, text, tmp};
+use common::{arg, killed, ok, said, scenario, shards_merged, tmp, tmp_scenario};
 
 /// Three rounds (one session) of three seats; deal 0 is traced under each of its three
 /// arrangements, so the page has a deal picker.
@@ -40,25 +40,6 @@ output: {decision_timing: false, trace: {deals: [0]}}
 
 /// The browser window's width, in CSS pixels (a desktop screen's).
 const WIDTH: u32 = 1440;
-
-fn go(args: &[&str]) {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-}
-
-/// Runs the scenario `body` (written to `dir/name`) into `dir/out`, without a report; the
-/// output folder.
-fn played(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let file = scenario(dir, name, body);
-    let out = dir.join("out");
-    go(&[
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-report",
-    ]);
-    out
-}
 
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -437,8 +418,9 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
         return;
     };
     let began = Instant::now();
-    let dir = tmp();
-    let out = played(dir.path(), "replayed.yaml", TRACED);
+    let (dir, file) = tmp_scenario("replayed.yaml", TRACED);
+    let out = dir.path().join("out");
+    ok(&[arg(&file), "--out", arg(&out), "--no-report"]);
     let page = out.join("traces").join("replay.html");
     assert!(page.is_file(), "a traced stage gets its replay page");
     let trace = read_trace(&out.join("traces").join("deal-000000-arrangement-000.jsonl"));
@@ -734,12 +716,7 @@ fn the_table_keeps_its_seats_apart_at_any_width() {
         );
         let file = scenario(dir.path(), &format!("table{players}.yaml"), &body);
         let out = dir.path().join(format!("out{players}"));
-        go(&[
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--no-report",
-        ]);
+        ok(&[arg(&file), "--out", arg(&out), "--no-report"]);
         b.open(&format!(
             "file://{}",
             out.join("traces/replay.html").display()
@@ -803,19 +780,13 @@ fn the_table_keeps_its_seats_apart_at_any_width() {
 /// resumed, and shards merged.
 #[test]
 fn resumed_and_merged_runs_get_the_replay_page() {
-    let dir = tmp();
     let body = TRACED
         .replace("iterations: 60", "iterations: 10")
         .replace("deals: 3", "deals: 6");
-    let file = scenario(dir.path(), "replayed.yaml", &body);
-    let f = file.to_str().unwrap();
+    let (dir, file) = tmp_scenario("replayed.yaml", &body);
+    let f = arg(&file);
     let cut = dir.path().join("cut");
-    let o = bin()
-        .args([f, "--out", cut.to_str().unwrap(), "--no-report"])
-        .env("DHUMBAL_RUN_CRASH_AT", "part-placed:1")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), None, "not killed: {}", text(&o));
+    killed(&[f, "--out", arg(&cut), "--no-report"], "part-placed:1");
     assert!(
         cut.join("traces")
             .join("deal-000000-arrangement-000.jsonl")
@@ -825,35 +796,16 @@ fn resumed_and_merged_runs_get_the_replay_page() {
         !cut.join("traces/replay.html").exists(),
         "killed before the stage finished"
     );
-    go(&[f, "--out", cut.to_str().unwrap(), "--no-report", "--resume"]);
+    ok(&[f, "--out", arg(&cut), "--no-report", "--resume"]);
     assert!(cut.join("traces/replay.html").is_file());
 
-    let shards: Vec<String> = (0..2)
-        .map(|i| {
-            let out = dir.path().join(format!("s{i}"));
-            go(&[
-                f,
-                "--out",
-                out.to_str().unwrap(),
-                "--shard",
-                &format!("{i}/2"),
-            ]);
-            assert!(
-                !out.join("traces/replay.html").exists(),
-                "a shard does not finish its stage"
-            );
-            out.to_str().unwrap().to_string()
-        })
-        .collect();
-    let merged = dir.path().join("merged");
-    go(&[
-        "merge",
-        &shards[0],
-        &shards[1],
-        "--out",
-        merged.to_str().unwrap(),
-        "--no-report",
-    ]);
+    let (shards, merged) = shards_merged(&file, dir.path());
+    for out in shards {
+        assert!(
+            !out.join("traces/replay.html").exists(),
+            "a shard does not finish its stage"
+        );
+    }
     let page = std::fs::read_to_string(merged.join("traces/replay.html")).unwrap();
     for a in 0..3 {
         assert!(page.contains(&format!("deal-000000-arrangement-{a:03}.jsonl")));
@@ -869,14 +821,14 @@ fn point_changes_are_coloured_as_penalties() {
     let Some(chrome) = browser() else {
         return;
     };
-    let dir = tmp();
-    let out = played(
-        dir.path(),
+    let (dir, file) = tmp_scenario(
         "points.yaml",
         "name: points\nseed: 3\ngames: 1\nseating: fixed\nrules: {preset: jhyap, players: 3}\n\
          agents: [{kind: aggressive}, {kind: balanced}, {kind: random}]\n\
          output: {decision_timing: false, trace: {deals: [0]}}\n",
     );
+    let out = dir.path().join("out");
+    ok(&[arg(&file), "--out", arg(&out), "--no-report"]);
     let mut b = Browser::start(&chrome, dir.path());
     b.open(&format!(
         "file://{}",

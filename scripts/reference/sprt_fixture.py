@@ -195,6 +195,52 @@ def main():
     add("24 arrangements", fine, list(probs / probs.sum()), 600, nelo(0, 10, 24))
     add("score difference 0..0.05", pair, [0.25, 0.45, 0.30], 500, diff(0.0, 0.05))
     add("score difference -0.02..0.02", four, [0.1, 0.2, 0.4, 0.2, 0.1], 900, diff(-0.02, 0.02))
+    # Logistic Elo bounds: the expected score of a logistic Elo difference e is
+    # 1 / (1 + 10^(-e/400)); the test is on the mean unit score.
+    score = lambda e: 1.0 / (1.0 + 10.0 ** (-e / 400.0))
+    for name, e0, e1, values, probs, units in [
+        ("logistic Elo 0..5, heads-up", 0.0, 5.0, pair, [0.27, 0.43, 0.30], 1500),
+        ("logistic Elo -2..8, four arrangements", -2.0, 8.0, four, [0.1, 0.2, 0.38, 0.22, 0.1], 700),
+    ]:
+        hyp = {"kind": "logistic", "elo0": e0, "elo1": e1}
+        scores = rng.choice(values, size=units, p=probs)
+        vals, counts = np.unique(scores, return_counts=True)
+        cases.append(
+            {
+                "name": name,
+                "values": [float(v) for v in vals],
+                "counts": [int(k) for k in counts],
+                "hypotheses": hyp,
+                "llr": llr(scores, diff(score(e0) - 0.5, score(e1) - 0.5)),
+            }
+        )
+    # Wald's bounds (ln(beta/(1-alpha)), ln((1-beta)/alpha)) at symmetric and asymmetric error
+    # rates, and moved in by Siegmund's overshoot correction: rho = 0.5826 times the standard
+    # deviation of the LLR's normal approximation over a look, (t1 - t0) * sqrt(every), with t
+    # the bounds as per-unit t-values, capped at a quarter of the distance between the bounds.
+    bounds = []
+    for alpha, beta, e0, e1, m, every in [
+        (0.05, 0.05, 0, 10, 2, 100),
+        (0.05, 0.2, 0, 10, 2, 100),
+        (0.01, 0.1, 0, 5, 24, 10),
+        (0.1, 0.01, -3, 3, 4, 1),
+        (0.05, 0.2, 0, 40, 2, 10000),
+    ]:
+        lo, hi = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+        t = lambda e: e / NELO_PER_T * math.sqrt(m)
+        o = min(0.5826 * (t(e1) - t(e0)) * math.sqrt(every), (hi - lo) / 4)
+        bounds.append(
+            {
+                "alpha": alpha,
+                "beta": beta,
+                "elo0": e0,
+                "elo1": e1,
+                "games_per_unit": m,
+                "every": every,
+                "wald": [lo, hi],
+                "corrected": [lo + o, hi - o],
+            }
+        )
     json.dump(
         {
             "generated_by": "scripts/reference/sprt_fixture.py",
@@ -202,6 +248,7 @@ def main():
             "scipy": scipy.__version__,
             "epsilon": EPSILON,
             "cases": cases,
+            "bounds": bounds,
         },
         sys.stdout,
         indent=1,

@@ -194,13 +194,11 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         &reporter,
     ) {
         Ok(report) => report,
-        Err(e) => {
-            if let Some(i) = e.downcast_ref::<runner::Incomplete>() {
-                eprint!("{}", incomplete(i, &saved, &dirs, &target));
-                return Ok(ExitCode::from(2));
-            }
-            return Err(e);
+        Err(dhumbal_runner::Error::Incomplete(i)) => {
+            eprint!("{}", incomplete(&i, &saved, &dirs, &target));
+            return Ok(ExitCode::from(2));
         }
+        Err(e) => return Err(e.into()),
     };
     println!(
         "merged {} rounds of {} stage(s) into {}",

@@ -224,13 +224,30 @@ where
 pub(crate) fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(e) => exit_with(match e.downcast::<dhumbal_runner::run::Waiting>() {
-            Ok(waiting) => crate::experiment::Error::NotYet {
-                waiting,
-                shard: None,
-            },
-            Err(e) => crate::experiment::Error::of(e),
-        }),
+        Err(e) => exit_with(sorted(e)),
+    }
+}
+
+/// A command's error as the experiment's. The library's errors reach here boxed by `?`: each
+/// is taken back out as its type and sorted by its variants (`From` for the experiment's
+/// error); a refusal the command made itself is bad input; anything else a failure.
+fn sorted(e: anyhow::Error) -> crate::experiment::Error {
+    use crate::experiment::{Error, Failure};
+    let e = match e.downcast::<Error>() {
+        Ok(e) => return e,
+        Err(e) => e,
+    };
+    let e = match e.downcast::<dhumbal_runner::Error>() {
+        Ok(e) => return e.into(),
+        Err(e) => e,
+    };
+    let e = match e.downcast::<dhumbal_report::Error>() {
+        Ok(e) => return e.into(),
+        Err(e) => e,
+    };
+    match e.downcast::<dhumbal_runner::folder::Refusal>() {
+        Ok(r) => Error::BadInput(r.0),
+        Err(e) => Error::Failed(Failure::Other(format!("{e:#}"))),
     }
 }
 
@@ -263,7 +280,7 @@ pub(crate) fn exit_with(e: crate::experiment::Error) -> ExitCode {
         }
         Error::NotYet { .. } => eprintln!("{}", escape_lines(&e.to_string())),
         Error::Interrupted { .. } => eprintln!("\n{}", escape_lines(&e.to_string())),
-        Error::Failed(inner) => eprintln!("error: {}", escape_lines(&format!("{inner:#}"))),
+        Error::Failed(inner) => eprintln!("error: {}", escape_lines(&inner.to_string())),
     }
     ExitCode::from(e.exit_code())
 }

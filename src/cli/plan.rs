@@ -65,13 +65,7 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
             Ok(p) => Some(p),
             Err(e) => {
                 eprintln!("error: --pilot {}: {e:#}", dir.display());
-                return Ok(ExitCode::from(
-                    if dhumbal_report::load::is_input_error(&e) {
-                        2
-                    } else {
-                        1
-                    },
-                ));
+                return Ok(ExitCode::from(if e.is_bad_input() { 2 } else { 1 }));
             }
         },
     };

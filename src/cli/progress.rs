@@ -224,6 +224,10 @@ impl Reporter for Terminal {
                 "sequential test"
             };
             println!("{what}: {}", o.sentence());
+            println!(
+                "the table above is {}",
+                dhumbal_runner::sequential::FIXED_SAMPLE
+            );
         }
         println!();
         let analyzed = self
@@ -270,7 +274,7 @@ fn has_report(dir: &std::path::Path) -> bool {
 
 /// Says where a stage's report went, or why it could not be written (the records are complete
 /// either way).
-fn report_done(stage: &Stage, report: &anyhow::Result<dhumbal_report::StageReport>) {
+fn report_done(stage: &Stage, report: &dhumbal_report::Result<dhumbal_report::StageReport>) {
     match report {
         Ok(r) => {
             println!(

@@ -7,8 +7,6 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
-use dhumbal_runner::folder::Refusal;
-
 use super::console::Console;
 use super::settings;
 use crate::experiment::stages;
@@ -161,14 +159,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e:#}");
-            return Ok(ExitCode::from(
-                if e.downcast_ref::<Refusal>().is_some() || dhumbal_report::load::is_input_error(&e)
-                {
-                    2
-                } else {
-                    1
-                },
-            ));
+            return Ok(ExitCode::from(if e.is_bad_input() { 2 } else { 1 }));
         }
     };
     let mut failed = 0;

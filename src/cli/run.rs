@@ -252,7 +252,7 @@ fn next_steps(
 /// SLURM_ARRAY_TASK_COUNT tasks (or MAX - MIN + 1 where the count is not set).
 pub fn shard_of(value: &str) -> Result<runner::Shard, String> {
     if value != "slurm" {
-        return runner::Shard::parse(value);
+        return runner::Shard::parse(value).map_err(|e| e.to_string());
     }
     let var = |name: &str| -> Result<Option<u64>, String> {
         match std::env::var(name) {

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use dhumbal_runner::folder::{CommandLine, Refusal};
+use dhumbal_runner::folder::CommandLine;
 use dhumbal_runner::run::{Reporter, RunReport, Shard, Waiting};
 use dhumbal_runner::scenario::{self, Overrides, Scenario};
 use dhumbal_runner::train::TrainReporter;
@@ -138,7 +138,59 @@ pub enum Error {
     Interrupted { message: String, resume: String },
     /// A failure while running. Exit code 1.
     #[error(transparent)]
-    Failed(#[from] anyhow::Error),
+    Failed(Failure),
+}
+
+/// What failed while running (the experiment's [`Error::Failed`]): the runner's or the
+/// report's own error, kept as its type, or a child process or front end that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    #[error(transparent)]
+    Runner(Box<dhumbal_runner::Error>),
+    #[error(transparent)]
+    Report(Box<dhumbal_report::Error>),
+    /// The trainer executable could not be started, failed, or was killed.
+    #[error("{0}")]
+    Trainer(String),
+    /// A front end's own failure (the command line's: a terminal that cannot be written to),
+    /// as it said it.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The runner's error sorted into the experiment's kinds by its variant: a refusal (or a merge
+/// of a study with units missing) is bad input, a stage that must wait is "not yet", a stop is
+/// an interruption (whose command to resume the caller knows better: [`stages::play`] says
+/// it), anything else a failure.
+impl From<dhumbal_runner::Error> for Error {
+    fn from(e: dhumbal_runner::Error) -> Error {
+        use dhumbal_runner::Error as E;
+        match e {
+            E::Refused(r) => Error::BadInput(r.0),
+            E::Incomplete(i) => Error::BadInput(i.to_string()),
+            E::Waiting(waiting) => Error::NotYet {
+                waiting: *waiting,
+                shard: None,
+            },
+            E::Interrupted(i) => Error::Interrupted {
+                message: i.to_string(),
+                resume: "the same command with --resume".into(),
+            },
+            e => Error::Failed(Failure::Runner(Box::new(e))),
+        }
+    }
+}
+
+/// The report's error sorted the same way: bad input (records that make no sense, a refusal)
+/// or a failure.
+impl From<dhumbal_report::Error> for Error {
+    fn from(e: dhumbal_report::Error) -> Error {
+        match e {
+            dhumbal_report::Error::Runner(e) => e.into(),
+            e if e.is_bad_input() => Error::BadInput(e.to_string()),
+            e => Error::Failed(Failure::Report(Box::new(e))),
+        }
+    }
 }
 
 impl Error {
@@ -153,14 +205,6 @@ impl Error {
         }
     }
 
-    /// An error from the runner's layers, sorted into its kind: a refusal is bad input.
-    pub fn of(e: anyhow::Error) -> Error {
-        match e.downcast::<Refusal>() {
-            Ok(r) => Error::BadInput(r.to_string()),
-            Err(e) => Error::Failed(e),
-        }
-    }
-
     /// The error a child process's exit code means (the trainer's).
     pub fn of_exit_code(code: i32, what: &str, resume: &str) -> Error {
         match code {
@@ -169,7 +213,9 @@ impl Error {
                 message: format!("{what}: stopped, with every finished episode saved"),
                 resume: resume.to_string(),
             },
-            _ => Error::Failed(anyhow::anyhow!("{what} failed (exit code {code})")),
+            _ => Error::Failed(Failure::Trainer(format!(
+                "{what} failed (exit code {code})"
+            ))),
         }
     }
 }

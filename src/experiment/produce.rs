@@ -11,7 +11,7 @@ use dhumbal_runner::scenario::{Overrides, Scenario, Tuning};
 use dhumbal_runner::train::TrainOptions;
 use dhumbal_runner::tune::TuneOptions;
 
-use super::{Error, Hooks, Mode, load, shell_word, stages, thread_count};
+use super::{Error, Failure, Hooks, Mode, load, shell_word, stages, thread_count};
 
 /// How trainings and tunings run: the settings of the command that asked for them.
 #[derive(Clone, Copy)]
@@ -121,10 +121,10 @@ fn in_trainer(
         command.arg("--rounds").arg(rounds.to_string());
     }
     let status = command.status().map_err(|e| {
-        Error::Failed(anyhow::anyhow!(
+        Error::Failed(Failure::Trainer(format!(
             "cannot start the trainer {}: {e}",
             exe.display()
-        ))
+        )))
     })?;
     let what = format!("the trainer {}", exe.display());
     let resume = format!(
@@ -137,10 +137,10 @@ fn in_trainer(
         // Killed by a signal.
         None => {
             use std::os::unix::process::ExitStatusExt;
-            Err(Error::Failed(anyhow::anyhow!(
+            Err(Error::Failed(Failure::Trainer(format!(
                 "{what} was killed (signal {})",
                 status.signal().unwrap_or(0)
-            )))
+            ))))
         }
     }
 }
@@ -163,8 +163,7 @@ fn here(
             stop: hooks.stop(),
         },
         hooks.trainings(),
-    )
-    .map_err(Error::of)?;
+    )?;
     for r in &results {
         if let Err(e) = dhumbal_report::training::figures(&r.dir, &r.dir.join("figures"), false) {
             hooks.warn(&format!("training `{}`: figures not written: {e:#}", r.id));
@@ -206,8 +205,7 @@ pub fn tunings(
                 stop: hooks.stop(),
             },
             hooks.tunings(),
-        )
-        .map_err(Error::of)?;
+        )?;
         let id = scenario.tunings[i].id.clone();
         match &result {
             Some(r) if r.stopped => {

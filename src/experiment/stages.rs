@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use dhumbal_runner::folder::CommandLine;
-use dhumbal_runner::run::{self as runner, Interrupted, RunOptions, RunReport, Shard, Waiting};
+use dhumbal_runner::run::{self as runner, RunOptions, RunReport, Shard};
 use dhumbal_runner::scenario::{Scenario, SeatEntry};
 
 use super::{Error, Hooks, Mode, Options, command, command_line, shell_word};
@@ -122,24 +122,19 @@ pub fn play(
     Ok(report)
 }
 
-/// The runner's error as the experiment's: a stop, a stage that must wait, a refusal, or a
-/// failure.
-fn sorted(e: anyhow::Error, settings: &Settings) -> Error {
-    let e = match e.downcast::<Interrupted>() {
-        Ok(i) => {
-            return Error::Interrupted {
-                message: i.to_string(),
-                resume: settings.resume_command.clone(),
-            };
-        }
-        Err(e) => e,
-    };
-    match e.downcast::<Waiting>() {
-        Ok(waiting) => Error::NotYet {
-            waiting,
+/// The runner's error as the experiment's: a stop (resumed by these settings' command), a
+/// stage that must wait (in this shard), a refusal, or a failure.
+fn sorted(e: dhumbal_runner::Error, settings: &Settings) -> Error {
+    match e {
+        dhumbal_runner::Error::Interrupted(i) => Error::Interrupted {
+            message: i.to_string(),
+            resume: settings.resume_command.clone(),
+        },
+        dhumbal_runner::Error::Waiting(waiting) => Error::NotYet {
+            waiting: *waiting,
             shard: settings.shard,
         },
-        Err(e) => Error::of(e),
+        e => e.into(),
     }
 }
 

@@ -1,10 +1,13 @@
 //! What the integration tests share: starting the `dhumbal-run` binary, temporary folders and
-//! scenario files, the "refused with exit 2" check, proptest's configuration, and how a
-//! trace's decision says a choice.
+//! scenario files, the "ran" and "refused with exit 2" checks, reading what a run wrote,
+//! proptest's configuration, how a trace's decision says a choice, and an agent that shows a
+//! test every observation.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use dhumbal::game::{Agent, Observation};
 
 /// The binary, run from the repository's root (where `scenarios/` is).
 pub fn bin() -> Command {
@@ -18,6 +21,26 @@ pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("the binary runs")
 }
 
+/// Runs the binary with `args`, requires success and returns what it did.
+pub fn ok(args: &[&str]) -> Output {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+    o
+}
+
+/// Runs the binary with `args`, requires the refusal of bad input (exit 2, no panic) and
+/// returns what it printed.
+pub fn refused(args: &[&str]) -> String {
+    let o = run(args);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+    assert!(
+        !t.contains("panicked") && !t.contains("RUST_BACKTRACE"),
+        "{args:?}: {t}"
+    );
+    t
+}
+
 /// Everything it printed, stdout then stderr.
 pub fn text(o: &Output) -> String {
     format!(
@@ -25,6 +48,11 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// `path` as a command-line argument.
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("a path in UTF-8")
 }
 
 /// A temporary folder, removed when dropped.
@@ -39,17 +67,121 @@ pub fn scenario(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
-/// Runs the binary with `args`, requires the refusal of bad input (exit 2, no panic) and
-/// returns what it printed.
-pub fn refused(args: &[&str]) -> String {
-    let o = run(args);
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
-    assert!(
-        !t.contains("panicked") && !t.contains("RUST_BACKTRACE"),
-        "{args:?}: {t}"
+/// A fresh temporary folder holding the scenario file `name` (with `body`), and its path.
+pub fn tmp_scenario(name: &str, body: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tmp();
+    let path = scenario(dir.path(), name, body);
+    (dir, path)
+}
+
+/// Three random agents, as lines of a scenario's `agents:` list.
+pub const RANDOM3: &str = "  - kind: random\n  - kind: random\n  - kind: random\n";
+
+/// Writes `script` as `name` in `dir` beside a scenario `s.yaml` (5 deals) that seats it first
+/// (its entry on line 5), with `extra` lines under its entry (`params:` on line 6 when given
+/// first), then three random agents; the scenario's path.
+pub fn script_scenario(dir: &Path, name: &str, script: &str, extra: &str) -> PathBuf {
+    std::fs::write(dir.join(name), script).unwrap();
+    let body = format!("name: x\nseed: 1\ndeals: 5\nagents:\n  - script: {name}\n{extra}{RANDOM3}");
+    scenario(dir, "s.yaml", &body)
+}
+
+/// `validate` on `script` seated as `name` by [`script_scenario`] in a fresh temporary folder:
+/// refused with exit 2 and no panic; what it said.
+pub fn invalid_script(name: &str, script: &str, extra: &str) -> String {
+    let dir = tmp();
+    let file = script_scenario(dir.path(), name, script, extra);
+    refused(&["validate", arg(&file)])
+}
+
+/// Runs the scenario `file` into `out`, with `extra` arguments after those; it must succeed.
+pub fn play_into(file: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![arg(file), "--out", arg(out)];
+    args.extend_from_slice(extra);
+    ok(&args)
+}
+
+/// Writes the scenario `body` as `name` into a fresh temporary folder and plays it into `out`
+/// there, with `extra` arguments; it must succeed. The folder, the run's folder and what the
+/// run did.
+pub fn play_scenario(
+    name: &str,
+    body: &str,
+    extra: &[&str],
+) -> (tempfile::TempDir, PathBuf, Output) {
+    let (dir, file) = tmp_scenario(name, body);
+    let out = dir.path().join("out");
+    let o = play_into(&file, &out, extra);
+    (dir, out, o)
+}
+
+/// Runs the binary with `args` and crash point `at` (`DHUMBAL_RUN_CRASH_AT`, such as
+/// `part-placed:4`: it kills itself with SIGKILL there, crates/runner/src/crash.rs); what it did.
+pub fn crashing(args: &[&str], at: &str) -> Output {
+    let mut cmd = bin();
+    cmd.args(args).env("DHUMBAL_RUN_CRASH_AT", at);
+    cmd.output().expect("the binary runs")
+}
+
+/// [`crashing`] that must reach its crash point (killed, so no exit code).
+pub fn killed(args: &[&str], at: &str) {
+    let o = crashing(args, at);
+    assert_eq!(
+        o.status.code(),
+        None,
+        "{args:?} not killed at {at}: {}",
+        text(&o)
     );
-    t
+}
+
+/// Runs the scenario `file` as two shards, each into a folder of its own under `dir` (`s0`,
+/// `s1`), and merges them into `dir/merged` (without a report); the shards' folders and the
+/// merged one.
+pub fn shards_merged(file: &Path, dir: &Path) -> ([PathBuf; 2], PathBuf) {
+    let shards = [0, 1].map(|i| {
+        let out = dir.join(format!("s{i}"));
+        play_into(file, &out, &["--shard", &format!("{i}/2")]);
+        out
+    });
+    let merged = dir.join("merged");
+    let (s0, s1) = (arg(&shards[0]), arg(&shards[1]));
+    ok(&["merge", s0, s1, "--out", arg(&merged), "--no-report"]);
+    (shards, merged)
+}
+
+/// The JSON file at `path`.
+pub fn json_file(path: &Path) -> serde_json::Value {
+    let t = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&t).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The CSV file at `path` as rows of cells, its header first (cells never hold commas here).
+pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect()
+}
+
+/// A JSON array of numbers, as `f64`s.
+pub fn f64s(v: &serde_json::Value) -> Vec<f64> {
+    let all = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+    all.iter().map(|x| x.as_f64().expect("a number")).collect()
+}
+
+/// A JSON array of whole numbers.
+pub fn u64s(v: &serde_json::Value) -> Vec<u64> {
+    let all = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+    all.iter()
+        .map(|x| x.as_u64().expect("a whole number"))
+        .collect()
+}
+
+/// A JSON array of strings.
+pub fn strs(v: &serde_json::Value) -> Vec<&str> {
+    let all = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+    all.iter().map(|x| x.as_str().expect("a string")).collect()
 }
 
 /// Proptest's configuration for this suite: `cases` cases drawn from a fixed seed, so that a
@@ -74,4 +206,65 @@ pub fn said(d: &serde_json::Value, c: &serde_json::Value) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("no legal choice {i}: {d}"))
         .to_string()
+}
+
+/// Inside `impl Agent for T`, the decisions listed (`call`, `discard`, `discard_into`, `pick`)
+/// with the trait's signatures: each is its name and its body, `discard_into` naming its
+/// buffer as well, and the receiver, the observation and the random source are named first.
+/// `decisions!(self, obs, rng => call { Ok(false) } discard_into(into) { ... })`.
+macro_rules! decisions {
+    ($s:ident, $obs:ident, $rng:ident => $($method:ident $(($into:ident))? $body:block)+) => {$(
+        #[allow(unused_variables)]
+        fn $method(
+            &mut $s,
+            $obs: &::dhumbal::game::Observation<'_>,
+            $rng: &mut dyn ::dhumbal::rng::RandomSource,
+            $($into: &mut ::dhumbal::game::Discard,)?
+        ) -> Result<$crate::common::decisions!(@answer $method), ::dhumbal::game::AgentError>
+        $body
+    )+};
+    (@answer call) => { bool };
+    (@answer discard) => { ::dhumbal::game::Discard };
+    (@answer discard_into) => { () };
+    (@answer pick) => { ::dhumbal::game::Pick };
+}
+pub(crate) use decisions;
+
+/// An agent that plays as `inner` and first shows `look` every observation it is asked to
+/// decide on (call, discard and pick alike: `obs.phase` says which), counting them in
+/// `looked`. Everything else, `oracle()` and the lifecycle hooks included, is passed on to
+/// `inner`.
+pub struct Probe<A, F> {
+    pub inner: A,
+    pub look: F,
+    pub looked: u64,
+}
+
+impl<A: Agent, F: FnMut(&Observation<'_>) + Send> Probe<A, F> {
+    pub fn new(inner: A, look: F) -> Self {
+        Probe {
+            inner,
+            look,
+            looked: 0,
+        }
+    }
+
+    fn show(&mut self, obs: &Observation<'_>) {
+        (self.look)(obs);
+        self.looked += 1;
+    }
+}
+
+impl<A: Agent, F: FnMut(&Observation<'_>) + Send> Agent for Probe<A, F> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    dhumbal::game::pass_on_to!(inner);
+
+    decisions!(self, obs, rng =>
+        call { self.show(obs); self.inner.call(obs, rng) }
+        discard { self.show(obs); self.inner.discard(obs, rng) }
+        pick { self.show(obs); self.inner.pick(obs, rng) }
+    );
 }

@@ -114,35 +114,9 @@ def test_the_schema_refuses_what_it_should(run):
 
 # Every agent family at one table (eight seats of the paper's rules: the shipped networks were
 # trained at a paper table) and the tabular policy against epsilon (its abstraction is for
-# simplified-2p), with a script that explains itself in each of its forms.
-SCRIPT = """
-fn call_jhyap(obs) { obs.hand_value <= 5 }
-fn discard(obs) {
-    let best = obs.hand[0];
-    for c in obs.hand { if value(c) > value(best) { best = c; } }
-    print("shedding " + card_name(best));
-    best
-}
-fn pick(obs) {
-    for c in obs.pickable { if value(c) <= 3 { return c; } }
-    "stock"
-}
-fn explain(obs) {
-    if obs.phase == "discard" {
-        let scores = #{};
-        for c in obs.hand { scores["discard " + card_name(c)] = value(c); }
-        scores
-    } else if obs.phase == "pick" {
-        let out = [#{choice: "stock", score: 0}];
-        for c in obs.pickable { out.push(#{choice: c, score: 3 - value(c)}); }
-        out.push("takes a card worth 3 or less");
-        out
-    } else {
-        #{score: "margin", candidates: #{"call": 5 - obs.hand_value, "play on": obs.hand_value - 5},
-          notes: "calls at 5 or less"}
-    }
-}
-"""
+# simplified-2p), with a script that explains itself in each of its forms (tests/explain.rs
+# seats it too).
+SCRIPT = (ROOT / "tests" / "fixtures" / "explaining.rhai").read_text()
 
 
 def test_every_familys_traces_validate(tmp_path):

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Definitions;
 use super::load::StageInfo;
-use super::metrics::{Accumulated, AgentAcc, CALL_SUCCESS, GAME_WIN, RoundMetric, WinCount};
+use super::metrics::{
+    Accumulated, AgentAcc, CALL_SUCCESS, GAME_WIN, PairAcc, RoundMetric, WinCount,
+};
 use super::power;
 use super::stats::{
     self, Cluster, Correlation, Moments, PooledSd, Stratified, TestResult, bonferroni, cohen_d,
@@ -658,151 +660,25 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
         .enumerate()
         .map(|(slot, t)| agent_metrics(info, slot, t, acc.timed, defs, &weights))
         .collect();
-    let metrics = compared_metrics(info.points, defs);
     let k = acc.pairs.len();
-    let alpha_k = if k > 0 {
-        opts.alpha / k as f64
-    } else {
-        opts.alpha
-    };
     let unit_name = unit_name(info);
-    let primary_design = defs == Definitions::Ours;
+    let mut tests = PairTests {
+        info,
+        acc,
+        opts,
+        alpha_k: if k > 0 {
+            opts.alpha / k as f64
+        } else {
+            opts.alpha
+        },
+        unit_name,
+        mdes: MdeMemo::default(),
+    };
     let mut pairwise = Vec::new();
     let mut ratios = Vec::new();
-    let mut mdes = MdeMemo::default();
-    for &metric in &metrics {
-        let mut welch_rows = Vec::new();
-        let mut design_rows = Vec::new();
-        let is_win = matches!(metric, Metric::Win | Metric::GameWin);
-        for p in &acc.pairs {
-            let (ma, mb) = (
-                observations(&acc.agents[p.a], metric),
-                observations(&acc.agents[p.b], metric),
-            );
-            let w = stats::welch(&ma, &mb);
-            let sd = match defs {
-                Definitions::Ours => PooledSd::Sample,
-                Definitions::Paper => PooledSd::Population,
-            };
-            let d = cohen_d(&ma, &mb, sd);
-            // The pooled SD itself (not the difference over d, undefined when the means are
-            // equal): what the MDE and the power are scaled by.
-            let pooled = pooled_sd(&ma, &mb, PooledSd::Sample).filter(|s| *s > 0.0);
-            let welch_se2 = match (ma.var(1), mb.var(1)) {
-                (Some(va), Some(vb)) if ma.n > 0 && mb.n > 0 => {
-                    Some(va / ma.n as f64 + vb / mb.n as f64)
-                }
-                _ => None,
-            };
-            let ratio_n = if ma.n > 0 {
-                mb.n as f64 / ma.n as f64
-            } else {
-                1.0
-            };
-            let mut welch = row(
-                metric,
-                info,
-                p.a,
-                p.b,
-                "welch",
-                metric.level().name(),
-                &ma,
-                &mb,
-            );
-            welch.set_test(w, d, "cohen_d");
-            welch.mde = pooled.and_then(|s| {
-                mdes.ind(ma.n as f64, alpha_k, opts.power, ratio_n)
-                    .map(|e| e * s)
-            });
-            welch.power_at_delta = pooled
-                .filter(|_| is_win)
-                .map(|s| power::ttest_ind_power(opts.delta / s, ma.n as f64, alpha_k, ratio_n));
-            welch.set_interval(welch_se2.map(f64::sqrt), alpha_k);
-            welch.primary = !primary_design;
-            welch_rows.push(welch);
-
-            let pair = &p.diff[metric.block_index()];
-            let g = pair.units();
-            let var_d = pair.var_difference();
-            let units = Moments::new();
-            let mut r = row(
-                metric,
-                info,
-                p.a,
-                p.b,
-                metric.design_test(),
-                unit_name,
-                &units,
-                &units,
-            );
-            // The effect of the test on units: d_z for the paired test; for call success,
-            // whose units hold one agent's calls or the other's, d_z = t/√G would shrink with
-            // the units in which only one agent called, so Cohen's h of the two rates.
-            match metric {
-                Metric::CallSuccess => r.set_test(
-                    pair.test(),
-                    pair.a
-                        .mean()
-                        .zip(pair.b.mean())
-                        .map(|(x, y)| stats::cohen_h(x, y)),
-                    "cohen_h",
-                ),
-                _ => r.set_test(pair.test(), pair.cohen_dz(), "cohen_dz"),
-            }
-            r.n_a = g;
-            r.n_b = g;
-            r.mean_a = pair.a.mean();
-            r.mean_b = pair.b.mean();
-            r.difference = pair.difference();
-            r.variance_ratio = match (var_d, welch_se2) {
-                (Some(v), Some(se2)) if se2 > 0.0 => Some(v / se2),
-                _ => None,
-            };
-            r.pairing_ratio = match (var_d, pair.a.var_mean(), pair.b.var_mean()) {
-                (Some(v), Some(va), Some(vb))
-                    if va + vb > 0.0 && metric.design_test() == "paired" =>
-                {
-                    Some(v / (va + vb))
-                }
-                _ => None,
-            };
-            let measured = var_d.and_then(|v| power::MeasuredDesign::new(v, g));
-            r.sd_units = measured.map(|m| m.sd_units);
-            // `MeasuredDesign::mde`, the standardised MDE solved once per number of units.
-            r.mde = measured.and_then(|m| {
-                mdes.paired(g as f64, alpha_k, opts.power)
-                    .map(|e| e * m.sd_units)
-            });
-            r.power_at_delta = measured
-                .filter(|_| is_win)
-                .map(|m| m.power(opts.delta, g as f64, alpha_k));
-            r.set_interval(var_d.map(f64::sqrt), alpha_k);
-            r.primary = primary_design;
-            design_rows.push(r);
-        }
-        adjust(&mut welch_rows, defs);
-        adjust(&mut design_rows, defs);
-        let mut r: Vec<f64> = design_rows
-            .iter()
-            .filter_map(|r| r.variance_ratio)
-            .collect();
-        let mut q: Vec<f64> = design_rows.iter().filter_map(|r| r.pairing_ratio).collect();
-        let mut own: Vec<f64> = acc
-            .agents
-            .iter()
-            .filter_map(|t| {
-                let m = observations(t, metric);
-                let independent = m.var(1)? / m.n as f64;
-                let v = t.unit[metric.block_index()].var_mean()?;
-                (independent > 0.0).then(|| v / independent)
-            })
-            .collect();
-        ratios.push(VarianceRatio {
-            metric: metric.key(),
-            design: percentile(&mut r, 0.5),
-            pairing: percentile(&mut q, 0.5),
-            per_agent: percentile(&mut own, 0.5),
-        });
+    for metric in compared_metrics(info.points, defs) {
+        let (welch_rows, design_rows) = tests.rows(metric);
+        ratios.push(variance_ratio(acc, metric, &design_rows));
         pairwise.extend(welch_rows);
         pairwise.extend(design_rows);
     }
@@ -852,6 +728,180 @@ pub fn analyze(info: &StageInfo, acc: &Accumulated, opts: &Options) -> StageAnal
         stars_on,
         notes: notes(info, acc, defs),
         ratings: None,
+    }
+}
+
+/// The pairwise tests of a stage: what every row needs, and the minimum detectable effects
+/// the rows share.
+struct PairTests<'a> {
+    info: &'a StageInfo,
+    acc: &'a Accumulated,
+    opts: &'a Options,
+    /// The Bonferroni level: alpha over the pairs.
+    alpha_k: f64,
+    /// The design's unit.
+    unit_name: &'static str,
+    mdes: MdeMemo,
+}
+
+impl PairTests<'_> {
+    /// The rows of `metric` for every pair, Welch's and the design's, each family adjusted.
+    fn rows(&mut self, metric: Metric) -> (Vec<Pairwise>, Vec<Pairwise>) {
+        let mut welch_rows = Vec::new();
+        let mut design_rows = Vec::new();
+        let acc = self.acc;
+        for p in &acc.pairs {
+            let (welch, welch_se2) = self.welch(metric, p);
+            welch_rows.push(welch);
+            design_rows.push(self.design(metric, p, welch_se2));
+        }
+        adjust(&mut welch_rows, self.opts.definitions);
+        adjust(&mut design_rows, self.opts.definitions);
+        (welch_rows, design_rows)
+    }
+
+    /// Welch's test of a pair on the metric's observations (rounds, calls or games), and its
+    /// squared standard error (the reference of the design's variance ratio).
+    fn welch(&mut self, metric: Metric, p: &PairAcc) -> (Pairwise, Option<f64>) {
+        let (info, acc, opts, alpha_k) = (self.info, self.acc, self.opts, self.alpha_k);
+        let defs = opts.definitions;
+        let is_win = matches!(metric, Metric::Win | Metric::GameWin);
+        let (ma, mb) = (
+            observations(&acc.agents[p.a], metric),
+            observations(&acc.agents[p.b], metric),
+        );
+        let w = stats::welch(&ma, &mb);
+        let sd = match defs {
+            Definitions::Ours => PooledSd::Sample,
+            Definitions::Paper => PooledSd::Population,
+        };
+        let d = cohen_d(&ma, &mb, sd);
+        // The pooled SD itself (not the difference over d, undefined when the means are
+        // equal): what the MDE and the power are scaled by.
+        let pooled = pooled_sd(&ma, &mb, PooledSd::Sample).filter(|s| *s > 0.0);
+        let welch_se2 = match (ma.var(1), mb.var(1)) {
+            (Some(va), Some(vb)) if ma.n > 0 && mb.n > 0 => {
+                Some(va / ma.n as f64 + vb / mb.n as f64)
+            }
+            _ => None,
+        };
+        let ratio_n = if ma.n > 0 {
+            mb.n as f64 / ma.n as f64
+        } else {
+            1.0
+        };
+        let mut welch = row(
+            metric,
+            info,
+            p.a,
+            p.b,
+            "welch",
+            metric.level().name(),
+            &ma,
+            &mb,
+        );
+        welch.set_test(w, d, "cohen_d");
+        welch.mde = pooled.and_then(|s| {
+            self.mdes
+                .ind(ma.n as f64, alpha_k, opts.power, ratio_n)
+                .map(|e| e * s)
+        });
+        welch.power_at_delta = pooled
+            .filter(|_| is_win)
+            .map(|s| power::ttest_ind_power(opts.delta / s, ma.n as f64, alpha_k, ratio_n));
+        welch.set_interval(welch_se2.map(f64::sqrt), alpha_k);
+        welch.primary = defs != Definitions::Ours;
+        (welch, welch_se2)
+    }
+
+    /// The design's test of a pair (paired on unit means, clustered for call success), with
+    /// its variance against Welch's (`welch_se2`) and its power.
+    fn design(&mut self, metric: Metric, p: &PairAcc, welch_se2: Option<f64>) -> Pairwise {
+        let (info, opts, alpha_k) = (self.info, self.opts, self.alpha_k);
+        let is_win = matches!(metric, Metric::Win | Metric::GameWin);
+        let pair = &p.diff[metric.block_index()];
+        let g = pair.units();
+        let var_d = pair.var_difference();
+        let units = Moments::new();
+        let mut r = row(
+            metric,
+            info,
+            p.a,
+            p.b,
+            metric.design_test(),
+            self.unit_name,
+            &units,
+            &units,
+        );
+        // The effect of the test on units: d_z for the paired test; for call success,
+        // whose units hold one agent's calls or the other's, d_z = t/√G would shrink with
+        // the units in which only one agent called, so Cohen's h of the two rates.
+        match metric {
+            Metric::CallSuccess => r.set_test(
+                pair.test(),
+                pair.a
+                    .mean()
+                    .zip(pair.b.mean())
+                    .map(|(x, y)| stats::cohen_h(x, y)),
+                "cohen_h",
+            ),
+            _ => r.set_test(pair.test(), pair.cohen_dz(), "cohen_dz"),
+        }
+        r.n_a = g;
+        r.n_b = g;
+        r.mean_a = pair.a.mean();
+        r.mean_b = pair.b.mean();
+        r.difference = pair.difference();
+        r.variance_ratio = match (var_d, welch_se2) {
+            (Some(v), Some(se2)) if se2 > 0.0 => Some(v / se2),
+            _ => None,
+        };
+        r.pairing_ratio = match (var_d, pair.a.var_mean(), pair.b.var_mean()) {
+            (Some(v), Some(va), Some(vb)) if va + vb > 0.0 && metric.design_test() == "paired" => {
+                Some(v / (va + vb))
+            }
+            _ => None,
+        };
+        let measured = var_d.and_then(|v| power::MeasuredDesign::new(v, g));
+        r.sd_units = measured.map(|m| m.sd_units);
+        // `MeasuredDesign::mde`, the standardised MDE solved once per number of units.
+        r.mde = measured.and_then(|m| {
+            self.mdes
+                .paired(g as f64, alpha_k, opts.power)
+                .map(|e| e * m.sd_units)
+        });
+        r.power_at_delta = measured
+            .filter(|_| is_win)
+            .map(|m| m.power(opts.delta, g as f64, alpha_k));
+        r.set_interval(var_d.map(f64::sqrt), alpha_k);
+        r.primary = opts.definitions == Definitions::Ours;
+        r
+    }
+}
+
+/// What the design did to the variance of `metric`: medians over the pairs' design rows and
+/// over the agents' own means.
+fn variance_ratio(acc: &Accumulated, metric: Metric, design_rows: &[Pairwise]) -> VarianceRatio {
+    let mut r: Vec<f64> = design_rows
+        .iter()
+        .filter_map(|r| r.variance_ratio)
+        .collect();
+    let mut q: Vec<f64> = design_rows.iter().filter_map(|r| r.pairing_ratio).collect();
+    let mut own: Vec<f64> = acc
+        .agents
+        .iter()
+        .filter_map(|t| {
+            let m = observations(t, metric);
+            let independent = m.var(1)? / m.n as f64;
+            let v = t.unit[metric.block_index()].var_mean()?;
+            (independent > 0.0).then(|| v / independent)
+        })
+        .collect();
+    VarianceRatio {
+        metric: metric.key(),
+        design: percentile(&mut r, 0.5),
+        pairing: percentile(&mut q, 0.5),
+        per_agent: percentile(&mut own, 0.5),
     }
 }
 

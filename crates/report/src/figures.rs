@@ -100,61 +100,88 @@ fn per_agent(counts: impl Iterator<Item = u64>, what: &str) -> String {
 /// come first: the game is what an agent plays for, and the win rate per round depends on how
 /// long it survives.
 pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
-    let mut out = Vec::new();
     let names: Vec<String> = s.agents.iter().map(|a| a.agent.clone()).collect();
-    let points = s.info.points;
-    let first = s.agents.first();
-    let titled = s.options.titles;
-    let title = |t: String| titled.then_some(t);
-
-    // Games won (point scoring), with the game-win rate's primary 95% interval and the median.
-    if points {
-        let bars: Vec<(String, Interval)> = s
-            .agents
-            .iter()
-            .map(|a| {
-                let g = a.games.as_ref();
-                (
-                    a.agent.clone(),
-                    interval(g.and_then(|g| g.rate), g.and_then(|g| g.ci95), 100.0),
-                )
-            })
-            .collect();
-        let games = first.and_then(|a| a.games.as_ref());
-        let method = games.map_or("wilson", |g| g.ci95_method);
-        let ci = match method {
-            "wilson" => ci_caption(method, "games", None),
-            unit => ci_caption(unit, "arrangements", games.and_then(|g| g.units)),
-        };
-        out.push(spec(
-            "game_win",
-            Place::Agents,
-            title(format!("Games won ({})", ci_label(method))),
-            format!(
-                "Games won: share of its games an agent won (was the last player left), with \
-                 {ci}; dashed line: median over agents. {}{}.",
-                per_agent(
-                    s.agents.iter().map(|a| a.games.as_ref().map_or(0, |g| g.n)),
-                    "games"
-                ),
-                if s.design.arrangements > 1 {
-                    format!(
-                        " (the {} games, each played in its {} seat arrangements)",
-                        s.design.units, s.design.arrangements
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-            move |title| {
-                plots::interval_bars(title, "Games won (%)", &bars, true, Width::OneColumn)
-            },
+    let mut out = Vec::new();
+    if s.info.points {
+        out.push(game_win(s));
+    }
+    out.push(win_rate(s));
+    out.push(economic(s));
+    out.push(call_success(s));
+    out.extend(cumulative_figures(s, acc, &names));
+    // Pairwise effect sizes (Fig. 1, 6) of each pair's primary test, one triangle.
+    if names.len() > 1 {
+        out.extend(effects(s, &names).map(effects_figure));
+    }
+    // Ratings (Elo with bootstrap intervals, best first).
+    if let Some(r) = &s.ratings {
+        out.extend(super::ratings::figure_spec(
+            r,
+            &names,
+            s.options.titles,
+            "of this stage's agents",
         ));
     }
+    out.extend(seat_figures(s, acc, &names));
+    if acc.timed {
+        out.push(decision_time(s));
+    }
+    out
+}
 
-    // Win rate with its primary 95% interval and the median (paper Fig. 2a, 7a): by deal
-    // (game) in blocked designs, else Wilson; the paper's eq. 6 with its definitions. Under
-    // point scoring it is per round played, which depends on the table size.
+/// The title drawn inside a figure: only when the report asks for titles.
+fn title(s: &StageAnalysis, t: String) -> Option<String> {
+    s.options.titles.then_some(t)
+}
+
+/// Games won (point scoring), with the game-win rate's primary 95% interval and the median.
+fn game_win(s: &StageAnalysis) -> FigureSpec {
+    let bars: Vec<(String, Interval)> = s
+        .agents
+        .iter()
+        .map(|a| {
+            let g = a.games.as_ref();
+            (
+                a.agent.clone(),
+                interval(g.and_then(|g| g.rate), g.and_then(|g| g.ci95), 100.0),
+            )
+        })
+        .collect();
+    let games = s.agents.first().and_then(|a| a.games.as_ref());
+    let method = games.map_or("wilson", |g| g.ci95_method);
+    let ci = match method {
+        "wilson" => ci_caption(method, "games", None),
+        unit => ci_caption(unit, "arrangements", games.and_then(|g| g.units)),
+    };
+    spec(
+        "game_win",
+        Place::Agents,
+        title(s, format!("Games won ({})", ci_label(method))),
+        format!(
+            "Games won: share of its games an agent won (was the last player left), with \
+             {ci}; dashed line: median over agents. {}{}.",
+            per_agent(
+                s.agents.iter().map(|a| a.games.as_ref().map_or(0, |g| g.n)),
+                "games"
+            ),
+            if s.design.arrangements > 1 {
+                format!(
+                    " (the {} games, each played in its {} seat arrangements)",
+                    s.design.units, s.design.arrangements
+                )
+            } else {
+                String::new()
+            }
+        ),
+        move |title| plots::interval_bars(title, "Games won (%)", &bars, true, Width::OneColumn),
+    )
+}
+
+/// Win rate with its primary 95% interval and the median (paper Fig. 2a, 7a): by deal (game)
+/// in blocked designs, else Wilson; the paper's eq. 6 with its definitions. Under point
+/// scoring it is per round played, which depends on the table size.
+fn win_rate(s: &StageAnalysis) -> FigureSpec {
+    let first = s.agents.first();
     let bars: Vec<(String, Interval)> = s
         .agents
         .iter()
@@ -163,7 +190,7 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     let method = first.map_or("wilson", |a| a.win.ci95_method);
     let rounds = per_agent(s.agents.iter().map(|a| a.rounds), "rounds");
     let ci = ci_caption(method, "rounds", first.and_then(|a| a.win.units));
-    let (win_title, win_axis, win_caption) = if points {
+    let (win_title, win_axis, win_caption) = if s.info.points {
         (
             format!("Win rate per round ({})", ci_label(method)),
             "Rounds won (%)",
@@ -181,15 +208,18 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             format!("Win rate per agent with {ci}; dashed line: median over agents. {rounds}."),
         )
     };
-    out.push(spec(
+    spec(
         "win_rate",
         Place::Agents,
-        title(win_title),
+        title(s, win_title),
         win_caption,
         move |title| plots::interval_bars(title, win_axis, &bars, true, Width::OneColumn),
-    ));
+    )
+}
 
-    // Economic performance (Fig. 2b).
+/// Economic performance (Fig. 2b).
+fn economic(s: &StageAnalysis) -> FigureSpec {
+    let points = s.info.points;
     let bars: Vec<(String, Interval)> = s
         .agents
         .iter()
@@ -205,10 +235,10 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     } else {
         "Coins per round"
     };
-    out.push(spec(
+    spec(
         "economic",
         Place::Agents,
-        title("Economic performance".into()),
+        title(s, "Economic performance".into()),
         format!(
             "Mean {} per round with 95% t intervals over {}s.",
             if points {
@@ -219,10 +249,12 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             s.design.unit
         ),
         move |title| plots::interval_bars(title, unit, &bars, false, Width::OneColumn),
-    ));
+    )
+}
 
-    // Call ("Jhyap") success (Fig. 2c), with the same kind of interval as the win rate
-    // (calls of one deal are clustered like its rounds).
+/// Call ("Jhyap") success (Fig. 2c), with the same kind of interval as the win rate (calls of
+/// one deal are clustered like its rounds).
+fn call_success(s: &StageAnalysis) -> FigureSpec {
     let bars: Vec<(String, Interval)> = s
         .agents
         .iter()
@@ -233,11 +265,14 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             )
         })
         .collect();
-    let method = first.map_or("wilson", |a| a.call_success.ci95_method);
-    out.push(spec(
+    let method = s
+        .agents
+        .first()
+        .map_or("wilson", |a| a.call_success.ci95_method);
+    spec(
         "call_success",
         Place::Agents,
-        title(format!("Jhyap call success ({})", ci_label(method))),
+        title(s, format!("Jhyap call success ({})", ci_label(method))),
         format!(
             "Share of an agent's calls (Jhyap, empty hands and forced showdowns) that won, with \
              {}; dashed line: median over agents. An agent without calls has no bar.",
@@ -246,16 +281,19 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
         move |title| {
             plots::interval_bars(title, "Successful calls (%)", &bars, true, Width::OneColumn)
         },
-    ));
+    )
+}
 
-    // Cumulative wins (Fig. 3b, 5b) and cumulative coins (Fig. 7b) with 95% bands that follow
-    // the design: widened (or narrowed) by each agent's measured design effect.
+/// Cumulative wins (Fig. 3b, 5b) and cumulative coins (Fig. 7b) with 95% bands that follow
+/// the design: widened (or narrowed) by each agent's measured design effect.
+fn cumulative_figures(s: &StageAnalysis, acc: &Accumulated, names: &[String]) -> [FigureSpec; 2] {
+    let points = s.info.points;
     let unit = super::analyze::cluster_unit(&s.info);
-    let (win_series, win_d) = cumulative(acc, &names, RoundMetric::Win, unit.is_some());
-    out.push(spec(
+    let (win_series, win_d) = cumulative(acc, names, RoundMetric::Win, unit.is_some());
+    let wins = spec(
         "cumulative_wins",
         Place::OverRounds,
-        title("Cumulative wins".into()),
+        title(s, "Cumulative wins".into()),
         format!(
             "Cumulative wins over the stage's rounds (in record order). Band: 95% interval of \
              the expected cumulative count, S_t ± 1.96·s·√(D·t), s the agent's per-round SD \
@@ -263,13 +301,14 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             band_caption(unit, &win_d)
         ),
         move |title| plots::lines(title, "Round", "Wins", &win_series, Width::OneColumn),
-    ));
-    let (econ_series, econ_d) = cumulative(acc, &names, RoundMetric::Economic, unit.is_some());
+    );
+    let (econ_series, econ_d) = cumulative(acc, names, RoundMetric::Economic, unit.is_some());
     let y = if points { "−Points" } else { "Coins" };
-    out.push(spec(
+    let economic = spec(
         "cumulative_economic",
         Place::OverRounds,
         title(
+            s,
             if points {
                 "Cumulative points (negated)"
             } else {
@@ -288,62 +327,34 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             band_caption(unit, &econ_d)
         ),
         move |title| plots::lines(title, "Round", y, &econ_series, Width::OneColumn),
-    ));
+    );
+    [wins, economic]
+}
 
-    // Pairwise effect sizes (Fig. 1, 6) of each pair's primary test, one triangle.
-    if names.len() > 1
-        && let Some(effects) = effects(s, &names)
-    {
-        out.push(spec(
-            "effects",
-            Place::Effects,
-            None,
-            effects.caption,
-            move |_| {
-                plots::heatmaps_with(
-                    &effects.panels,
-                    &plots::HeatmapOptions {
-                        scale_label: &effects.scale_label,
-                        cells: plots::Cells::Lower,
-                        // Negligible effects stay pale: full colour needs a medium effect.
-                        min_limit: 0.5,
-                    },
-                    Width::TwoColumn,
-                )
-            },
-        ));
-    }
+/// The pairwise effect sizes, one triangle per metric.
+fn effects_figure(effects: Effects) -> FigureSpec {
+    spec(
+        "effects",
+        Place::Effects,
+        None,
+        effects.caption,
+        move |_| {
+            plots::heatmaps_with(
+                &effects.panels,
+                &plots::HeatmapOptions {
+                    scale_label: &effects.scale_label,
+                    cells: plots::Cells::Lower,
+                    // Negligible effects stay pale: full colour needs a medium effect.
+                    min_limit: 0.5,
+                },
+                Width::TwoColumn,
+            )
+        },
+    )
+}
 
-    // Ratings (Elo with bootstrap intervals, best first).
-    if let Some(r) = &s.ratings {
-        out.extend(super::ratings::figure_spec(
-            r,
-            &names,
-            titled,
-            "of this stage's agents",
-        ));
-    }
-
-    // Win rate by seat, and by starting position when it differs from the seat.
-    let seat_groups =
-        |per: &dyn Fn(&super::analyze::AgentMetrics) -> &Vec<super::analyze::Position>| {
-            let len = s.agents.iter().map(|a| per(a).len()).max().unwrap_or(0);
-            let groups: Vec<String> = (1..=len).map(|i| i.to_string()).collect();
-            let series: Vec<(String, Vec<Interval>)> = s
-                .agents
-                .iter()
-                .map(|a| {
-                    let v = (0..len)
-                        .map(|i| match per(a).get(i) {
-                            Some(p) if p.win.n > 0 => interval(p.win.rate, p.win.ci95, 100.0),
-                            _ => interval(None, None, 1.0),
-                        })
-                        .collect();
-                    (a.agent.clone(), v)
-                })
-                .collect();
-            (groups, series)
-        };
+/// Win rate by seat, and by starting position when it differs from the seat.
+fn seat_figures(s: &StageAnalysis, acc: &Accumulated, names: &[String]) -> Vec<FigureSpec> {
     let width = if names.len() * s.info.players > 20 {
         Width::TwoColumn
     } else {
@@ -351,25 +362,25 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     };
     let method = s.seats.first().map_or("wilson", |p| p.win.ci95_method);
     let seat_ci = ci_caption(method, "rounds", None);
-    let (groups, series) = seat_groups(&|a| &a.by_seat);
-    out.push(spec(
+    let (groups, series) = seat_groups(s, |a| &a.by_seat);
+    let mut out = vec![spec(
         "win_by_seat",
         Place::Seats,
-        title(format!("Win rate by seat ({})", ci_label(method))),
+        title(s, format!("Win rate by seat ({})", ci_label(method))),
         format!("Win rate by seat (1 = first in turn order) with {seat_ci}."),
         move |title| {
             plots::grouped_interval_bars(title, "Seat", "Win rate (%)", &groups, &series, width)
         },
-    ));
+    )];
     if acc.starts_vary {
-        let (groups, series) = seat_groups(&|a| &a.by_start_position);
+        let (groups, series) = seat_groups(s, |a| &a.by_start_position);
         out.push(spec(
             "win_by_start",
             Place::Starts,
-            title(format!(
-                "Win rate by starting position ({})",
-                ci_label(method)
-            )),
+            title(
+                s,
+                format!("Win rate by starting position ({})", ci_label(method)),
+            ),
             format!("Win rate by starting position (1 = moved first in the round) with {seat_ci}."),
             move |title| {
                 plots::grouped_interval_bars(
@@ -383,43 +394,66 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
             },
         ));
     }
-
-    // Decision time on a log scale: the median and 95th percentile of one distribution (the
-    // per-round mean time per decision), so that the two are ordered. The exact
-    // decision-weighted mean is in the table; it can lie above that distribution's p95.
-    if acc.timed {
-        let rows: Vec<(String, f64, f64)> = s
-            .agents
-            .iter()
-            .map(|a| {
-                let d = a.decision_time.as_ref();
-                (
-                    a.agent.clone(),
-                    d.and_then(|d| d.median_us).unwrap_or(f64::NAN),
-                    d.and_then(|d| d.p95_us).unwrap_or(f64::NAN),
-                )
-            })
-            .collect();
-        out.push(spec(
-            "decision_time",
-            Place::Agents,
-            title("Decision time per round".into()),
-            "Time per decision, per agent: median and 95th percentile over rounds of the \
-             round's mean time per decision (decision_ns / decisions) over the timed rounds, \
-             in microseconds, log scale. The table's mean is over all timed decisions."
-                .into(),
-            move |title| {
-                plots::log_points_labelled(
-                    title,
-                    "Mean time per decision in a round (µs)",
-                    &rows,
-                    ["Median", "95th percentile"],
-                    Width::OneColumn,
-                )
-            },
-        ));
-    }
     out
+}
+
+/// The groups (seats or positions, from 1) and each agent's win rates in them, from `per`.
+fn seat_groups(
+    s: &StageAnalysis,
+    per: impl Fn(&super::analyze::AgentMetrics) -> &Vec<super::analyze::Position>,
+) -> (Vec<String>, Vec<(String, Vec<Interval>)>) {
+    let len = s.agents.iter().map(|a| per(a).len()).max().unwrap_or(0);
+    let groups: Vec<String> = (1..=len).map(|i| i.to_string()).collect();
+    let series: Vec<(String, Vec<Interval>)> = s
+        .agents
+        .iter()
+        .map(|a| {
+            let v = (0..len)
+                .map(|i| match per(a).get(i) {
+                    Some(p) if p.win.n > 0 => interval(p.win.rate, p.win.ci95, 100.0),
+                    _ => interval(None, None, 1.0),
+                })
+                .collect();
+            (a.agent.clone(), v)
+        })
+        .collect();
+    (groups, series)
+}
+
+/// Decision time on a log scale: the median and 95th percentile of one distribution (the
+/// per-round mean time per decision), so that the two are ordered. The exact decision-weighted
+/// mean is in the table; it can lie above that distribution's p95.
+fn decision_time(s: &StageAnalysis) -> FigureSpec {
+    let rows: Vec<(String, f64, f64)> = s
+        .agents
+        .iter()
+        .map(|a| {
+            let d = a.decision_time.as_ref();
+            (
+                a.agent.clone(),
+                d.and_then(|d| d.median_us).unwrap_or(f64::NAN),
+                d.and_then(|d| d.p95_us).unwrap_or(f64::NAN),
+            )
+        })
+        .collect();
+    spec(
+        "decision_time",
+        Place::Agents,
+        title(s, "Decision time per round".into()),
+        "Time per decision, per agent: median and 95th percentile over rounds of the \
+         round's mean time per decision (decision_ns / decisions) over the timed rounds, \
+         in microseconds, log scale. The table's mean is over all timed decisions."
+            .into(),
+        move |title| {
+            plots::log_points_labelled(
+                title,
+                "Mean time per decision in a round (µs)",
+                &rows,
+                ["Median", "95th percentile"],
+                Width::OneColumn,
+            )
+        },
+    )
 }
 
 fn spec(

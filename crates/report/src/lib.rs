@@ -12,9 +12,11 @@
 //! (CSV, LaTeX, Markdown), [`figures`] (what each figure shows, drawn by `dhumbal_plots`),
 //! [`report`] (the files), [`stats_file`] (`stats.json` as written and as read back),
 //! [`overview`] (the page of a run of several stages), [`plan`] (sample size before a run).
+//! What fails fails with one [`Error`] ([`error`]).
 
 pub mod analyze;
 pub mod dist;
+pub mod error;
 pub mod figures;
 pub mod load;
 pub mod metrics;
@@ -36,6 +38,7 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use analyze::{Options, StageAnalysis};
+pub use error::{Error, Result};
 pub use load::{Seating, StageInfo};
 pub use overview::write_overview;
 pub use report::{StageReport, report_analyzed, report_dir, report_stage};
@@ -107,7 +110,7 @@ pub fn analyze_stage(
     dir: &Path,
     info: &StageInfo,
     opts: &Options,
-) -> anyhow::Result<(StageAnalysis, metrics::Accumulated)> {
+) -> Result<(StageAnalysis, metrics::Accumulated)> {
     Ok(analyze_streamed(
         info,
         metrics::accumulate(dir, info)?,

@@ -6,7 +6,8 @@
 //!
 //! A record file whose columns are not those of `docs/records.md` (missing, unexpected or
 //! reordered), an empty one, an unparsable value or an agent the stage does not have is an
-//! [`InputError`]: bad input, naming the file, which the command line maps to exit code 2.
+//! [`InputError`]: bad input, naming the file, which the command line maps to exit code 2
+//! ([`crate::Error::is_bad_input`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -57,11 +58,6 @@ impl InputError {
             format!("{path}: {}", self.message)
         }
     }
-}
-
-/// Whether `e` (or anything in its chain of causes) is an [`InputError`].
-pub fn is_input_error(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<InputError>())
 }
 
 type Result<T> = std::result::Result<T, InputError>;
@@ -223,10 +219,10 @@ fn for_each_frame_with(
 ) -> Result<()> {
     let path = record_file(dir).ok_or_else(|| InputError::new(dir, NO_RECORDS))?;
     if path.is_dir() {
-        let dataset = Dataset::open(dir).map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+        let dataset = Dataset::open(dir).map_err(|e| InputError::new(&path, e.to_string()))?;
         dataset
             .check_complete()
-            .map_err(|e| InputError::new(&path, format!("{e:#}")))?;
+            .map_err(|e| InputError::new(&path, e.to_string()))?;
         for (i, part) in dataset.parts.iter().enumerate() {
             if i == 0 {
                 // Every part of one program has the same columns: the first is checked.
@@ -570,21 +566,6 @@ fn visit(
     path: &Path,
     each: &mut impl FnMut(Row),
 ) -> Result<u64> {
-    // Each column by its name, cast to the type the record schema gives it.
-    let col = |name: &str| -> Result<polars_core::prelude::Column> {
-        let ty = dhumbal_runner::records::column(name)
-            .map(|c| c.ty.dtype())
-            .ok_or_else(|| InputError::new(path, format!("`{name}` is not a record column")))?;
-        df.column(name)
-            .map_err(|_| InputError::new(path, format!("no column `{name}`")))?
-            .strict_cast(&ty)
-            .map_err(|e| {
-                InputError::new(
-                    path,
-                    format!("column `{name}` is not {ty}: {}", polars_message(&e)),
-                )
-            })
-    };
     // The agent column by its codes when it is an `Enum` (as dhumbal-run writes it): each
     // category's name looked up once, not a string made per row.
     let coded = match agents {
@@ -597,45 +578,17 @@ fn visit(
         }
         None => agent_slots(df, slots, path)?.map(AgentSlots::Maybe),
     };
-    let cols: HashMap<&str, polars_core::prelude::Column> = READ
-        .iter()
-        .filter(|&&name| !(name == "agent" && coded.is_some()))
-        .map(|&name| col(name).map(|c| (name, c)))
-        .collect::<Result<_>>()?;
+    let cols = read_columns(df, coded.is_some(), path)?;
     let null = |name: &str| empty_value(path, name);
-    let typed = |name: &str, e: polars_core::prelude::PolarsError| {
-        InputError::new(path, format!("column `{name}`: {}", polars_message(&e)))
-    };
     let names = match coded {
         Some(_) => None,
-        None => Some(cols["agent"].str().map_err(|e| typed("agent", e))?),
+        None => Some(
+            cols["agent"]
+                .str()
+                .map_err(|e| column_error(path, "agent", e))?,
+        ),
     };
-    // Each column as one Arrow array, read by row index: Polars' iterators of optional values
-    // cost more than the rest of the conversion.
-    let u64s = |n: &str| cols[n].u64().map(Values::of).map_err(|e| typed(n, e));
-    let u32s = |n: &str| cols[n].u32().map(Values::of).map_err(|e| typed(n, e));
-    let i64s = |n: &str| cols[n].i64().map(Values::of).map_err(|e| typed(n, e));
-    let bools = |n: &str| cols[n].bool().map(Bits::of).map_err(|e| typed(n, e));
-    let (deal, rotation, round, seat) = (
-        u64s("deal")?,
-        u32s("rotation")?,
-        u32s("round")?,
-        u32s("seat")?,
-    );
-    let (starter, won, called, success) = (
-        bools("starter")?,
-        bools("won")?,
-        bools("called")?,
-        bools("call_success")?,
-    );
-    let (coin, points) = (i64s("coin_delta")?, i64s("points_delta")?);
-    let (hand, cards, turns, decisions) = (
-        u32s("hand_value")?,
-        u32s("cards_discarded")?,
-        u32s("turns")?,
-        u32s("decisions")?,
-    );
-    let (ns, game_won) = (u64s("decision_ns")?, bools("game_won")?);
+    let columns = RecordColumns::of(&cols, path)?;
     let rows = df.height();
     let mut last: Option<(&str, u8)> = None;
     let mut named = names.map(|c| c.iter());
@@ -658,16 +611,108 @@ fn visit(
             }
             (None, None) => unreachable!("the agent column is read one way or the other"),
         };
+        each(columns.row(i, slot, path)?);
+    }
+    Ok(rows as u64)
+}
+
+/// The columns the analysis reads (`agent` left out when it is `coded`), each by its name, cast
+/// to the type the record schema gives it.
+fn read_columns(
+    df: &DataFrame,
+    coded: bool,
+    path: &Path,
+) -> Result<HashMap<&'static str, polars_core::prelude::Column>> {
+    let col = |name: &str| -> Result<polars_core::prelude::Column> {
+        let ty = dhumbal_runner::records::column(name)
+            .map(|c| c.ty.dtype())
+            .ok_or_else(|| InputError::new(path, format!("`{name}` is not a record column")))?;
+        df.column(name)
+            .map_err(|_| InputError::new(path, format!("no column `{name}`")))?
+            .strict_cast(&ty)
+            .map_err(|e| {
+                InputError::new(
+                    path,
+                    format!("column `{name}` is not {ty}: {}", polars_message(&e)),
+                )
+            })
+    };
+    READ.iter()
+        .filter(|&&name| !(name == "agent" && coded))
+        .map(|&name| col(name).map(|c| (name, c)))
+        .collect()
+}
+
+/// A column that is not of the type it was cast to.
+fn column_error(path: &Path, name: &str, e: polars_core::prelude::PolarsError) -> InputError {
+    InputError::new(path, format!("column `{name}`: {}", polars_message(&e)))
+}
+
+/// The columns of a frame but `agent`, each as one Arrow array read by row index: Polars'
+/// iterators of optional values cost more than the rest of the conversion.
+struct RecordColumns {
+    deal: Values<u64>,
+    rotation: Values<u32>,
+    round: Values<u32>,
+    seat: Values<u32>,
+    starter: Bits,
+    won: Bits,
+    called: Bits,
+    success: Bits,
+    coin: Values<i64>,
+    points: Values<i64>,
+    hand: Values<u32>,
+    cards: Values<u32>,
+    turns: Values<u32>,
+    decisions: Values<u32>,
+    ns: Values<u64>,
+    game_won: Bits,
+}
+
+impl RecordColumns {
+    fn of(
+        cols: &HashMap<&str, polars_core::prelude::Column>,
+        path: &Path,
+    ) -> Result<RecordColumns> {
+        let typed = |name: &str, e| column_error(path, name, e);
+        let u64s = |n: &str| cols[n].u64().map(Values::of).map_err(|e| typed(n, e));
+        let u32s = |n: &str| cols[n].u32().map(Values::of).map_err(|e| typed(n, e));
+        let i64s = |n: &str| cols[n].i64().map(Values::of).map_err(|e| typed(n, e));
+        let bools = |n: &str| cols[n].bool().map(Bits::of).map_err(|e| typed(n, e));
+        Ok(RecordColumns {
+            deal: u64s("deal")?,
+            rotation: u32s("rotation")?,
+            round: u32s("round")?,
+            seat: u32s("seat")?,
+            starter: bools("starter")?,
+            won: bools("won")?,
+            called: bools("called")?,
+            success: bools("call_success")?,
+            coin: i64s("coin_delta")?,
+            points: i64s("points_delta")?,
+            hand: u32s("hand_value")?,
+            cards: u32s("cards_discarded")?,
+            turns: u32s("turns")?,
+            decisions: u32s("decisions")?,
+            ns: u64s("decision_ns")?,
+            game_won: bools("game_won")?,
+        })
+    }
+
+    /// Row `i`, played by `slot`.
+    // Always: it is the body of `visit`'s loop, a call per row otherwise.
+    #[inline(always)]
+    fn row(&self, i: usize, slot: u8, path: &Path) -> Result<Row> {
         // A `match` rather than `ok_or_else`, which was not inlined: a call per value.
         macro_rules! at {
             ($column:ident, $name:literal) => {
-                match $column.get(i) {
+                match self.$column.get(i) {
                     Some(value) => value,
-                    None => return Err(null($name)),
+                    None => return Err(empty_value(path, $name)),
                 }
             };
         }
-        each(Row {
+        Ok(Row {
             slot,
             deal: at!(deal, "deal"),
             rotation: at!(rotation, "rotation"),
@@ -683,11 +728,10 @@ fn visit(
             cards_discarded: at!(cards, "cards_discarded"),
             turns: at!(turns, "turns"),
             decisions: at!(decisions, "decisions"),
-            decision_ns: ns.get(i),
+            decision_ns: self.ns.get(i),
             game_won: at!(game_won, "game_won"),
-        });
+        })
     }
-    Ok(rows as u64)
 }
 
 /// The error for an empty value in a column that must have one (out of the row loop's way).

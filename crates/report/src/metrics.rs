@@ -11,12 +11,24 @@
 //! the rounds of a game share standings and eliminations. Agents' means per deal are what is
 //! paired across agents.
 
-use anyhow::bail;
-
 use super::load::{InputError, Row, StageInfo};
 use super::ratings::collect::Collector;
 use super::ratings::model::{Data, FxMap, RatingError};
 use super::stats::{Cluster, ClusterPair, CoMoments, Moments, Stratified};
+
+/// Records that make no sense (not grouped by round, more rows in a round than seats, a slot
+/// the stage does not have): the pass stops at the first such row. [`accumulate`] names the
+/// record file ([`InputError`]).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRecords(pub String);
+
+/// Returns a [`BadRecords`] made by `format!`.
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err(BadRecords(format!($($arg)*)))
+    };
+}
 
 /// Per-round metrics with a value for every agent in every round it plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -237,7 +249,7 @@ impl Accumulator {
     }
 
     /// Takes the next row (rows come grouped by round, as the runner writes them).
-    pub fn push(&mut self, row: &Row) -> anyhow::Result<()> {
+    pub fn push(&mut self, row: &Row) -> Result<(), BadRecords> {
         if let Some(first) = self.group.first()
             && (first.deal, first.rotation, first.round) != (row.deal, row.rotation, row.round)
         {
@@ -252,7 +264,7 @@ impl Accumulator {
     }
 
     /// Ends the pass.
-    pub fn finish(mut self) -> anyhow::Result<Accumulated> {
+    pub fn finish(mut self) -> Result<Accumulated, BadRecords> {
         if !self.group.is_empty() {
             self.end_group()?;
         }
@@ -270,7 +282,7 @@ impl Accumulator {
         Ok(self.acc)
     }
 
-    fn end_group(&mut self) -> anyhow::Result<()> {
+    fn end_group(&mut self) -> Result<(), BadRecords> {
         let group = std::mem::take(&mut self.group);
         let (deal, rotation) = (group[0].deal, group[0].rotation);
         if group.len() > 64 {
@@ -278,20 +290,8 @@ impl Accumulator {
                 "more than 64 rows for one round (deal {deal}): the records are not grouped by round"
             );
         }
-        // Point games: a new (game, arrangement) ends the previous one; a new game ends the
-        // previous game's block.
         if self.points {
-            if self.game.is_some_and(|g| (g.0, g.1) != (deal, rotation)) {
-                self.end_game();
-            }
-            if let Some(prev) = self.last_deal
-                && prev != deal
-            {
-                self.flush(prev);
-            }
-            if self.game.is_none() {
-                self.game = Some((deal, rotation, 0, 0));
-            }
+            self.next_game(deal, rotation);
         }
         self.last_deal = Some(deal);
         self.acc.rounds += 1;
@@ -316,97 +316,12 @@ impl Accumulator {
                 self.seats
             );
         }
-        let seats = self.seats;
         self.acc.table_rows[m - 1] += m as u64;
         let mut block = self.take_block(deal);
         for (i, r) in group.iter().enumerate() {
-            let a = usize::from(r.slot);
-            let econ = if self.points {
-                -(r.points_delta as f64)
-            } else {
-                r.coin_delta as f64
-            };
-            let t = &mut self.acc.agents[a];
-            t.rounds += 1;
-            t.wins += u64::from(r.won);
-            t.calls += u64::from(r.called);
-            t.call_successes += u64::from(r.called && r.call_success);
-            t.decisions += u64::from(r.decisions);
-            let decision_us = match r.decision_ns {
-                Some(ns) => {
-                    t.decision_ns += ns;
-                    t.timed_decisions += u64::from(r.decisions);
-                    if ns > 0 {
-                        self.acc.timed = true;
-                    }
-                    (r.decisions > 0).then(|| ns as f64 / f64::from(r.decisions) / 1000.0)
-                }
-                None => {
-                    self.acc.untimed_rows += 1;
-                    None
-                }
-            };
-            let values = [
-                Some(f64::from(u8::from(r.won))),
-                Some(econ),
-                Some(f64::from(u8::from(r.called))),
-                Some(f64::from(r.cards_discarded)),
-                Some(f64::from(r.hand_value)),
-                decision_us,
-            ];
-            for (k, v) in values.iter().enumerate() {
-                if let Some(v) = v {
-                    t.round[k].push(*v);
-                    block.sum[a * BLOCK_METRICS + k] += v;
-                    block.count[a * BLOCK_METRICS + k] += 1;
-                }
-            }
-            if let Some(us) = decision_us {
-                t.decision_us.push(us);
-            }
-            t.turns.push(f64::from(r.turns));
-            if r.called {
-                let s = f64::from(u8::from(r.call_success));
-                t.call_success.push(s);
-                t.risk.push(f64::from(r.hand_value), s);
-                block.sum[a * BLOCK_METRICS + CALL_SUCCESS] += s;
-                block.count[a * BLOCK_METRICS + CALL_SUCCESS] += 1;
-            }
-            let won = f64::from(u8::from(r.won));
-            let seat = r.seat as usize;
-            if t.by_seat.len() <= seat {
-                t.by_seat.resize(seat + 1, WinCount::default());
-            }
-            t.by_seat[seat].rounds += 1;
-            t.by_seat[seat].wins += u64::from(r.won);
-            let at = (a * 2) * seats + seat;
-            block.pos_wins[at] += won;
-            block.pos_rounds[at] += 1;
-            if self.points {
-                block.size_wins[a * seats + m - 1] += won;
-                block.size_rounds[a * seats + m - 1] += 1.0;
-            }
-            if let Some(k) = starter {
-                let pos = (i + m - k) % m;
-                if t.by_start.len() <= pos {
-                    t.by_start.resize(pos + 1, WinCount::default());
-                }
-                t.by_start[pos].rounds += 1;
-                t.by_start[pos].wins += u64::from(r.won);
-                let at = (a * 2 + 1) * seats + pos;
-                block.pos_wins[at] += won;
-                block.pos_rounds[at] += 1;
-            }
-            self.cum_wins[a] += f64::from(u8::from(r.won));
-            self.cum_econ[a] += econ;
-            if let Some(g) = &mut self.game {
-                if r.round == 0 && a < 64 {
-                    g.2 |= 1 << a;
-                }
-                if r.game_won && a < 64 {
-                    g.3 |= 1 << a;
-                }
-            }
+            // The row's position from the round's starter.
+            let position = starter.map(|k| (i + m - k) % m);
+            self.add_row(&mut block, r, m, position);
         }
         block.groups += 1;
         // A deal whose arrangements are all in is closed at once, without going back into the
@@ -423,6 +338,114 @@ impl Accumulator {
         self.group = group;
         self.group.clear();
         Ok(())
+    }
+
+    /// Point games: a new (game, arrangement) ends the previous one; a new game ends the
+    /// previous game's block.
+    fn next_game(&mut self, deal: u64, rotation: u32) {
+        if self.game.is_some_and(|g| (g.0, g.1) != (deal, rotation)) {
+            self.end_game();
+        }
+        if let Some(prev) = self.last_deal
+            && prev != deal
+        {
+            self.flush(prev);
+        }
+        if self.game.is_none() {
+            self.game = Some((deal, rotation, 0, 0));
+        }
+    }
+
+    /// One row of a round of `m` rows: into its agent's totals and the deal's `block`
+    /// (`position`: its place from the round's starter, if the round has one).
+    fn add_row(&mut self, block: &mut Block, r: &Row, m: usize, position: Option<usize>) {
+        let seats = self.seats;
+        let a = usize::from(r.slot);
+        let econ = if self.points {
+            -(r.points_delta as f64)
+        } else {
+            r.coin_delta as f64
+        };
+        let t = &mut self.acc.agents[a];
+        t.rounds += 1;
+        t.wins += u64::from(r.won);
+        t.calls += u64::from(r.called);
+        t.call_successes += u64::from(r.called && r.call_success);
+        t.decisions += u64::from(r.decisions);
+        let decision_us = match r.decision_ns {
+            Some(ns) => {
+                t.decision_ns += ns;
+                t.timed_decisions += u64::from(r.decisions);
+                if ns > 0 {
+                    self.acc.timed = true;
+                }
+                (r.decisions > 0).then(|| ns as f64 / f64::from(r.decisions) / 1000.0)
+            }
+            None => {
+                self.acc.untimed_rows += 1;
+                None
+            }
+        };
+        let values = [
+            Some(f64::from(u8::from(r.won))),
+            Some(econ),
+            Some(f64::from(u8::from(r.called))),
+            Some(f64::from(r.cards_discarded)),
+            Some(f64::from(r.hand_value)),
+            decision_us,
+        ];
+        for (k, v) in values.iter().enumerate() {
+            if let Some(v) = v {
+                t.round[k].push(*v);
+                block.sum[a * BLOCK_METRICS + k] += v;
+                block.count[a * BLOCK_METRICS + k] += 1;
+            }
+        }
+        if let Some(us) = decision_us {
+            t.decision_us.push(us);
+        }
+        t.turns.push(f64::from(r.turns));
+        if r.called {
+            let s = f64::from(u8::from(r.call_success));
+            t.call_success.push(s);
+            t.risk.push(f64::from(r.hand_value), s);
+            block.sum[a * BLOCK_METRICS + CALL_SUCCESS] += s;
+            block.count[a * BLOCK_METRICS + CALL_SUCCESS] += 1;
+        }
+        let won = f64::from(u8::from(r.won));
+        let seat = r.seat as usize;
+        if t.by_seat.len() <= seat {
+            t.by_seat.resize(seat + 1, WinCount::default());
+        }
+        t.by_seat[seat].rounds += 1;
+        t.by_seat[seat].wins += u64::from(r.won);
+        let at = (a * 2) * seats + seat;
+        block.pos_wins[at] += won;
+        block.pos_rounds[at] += 1;
+        if self.points {
+            block.size_wins[a * seats + m - 1] += won;
+            block.size_rounds[a * seats + m - 1] += 1.0;
+        }
+        if let Some(pos) = position {
+            if t.by_start.len() <= pos {
+                t.by_start.resize(pos + 1, WinCount::default());
+            }
+            t.by_start[pos].rounds += 1;
+            t.by_start[pos].wins += u64::from(r.won);
+            let at = (a * 2 + 1) * seats + pos;
+            block.pos_wins[at] += won;
+            block.pos_rounds[at] += 1;
+        }
+        self.cum_wins[a] += f64::from(u8::from(r.won));
+        self.cum_econ[a] += econ;
+        if let Some(g) = &mut self.game {
+            if r.round == 0 && a < 64 {
+                g.2 |= 1 << a;
+            }
+            if r.game_won && a < 64 {
+                g.3 |= 1 << a;
+            }
+        }
     }
 
     /// Records the cumulative totals after the current round, thinning the series (every
@@ -597,7 +620,7 @@ pub struct Stream {
     acc: Accumulator,
     games: Collector,
     /// The first row that did not make sense (the pass stops at it).
-    failure: Option<anyhow::Error>,
+    failure: Option<BadRecords>,
 }
 
 impl Stream {
@@ -617,8 +640,9 @@ impl Stream {
         }
         for record in records.iter().flat_map(|r| r.rows()) {
             let Some(row) = Row::of_record(record) else {
-                self.failure
-                    .get_or_insert_with(|| anyhow::anyhow!("row for agent slot {}", record.slot));
+                self.failure.get_or_insert_with(|| {
+                    BadRecords(format!("row for agent slot {}", record.slot))
+                });
                 return;
             };
             push_statistics(&mut self.acc, &mut self.failure, &row);
@@ -627,7 +651,7 @@ impl Stream {
     }
 
     /// Ends the pass: `None` if the records held no round.
-    pub fn finish(self) -> anyhow::Result<Option<Accumulated>> {
+    pub fn finish(self) -> Result<Option<Accumulated>, BadRecords> {
         if let Some(e) = self.failure {
             return Err(e);
         }
@@ -644,7 +668,7 @@ impl Stream {
 /// The games the ratings are fitted to are collected from the same rows in a second pass on a
 /// thread of its own (`load::for_each_row_twice`), the same rows in the same order: on a
 /// million rounds it was a sixth of this pass's thread, which bounds the report's time.
-pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Accumulated> {
+pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> crate::Result<Accumulated> {
     let mut pass = Stream::new(info);
     let Stream {
         acc,
@@ -661,13 +685,13 @@ pub fn accumulate(dir: &std::path::Path, info: &StageInfo) -> anyhow::Result<Acc
     match pass.finish() {
         Ok(Some(acc)) => Ok(acc),
         Ok(None) => Err(super::load::no_rounds(&path).into()),
-        Err(e) => Err(InputError::new(&path, format!("{e:#}")).into()),
+        Err(e) => Err(InputError::new(&path, e.0).into()),
     }
 }
 
 /// A row's statistics ([`Stream`]'s pass without the ratings' part, which [`accumulate`] runs
 /// on a thread of its own), unless an earlier row did not make sense.
-fn push_statistics(acc: &mut Accumulator, failure: &mut Option<anyhow::Error>, row: &Row) {
+fn push_statistics(acc: &mut Accumulator, failure: &mut Option<BadRecords>, row: &Row) {
     if failure.is_none()
         && let Err(e) = acc.push(row)
     {

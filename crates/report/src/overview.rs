@@ -11,13 +11,13 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use dhumbal_runner::resolved::ResolvedStage;
 use dhumbal_runner::scenario::Seating;
 use dhumbal_runner::scenario::rules_spec::ScoringName;
 use dhumbal_runner::summary::{Manifest, ManifestStage};
 
 use super::analyze::{Metric, headline};
+use super::error::{Doing, Error, Result};
 use super::stats_file::{self, StatsFile};
 use super::tables::{num, pval};
 
@@ -29,7 +29,7 @@ pub fn write_overview(
     run: &Path,
     reports: &Path,
     ratings: &super::ratings::RatingSettings,
-) -> anyhow::Result<Option<PathBuf>> {
+) -> Result<Option<PathBuf>> {
     let manifest = Manifest::read(run)?;
     if manifest.stages.len() < 2 {
         return Ok(None);
@@ -48,10 +48,10 @@ pub fn write_overview(
         super::sequential::with_overview(text, views.iter().map(|v| (v.name.as_str(), &v.stats)));
     let text = text + super::sweep::section(&manifest, run, reports).as_str();
     // The ratings across stages still read the manifest by key (ratings.rs).
-    let json = serde_json::to_value(&manifest)?;
+    let json = serde_json::to_value(&manifest).doing("cannot read", &run.join("manifest.json"))?;
     let text = super::ratings::with_overview(text, run, reports, &json, ratings);
     let path = reports.join("report.md");
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, text).doing("cannot write", &path)?;
     Ok(Some(path))
 }
 
@@ -68,14 +68,13 @@ struct StageView {
 }
 
 impl StageView {
-    fn new(
-        stage: &ManifestStage,
-        spec: Option<&ResolvedStage>,
-        stats: StatsFile,
-    ) -> anyhow::Result<Self> {
+    fn new(stage: &ManifestStage, spec: Option<&ResolvedStage>, stats: StatsFile) -> Result<Self> {
         let name = stage.name.clone();
         if stats.agents.is_empty() {
-            anyhow::bail!("stage `{name}`: its {} lists no agents", stats_file::FILE);
+            return Err(Error::Inconsistent(format!(
+                "stage `{name}`: its {} lists no agents",
+                stats_file::FILE
+            )));
         }
         let from = |i: usize| spec.and_then(|s| s.agents.get(i)?.winner_of.clone());
         let agents = (stats.agents.iter().enumerate())

@@ -104,7 +104,7 @@ pub struct PilotStage {
 
 /// Reads and analyses every stage of the pilot run (or stage folder) `dir`, without writing
 /// anything.
-pub fn read_pilot(dir: &Path) -> anyhow::Result<Vec<PilotStage>> {
+pub fn read_pilot(dir: &Path) -> crate::Result<Vec<PilotStage>> {
     let opts = Options {
         figures: false,
         ..Options::default()

@@ -5,10 +5,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use dhumbal_runner::folder::Refusal;
 
 use super::analyze::{Metric, StageAnalysis};
+use super::error::{Doing, Error, Result};
 use super::figures::{self, FigureOutcome, Place};
 use super::load::{self, StageInfo};
 use super::sequential::Entry;
@@ -36,7 +36,7 @@ pub fn report_dir(
     out: Option<&Path>,
     force: bool,
     opts: &Options,
-) -> anyhow::Result<Vec<StageReport>> {
+) -> Result<Vec<StageReport>> {
     let mut stages = Vec::new();
     for dir in load::stage_dirs(root)? {
         let info = load::stage_info(&dir)?;
@@ -60,11 +60,12 @@ pub fn report_dir(
     }
     let mut reports = Vec::new();
     for (dir, dest, info) in stages {
-        std::fs::create_dir_all(&dest)
-            .with_context(|| format!("cannot create {}", dest.display()))?;
+        std::fs::create_dir_all(&dest).doing("cannot create", &dest)?;
         reports.push(
-            report_stage(&dir, &dest, &info, opts)
-                .with_context(|| format!("report for {}", dir.display()))?,
+            report_stage(&dir, &dest, &info, opts).map_err(|e| Error::Stage {
+                dir: dir.clone(),
+                source: Box::new(e),
+            })?,
         );
     }
     Ok(reports)
@@ -77,7 +78,7 @@ pub fn report_stage(
     dir: &Path,
     info: &StageInfo,
     opts: &Options,
-) -> anyhow::Result<StageReport> {
+) -> Result<StageReport> {
     let acc = super::metrics::accumulate(records, info)?;
     let (analysis, acc) = analyze_for_report(info, acc, opts);
     write_report(records, dir, opts, analysis, acc)
@@ -91,7 +92,7 @@ pub fn report_analyzed(
     opts: &Options,
     analysis: StageAnalysis,
     acc: super::metrics::Accumulated,
-) -> anyhow::Result<StageReport> {
+) -> Result<StageReport> {
     write_report(dir, dir, opts, analysis, acc)
 }
 
@@ -105,7 +106,7 @@ fn write_report(
     opts: &Options,
     mut analysis: StageAnalysis,
     acc: super::metrics::Accumulated,
-) -> anyhow::Result<StageReport> {
+) -> Result<StageReport> {
     if analysis.ratings.is_none() {
         // Fitted beside the analysis when it was made for a report (`analyze_for_report`).
         analysis.ratings = super::ratings::of_stage(&analysis.info, &acc.ratings, &opts.ratings);
@@ -118,9 +119,8 @@ fn write_report(
     let specs = opts.figures.then(|| figures::specs(&analysis, &acc));
     let (written, drawn) = std::thread::scope(|scope| {
         let drawing = specs.map(|specs| {
-            scope.spawn(|| -> anyhow::Result<Vec<FigureOutcome>> {
-                std::fs::create_dir_all(&fig_dir)
-                    .with_context(|| format!("cannot create {}", fig_dir.display()))?;
+            scope.spawn(|| -> Result<Vec<FigureOutcome>> {
+                std::fs::create_dir_all(&fig_dir).doing("cannot create", &fig_dir)?;
                 Ok(figures::draw_all(specs, &fig_dir))
             })
         });
@@ -159,8 +159,8 @@ fn write_report(
 }
 
 /// Writes `text` to `path` and lists the file.
-fn write_file(path: PathBuf, text: &str, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+fn write_file(path: PathBuf, text: &str, files: &mut Vec<PathBuf>) -> Result<()> {
+    std::fs::write(&path, text).doing("cannot write", &path)?;
     files.push(path);
     Ok(())
 }
@@ -171,17 +171,17 @@ fn write_tables(
     analysis: &StageAnalysis,
     sequential: Option<&Entry>,
     files: &mut Vec<PathBuf>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let json = serde_json::to_string_pretty(&stats_file::Written {
         format: stats_file::FORMAT,
         analysis,
         sequential,
-    })?;
+    })
+    .doing("cannot write", &dir.join(stats_file::FILE))?;
     write_file(dir.join(stats_file::FILE), &json, files)?;
 
     let tables_dir = dir.join("tables");
-    std::fs::create_dir_all(&tables_dir)
-        .with_context(|| format!("cannot create {}", tables_dir.display()))?;
+    std::fs::create_dir_all(&tables_dir).doing("cannot create", &tables_dir)?;
     let stage = &analysis.stage;
     write_file(
         tables_dir.join("agents.csv"),
@@ -289,10 +289,10 @@ fn figures_at(out: &mut String, outcomes: &[FigureOutcome], place: Place) {
     }
 }
 
-/// `report.md`.
+/// `report.md`: the design, the agents, the pairwise comparisons, the ratings, seats and
+/// starting positions, the figures over the rounds, power and notes.
 fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
     let mut out = String::new();
-    let d = &s.design;
     let paper = s.definitions == Definitions::Paper;
     let _ = writeln!(out, "# Stage `{}`: statistics\n", s.stage);
     let _ = writeln!(
@@ -303,6 +303,59 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         if paper { "the paper's" } else { "ours" }
     );
 
+    design_section(&mut out, s);
+    agents_section(&mut out, s, figs);
+    pairwise_section(&mut out, s, figs);
+    if let Some(r) = &s.ratings {
+        out.push_str(&super::ratings::section(
+            r,
+            figs,
+            "of this stage's agents",
+            "tables/ratings.csv",
+        ));
+    }
+
+    let _ = writeln!(out, "## Seats and starting positions\n");
+    out.push_str(&tables::positions_table(s, &s.seats, false).to_markdown());
+    out.push('\n');
+    figures_at(&mut out, figs, Place::Seats);
+    if s.design.starts_vary {
+        let _ = writeln!(
+            out,
+            "By position relative to the player who started the round:\n"
+        );
+        out.push_str(&tables::positions_table(s, &s.start_positions, true).to_markdown());
+        out.push('\n');
+        figures_at(&mut out, figs, Place::Starts);
+    }
+
+    let _ = writeln!(out, "## Over the rounds\n");
+    figures_at(&mut out, figs, Place::OverRounds);
+
+    power_section(&mut out, s);
+
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "## Notes\n");
+        for n in &s.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+    let failed: Vec<&FigureOutcome> = figs.iter().filter(|f| f.error.is_some()).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "Figures not drawn: {}.\n",
+            failed.iter().map(|f| f.stem).collect::<Vec<_>>().join(", ")
+        );
+    }
+    out
+}
+
+/// "Design": the design's table, its unit of analysis, the table sizes of point games, and
+/// what the design did to the variance.
+fn design_section(out: &mut String, s: &StageAnalysis) {
+    let d = &s.design;
     let _ = writeln!(out, "## Design\n");
     let unit_text = match d.unit {
         "deal" => format!(
@@ -346,6 +399,11 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             mix.join(", ")
         );
     }
+    variance_ratios(out, d);
+}
+
+/// What the design did to the variance, per metric ([`super::analyze::VarianceRatio`]).
+fn variance_ratios(out: &mut String, d: &super::analyze::Design) {
     if !d.variance_ratio.is_empty() {
         let _ = writeln!(
             out,
@@ -389,7 +447,12 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
         }
         out.push('\n');
     }
+}
 
+/// "Agents": the per-agent table, what its intervals are, and its figures.
+fn agents_section(out: &mut String, s: &StageAnalysis, figs: &[FigureOutcome]) {
+    let d = &s.design;
+    let paper = s.definitions == Definitions::Paper;
     let _ = writeln!(out, "## Agents\n");
     out.push_str(&tables::agents_table(s).to_markdown());
     let unit = super::analyze::cluster_unit(&s.info);
@@ -449,8 +512,14 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
          median and 95th percentile of that per-round distribution.\n",
         d.unit
     );
-    figures_at(&mut out, figs, Place::Agents);
+    figures_at(out, figs, Place::Agents);
+}
 
+/// "Pairwise comparisons": what the tests are, the summary table, smaller families, the
+/// effects figure and each metric's table.
+fn pairwise_section(out: &mut String, s: &StageAnalysis, figs: &[FigureOutcome]) {
+    let d = &s.design;
+    let paper = s.definitions == Definitions::Paper;
     let _ = writeln!(out, "## Pairwise comparisons\n");
     let welch_role = if paper {
         "With the paper's definitions Welch's t-test is the primary test (stars on its \
@@ -505,57 +574,12 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             small.join("; ")
         );
     }
-    figures_at(&mut out, figs, Place::Effects);
+    figures_at(out, figs, Place::Effects);
     for m in tables::metrics_of(s) {
         let _ = writeln!(out, "### {}\n", heading(s, m));
         out.push_str(&tables::pairwise_table(s, m).to_markdown());
         out.push('\n');
     }
-
-    if let Some(r) = &s.ratings {
-        out.push_str(&super::ratings::section(
-            r,
-            figs,
-            "of this stage's agents",
-            "tables/ratings.csv",
-        ));
-    }
-
-    let _ = writeln!(out, "## Seats and starting positions\n");
-    out.push_str(&tables::positions_table(s, &s.seats, false).to_markdown());
-    out.push('\n');
-    figures_at(&mut out, figs, Place::Seats);
-    if s.design.starts_vary {
-        let _ = writeln!(
-            out,
-            "By position relative to the player who started the round:\n"
-        );
-        out.push_str(&tables::positions_table(s, &s.start_positions, true).to_markdown());
-        out.push('\n');
-        figures_at(&mut out, figs, Place::Starts);
-    }
-
-    let _ = writeln!(out, "## Over the rounds\n");
-    figures_at(&mut out, figs, Place::OverRounds);
-
-    power_section(&mut out, s);
-
-    if !s.notes.is_empty() {
-        let _ = writeln!(out, "## Notes\n");
-        for n in &s.notes {
-            let _ = writeln!(out, "- {n}");
-        }
-        out.push('\n');
-    }
-    let failed: Vec<&FigureOutcome> = figs.iter().filter(|f| f.error.is_some()).collect();
-    if !failed.is_empty() {
-        let _ = writeln!(
-            out,
-            "Figures not drawn: {}.\n",
-            failed.iter().map(|f| f.stem).collect::<Vec<_>>().join(", ")
-        );
-    }
-    out
 }
 
 /// A variance ratio as a change in words that cannot be misread: "−29.1% (less)" is less

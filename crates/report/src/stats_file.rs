@@ -235,6 +235,8 @@ mod tests {
             baseline_slot: 1,
             elo0: 0.0,
             elo1: 10.0,
+            elo_model: Default::default(),
+            overshoot: true,
             alpha: 0.05,
             beta: 0.05,
             every: 5,
@@ -245,6 +247,7 @@ mod tests {
             arrangements: 2,
             rounds_per_match: 1,
             points: false,
+            agents: 2,
         };
         let scores: Vec<f64> = (0..20)
             .map(|d| if d % 3 == 0 { 1.0 } else { 0.0 })

@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::Context;
 use dhumbal_runner::resolved::SweepMode;
 use dhumbal_runner::summary::Manifest;
 use serde_json::Value;
 
 use super::dist::t_quantile;
+use super::error::{Doing, Error, Result};
 use super::figures::FigureSpec;
 use super::stats::Moments;
 use super::stats_file::{Agent, Rate, StatsFile};
@@ -129,7 +129,7 @@ impl Sweep {
 
 /// The sweeps of the run described by `manifest`, with their points' stats.json read from
 /// `reports`.
-fn sweeps(manifest: &Manifest, reports: &Path) -> anyhow::Result<Vec<Sweep>> {
+fn sweeps(manifest: &Manifest, reports: &Path) -> Result<Vec<Sweep>> {
     let mut out: Vec<Sweep> = Vec::new();
     for spec in &manifest.scenario.stages {
         let Some(sw) = &spec.sweep else {
@@ -141,12 +141,11 @@ fn sweeps(manifest: &Manifest, reports: &Path) -> anyhow::Result<Vec<Sweep>> {
             .collect();
         let values = (parameters.iter())
             .map(|(path, _)| {
-                sw.values
-                    .get(path)
-                    .cloned()
-                    .with_context(|| format!("stage `{stage}`: its sweep gives no `{path}`"))
+                sw.values.get(path).cloned().ok_or_else(|| {
+                    Error::Inconsistent(format!("stage `{stage}`: its sweep gives no `{path}`"))
+                })
             })
-            .collect::<anyhow::Result<_>>()?;
+            .collect::<Result<_>>()?;
         let point = Point {
             stats: StatsFile::read(&reports.join(&stage))?,
             stage,
@@ -237,7 +236,7 @@ type Outcomes = Vec<BTreeMap<u64, [f64; 4]>>;
 /// Each agent's outcomes per unit in the records of `dir`: games won and games played (a
 /// game counts once per arrangement; point scoring), rounds won and rounds played. The unit is
 /// the game, or the deal (the session, for sessions of `session` rounds).
-fn outcomes(dir: &Path, agents: &[String], points: bool, session: u64) -> anyhow::Result<Outcomes> {
+fn outcomes(dir: &Path, agents: &[String], points: bool, session: u64) -> Result<Outcomes> {
     let mut out: Outcomes = vec![BTreeMap::new(); agents.len()];
     super::load::for_each_row(dir, agents, |r| {
         let unit = if points { r.deal } else { r.deal / session };
@@ -317,14 +316,14 @@ struct Comparisons {
     previous: [Vec<Vec<Option<Paired>>>; 2],
 }
 
-fn compare(sweep: &Sweep, run: &Path) -> anyhow::Result<Comparisons> {
+fn compare(sweep: &Sweep, run: &Path) -> Result<Comparisons> {
     let agents = sweep.agents();
     let points = sweep.points_scoring();
     let per_point: Vec<Outcomes> = sweep
         .points
         .iter()
         .map(|p| outcomes(&run.join(&p.stage), &agents, points, p.session))
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<Result<_>>()?;
     let against = |k: usize, j: Option<usize>, m: Measure| -> Vec<Option<Paired>> {
         (0..agents.len())
             .map(|a| j.and_then(|j| paired(&per_point[k][a], &per_point[j][a], m)))
@@ -651,13 +650,12 @@ fn capital(s: &str) -> String {
 }
 
 /// Writes one sweep's files and returns its section of the overview.
-fn summarize(sweep: &Sweep, run: &Path, reports: &Path) -> anyhow::Result<String> {
+fn summarize(sweep: &Sweep, run: &Path, reports: &Path) -> Result<String> {
     let dir = reports.join(&sweep.name);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).doing("cannot create", &dir)?;
     let comparisons = compare(sweep, run)?;
     let csv_path = dir.join("sweep.csv");
-    std::fs::write(&csv_path, csv(sweep, &comparisons))
-        .with_context(|| format!("cannot write {}", csv_path.display()))?;
+    std::fs::write(&csv_path, csv(sweep, &comparisons)).doing("cannot write", &csv_path)?;
     let figures = draw(sweep, &dir);
     let mut out = intro(sweep);
     for (i, m) in sweep.metrics().into_iter().enumerate() {

@@ -8,11 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-
 use dhumbal_plots::{Band, Width, lines};
 use dhumbal_runner::scenario::rules_spec::ScoringName;
 use dhumbal_runner::train::{self, read_records};
+
+use crate::error::{Doing, Result};
+use crate::load::InputError;
 
 /// Episodes per moving window for a run of `episodes`: 100 (the paper's), or 1% of a run
 /// longer than 10,000 episodes, in hundreds.
@@ -92,10 +93,12 @@ fn learner(dir: &Path) -> Result<(bool, &'static str)> {
 /// returns the files.
 pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
     let (episodes, evals) = read_records(dir, u64::MAX)?;
-    anyhow::ensure!(!episodes.is_empty(), "no episodes in {}", dir.display());
+    if episodes.is_empty() {
+        return Err(InputError::new(dir, format!("no episodes in {}", dir.display())).into());
+    }
     let title = |t: &'static str| if titles { t } else { "" };
     let out = out.to_path_buf();
-    std::fs::create_dir_all(&out)?;
+    std::fs::create_dir_all(&out).doing("cannot create", &out)?;
     let w = window(episodes.len());
     let (tabular, reward_label) = learner(dir)?;
     let x = |i: usize| episodes[i].episode as f64 + 1.0;
@@ -217,25 +220,28 @@ struct PolicyRow {
 }
 
 fn read_policy(path: &Path) -> Result<Vec<PolicyRow>> {
-    let text = std::fs::read_to_string(path)?;
+    let text = std::fs::read_to_string(path).doing("cannot read", path)?;
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let bad = |what: String| InputError::new(path, format!("{what} in the row `{line}`"));
         let f: Vec<&str> = line.split(',').collect();
-        anyhow::ensure!(
-            f.len() == 8,
-            "{}: a row without 8 fields: {line}",
-            path.display()
-        );
+        if f.len() != 8 {
+            return Err(InputError::new(path, format!("a row without 8 fields: {line}")).into());
+        }
+        let int = |s: &str| s.parse::<usize>().map_err(|e| bad(format!("`{s}`: {e}")));
+        let real = |s: &str| s.parse::<f64>().map_err(|e| bad(format!("`{s}`: {e}")));
         rows.push(PolicyRow {
-            own: f[0].parse()?,
-            opponent: f[1].parse()?,
-            value: f[2].parse()?,
-            q: [f[3].parse()?, f[4].parse()?, f[5].parse()?],
+            own: int(f[0])?,
+            opponent: int(f[1])?,
+            value: int(f[2])?,
+            q: [real(f[3])?, real(f[4])?, real(f[5])?],
             action: ["greedy-decrease", "delay-collect", "call"]
                 .iter()
                 .position(|&a| a == f[6])
-                .ok_or_else(|| anyhow::anyhow!("{}: unknown action `{}`", path.display(), f[6]))?,
-            visits: f[7].parse()?,
+                .ok_or_else(|| InputError::new(path, format!("unknown action `{}`", f[6])))?,
+            visits: f[7]
+                .parse::<u64>()
+                .map_err(|e| bad(format!("`{}`: {e}", f[7])))?,
         });
     }
     Ok(rows)

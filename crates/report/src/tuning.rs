@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use serde_json::Value;
 
 use dhumbal_plots::{self as plots, Band, Width};
@@ -16,6 +15,8 @@ use dhumbal_runner::scenario::Objective;
 use dhumbal_runner::tune::{Evaluation, LOG, Manifest, Searched};
 
 use super::dist::t_quantile;
+use super::error::{Doing, Result};
+use super::load::InputError;
 use super::tables::num;
 
 /// Whether `dir` is a tuning's folder (`tune/<id>/`).
@@ -24,16 +25,20 @@ pub fn is_tuning(dir: &Path) -> bool {
 }
 
 /// Writes `report.md` and `figures/` of the tuning in `dir`; returns the page's path.
-pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
+pub fn report(dir: &Path) -> Result<PathBuf> {
     let manifest = Manifest::read(dir)?;
     let Some(result) = &manifest.result else {
-        anyhow::bail!(
-            "the search of tuning `{}` in {} has not ended (its manifest says {:?}): `dhumbal-run \
-             tune FILE --resume` finishes it",
-            manifest.id,
-            dir.display(),
-            manifest.status
-        );
+        return Err(InputError::new(
+            dir,
+            format!(
+                "the search of tuning `{}` in {} has not ended (its manifest says {:?}): \
+                 `dhumbal-run tune FILE --resume` finishes it",
+                manifest.id,
+                dir.display(),
+                manifest.status
+            ),
+        )
+        .into());
     };
     let evals = read_evaluations(&dir.join(LOG))?;
     let y = Scale::of(manifest.objective);
@@ -43,15 +48,14 @@ pub fn report(dir: &Path) -> anyhow::Result<PathBuf> {
         .map(|p| (p.name.clone(), p.choices.clone()))
         .collect();
     let figures = dir.join("figures");
-    std::fs::create_dir_all(&figures)
-        .with_context(|| format!("cannot create {}", figures.display()))?;
+    std::fs::create_dir_all(&figures).doing("cannot create", &figures)?;
     let mut out = header(&manifest, result, y.unit, evals.len());
     final_round_section(&mut out, &evals, &params, &y, &result.best_point);
     points_section(&mut out, &evals, &params, &y);
     figures_section(&mut out, &figures, &evals, &params, &y)?;
     confirmation_section(&mut out, &dir.join("confirm"));
     let page = dir.join("report.md");
-    std::fs::write(&page, out).with_context(|| format!("cannot write {}", page.display()))?;
+    std::fs::write(&page, out).doing("cannot write", &page)?;
     Ok(page)
 }
 
@@ -183,7 +187,7 @@ fn figures_section(
     evals: &[Evaluation],
     params: &[(String, Vec<Value>)],
     y: &Scale,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let (scale, unit, objective_name) = (y.factor, y.unit, y.axis);
     // Figures.
     let _ = writeln!(out, "## Figures\n");
@@ -282,10 +286,12 @@ fn confirmation_section(out: &mut String, confirm: &Path) {
                     o.plan.alpha, o.plan.beta
                 ),
                 "H0" => format!(
-                    "**The tuned agent is not shown better than the start by nElo {}** (H0 \
+                    "**The tuned agent is not shown better than the start by {}** (H0 \
                      accepted at alpha = {}, beta = {}): keep the start, or tune with more \
                      deals.",
-                    o.plan.elo1, o.plan.alpha, o.plan.beta
+                    o.bound(true),
+                    o.plan.alpha,
+                    o.plan.beta
                 ),
                 _ => "**Undecided**: the confirmation reached its maximum before either bound; \
                       the difference, if any, is smaller than it can resolve."
@@ -359,9 +365,8 @@ fn header(m: &Manifest, result: &Searched, unit: &str, evaluations: usize) -> St
     out
 }
 
-fn read_evaluations(path: &Path) -> anyhow::Result<Vec<Evaluation>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+fn read_evaluations(path: &Path) -> Result<Vec<Evaluation>> {
+    let text = std::fs::read_to_string(path).doing("cannot read", path)?;
     Ok(text
         .lines()
         .skip(1)

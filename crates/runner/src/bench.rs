@@ -98,7 +98,7 @@ fn session(
 }
 
 /// Runs the benchmark on its own thread pool.
-pub fn run(cfg: BenchConfig) -> anyhow::Result<BenchResult> {
+pub fn run(cfg: BenchConfig) -> crate::Result<BenchResult> {
     let rules = Rules::preset(Preset::Paper);
     let len = u64::from(cfg.session_len.max(1));
     let sessions = cfg.rounds.div_ceil(len);
@@ -114,7 +114,7 @@ pub fn run(cfg: BenchConfig) -> anyhow::Result<BenchResult> {
             .collect()
     });
     let seconds = start.elapsed().as_secs_f64();
-    let parts = parts?;
+    let parts = parts.map_err(|e| crate::Error::Play(e.to_string()))?;
     Ok(BenchResult {
         config: cfg,
         rounds: parts.iter().map(|p| p.0).sum(),

@@ -20,12 +20,12 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use polars_core::prelude::DataFrame;
 use polars_io::prelude::{CsvWriter, ParquetReader, SerReader, SerWriter};
 use polars_parquet::write::KeyValue;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Doing, Error, Result, copy_error};
 use crate::part_file::PartSchema;
 use crate::records::{Categories, Records};
 use crate::totals::StageTotals;
@@ -96,14 +96,15 @@ pub struct PartWriter {
 impl PartWriter {
     /// A writer of `key`'s parts in `stage_dir` (creating `rounds/` and `.incoming/`).
     /// `points`: the stage plays point games (for the totals).
-    pub fn new(stage_dir: &Path, key: StageKey, points: bool) -> anyhow::Result<PartWriter> {
+    pub fn new(stage_dir: &Path, key: StageKey, points: bool) -> Result<PartWriter> {
         let rounds = stage_dir.join(DATASET_DIR);
         let incoming = stage_dir.join(INCOMING_DIR);
         for dir in [&rounds, &incoming] {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
+            std::fs::create_dir_all(dir).doing("cannot create", dir)?;
         }
-        let schema = PartSchema::new(&Categories::new(&key.stage, &key.agents)?)?;
+        let schema = Categories::new(&key.stage, &key.agents)
+            .and_then(|cats| PartSchema::new(&cats))
+            .doing("cannot write the records in", &rounds)?;
         Ok(PartWriter {
             rounds,
             incoming,
@@ -116,7 +117,7 @@ impl PartWriter {
     /// Writes the records of `units` (`chunk`, one [`Records`] per unit, in order) as one
     /// part, and returns its description. The part appears in `rounds/` complete or not at
     /// all.
-    pub fn write(&self, units: Range<u64>, chunk: &[Records]) -> anyhow::Result<PartMeta> {
+    pub fn write(&self, units: Range<u64>, chunk: &[Records]) -> Result<PartMeta> {
         let mut totals = StageTotals::new(self.key.agents.len());
         for records in chunk {
             totals.add(records, self.points);
@@ -142,30 +143,30 @@ impl PartWriter {
         let tmp = self
             .incoming
             .join(format!("{name}.{}-{nanos}.tmp", std::process::id()));
-        let write = || -> anyhow::Result<()> {
-            let mut file = File::create(&tmp)?;
+        let write = || -> Result<()> {
+            let cannot = "cannot write";
+            let mut file = File::create(&tmp).doing(cannot, &tmp)?;
             crate::crash::point("part-begun");
             // Encoded from the rows on this thread (parts are written on several threads
             // already), see `part_file.rs`.
             let meta = KeyValue {
                 key: META_KEY.into(),
-                value: Some(serde_json::to_string(&meta)?),
+                value: Some(serde_json::to_string(&meta).doing(cannot, &tmp)?),
             };
-            crate::part_file::write(&mut file, chunk, &self.schema, meta)?;
+            crate::part_file::write(&mut file, chunk, &self.schema, meta).doing(cannot, &tmp)?;
             // On disk before it has its name: a crash of the machine cannot leave a named part
             // that is empty.
-            file.sync_data()?;
+            file.sync_data().doing(cannot, &tmp)?;
             crate::crash::point("part-written");
             Ok(())
         };
-        write().with_context(|| format!("cannot write {}", tmp.display()))?;
+        write()?;
         // The units' traces go first: a part in place has its traces.
         for (file, text) in chunk.iter().filter_map(|r| r.trace.as_ref()) {
             self.write_trace(file, text)?;
         }
         let path = self.rounds.join(&name);
-        std::fs::rename(&tmp, &path)
-            .with_context(|| format!("cannot move {} into place", tmp.display()))?;
+        std::fs::rename(&tmp, &path).map_err(copy_error("cannot move", &tmp, &path))?;
         crate::crash::point("part-placed");
         Ok(meta)
     }
@@ -174,14 +175,13 @@ impl PartWriter {
 impl PartWriter {
     /// Writes one unit's trace into `traces/` beside `rounds/`, whole or not at all (written
     /// under `.incoming/`, then renamed). A unit played again writes the same trace.
-    fn write_trace(&self, file: &str, text: &[Vec<u8>]) -> anyhow::Result<()> {
+    fn write_trace(&self, file: &str, text: &[Vec<u8>]) -> Result<()> {
         let dir = self
             .rounds
             .parent()
             .expect("rounds/ is inside the stage's folder")
             .join(crate::trace::TRACES_DIR);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).doing("cannot create", &dir)?;
         let tmp = self
             .incoming
             .join(format!("{file}.{}.tmp", std::process::id()));
@@ -189,10 +189,9 @@ impl PartWriter {
             let mut f = std::fs::File::create(&tmp)?;
             text.iter().try_for_each(|chunk| f.write_all(chunk))
         })()
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
+        .doing("cannot write", &tmp)?;
         let path = dir.join(file);
-        std::fs::rename(&tmp, &path)
-            .with_context(|| format!("cannot move {} into place", tmp.display()))
+        std::fs::rename(&tmp, &path).map_err(copy_error("cannot move", &tmp, &path))
     }
 }
 
@@ -214,12 +213,15 @@ pub struct Dataset {
 }
 
 /// Reads a part's footer.
-pub fn part_meta(path: &Path) -> anyhow::Result<PartMeta> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+pub fn part_meta(path: &Path) -> Result<PartMeta> {
+    let file = File::open(path).doing("cannot open", path)?;
     let mut reader = ParquetReader::new(file);
-    let metadata = reader
-        .get_metadata()
-        .with_context(|| format!("{} is not a readable Parquet file", path.display()))?;
+    let metadata = reader.get_metadata().map_err(|e| {
+        Error::Records(format!(
+            "{} is not a readable Parquet file: {e}",
+            path.display()
+        ))
+    })?;
     let text = metadata
         .key_value_metadata()
         .iter()
@@ -227,19 +229,23 @@ pub fn part_meta(path: &Path) -> anyhow::Result<PartMeta> {
         .find(|kv| kv.key == META_KEY)
         .and_then(|kv| kv.value.clone())
         .ok_or_else(|| {
-            anyhow::anyhow!(
+            Error::Records(format!(
                 "{} is not a part written by dhumbal-run (no `{META_KEY}` in its footer)",
                 path.display()
-            )
+            ))
         })?;
-    let meta: PartMeta = serde_json::from_str(&text)
-        .with_context(|| format!("{}: unreadable part description", path.display()))?;
+    let meta: PartMeta = serde_json::from_str(&text).map_err(|e| {
+        Error::Records(format!(
+            "{}: unreadable part description: {e}",
+            path.display()
+        ))
+    })?;
     if meta.format != FORMAT {
-        bail!(
+        return Err(Error::Records(format!(
             "{} is a part of layout {}, this program reads layout {FORMAT}",
             path.display(),
             meta.format
-        );
+        )));
     }
     Ok(meta)
 }
@@ -247,7 +253,7 @@ pub fn part_meta(path: &Path) -> anyhow::Result<PartMeta> {
 impl Dataset {
     /// The parts in `stage_dir/rounds/` (none if the folder does not exist). Files other than
     /// `*.parquet` are ignored; a `.parquet` file that is not a part is an error.
-    pub fn open(stage_dir: &Path) -> anyhow::Result<Dataset> {
+    pub fn open(stage_dir: &Path) -> Result<Dataset> {
         let dir = stage_dir.join(DATASET_DIR);
         let mut parts = Vec::new();
         let entries = match std::fs::read_dir(&dir) {
@@ -259,12 +265,10 @@ impl Dataset {
                     stop: None,
                 });
             }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+            Err(e) => return Err(e).doing("cannot read", &dir),
         };
         for entry in entries {
-            let path = entry
-                .with_context(|| format!("cannot read {}", dir.display()))?
-                .path();
+            let path = entry.doing("cannot read", &dir)?.path();
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if !name.ends_with(".parquet") || name.starts_with('.') {
                 continue;
@@ -318,12 +322,12 @@ impl Dataset {
 
     /// Checks that every part belongs to `key` (same scenario, stage, agents and size, and
     /// the same program) and that no two parts overlap.
-    pub fn check(&self, key: &StageKey) -> anyhow::Result<()> {
+    pub fn check(&self, key: &StageKey) -> Result<()> {
         self.check_written_by(key, PROGRAM)
     }
 
     /// [`Dataset::check`] with the parts' program given.
-    fn check_written_by(&self, key: &StageKey, program: &str) -> anyhow::Result<()> {
+    fn check_written_by(&self, key: &StageKey, program: &str) -> Result<()> {
         for p in &self.parts {
             let m = &p.meta;
             let differs = if m.scenario != key.scenario {
@@ -347,24 +351,27 @@ impl Dataset {
                 None
             };
             if let Some(what) = differs {
-                bail!("{} was written by {what}", p.path.display());
+                return Err(Error::Records(format!(
+                    "{} was written by {what}",
+                    p.path.display()
+                )));
             }
         }
         self.overlaps()
     }
 
     /// An error naming the first two parts that hold the same units.
-    fn overlaps(&self) -> anyhow::Result<()> {
+    fn overlaps(&self) -> Result<()> {
         for w in self.parts.windows(2) {
             if w[1].meta.start < w[0].meta.end {
-                bail!(
+                return Err(Error::Records(format!(
                     "{} and {} hold the same units ({}..{}): the records of a unit must be \
                      there exactly once; remove one of them",
                     w[0].path.display(),
                     w[1].path.display(),
                     w[1].meta.start,
                     w[0].meta.end.min(w[1].meta.end)
-                );
+                )));
             }
         }
         Ok(())
@@ -399,13 +406,13 @@ impl Dataset {
     /// version: results stay readable after an upgrade; [`Dataset::check`] asks for this
     /// one), one scenario, one stage and its agents, no overlap, no gap. Returns the stage's
     /// description from the parts.
-    pub fn check_complete(&self) -> anyhow::Result<StageKey> {
+    pub fn check_complete(&self) -> Result<StageKey> {
         let Some(first) = self.parts.first() else {
-            bail!(
+            return Err(Error::Records(format!(
                 "{} holds no parts yet: no unit of this stage is finished (run its shards, or \
                  --resume the run, first)",
                 self.dir.display()
-            );
+            )));
         };
         let key = StageKey {
             scenario: first.meta.scenario.clone(),
@@ -423,7 +430,7 @@ impl Dataset {
                 .take(4)
                 .map(|g| format!("{}..{}", g.start, g.end))
                 .collect();
-            bail!(
+            return Err(Error::Records(format!(
                 "stage `{}` is not complete: {missing} of its {} units have no records yet \
                  (units {}{}) in {}. Run the shards that play them (or --resume the run) first",
                 key.stage,
@@ -431,7 +438,7 @@ impl Dataset {
                 list.join(", "),
                 if gaps.len() > 4 { ", ..." } else { "" },
                 self.dir.display()
-            );
+            )));
         }
         Ok(key)
     }
@@ -443,34 +450,34 @@ impl Dataset {
 }
 
 /// Reads one part, `columns` only (all if `None`).
-pub fn read_part(path: &Path, columns: Option<&[&str]>) -> anyhow::Result<DataFrame> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+pub fn read_part(path: &Path, columns: Option<&[&str]>) -> Result<DataFrame> {
+    let file = File::open(path).doing("cannot open", path)?;
     ParquetReader::new(file)
         .with_columns(columns.map(|c| c.iter().map(|s| s.to_string()).collect()))
         .finish()
-        .with_context(|| format!("cannot read {}", path.display()))
+        .doing("cannot read", path)
 }
 
 /// Writes `rounds.csv` in `stage_dir` from the dataset, part by part (a temporary file renamed
 /// into place: never half written). Enum columns are written as their names.
-pub fn write_csv(stage_dir: &Path, dataset: &Dataset) -> anyhow::Result<()> {
+pub fn write_csv(stage_dir: &Path, dataset: &Dataset) -> Result<()> {
     let path = stage_dir.join("rounds.csv");
     let tmp = stage_dir.join(format!("rounds.csv.{}.tmp", std::process::id()));
-    let write = || -> anyhow::Result<()> {
-        let mut out = std::io::BufWriter::new(File::create(&tmp)?);
-        for (i, part) in dataset.parts.iter().enumerate() {
-            let mut df = read_part(&part.path, None)?;
-            CsvWriter::new(&mut out)
-                .include_header(i == 0)
-                .finish(&mut df)?;
-        }
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_data()?;
-        Ok(())
-    };
-    write().with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path)
-        .with_context(|| format!("cannot move {} into place", tmp.display()))
+    let cannot = "cannot write";
+    let mut out = std::io::BufWriter::new(File::create(&tmp).doing(cannot, &tmp)?);
+    for (i, part) in dataset.parts.iter().enumerate() {
+        let mut df = read_part(&part.path, None)?;
+        CsvWriter::new(&mut out)
+            .include_header(i == 0)
+            .finish(&mut df)
+            .doing(cannot, &tmp)?;
+    }
+    let file = out
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .doing(cannot, &tmp)?;
+    file.sync_data().doing(cannot, &tmp)?;
+    std::fs::rename(&tmp, &path).map_err(copy_error("cannot move", &tmp, &path))
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use anyhow::Context;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use crate::error::{Doing, Result};
 use crate::scenario::Scenario;
 
 /// Files a run writes at the top of its folder.
@@ -51,16 +51,9 @@ pub const SOURCE_DIR: &str = "source";
 
 /// Bad input: what the user asked for cannot be done as asked (the CLI exits with 2). The
 /// message says what to do instead.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Refusal(pub String);
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refusal {}
 
 /// Whether `dir` holds the results of a run (finished or not), and if so, in a few words.
 pub fn earlier_run(dir: &Path) -> Option<String> {
@@ -118,7 +111,7 @@ fn stage_dirs(dir: &Path) -> Vec<PathBuf> {
 /// Makes `dir` ready for a run: refuses (a [`Refusal`]) to start over another run's results
 /// unless `force`, and with `force` removes what a run writes (only that: other files stay).
 /// With `resume`, the folder must hold the unfinished run.
-pub fn claim(dir: &Path, resume: bool, force: bool) -> anyhow::Result<()> {
+pub fn claim(dir: &Path, resume: bool, force: bool) -> Result<()> {
     if resume {
         if dir.join("shards").is_dir() {
             return Err(Refusal(format!(
@@ -157,16 +150,16 @@ pub fn claim(dir: &Path, resume: bool, force: bool) -> anyhow::Result<()> {
         }
         clear(dir)?;
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+    std::fs::create_dir_all(dir).doing("cannot create", dir)
 }
 
 /// Makes `dir` ready for a shard of a study: the shards of one study share the folder, so it
 /// must be empty or hold a run of the same scenario (same hash in `source/run.json`). The
 /// first shard to get there writes `source/` (whole, through a temporary folder: shards
 /// starting together write the same copy, and one of them lands).
-pub fn join(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+pub fn join(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> Result<()> {
     let hash = scenario.hash();
-    let check = |saved: &SavedRun| -> anyhow::Result<()> {
+    let check = |saved: &SavedRun| -> Result<()> {
         if saved.hash.as_deref() == Some(hash.as_str()) {
             return Ok(());
         }
@@ -196,7 +189,7 @@ pub fn join(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Resul
         ))
         .into());
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).doing("cannot create", dir)?;
     let tmp = dir.join(format!(".source-{}.tmp", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     write_sources_into(&tmp, scenario, cli)?;
@@ -208,8 +201,8 @@ pub fn join(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Resul
 }
 
 /// Removes what a run writes in `dir`, and nothing else.
-fn clear(dir: &Path) -> anyhow::Result<()> {
-    let remove = |p: &Path| -> anyhow::Result<()> {
+fn clear(dir: &Path) -> Result<()> {
+    let remove = |p: &Path| -> Result<()> {
         if p.is_dir() {
             std::fs::remove_dir_all(p)
         } else if p.exists() {
@@ -217,7 +210,7 @@ fn clear(dir: &Path) -> anyhow::Result<()> {
         } else {
             Ok(())
         }
-        .with_context(|| format!("--force: cannot remove {}", p.display()))
+        .doing("--force: cannot remove", p)
     };
     for stage in stage_dirs(dir) {
         for f in STAGE_FILES {
@@ -245,14 +238,13 @@ pub struct CommandLine {
 /// Copies the scenario as written and every file it read into `dir/source/`, and writes
 /// `source/run.json`. The scenario keeps its place relative to its inputs, so
 /// `dhumbal-run DIR/source/<file>.yaml` finds them as the original did.
-pub fn write_sources(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+pub fn write_sources(dir: &Path, scenario: &Scenario, cli: &CommandLine) -> Result<()> {
     write_sources_into(&dir.join(SOURCE_DIR), scenario, cli)
 }
 
 /// [`write_sources`] into the folder `source`.
-fn write_sources_into(source: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
-    let text = std::fs::read(&scenario.path)
-        .with_context(|| format!("cannot read {}", scenario.path.display()))?;
+fn write_sources_into(source: &Path, scenario: &Scenario, cli: &CommandLine) -> Result<()> {
+    let text = std::fs::read(&scenario.path).doing("cannot read", &scenario.path)?;
     // Every input once, as the scenario wrote it (the same script may serve several stages).
     let mut inputs: Vec<(String, String)> = Vec::new();
     for stage in &scenario.stages {
@@ -296,13 +288,12 @@ fn write_sources_into(source: &Path, scenario: &Scenario, cli: &CommandLine) -> 
     let scenario_folder = scenario_rel.clone();
     scenario_rel.push(&file_name);
 
-    let write = |rel: &Path, bytes: &[u8]| -> anyhow::Result<()> {
+    let write = |rel: &Path, bytes: &[u8]| -> Result<()> {
         let path = source.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
+            std::fs::create_dir_all(parent).doing("cannot create", parent)?;
         }
-        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+        std::fs::write(&path, bytes).doing("cannot write", &path)
     };
     write(&scenario_rel, &text)?;
     let mut listed = Vec::new();
@@ -353,8 +344,9 @@ pub struct SavedRun {
     pub hash: Option<String>,
 }
 
-/// Reads `dir/source/run.json`.
-pub fn saved_run(dir: &Path) -> anyhow::Result<SavedRun> {
+/// Reads `dir/source/run.json`; a folder without a readable one is refused (not a results
+/// folder of this program).
+pub fn saved_run(dir: &Path) -> std::result::Result<SavedRun, Refusal> {
     let path = dir.join(SOURCE_DIR).join("run.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         Refusal(format!(
@@ -388,155 +380,181 @@ pub fn saved_run(dir: &Path) -> anyhow::Result<SavedRun> {
 /// `league`, agent `x`: params.call_bonus 50.0 there, 60.0 here`, `output.trace.deals: [] there,
 /// [1] here`, or a script that changed, by name.
 pub fn differences(there: &Value, here: &Value, limit: usize) -> Vec<String> {
-    /// One difference: `ctx` (the stage and agent, in words) and `path` (the key under them).
-    fn line(ctx: &str, path: &str, what: String) -> String {
-        match (ctx.is_empty(), path.is_empty()) {
-            (true, _) => format!("{path}: {what}"),
-            (false, true) => format!("{ctx}: {what}"),
-            (false, false) => format!("{ctx}: {path} {what}"),
-        }
-    }
-    /// A stage's sample size as the scenario gives it: deals (coins, `session` rounds per
-    /// session) or games (points).
-    fn sample(stage: &Value) -> Option<(&'static str, u64)> {
-        let matches = stage.get("matches")?.as_u64()?;
-        Some(match stage.get("session").and_then(Value::as_u64) {
-            Some(session) => ("deals", matches * session),
-            None => ("games", matches),
-        })
-    }
-    /// What names the `i`-th element of the array at `path`: a stage by its name, an agent by
-    /// its id (a seat of `winner_of` by that), anything else by its index.
-    fn element(ctx: &str, path: &str, i: usize, a: &Value, b: &Value) -> (String, String) {
-        let named = |key: &str| {
-            b.get(key)
-                .or_else(|| a.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let join = |what: String| {
-            if ctx.is_empty() {
-                what
-            } else {
-                format!("{ctx}, {what}")
-            }
-        };
-        match (ctx.is_empty(), path) {
-            (true, "stages") => match named("name") {
-                Some(name) => (join(format!("stage `{name}`")), String::new()),
-                None => (join(format!("stage {}", i + 1)), String::new()),
-            },
-            (false, "agents") => match (named("id"), named("winner_of")) {
-                (Some(id), _) => (join(format!("agent `{id}`")), String::new()),
-                (None, Some(of)) => (
-                    join(format!("seat {} (winner_of `{of}`)", i + 1)),
-                    String::new(),
-                ),
-                (None, None) => (join(format!("agent {}", i + 1)), String::new()),
-            },
-            _ => (ctx.to_string(), format!("{path}[{i}]")),
-        }
-    }
-    fn walk(ctx: &str, path: &str, a: &Value, b: &Value, out: &mut Vec<String>, limit: usize) {
-        if out.len() >= limit || a == b {
+    let mut found = Differences {
+        out: Vec::new(),
+        limit,
+    };
+    found.walk("", "", there, here);
+    let mut out = found.out;
+    out.truncate(limit);
+    out
+}
+
+/// The differences found so far, and how many are wanted.
+struct Differences {
+    out: Vec<String>,
+    limit: usize,
+}
+
+impl Differences {
+    /// The differences of `a` (there) and `b` (here) at `path` under `ctx` (the stage and
+    /// agent, in words).
+    fn walk(&mut self, ctx: &str, path: &str, a: &Value, b: &Value) {
+        if self.out.len() >= self.limit || a == b {
             return;
         }
         match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-                keys.sort();
-                keys.dedup();
-                // A script whose text changed: named, rather than its hash.
-                let script = x.get("script").filter(|s| Some(*s) == y.get("script"));
-                if let Some(script) = script
-                    && x.get("source_fnv1a") != y.get("source_fnv1a")
-                {
-                    let what = format!(
-                        "the script {} changed since the run began (source_fnv1a {} there, {} here)",
-                        script,
-                        short(x.get("source_fnv1a").unwrap_or(&Value::Null)),
-                        short(y.get("source_fnv1a").unwrap_or(&Value::Null)),
-                    );
-                    out.push(if ctx.is_empty() {
-                        what
-                    } else {
-                        format!("{ctx}: {what}")
-                    });
-                }
-                // A stage (it has a name under `stages`): its sample size in the file's words,
-                // deals or games, rather than the sessions (`matches`) it is played as.
-                let stage = !ctx.is_empty() && path.is_empty() && x.contains_key("matches");
-                if stage {
-                    let (s, t) = (sample(a), sample(b));
-                    if s != t {
-                        let word = |v: Option<(&str, u64)>| {
-                            v.map_or("none".to_string(), |(w, n)| format!("{n} {w}"))
-                        };
-                        match (s, t) {
-                            (Some((w, m)), Some((v, n))) if w == v => {
-                                out.push(line(ctx, w, format!("{m} there, {n} here")))
-                            }
-                            _ => out.push(line(
-                                ctx,
-                                "sample size",
-                                format!("{} there, {} here", word(s), word(t)),
-                            )),
-                        }
-                    }
-                }
-                for k in keys {
-                    if script.is_some() && k == "source_fnv1a" {
-                        continue;
-                    }
-                    if stage && k == "matches" {
-                        continue;
-                    }
-                    // `records` in the resolved scenario is what the file's `output:` says of them.
-                    let key = if ctx.is_empty() && path.is_empty() && k == "records" {
-                        "output"
-                    } else {
-                        k.as_str()
-                    };
-                    let p = if path.is_empty() {
-                        key.to_string()
-                    } else {
-                        format!("{path}.{key}")
-                    };
-                    walk(
-                        ctx,
-                        &p,
-                        x.get(k).unwrap_or(&Value::Null),
-                        y.get(k).unwrap_or(&Value::Null),
-                        out,
-                        limit,
-                    );
-                }
-            }
+            (Value::Object(x), Value::Object(y)) => self.objects(ctx, path, x, y),
             (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
                 for (i, (u, v)) in x.iter().zip(y).enumerate() {
                     let (c, p) = element(ctx, path, i, u, v);
-                    walk(&c, &p, u, v, out, limit);
+                    self.walk(&c, &p, u, v);
                 }
             }
-            _ => out.push(line(
+            _ => self.out.push(line(
                 ctx,
                 path,
                 format!("{} there, {} here", short(a), short(b)),
             )),
         }
     }
-    fn short(v: &Value) -> String {
-        let s = v.to_string();
-        if s.len() > 60 {
-            format!("{}...", &s[..s.floor_char_boundary(57)])
-        } else {
-            s
+
+    /// The differences of two mappings: a script that changed by name, a stage's sample size in
+    /// the file's words, then every key.
+    fn objects(&mut self, ctx: &str, path: &str, x: &Map<String, Value>, y: &Map<String, Value>) {
+        let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        // A script whose text changed: named, rather than its hash.
+        let script = x.get("script").filter(|s| Some(*s) == y.get("script"));
+        if let Some(script) = script
+            && x.get("source_fnv1a") != y.get("source_fnv1a")
+        {
+            let what = format!(
+                "the script {} changed since the run began (source_fnv1a {} there, {} here)",
+                script,
+                short(x.get("source_fnv1a").unwrap_or(&Value::Null)),
+                short(y.get("source_fnv1a").unwrap_or(&Value::Null)),
+            );
+            self.out.push(if ctx.is_empty() {
+                what
+            } else {
+                format!("{ctx}: {what}")
+            });
+        }
+        // A stage (it has a name under `stages`): its sample size in the file's words,
+        // deals or games, rather than the sessions (`matches`) it is played as.
+        let stage = !ctx.is_empty() && path.is_empty() && x.contains_key("matches");
+        if stage {
+            self.sample_size(ctx, sample(x), sample(y));
+        }
+        for k in keys {
+            if script.is_some() && k == "source_fnv1a" {
+                continue;
+            }
+            if stage && k == "matches" {
+                continue;
+            }
+            // `records` in the resolved scenario is what the file's `output:` says of them.
+            let key = if ctx.is_empty() && path.is_empty() && k == "records" {
+                "output"
+            } else {
+                k.as_str()
+            };
+            let p = if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
+            };
+            self.walk(
+                ctx,
+                &p,
+                x.get(k).unwrap_or(&Value::Null),
+                y.get(k).unwrap_or(&Value::Null),
+            );
         }
     }
-    let mut out = Vec::new();
-    walk("", "", there, here, &mut out, limit);
-    out.truncate(limit);
-    out
+
+    /// A stage's sample sizes there (`s`) and here (`t`), if they differ.
+    fn sample_size(&mut self, ctx: &str, s: Option<(&str, u64)>, t: Option<(&str, u64)>) {
+        if s == t {
+            return;
+        }
+        let word =
+            |v: Option<(&str, u64)>| v.map_or("none".to_string(), |(w, n)| format!("{n} {w}"));
+        match (s, t) {
+            (Some((w, m)), Some((v, n))) if w == v => {
+                self.out.push(line(ctx, w, format!("{m} there, {n} here")))
+            }
+            _ => self.out.push(line(
+                ctx,
+                "sample size",
+                format!("{} there, {} here", word(s), word(t)),
+            )),
+        }
+    }
+}
+
+/// One difference: `ctx` (the stage and agent, in words) and `path` (the key under them).
+fn line(ctx: &str, path: &str, what: String) -> String {
+    match (ctx.is_empty(), path.is_empty()) {
+        (true, _) => format!("{path}: {what}"),
+        (false, true) => format!("{ctx}: {what}"),
+        (false, false) => format!("{ctx}: {path} {what}"),
+    }
+}
+
+/// A stage's sample size as the scenario gives it: deals (coins, `session` rounds per
+/// session) or games (points).
+fn sample(stage: &Map<String, Value>) -> Option<(&'static str, u64)> {
+    let matches = stage.get("matches")?.as_u64()?;
+    Some(match stage.get("session").and_then(Value::as_u64) {
+        Some(session) => ("deals", matches * session),
+        None => ("games", matches),
+    })
+}
+
+/// What names the `i`-th element of the array at `path`: a stage by its name, an agent by
+/// its id (a seat of `winner_of` by that), anything else by its index.
+fn element(ctx: &str, path: &str, i: usize, a: &Value, b: &Value) -> (String, String) {
+    let named = |key: &str| {
+        b.get(key)
+            .or_else(|| a.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let join = |what: String| {
+        if ctx.is_empty() {
+            what
+        } else {
+            format!("{ctx}, {what}")
+        }
+    };
+    match (ctx.is_empty(), path) {
+        (true, "stages") => match named("name") {
+            Some(name) => (join(format!("stage `{name}`")), String::new()),
+            None => (join(format!("stage {}", i + 1)), String::new()),
+        },
+        (false, "agents") => match (named("id"), named("winner_of")) {
+            (Some(id), _) => (join(format!("agent `{id}`")), String::new()),
+            (None, Some(of)) => (
+                join(format!("seat {} (winner_of `{of}`)", i + 1)),
+                String::new(),
+            ),
+            (None, None) => (join(format!("agent {}", i + 1)), String::new()),
+        },
+        _ => (ctx.to_string(), format!("{path}[{i}]")),
+    }
+}
+
+/// A value as JSON, cut to 60 characters.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 60 {
+        format!("{}...", &s[..s.floor_char_boundary(57)])
+    } else {
+        s
+    }
 }
 
 /// The number of `..` a relative path starts with (after removing `.`).
@@ -586,7 +604,7 @@ fn slash(p: &Path) -> String {
 /// `Ok(rows)` when equal, else a description of the first difference. Parts are read one at
 /// a time (their boundaries may differ, say after a resume), so memory does not grow with the
 /// records.
-pub fn same_records(a: &Path, b: &Path) -> anyhow::Result<Result<usize, String>> {
+pub fn same_records(a: &Path, b: &Path) -> Result<std::result::Result<usize, String>> {
     let (mut x, mut y) = (RowCursor::new(a)?, RowCursor::new(b)?);
     let mut row = 0usize;
     loop {
@@ -634,7 +652,7 @@ struct RowCursor {
 }
 
 impl RowCursor {
-    fn new(dir: &Path) -> anyhow::Result<RowCursor> {
+    fn new(dir: &Path) -> Result<RowCursor> {
         let has_parts = crate::dataset::Dataset::exists(dir);
         let parts = if has_parts {
             crate::dataset::Dataset::open(dir)?.parts
@@ -650,7 +668,7 @@ impl RowCursor {
     }
 
     /// Rows left in the current frame, loading the next when it is used up (0: the end).
-    fn ready(&mut self) -> anyhow::Result<usize> {
+    fn ready(&mut self) -> Result<usize> {
         use polars_core::prelude::DataType;
         loop {
             if let Some(f) = &self.frame
@@ -658,11 +676,13 @@ impl RowCursor {
             {
                 return Ok(f.height() - self.at);
             }
-            let df = if let Some(part) = self.parts.next() {
-                crate::dataset::read_part(&part.path, None)?
+            let (df, path) = if let Some(part) = self.parts.next() {
+                (crate::dataset::read_part(&part.path, None)?, part.path)
             } else if let Some(csv) = self.csv.take() {
-                crate::records::read_csv(&csv, None)
-                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", csv.display()))?
+                (
+                    crate::records::read_csv(&csv, None).doing("cannot read", &csv)?,
+                    csv,
+                )
             } else {
                 self.frame = None;
                 return Ok(0);
@@ -672,8 +692,8 @@ impl RowCursor {
                 if let Ok(c) = df.column(name)
                     && c.dtype() != &DataType::String
                 {
-                    let text = c.cast(&DataType::String)?;
-                    df.with_column(text)?;
+                    let text = c.cast(&DataType::String).doing("cannot read", &path)?;
+                    df.with_column(text).doing("cannot read", &path)?;
                 }
             }
             self.frame = Some(df);
@@ -682,7 +702,7 @@ impl RowCursor {
     }
 
     /// The next `n` rows (after [`RowCursor::ready`] said there are as many).
-    fn take(&mut self, n: usize) -> anyhow::Result<polars_core::prelude::DataFrame> {
+    fn take(&mut self, n: usize) -> Result<polars_core::prelude::DataFrame> {
         let f = self.frame.as_ref().expect("ready first");
         let out = f.slice(self.at as i64, n);
         self.at += n;

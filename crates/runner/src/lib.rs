@@ -6,11 +6,16 @@
 //! It sits above the engine (`dhumbal_game`) and the agents (`dhumbal_agents`) and knows
 //! nothing of statistics or figures: a report is something the caller attaches to a run, as a
 //! [`run::Reporter`] that hears of each finished stage.
+//!
+//! What can fail fails with one [`Error`], whose variants say what kind of failure it is (a
+//! refusal, a stop, a stage that must wait, I/O on a named path, ...), so that callers sort
+//! errors by type, not by message.
 
 pub mod bench;
 pub mod clock;
 pub mod crash;
 pub mod dataset;
+pub mod error;
 pub mod folder;
 pub mod human;
 pub mod optimize;
@@ -33,3 +38,5 @@ pub mod trainer;
 pub mod tune;
 pub mod viewer;
 pub mod workers;
+
+pub use error::{Error, Result};

@@ -130,7 +130,7 @@ pub fn write(
     chunk: &[Records],
     schema: &PartSchema,
     meta: KeyValue,
-) -> anyhow::Result<()> {
+) -> PolarsResult<()> {
     SCRATCH.with_borrow_mut(|scratch| {
         if scratch.is_none() {
             *scratch = Some(Scratch {
@@ -158,7 +158,7 @@ fn write_into(
     schema: &PartSchema,
     meta: KeyValue,
     scratch: &mut Scratch,
-) -> anyhow::Result<()> {
+) -> PolarsResult<()> {
     let options = WriteOptions {
         write_statistics: false,
         version: Version::V1,
@@ -238,7 +238,7 @@ impl RowGroup<'_> {
 
     /// Ends the column with the data page in `scratch.page`, after a dictionary page of
     /// `dict` (its PLAIN values and their count) when it has one.
-    fn finish(&mut self, values: Values, dict: Option<(&[u8], usize)>) -> anyhow::Result<()> {
+    fn finish(&mut self, values: Values, dict: Option<(&[u8], usize)>) -> PolarsResult<()> {
         let mut pages = Vec::with_capacity(2);
         let Scratch {
             zstd, page, packed, ..
@@ -277,16 +277,16 @@ impl RowGroup<'_> {
         Ok(())
     }
 
-    pub(crate) fn u64(&mut self, get: impl Fn(&Row) -> u64) -> anyhow::Result<()> {
+    pub(crate) fn u64(&mut self, get: impl Fn(&Row) -> u64) -> PolarsResult<()> {
         self.int(Int::U64, get)
     }
 
     /// A `u32` column (Parquet INT32, the same bits).
-    pub(crate) fn u32(&mut self, get: impl Fn(&Row) -> u32) -> anyhow::Result<()> {
+    pub(crate) fn u32(&mut self, get: impl Fn(&Row) -> u32) -> PolarsResult<()> {
         self.int(Int::U32, |r| u64::from(get(r)))
     }
 
-    pub(crate) fn i64(&mut self, get: impl Fn(&Row) -> i64) -> anyhow::Result<()> {
+    pub(crate) fn i64(&mut self, get: impl Fn(&Row) -> i64) -> PolarsResult<()> {
         // Flipping the sign bit orders the values as unsigned numbers (`Int::I64`).
         self.int(Int::I64, |r| get(r) as u64 ^ I64_FLIP)
     }
@@ -296,7 +296,7 @@ impl RowGroup<'_> {
     /// range no wider than the rows (and [`MAX_RANGE`]), a dictionary of the whole range
     /// `min..=max` (no hashing: a value's key is `value - min`) and the keys bit-packed;
     /// otherwise the values PLAIN.
-    fn int(&mut self, int: Int, get: impl Fn(&Row) -> u64) -> anyhow::Result<()> {
+    fn int(&mut self, int: Int, get: impl Fn(&Row) -> u64) -> PolarsResult<()> {
         let units = self.units;
         let values = &mut self.scratch.values;
         values.clear();
@@ -351,7 +351,7 @@ impl RowGroup<'_> {
     }
 
     /// A boolean column: bit-packed, first row in the lowest bit.
-    pub(crate) fn bool(&mut self, get: impl Fn(&Row) -> bool) -> anyhow::Result<()> {
+    pub(crate) fn bool(&mut self, get: impl Fn(&Row) -> bool) -> PolarsResult<()> {
         self.begin_present();
         let units = self.units;
         let page = &mut self.scratch.page;
@@ -376,7 +376,7 @@ impl RowGroup<'_> {
         &mut self,
         dict: impl Fn(&PartSchema) -> &Dictionary,
         get: impl Fn(&Row) -> u32,
-    ) -> anyhow::Result<()> {
+    ) -> PolarsResult<()> {
         self.begin_present();
         let schema = self.schema;
         let dict = dict(schema);
@@ -388,7 +388,7 @@ impl RowGroup<'_> {
     }
 
     /// A nullable `u64` column: levels say which rows have a value, PLAIN values follow.
-    pub(crate) fn optional_u64(&mut self, get: impl Fn(&Row) -> Option<u64>) -> anyhow::Result<()> {
+    pub(crate) fn optional_u64(&mut self, get: impl Fn(&Row) -> Option<u64>) -> PolarsResult<()> {
         let page = &mut self.scratch.page;
         page.clear();
         page.extend_from_slice(&[0; 4]);

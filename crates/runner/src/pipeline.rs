@@ -64,7 +64,7 @@ impl Drop for Held<'_> {
 /// writes each as a part. A panic inside becomes that part's error.
 fn write_parts(
     jobs: Arc<Mutex<Receiver<Shared<'_>>>>,
-    out: Sender<anyhow::Result<PartMeta>>,
+    out: Sender<crate::Result<PartMeta>>,
     writer: &PartWriter,
 ) {
     loop {
@@ -75,11 +75,10 @@ fn write_parts(
             writer.write(units.clone(), &chunk.records)
         }))
         .unwrap_or_else(|_| {
-            Err(anyhow::anyhow!(
+            Err(crate::Error::Internal(format!(
                 "the record writer failed on units {}..{}",
-                units.start,
-                units.end
-            ))
+                units.start, units.end
+            )))
         });
         drop(chunk);
         if out.send(written).is_err() {
@@ -126,7 +125,7 @@ pub(crate) struct StageJob<'a, 't> {
     pub writer: &'a PartWriter,
     /// Hears of every part on disk, in the order they land (on the collector thread); an
     /// error stops the stage.
-    pub landed: &'a mut (dyn FnMut(&PartMeta) -> anyhow::Result<()> + Send),
+    pub landed: &'a mut (dyn FnMut(&PartMeta) -> crate::Result<()> + Send),
     /// Stop requests in, counts of play out.
     pub pulse: &'a Pulse,
     /// Sees every chunk released, in unit order, while play goes on (its own lifetime: it
@@ -137,7 +136,7 @@ pub(crate) struct StageJob<'a, 't> {
 /// What [`play_stage`] did.
 pub(crate) struct Played<'t> {
     /// Whether every part written landed.
-    pub written: anyhow::Result<()>,
+    pub written: crate::Result<()>,
     /// Why play stopped early, if it did (a failure, or a stop request; the units finished
     /// before it are written as a shorter part).
     pub failure: Option<Halt>,
@@ -331,7 +330,7 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
         // Made here, so that a panic unwinding out of play drops the queue and the writers end.
         let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Shared<'_>>(1);
         let job_rx = Arc::new(Mutex::new(job_rx));
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<anyhow::Result<PartMeta>>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<crate::Result<PartMeta>>();
         for _ in 0..writers {
             let jobs = Arc::clone(&job_rx);
             let out = done_tx.clone();
@@ -340,7 +339,7 @@ pub(crate) fn play_stage<'t>(job: StageJob<'_, 't>) -> Played<'t> {
         // Writers alone hold the job queue now: if they stop, sending a job fails.
         drop(job_rx);
         drop(done_tx);
-        let collector = scope.spawn(move || -> anyhow::Result<()> {
+        let collector = scope.spawn(move || -> crate::Result<()> {
             // However the collector stops (done, an error, a panic), nothing more is played.
             let _stopped = CloseOnDrop(schedule);
             // A part's slot goes to the next chunk when its records are dropped (`Held`).

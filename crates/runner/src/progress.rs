@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Doing, Result};
 use crate::folder::{self, Refusal};
 use crate::scenario::Scenario;
 use crate::totals::StageTotals;
@@ -32,11 +32,7 @@ impl Progress {
     /// A fresh record of progress, or with `resume` the one an interrupted run of the same
     /// scenario (same hash) left in `root`. A different scenario is refused with what differs
     /// (a changed script by name), read from the run's `source/run.json`.
-    pub(crate) fn start(
-        path: &Path,
-        scenario: &Scenario,
-        resume: bool,
-    ) -> anyhow::Result<Progress> {
+    pub(crate) fn start(path: &Path, scenario: &Scenario, resume: bool) -> Result<Progress> {
         let root = path.parent().unwrap_or(Path::new("."));
         let hash = scenario.hash();
         if !resume {
@@ -45,14 +41,9 @@ impl Progress {
                 stages: Vec::new(),
             });
         }
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "--resume: there is no interrupted run in {} (no progress.json)",
-                root.display()
-            )
-        })?;
-        let p: Progress = serde_json::from_str(&text)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        // A folder without one was refused already (`folder::claim`).
+        let text = std::fs::read_to_string(path).doing("--resume: cannot read", path)?;
+        let p: Progress = serde_json::from_str(&text).doing("cannot read", path)?;
         if p.scenario_hash != hash {
             let what = match folder::saved_run(root) {
                 Ok(saved) => {
@@ -73,24 +64,22 @@ impl Progress {
     }
 
     /// Reads a progress file.
-    pub(crate) fn read(path: &Path) -> anyhow::Result<Progress> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("cannot read {}", path.display()))
+    pub(crate) fn read(path: &Path) -> Result<Progress> {
+        let text = std::fs::read_to_string(path).doing("cannot read", path)?;
+        serde_json::from_str(&text).doing("cannot read", path)
     }
 
     /// Writes the progress file `path` (through a temporary file: never half written).
-    pub(crate) fn save(&self, path: &Path) -> anyhow::Result<()> {
+    pub(crate) fn save(&self, path: &Path) -> Result<()> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
+            std::fs::create_dir_all(parent).doing("cannot create", parent)?;
         }
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = std::path::PathBuf::from(tmp);
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("cannot save {}", path.display()))?;
+        let text = serde_json::to_vec_pretty(self).doing("cannot write", &tmp)?;
+        std::fs::write(&tmp, text).doing("cannot write", &tmp)?;
+        std::fs::rename(&tmp, path).doing("cannot save", path)?;
         crate::crash::point("progress-saved");
         Ok(())
     }

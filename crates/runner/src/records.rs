@@ -262,7 +262,9 @@ macro_rules! record_schema {
 
         /// Encodes each column of a part's row group from its rows, in [`COLUMNS`] order
         /// (`part_file.rs`).
-        pub(crate) fn encode_columns(group: &mut crate::part_file::RowGroup<'_>) -> anyhow::Result<()> {
+        pub(crate) fn encode_columns(
+            group: &mut crate::part_file::RowGroup<'_>,
+        ) -> polars_core::prelude::PolarsResult<()> {
             $(record_schema!(@encode group, $ty $(($cats))?, |$r: &Row| $get);)+
             Ok(())
         }

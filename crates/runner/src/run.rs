@@ -7,9 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use anyhow::Context;
-
 use crate::dataset::{Dataset, PartWriter, StageKey};
+use crate::error::{Doing, Error, Result, copy_error};
 use crate::folder::{self, CommandLine, Refusal};
 use crate::progress::{Progress, StageProgress};
 use crate::scenario::{AgentDef, Scenario, SeatEntry, Stage};
@@ -72,8 +71,8 @@ impl Shard {
     }
 
     /// `I/N` with I from 0.
-    pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || format!("`{text}`: expected I/N with 0 <= I < N, say 0/4");
+    pub fn parse(text: &str) -> std::result::Result<Shard, BadShard> {
+        let bad = || BadShard(text.to_string());
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let index: u64 = i.trim().parse().map_err(|_| bad())?;
         let count: u64 = n.trim().parse().map_err(|_| bad())?;
@@ -83,6 +82,11 @@ impl Shard {
         Ok(Shard { index, count })
     }
 }
+
+/// A shard that is not `I/N` with `0 <= I < N` (the text as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: expected I/N with 0 <= I < N, say 0/4")]
+pub struct BadShard(pub String);
 
 impl std::fmt::Display for Shard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -300,7 +304,7 @@ fn shard_status(
     scenario: &Scenario,
     shard: Shard,
     played: &[(String, u64)],
-) -> anyhow::Result<Vec<ShardStage>> {
+) -> Result<Vec<ShardStage>> {
     let mut out = Vec::with_capacity(scenario.stages.len());
     for (index, stage) in scenario.stages.iter().enumerate() {
         let dataset = Dataset::open(&scenario.stage_dir(index))?;
@@ -330,11 +334,7 @@ fn named(stage: &str, name: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-pub fn run(
-    scenario: &Scenario,
-    opts: &RunOptions,
-    reporter: &dyn Reporter,
-) -> anyhow::Result<RunReport> {
+pub fn run(scenario: &Scenario, opts: &RunOptions, reporter: &dyn Reporter) -> Result<RunReport> {
     crate::clock::calibrate_in_background();
     check_stage_names(scenario, opts)?;
     let (progress_file, progress) = open_progress(scenario, opts)?;
@@ -359,7 +359,7 @@ pub fn run(
 }
 
 /// Every `--stage` names a stage (or a sweep) of the scenario.
-fn check_stage_names(scenario: &Scenario, opts: &RunOptions) -> anyhow::Result<()> {
+fn check_stage_names(scenario: &Scenario, opts: &RunOptions) -> Result<()> {
     for name in &opts.stages {
         if !scenario.stages.iter().any(|s| named(&s.name, name)) {
             let names: Vec<&str> = scenario.stages.iter().map(|s| s.name.as_str()).collect();
@@ -376,7 +376,7 @@ fn check_stage_names(scenario: &Scenario, opts: &RunOptions) -> anyhow::Result<(
 /// The output folder claimed (or joined, by a shard) and the run's progress file, saved: from
 /// here on (the sources are copied), `--resume` finishes whatever happens. The scripts' log is
 /// attached to its file (opened only if an agent writes to it).
-fn open_progress(scenario: &Scenario, opts: &RunOptions) -> anyhow::Result<(PathBuf, Progress)> {
+fn open_progress(scenario: &Scenario, opts: &RunOptions) -> Result<(PathBuf, Progress)> {
     let root = &scenario.output.dir;
     let progress_file = match opts.shard {
         None => {
@@ -435,7 +435,7 @@ struct Run<'a> {
 impl Run<'_> {
     /// Stage `index`: skipped (not selected, or finished before and only finalised), or
     /// played.
-    fn stage(&mut self, index: usize, stage: &Stage) -> anyhow::Result<()> {
+    fn stage(&mut self, index: usize, stage: &Stage) -> Result<()> {
         let opts = self.opts;
         let selected = opts.stages.is_empty() || opts.stages.iter().any(|n| named(&stage.name, n));
         let agents = match seat_agents(stage, &self.results, &self.scenario.stages) {
@@ -486,26 +486,25 @@ impl Run<'_> {
     }
 
     /// A shard that must wait says what it played before, and what is missing.
-    fn waiting(&self, e: anyhow::Error) -> anyhow::Error {
-        match (self.opts.shard, e.downcast::<Waiting>()) {
-            (Some(shard), Ok(mut waiting)) => {
+    fn waiting(&self, e: Error) -> Error {
+        match (self.opts.shard, e) {
+            (Some(shard), Error::Waiting(mut waiting)) => {
                 match shard_status(self.scenario, shard, &self.shard_played) {
                     Ok(status) => waiting.shard_stages = status,
                     Err(e) => return e,
                 }
                 waiting.rounds_now = self.rounds_now;
                 waiting.seconds = self.start.elapsed().as_secs_f64() - self.reporter_seconds;
-                waiting.into()
+                Error::Waiting(waiting)
             }
-            (None, Ok(waiting)) => waiting.into(),
-            (_, Err(e)) => e,
+            (_, e) => e,
         }
     }
 
     /// A stage this invocation does not play: its result if it is complete on disk, finalised
     /// when selected (it may have finished before without its summary: a kill after the last
     /// part).
-    fn restore(&mut self, at: &StageAt<'_>, selected: bool) -> anyhow::Result<()> {
+    fn restore(&mut self, at: &StageAt<'_>, selected: bool) -> Result<()> {
         let StageAt {
             lineup,
             dir,
@@ -543,7 +542,7 @@ impl Run<'_> {
     }
 
     /// Plays what is missing of a stage (a shard: of its share), then finishes it.
-    fn play(&mut self, at: &StageAt<'_>) -> anyhow::Result<()> {
+    fn play(&mut self, at: &StageAt<'_>) -> Result<()> {
         let StageAt {
             lineup,
             dir,
@@ -553,7 +552,7 @@ impl Run<'_> {
         } = *at;
         let (scenario, opts, stage, units) =
             (self.scenario, self.opts, lineup.stage, lineup.units());
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir).doing("cannot create", dir)?;
         if opts.shard.is_none() {
             // One process owns the folder: what a killed run left half written goes.
             let _ = std::fs::remove_dir_all(dir.join(crate::dataset::INCOMING_DIR));
@@ -584,7 +583,7 @@ impl Run<'_> {
             &self.progress_file,
             &mut self.rounds_now,
         );
-        let mut landed = |meta: &crate::dataset::PartMeta| -> anyhow::Result<()> {
+        let mut landed = |meta: &crate::dataset::PartMeta| -> Result<()> {
             totals.absorb(&meta.totals);
             done += meta.end - meta.start;
             *rounds_now += meta.rounds;
@@ -659,7 +658,7 @@ impl Run<'_> {
     }
 
     /// The run's report, and its manifest (a whole run of every stage only).
-    fn report(self) -> anyhow::Result<RunReport> {
+    fn report(self) -> Result<RunReport> {
         let (scenario, opts) = (self.scenario, self.opts);
         let seconds = self.start.elapsed().as_secs_f64() - self.reporter_seconds;
         let stages: Vec<StageResult> = self.results.into_iter().flatten().collect();
@@ -706,7 +705,7 @@ struct StageAt<'a> {
 }
 
 /// The error of a stage stopped on request: how much of it is on disk.
-fn stopped(stage: &Stage, units: u64, dir: &Path) -> anyhow::Result<anyhow::Error> {
+fn stopped(stage: &Stage, units: u64, dir: &Path) -> Result<Error> {
     let done = Dataset::open(dir)?.units_done();
     // Coins: a unit is a session of rounds; points: a game.
     let per_unit = u64::from(stage.session.unwrap_or(1));
@@ -745,31 +744,10 @@ pub fn merge(
     scenario: &Scenario,
     opts: &MergeOptions,
     reporter: &dyn Reporter,
-) -> anyhow::Result<RunReport> {
+) -> Result<RunReport> {
     let root = &scenario.output.dir;
     let hash = scenario.hash();
-    for dir in &opts.dirs {
-        let saved = folder::saved_run(dir)?;
-        if saved.hash.as_deref() != Some(hash.as_str()) {
-            return Err(Refusal(format!(
-                "{} holds a run of another scenario than {} (hash {}, not {hash}); only the \
-                 shards of one study merge",
-                dir.display(),
-                opts.dirs[0].display(),
-                saved.hash.as_deref().unwrap_or("none")
-            ))
-            .into());
-        }
-    }
-    let in_place = opts.dirs.len() == 1 && same_folder(&opts.dirs[0], root);
-    if !in_place && let Some(d) = opts.dirs.iter().find(|d| same_folder(d, root)) {
-        return Err(Refusal(format!(
-            "merge: --out {} is one of the folders being merged; nothing was changed. Merge \
-             several folders into a new one",
-            d.display()
-        ))
-        .into());
-    }
+    let in_place = check_shards(scenario, opts, &hash)?;
     if !in_place {
         folder::claim(root, false, opts.force)?;
         folder::write_sources(root, scenario, &saved_command_line(&opts.dirs[0])?)?;
@@ -778,44 +756,11 @@ pub fn merge(
         }
     }
     let start = Instant::now();
-    let shard_seconds = shard_seconds(&opts.dirs);
     // Every stage is checked before anything is written: a merge that refuses leaves the
     // shards' folder as it was.
-    let mut checked: Vec<(StageResult, Dataset)> = Vec::new();
-    let mut results: Vec<Option<StageResult>> = Vec::new();
-    for (index, stage) in scenario.stages.iter().enumerate() {
-        let lineup = Lineup {
-            stage,
-            agents: seat_agents(stage, &results, &scenario.stages)?,
-            decision_sample: scenario.output.decision_sample,
-            trace: scenario.output.trace.clone(),
-        };
-        let dir = scenario.stage_dir(index);
-        let key = key_of(&hash, &lineup);
-        let dataset = Dataset::open(&dir)?;
-        // Units without records: the shards that owe them, named.
-        if dataset.check(&key).is_ok() {
-            let gaps = dataset.missing(0..dataset.target(key.stage_units));
-            if !gaps.is_empty() {
-                return Err(incomplete(scenario, index, &dataset, gaps, &opts.dirs)?.into());
-            }
-        }
-        let complete = dataset.check(&key).and_then(|()| {
-            dataset.check_complete()?;
-            Ok(())
-        });
-        if let Err(e) = complete {
-            return Err(Refusal(format!(
-                "cannot merge stage `{}`: {e:#}; nothing was changed",
-                stage.name
-            ))
-            .into());
-        }
-        let seconds = shard_seconds.get(&stage.name).copied().unwrap_or(0.0);
-        let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
-        results.push(Some(result.clone()));
-        checked.push((result, dataset));
-    }
+    let mut checked = check_merged(scenario, &hash, &opts.dirs)?;
+    // The run's report holds each stage's result as checked.
+    let stages: Vec<StageResult> = checked.iter().map(|(result, _)| result.clone()).collect();
     let mut progress = Progress::start(&root.join(PROGRESS_FILE), scenario, false)?;
     let mut reporter_seconds = 0.0;
     for ((result, dataset), stage) in checked.iter_mut().zip(&scenario.stages) {
@@ -843,7 +788,6 @@ pub fn merge(
         reporter.stage_done(stage, result);
         reporter_seconds += heard.elapsed().as_secs_f64();
     }
-    let stages: Vec<StageResult> = results.into_iter().flatten().collect();
     let rounds = stages.iter().map(|r| r.totals.rounds).sum();
     let report = RunReport {
         warnings: Vec::new(),
@@ -863,11 +807,87 @@ pub fn merge(
     Ok(report)
 }
 
+/// Refuses folders that hold runs of another scenario (`hash`), and an output folder among
+/// several merged ones; whether the merge is in place (one folder, the output folder).
+fn check_shards(scenario: &Scenario, opts: &MergeOptions, hash: &str) -> Result<bool> {
+    let root = &scenario.output.dir;
+    for dir in &opts.dirs {
+        let saved = folder::saved_run(dir)?;
+        if saved.hash.as_deref() != Some(hash) {
+            return Err(Refusal(format!(
+                "{} holds a run of another scenario than {} (hash {}, not {hash}); only the \
+                 shards of one study merge",
+                dir.display(),
+                opts.dirs[0].display(),
+                saved.hash.as_deref().unwrap_or("none")
+            ))
+            .into());
+        }
+    }
+    let in_place = opts.dirs.len() == 1 && same_folder(&opts.dirs[0], root);
+    if !in_place && let Some(d) = opts.dirs.iter().find(|d| same_folder(d, root)) {
+        return Err(Refusal(format!(
+            "merge: --out {} is one of the folders being merged; nothing was changed. Merge \
+             several folders into a new one",
+            d.display()
+        ))
+        .into());
+    }
+    Ok(in_place)
+}
+
+/// Checks that every stage of the merged folder holds each of its units exactly once,
+/// written for this scenario (`hash`); each stage's result and records, in stage order.
+/// Nothing is written.
+fn check_merged(
+    scenario: &Scenario,
+    hash: &str,
+    dirs: &[PathBuf],
+) -> Result<Vec<(StageResult, Dataset)>> {
+    let shard_seconds = shard_seconds(dirs);
+    let mut checked: Vec<(StageResult, Dataset)> = Vec::new();
+    let mut results: Vec<Option<StageResult>> = Vec::new();
+    for (index, stage) in scenario.stages.iter().enumerate() {
+        let lineup = Lineup {
+            stage,
+            agents: seat_agents(stage, &results, &scenario.stages)?,
+            decision_sample: scenario.output.decision_sample,
+            trace: scenario.output.trace.clone(),
+        };
+        let dir = scenario.stage_dir(index);
+        let key = key_of(hash, &lineup);
+        let dataset = Dataset::open(&dir)?;
+        // Units without records: the shards that owe them, named.
+        if dataset.check(&key).is_ok() {
+            let gaps = dataset.missing(0..dataset.target(key.stage_units));
+            if !gaps.is_empty() {
+                return Err(incomplete(scenario, index, &dataset, gaps, dirs)?.into());
+            }
+        }
+        let complete = dataset.check(&key).and_then(|()| {
+            dataset.check_complete()?;
+            Ok(())
+        });
+        if let Err(e) = complete {
+            return Err(Refusal(format!(
+                "cannot merge stage `{}`: {e:#}; nothing was changed",
+                stage.name
+            ))
+            .into());
+        }
+        let seconds = shard_seconds.get(&stage.name).copied().unwrap_or(0.0);
+        let result = stage_result(&lineup, &dir, dataset.totals(key.agents.len()), seconds);
+        results.push(Some(result.clone()));
+        checked.push((result, dataset));
+    }
+    Ok(checked)
+}
+
 /// Refuses (a [`Refusal`]) to `--resume` the run in `root` with settings or a scenario other than
 /// those it was started with, saying what differs in the command line's words (`--rounds`,
 /// `--seed`, `--trace`) and the scenario file's (a stage's deals, an agent's parameter, a
 /// script), and what to do.
-fn check_resume(root: &Path, scenario: &Scenario, cli: &CommandLine) -> anyhow::Result<()> {
+fn check_resume(root: &Path, scenario: &Scenario, cli: &CommandLine) -> Result<()> {
     if let Some((path, format)) = crate::trace::other_format(root) {
         return Err(Refusal(format!(
             "--resume: {} holds traces of format {format} ({}), written by an older \
@@ -1077,7 +1097,7 @@ fn incomplete(
     dataset: &Dataset,
     gaps: Vec<std::ops::Range<u64>>,
     dirs: &[PathBuf],
-) -> anyhow::Result<Incomplete> {
+) -> Result<Incomplete> {
     let stage = &scenario.stages[index];
     // The shards' progress files, `I-of-N.json`, in each folder.
     let mut found: Vec<(u64, u64, PathBuf)> = Vec::new();
@@ -1148,16 +1168,15 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 }
 
 /// The command-line settings a folder's run was started with.
-fn saved_command_line(dir: &Path) -> anyhow::Result<CommandLine> {
+fn saved_command_line(dir: &Path) -> Result<CommandLine> {
     Ok(folder::saved_run(dir)?.command_line)
 }
 
 /// Links (or copies) the parts of stage `index` from every folder of `dirs` into the output
 /// folder. A part found in two folders is refused: each unit must come from one shard.
-fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> anyhow::Result<()> {
+fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> Result<()> {
     let target = scenario.stage_dir(index).join(crate::dataset::DATASET_DIR);
-    std::fs::create_dir_all(&target)
-        .with_context(|| format!("cannot create {}", target.display()))?;
+    std::fs::create_dir_all(&target).doing("cannot create", &target)?;
     let stage = &scenario.stages[index];
     let mut from: std::collections::HashMap<String, PathBuf> = Default::default();
     for dir in dirs {
@@ -1190,15 +1209,12 @@ fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> anyhow::Result
                 // Another filesystem: copied under a temporary name and renamed, so that
                 // `rounds/` never holds half a part.
                 let incoming = target.with_file_name(crate::dataset::INCOMING_DIR);
-                std::fs::create_dir_all(&incoming)
-                    .with_context(|| format!("cannot create {}", incoming.display()))?;
+                std::fs::create_dir_all(&incoming).doing("cannot create", &incoming)?;
                 let tmp = incoming.join(format!("{name}.{}.tmp", std::process::id()));
                 std::fs::copy(&part.path, &tmp)
                     .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
                     .and_then(|()| std::fs::rename(&tmp, &to))
-                    .with_context(|| {
-                        format!("cannot copy {} to {}", part.path.display(), to.display())
-                    })?;
+                    .map_err(copy_error("cannot copy", &part.path, &to))?;
             }
             from.insert(name, part.path);
         }
@@ -1206,8 +1222,7 @@ fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> anyhow::Result
         let traces = stage_dir.join(crate::trace::TRACES_DIR);
         if let Ok(entries) = std::fs::read_dir(&traces) {
             let into = target.with_file_name(crate::trace::TRACES_DIR);
-            std::fs::create_dir_all(&into)
-                .with_context(|| format!("cannot create {}", into.display()))?;
+            std::fs::create_dir_all(&into).doing("cannot create", &into)?;
             for entry in entries.flatten() {
                 let path = entry.path();
                 if path.extension().is_none_or(|e| e != "jsonl") {
@@ -1215,9 +1230,7 @@ fn gather(scenario: &Scenario, index: usize, dirs: &[PathBuf]) -> anyhow::Result
                 }
                 let to = into.join(entry.file_name());
                 if !to.exists() && std::fs::hard_link(&path, &to).is_err() {
-                    std::fs::copy(&path, &to).with_context(|| {
-                        format!("cannot copy {} to {}", path.display(), to.display())
-                    })?;
+                    std::fs::copy(&path, &to).map_err(copy_error("cannot copy", &path, &to))?;
                 }
             }
         }
@@ -1262,7 +1275,7 @@ fn play_sequential(
     dir: &Path,
     part_units: u64,
     job: crate::pipeline::StageJob<'_, '_>,
-) -> (anyhow::Result<()>, Option<Halt>) {
+) -> (Result<()>, Option<Halt>) {
     use crate::sequential::{Outcome, decide_course, match_scores, sequential};
     let crate::pipeline::StageJob {
         lineup,
@@ -1284,6 +1297,7 @@ fn play_sequential(
         arrangements,
         rounds_per_match: if points { 1 } else { per },
         points,
+        agents: lineup.agents.len() as u64,
     };
     let mut scores: Vec<f64> = Vec::new();
     let mut from = 0;
@@ -1313,7 +1327,7 @@ fn play_sequential(
                 return (played.written, played.failure);
             }
         }
-        let looked = (|| -> anyhow::Result<Option<Outcome>> {
+        let looked = (|| -> Result<Option<Outcome>> {
             let dataset = Dataset::open(dir)?;
             if plan.decide {
                 // The pair may change from look to look: every look is replayed from the
@@ -1336,8 +1350,12 @@ fn play_sequential(
                 per,
                 points,
             )?);
-            let course = sequential(&scores, &config, plan.every, max)
-                .map_err(|e| anyhow::anyhow!("stage `{}`: {e}", stage.name))?;
+            let course = sequential(&scores, &config, plan.every, max).map_err(|source| {
+                Error::Sequential {
+                    stage: stage.name.clone(),
+                    source,
+                }
+            })?;
             Ok(Outcome::new(
                 scenario_hash,
                 &stage.name,
@@ -1355,10 +1373,10 @@ fn play_sequential(
         from = to;
     }
     (
-        Err(anyhow::anyhow!(
+        Err(Error::Internal(format!(
             "stage `{}`: the sequential test reached its maximum without an outcome",
             stage.name
-        )),
+        ))),
         None,
     )
 }
@@ -1410,7 +1428,7 @@ fn finish_stage(
     dataset: &Dataset,
     scenario: &Scenario,
     opts: &RunOptions,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     crate::summary::write_summary_csv(&result.dir.join("summary.csv"), result)?;
     if (scenario.output.csv || opts.csv) && !result.dir.join("rounds.csv").is_file() {
         crate::dataset::write_csv(&result.dir, dataset)?;
@@ -1426,7 +1444,7 @@ fn seat_agents(
     stage: &Stage,
     results: &[Option<StageResult>],
     stages: &[Stage],
-) -> anyhow::Result<Vec<AgentDef>> {
+) -> Result<Vec<AgentDef>> {
     let mut agents = Vec::with_capacity(stage.seats.len());
     let mut winner_from = Vec::with_capacity(stage.seats.len());
     for seat in &stage.seats {
@@ -1448,7 +1466,10 @@ fn seat_agents(
                 };
                 let mut def = result.agents[result.winner()].clone();
                 if let Some(recipe) = def.recipe.for_rules(&stage.rules).map_err(|e| {
-                    anyhow::anyhow!("recompiling {} for stage `{}`: {e}", def.kind, stage.name)
+                    Error::Play(format!(
+                        "recompiling {} for stage `{}`: {e}",
+                        def.kind, stage.name
+                    ))
                 })? {
                     def.recipe = recipe;
                 }
@@ -1496,12 +1517,12 @@ fn stage_result(lineup: &Lineup<'_>, dir: &Path, totals: StageTotals, seconds: f
 /// An agent or the engine failed: where, what, and what to do. An agent's error (a bug in a
 /// script, say) is not a crash: the same deal would fail again, so `--resume` is no help
 /// until the agent is fixed, and fixing a script changes the scenario.
-fn describe_failure(stage: &Stage, e: &UnitError, dir: &Path) -> anyhow::Error {
+fn describe_failure(stage: &Stage, e: &UnitError, dir: &Path) -> Error {
     let deal = match stage.session {
         Some(len) => format!("deal {}", e.matchno * u64::from(len) + u64::from(e.round)),
         None => format!("game {}, round {}", e.matchno, e.round),
     };
-    anyhow::anyhow!(
+    Error::Play(format!(
         "stage `{}`, {deal}, seating {}: {}\nThe run stopped; the records of the finished \
          chunks are in {}. Fix the agent, then run again with --force (a changed agent is a \
          changed scenario, which --resume refuses)",
@@ -1509,5 +1530,5 @@ fn describe_failure(stage: &Stage, e: &UnitError, dir: &Path) -> anyhow::Error {
         e.arrangement,
         e.error,
         dir.display()
-    )
+    ))
 }

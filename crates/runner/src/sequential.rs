@@ -31,15 +31,18 @@
 //! normalization is `m = 2`); for two players without draws a small nElo is about the logistic
 //! Elo difference, and a test's expected length depends only on its bounds.
 //!
-//! As fishtest replaces empty pentanomial counts by 0.001, a count of 0.001 is given to each end
-//! of the score range (`range`, [0, 1] by default) that no unit scored, so that every hypothesis
-//! inside the range has a closest distribution and an early sample of equal scores has a
-//! spread.
+//! Where fishtest replaces every empty pentanomial count by 0.001, a count of 0.001 is given
+//! only to each end of the score range (`range`, [0, 1] by default) that no unit scored: unit
+//! scores here take many values a sample never sees, and the ends are what every hypothesis
+//! inside the range needs to have a closest distribution (and an early sample of equal scores
+//! a spread). This differs from fishtest's regularisation, and docs/analysis.md says so.
 
 use std::f64::consts::LN_10;
 use std::fmt;
 
 use crate::result_file::{self, Kind, ReadError};
+
+pub mod after;
 
 /// The pseudo-count given to an end of the score range that no unit scored (fishtest's
 /// `epsilon` for empty pentanomial bins).
@@ -47,6 +50,62 @@ pub const EPSILON: f64 = 1e-3;
 
 /// Normalized Elo per unit of per-game t-value.
 pub const NELO_PER_T: f64 = 800.0 / LN_10;
+
+/// Siegmund's constant for the overshoot of a Gaussian random walk over a boundary: a walk
+/// with steps of standard deviation `σ` looked at discretely crosses a boundary about
+/// `0.5826·σ` beyond it (Siegmund 1985, *Sequential Analysis*, §10.3; Chernoff 1965).
+pub const OVERSHOOT_RHO: f64 = 0.5826;
+
+/// The scale `elo0` and `elo1` are written in (fishtest's `elo_model`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum EloModel {
+    /// Normalized Elo: the score's distance from 1/2 in per-game standard deviations
+    /// (×800/ln 10); a test's length depends only on its bounds.
+    #[default]
+    Normalized,
+    /// Logistic Elo per game, `-400·log10(1/s - 1)` of the candidate's expected score `s`
+    /// against the baseline (a game neither won counts 1/2, as a draw).
+    Logistic,
+}
+
+impl EloModel {
+    pub const ALL: [EloModel; 2] = [EloModel::Normalized, EloModel::Logistic];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EloModel::Normalized => "normalized",
+            EloModel::Logistic => "logistic",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<EloModel> {
+        EloModel::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// What a bound in this model is called in a sentence: `nElo` or `Elo`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            EloModel::Normalized => "nElo",
+            EloModel::Logistic => "Elo",
+        }
+    }
+}
+
+/// The expected score of a logistic Elo difference: `1/(1 + 10^(-elo/400))`.
+pub fn logistic_score(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
 
 /// What H0 and H1 say about the candidate's mean unit score `μ`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,6 +133,9 @@ pub struct SprtConfig {
     pub games_per_unit: f64,
     /// The lowest and highest possible unit scores.
     pub range: (f64, f64),
+    /// Whether the bounds are moved in by the expected overshoot of the LLR between looks
+    /// ([`SprtConfig::look_bounds`]); Wald's bounds as they are otherwise.
+    pub overshoot: bool,
 }
 
 impl SprtConfig {
@@ -87,6 +149,7 @@ impl SprtConfig {
             reference: 0.5,
             games_per_unit,
             range: (0.0, 1.0),
+            overshoot: false,
         }
     }
 
@@ -142,6 +205,44 @@ impl SprtConfig {
     /// Wald's bounds on the LLR: (accept H0 at or below, accept H1 at or above).
     pub fn llr_bounds(&self) -> (f64, f64) {
         llr_bounds(self.alpha, self.beta)
+    }
+
+    /// The per-unit drift of H0 and H1 on the standardized scale (the unit score's t-value
+    /// `(μ - r)/σ`), with `sd` the unit scores' standard deviation (needed only for score
+    /// differences); `None` without a spread.
+    pub fn standardized(&self, sd: f64) -> Option<(f64, f64)> {
+        match self.hypotheses {
+            Hypotheses::NormalizedElo { elo0, elo1 } => {
+                let t = |e: f64| e / NELO_PER_T * self.games_per_unit.sqrt();
+                Some((t(elo0), t(elo1)))
+            }
+            Hypotheses::ScoreDifference { d0, d1 } => (sd > 0.0).then(|| (d0 / sd, d1 / sd)),
+        }
+    }
+
+    /// The bounds the test stops at when it looks every `every` units, `sample` the units so
+    /// far: Wald's, moved in by the expected overshoot when [`SprtConfig::overshoot`] is set.
+    ///
+    /// Between looks the LLR moves by about `(t1 - t0)·sqrt(every)` standard deviations (its
+    /// normal approximation: `(t1 - t0)` per unit on the standardized scale), so a test looked
+    /// at discretely stops beyond its bound by about [`OVERSHOOT_RHO`] times that; Wald's
+    /// bounds are exact for a continuous path, so moving each in by that much gives about the
+    /// error rates asked for (Siegmund 1985, §10.3). Fishtest corrects the same overshoot
+    /// from the path of the LLR itself (Siegmund's Corollary 8.33); this correction depends on
+    /// the design alone for normalized Elo bounds (on the units' spread so far for logistic
+    /// ones), which lets [`after`] use the same boundaries. The correction is at most a
+    /// quarter of the distance between the bounds.
+    pub fn look_bounds(&self, sample: &Sample, every: u64) -> (f64, f64) {
+        let (a, b) = self.llr_bounds();
+        if !self.overshoot {
+            return (a, b);
+        }
+        let sd = sample.mean_sd().map_or(0.0, |(_, sd)| sd);
+        let Some((t0, t1)) = self.standardized(sd) else {
+            return (a, b);
+        };
+        let o = (OVERSHOOT_RHO * (t1 - t0) * (every as f64).sqrt()).min((b - a) / 4.0);
+        (a + o, b - o)
     }
 }
 
@@ -418,10 +519,24 @@ pub struct Sequential {
     pub units: u64,
     /// The LLR at that look.
     pub llr: f64,
-    /// (lower, upper) LLR bounds.
+    /// (lower, upper) LLR bounds at the last look ([`SprtConfig::look_bounds`]).
     pub bounds: (f64, f64),
     /// Every look, in order (for the figure of LLR against units).
     pub checks: Vec<Check>,
+}
+
+/// What a look with LLR `l` concludes against `bounds` (`None`: play on); `last` is the
+/// maximum's look, where a test that reached no bound ends undecided.
+pub fn verdict(l: f64, bounds: (f64, f64), last: bool) -> Option<Decision> {
+    if l >= bounds.1 {
+        Some(Decision::AcceptH1)
+    } else if l <= bounds.0 {
+        Some(Decision::AcceptH0)
+    } else if last {
+        Some(Decision::Undecided)
+    } else {
+        None
+    }
 }
 
 /// Runs the test over `scores` (the candidate's unit scores in unit order), looking after
@@ -442,7 +557,7 @@ pub fn sequential(
             "the look interval and the maximum of units must be at least 1".into(),
         ));
     }
-    let bounds = config.llr_bounds();
+    let mut bounds = config.llr_bounds();
     let (lo, hi) = config.range;
     let mut sample = Sample::new();
     let mut checks = Vec::new();
@@ -458,16 +573,8 @@ pub fn sequential(
         }
         let l = llr(&sample, config)?;
         checks.push(Check { units: n, llr: l });
-        let decision = if l >= bounds.1 {
-            Some(Decision::AcceptH1)
-        } else if l <= bounds.0 {
-            Some(Decision::AcceptH0)
-        } else if n == max_units {
-            Some(Decision::Undecided)
-        } else {
-            None
-        };
-        if let Some(decision) = decision {
+        bounds = config.look_bounds(&sample, every);
+        if let Some(decision) = verdict(l, bounds, n == max_units) {
             return Ok(Sequential {
                 decision,
                 units: n,
@@ -560,9 +667,17 @@ pub struct Plan {
     /// Their slots in the stage's agent list.
     pub candidate_slot: usize,
     pub baseline_slot: usize,
-    /// Normalized Elo bounds.
+    /// The bounds, in [`Plan::elo_model`]'s scale.
     pub elo0: f64,
     pub elo1: f64,
+    /// The scale of `elo0` and `elo1` (normalized when a file written before it existed is
+    /// read).
+    #[serde(default)]
+    pub elo_model: EloModel,
+    /// Whether the bounds are corrected for the overshoot between looks (false when a file
+    /// written before the correction existed is read: those tests used Wald's bounds).
+    #[serde(default)]
+    pub overshoot: bool,
     pub alpha: f64,
     pub beta: f64,
     /// Matches (sessions of coin rounds, or games) between looks; the stage's `matches` is the
@@ -580,18 +695,56 @@ impl Plan {
     /// (coins) or game (points) and arrangement.
     pub fn config(&self, arrangements: u64, rounds: u64) -> SprtConfig {
         SprtConfig {
-            hypotheses: Hypotheses::NormalizedElo {
-                elo0: self.elo0,
-                elo1: self.elo1,
+            hypotheses: match self.elo_model {
+                EloModel::Normalized => Hypotheses::NormalizedElo {
+                    elo0: self.elo0,
+                    elo1: self.elo1,
+                },
+                EloModel::Logistic => Hypotheses::ScoreDifference {
+                    d0: logistic_score(self.elo0) - 0.5,
+                    d1: logistic_score(self.elo1) - 0.5,
+                },
             },
             alpha: self.alpha,
             beta: self.beta,
             reference: 0.5,
             games_per_unit: (arrangements * rounds.max(1)) as f64,
             range: (0.0, 1.0),
+            overshoot: self.overshoot,
+        }
+    }
+
+    /// The configuration of each of a `decide:` stage's comparisons among `agents` agents:
+    /// [`Plan::config`] with α split over the agents ([`decide_alpha`]).
+    pub fn decide_config(&self, arrangements: u64, rounds: u64, agents: usize) -> SprtConfig {
+        SprtConfig {
+            alpha: decide_alpha(self.alpha, agents),
+            ..self.config(arrangements, rounds)
         }
     }
 }
+
+/// The α of each comparison of a `decide:` stage of `agents` agents whose rate of a false
+/// "decided" is to stay at or below `alpha`: `alpha / agents`.
+///
+/// A false decision names a leader that is not stronger than some other agent by the bound,
+/// after the leader's test against that agent crossed its upper bound. The leader is chosen
+/// again at every look, so any agent may be the one named; the chance that a given agent's
+/// test against a not-weaker one ever crosses the bound is at most about its α (the
+/// likelihood ratio under H0 is a martingale: Ville's inequality), so splitting α over the
+/// agents that could be named keeps the union at or below `alpha` whatever the strengths. It
+/// is conservative when fewer agents are tied at the top (two equal leaders among four:
+/// about `alpha / 2`); the simulation in tests/sequential.rs measures it.
+pub fn decide_alpha(alpha: f64, agents: usize) -> f64 {
+    alpha / agents.max(2) as f64
+}
+
+/// What the fixed-sample numbers of a stage that tests sequentially are, for a reader: its
+/// agents table, intervals, p-values, stars, power and ratings.
+pub const FIXED_SAMPLE: &str = "fixed-sample: computed as if the stage's size had been fixed \
+    in advance, while the stage stopped when its sequential test crossed a bound (or at its \
+    maximum); its intervals cover less often than they say and lean towards the bound that \
+    stopped it";
 
 /// The file in a stage's folder that keeps a sequential stage's decision.
 pub const DECISION_FILE: &str = "sequential.json";
@@ -636,7 +789,135 @@ pub struct Outcome {
     /// How many matches scored each value (the design's analogue of fishtest's pentanomial
     /// counts), up to the stop.
     pub distribution: Vec<(f64, u64)>,
+    /// The fixed-sample estimate over the units played (it leans towards the bound that
+    /// stopped the test: [`Outcome::adjusted`] knows the stop).
     pub estimate: Option<Estimate>,
+    /// The bounds on both scales (`None` in files written before it existed, and while every
+    /// unit scored the same).
+    #[serde(default)]
+    pub scales: Option<Scales>,
+    /// The estimate and interval that know the test stopped ([`after`]); `None` for a
+    /// `decide:` test (its pair was chosen by the data), without a spread, and in files written
+    /// before it existed.
+    #[serde(default)]
+    pub adjusted: Option<Adjusted>,
+}
+
+/// A test's bounds on both Elo scales, at the spread of the candidate's games the test saw:
+/// what `elo1: 10` meant for this stage's design.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Scales {
+    /// The standard deviation of the candidate's score per game (the unit score's, times the
+    /// square root of the games in a unit).
+    pub per_game_sd: f64,
+    /// `elo0` and `elo1` as logistic Elo per game (`None` beyond a score of 0 or 1).
+    pub elo: [Option<f64>; 2],
+    /// `elo0` and `elo1` as normalized Elo.
+    pub nelo: [f64; 2],
+}
+
+impl Scales {
+    /// The bounds of `plan` on both scales, with `sd` the unit scores' standard deviation and
+    /// `games_per_unit` the games in a unit; `None` without a spread.
+    pub fn of(plan: &Plan, sd: f64, games_per_unit: f64) -> Option<Scales> {
+        let per_game_sd = sd * games_per_unit.sqrt();
+        if !(per_game_sd > 0.0) {
+            return None;
+        }
+        let bounds = [plan.elo0, plan.elo1];
+        let (elo, nelo) = match plan.elo_model {
+            EloModel::Normalized => (
+                bounds.map(|e| finite(logistic_elo(0.5 + e / NELO_PER_T * per_game_sd))),
+                bounds,
+            ),
+            EloModel::Logistic => (
+                bounds.map(Some),
+                bounds.map(|e| NELO_PER_T * (logistic_score(e) - 0.5) / per_game_sd),
+            ),
+        };
+        Some(Scales {
+            per_game_sd,
+            elo,
+            nelo,
+        })
+    }
+}
+
+/// The median-unbiased estimate of the candidate's strength and its 95% interval, from the
+/// test's own stopping rule ([`after`]), on the three scales of [`Estimate`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Adjusted {
+    /// How they were computed, for a reader of the file.
+    pub method: String,
+    pub score: f64,
+    pub score_ci95: [f64; 2],
+    pub elo: Option<f64>,
+    pub elo_ci95: [Option<f64>; 2],
+    pub nelo: f64,
+    pub nelo_ci95: [f64; 2],
+}
+
+/// What [`Adjusted::method`] says.
+pub const ADJUSTED_METHOD: &str = "median-unbiased estimate and 95% interval by the stagewise \
+    ordering of the test's outcomes (Jennison and Turnbull 2000, section 8.4), on the normal \
+    approximation of the test with its own looks and bounds";
+
+impl Adjusted {
+    /// The inference after the test `course` with configuration `config` (looks every
+    /// `every` units up to `max_units`) stopped on `scores`; `None` while it continues or
+    /// without a spread.
+    pub fn of(
+        config: &SprtConfig,
+        course: &Sequential,
+        scores: &[f64],
+        every: u64,
+        max_units: u64,
+    ) -> Option<Adjusted> {
+        let side = match course.decision {
+            Decision::AcceptH1 => after::Side::Upper,
+            Decision::AcceptH0 => after::Side::Lower,
+            Decision::Undecided => after::Side::Max,
+            Decision::Continue => return None,
+        };
+        let (mean, sd) = Sample::from_scores(scores).mean_sd()?;
+        if !(sd > 0.0) {
+            return None;
+        }
+        let (t0, t1) = config.standardized(sd)?;
+        let every = every.max(1);
+        let mut looks: Vec<u64> = (1..=max_units / every).map(|k| k * every).collect();
+        if looks.last() != Some(&max_units) {
+            looks.push(max_units);
+        }
+        let look = looks.iter().position(|&n| n == course.units)?;
+        let design = after::Design {
+            t0,
+            t1,
+            bounds: course.bounds,
+            looks,
+        };
+        let stop = after::Stop {
+            look,
+            side,
+            sum: scores.len() as f64 * (mean - config.reference) / sd,
+        };
+        let found = design.infer(&stop);
+        if !(found.estimate.is_finite() && found.ci95.iter().all(|x| x.is_finite())) {
+            return None;
+        }
+        let score = |t: f64| config.reference + t * sd;
+        let nelo = |t: f64| t * NELO_PER_T / config.games_per_unit.sqrt();
+        let ci = found.ci95;
+        Some(Adjusted {
+            method: ADJUSTED_METHOD.into(),
+            score: score(found.estimate),
+            score_ci95: ci.map(score),
+            elo: finite(logistic_elo(score(found.estimate))),
+            elo_ci95: ci.map(|t| finite(logistic_elo(score(t)))),
+            nelo: nelo(found.estimate),
+            nelo_ci95: ci.map(nelo),
+        })
+    }
 }
 
 /// What a stage's matches are made of.
@@ -649,6 +930,9 @@ pub struct Shape {
     pub rounds_per_match: u64,
     /// Point scoring: a match is a game.
     pub points: bool,
+    /// The stage's agents (0 in files written before it existed).
+    #[serde(default)]
+    pub agents: u64,
 }
 
 fn format_one() -> u32 {
@@ -701,22 +985,30 @@ impl Outcome {
                 .collect(),
             distribution,
             estimate: estimate(used, config.reference, config.games_per_unit),
+            scales: Sample::from_scores(used)
+                .mean_sd()
+                .and_then(|(_, sd)| Scales::of(plan, sd, config.games_per_unit)),
+            adjusted: if plan.decide {
+                None
+            } else {
+                Adjusted::of(&config, course, used, plan.every, shape.max_matches)
+            },
         })
     }
 
     /// The same test computed again from the records in `dataset` (the report's check that
     /// the decision follows from the records).
-    pub fn recompute(&self, dataset: &crate::dataset::Dataset) -> anyhow::Result<Outcome> {
+    pub fn recompute(&self, dataset: &crate::dataset::Dataset) -> crate::Result<Outcome> {
         let shape = self.shape;
         if self.plan.decide {
             let (pair, scores, course) = decide_course(dataset, &self.plan, shape, self.matches)?;
             return Outcome::new(&self.scenario, &self.stage, &pair, shape, &scores, &course)
                 .ok_or_else(|| {
-                    anyhow::anyhow!(
+                    crate::Error::Records(format!(
                         "{}: the records up to the stop ({} matches) do not decide the stage",
                         dataset.dir.display(),
                         self.matches
-                    )
+                    ))
                 });
         }
         let scores = match_scores(
@@ -728,7 +1020,8 @@ impl Outcome {
             shape.points,
         )?;
         let config = self.plan.config(shape.arrangements, shape.rounds_per_match);
-        let course = sequential(&scores, &config, self.plan.every, shape.max_matches)?;
+        let course = sequential(&scores, &config, self.plan.every, shape.max_matches)
+            .map_err(|source| self.error(source))?;
         Outcome::new(
             &self.scenario,
             &self.stage,
@@ -738,12 +1031,31 @@ impl Outcome {
             &course,
         )
         .ok_or_else(|| {
-            anyhow::anyhow!(
+            crate::Error::Records(format!(
                 "{}: the records up to the stop ({} matches) do not decide the test",
                 dataset.dir.display(),
                 self.matches
-            )
+            ))
         })
+    }
+
+    /// The α each comparison was run at: a `decide:` stage's split over its agents
+    /// ([`decide_alpha`]; files written before the split have no agent count and were not
+    /// split), a `sequential:` test's own.
+    pub fn bounds_alpha(&self) -> f64 {
+        if self.plan.decide && self.shape.agents > 0 {
+            decide_alpha(self.plan.alpha, self.shape.agents as usize)
+        } else {
+            self.plan.alpha
+        }
+    }
+
+    /// The test of this stage could not be computed.
+    fn error(&self, source: SprtError) -> crate::Error {
+        crate::Error::Sequential {
+            stage: self.stage.clone(),
+            source,
+        }
     }
 
     /// The decision's code for a finished test (`None` while it continues).
@@ -756,6 +1068,22 @@ impl Outcome {
         }
     }
 
+    /// A bound of the test (`elo1` when `upper`, else `elo0`) in its own scale, with what it
+    /// is on the other scale at the spread the test saw: `nElo 10 (about +4.1 Elo per game
+    /// here)`.
+    pub fn bound(&self, upper: bool) -> String {
+        let p = &self.plan;
+        let (value, i) = if upper { (p.elo1, 1) } else { (p.elo0, 0) };
+        let other = self.scales.and_then(|s| match p.elo_model {
+            EloModel::Normalized => s.elo[i].map(|e| format!("{:+.1} Elo per game", e + 0.0)),
+            EloModel::Logistic => Some(format!("nElo {:+.1}", s.nelo[i])),
+        });
+        match other {
+            Some(o) => format!("{} {value} (about {o} here)", p.elo_model.unit()),
+            None => format!("{} {value}", p.elo_model.unit()),
+        }
+    }
+
     /// One line for a person: `H1 accepted: ... after N deals (LLR ...)`.
     pub fn sentence(&self) -> String {
         let (count, unit) = if self.shape.points {
@@ -764,15 +1092,16 @@ impl Outcome {
             (self.matches * self.shape.rounds_per_match, "deals")
         };
         let p = &self.plan;
+        let (h0, h1) = (self.bound(false), self.bound(true));
         let what = match (p.decide, self.decision.as_str()) {
             (true, "H1") => format!(
-                "decided: `{}` leads `{}` (H1: by nElo >= {})",
-                p.candidate, p.baseline, p.elo1
+                "decided: `{}` leads `{}` (H1: by {h1}), and every other agent",
+                p.candidate, p.baseline
             ),
             (true, "H0") => format!(
-                "not decided: `{}` and `{}` are as strong (H0: nElo 0 against {}); the winner \
-                 rule (win rate, then economic performance) chose `{}`",
-                p.candidate, p.baseline, p.elo1, p.candidate
+                "not decided: `{}` is not resolved from `{}` (H0: they are within {h1}); the \
+                 winner rule (win rate, then economic performance) chose `{}`",
+                p.candidate, p.baseline, p.candidate
             ),
             (true, _) => format!(
                 "undecided at the maximum between `{}` and `{}`; the winner rule (win rate, then \
@@ -780,17 +1109,23 @@ impl Outcome {
                 p.candidate, p.baseline, p.candidate
             ),
             (false, "H1") => format!(
-                "H1 accepted: `{}` is stronger than `{}` (nElo >= {})",
-                p.candidate, p.baseline, p.elo1
+                "H1 accepted: `{}` is stronger than `{}`; the data favour {h1} over {} {}",
+                p.candidate,
+                p.baseline,
+                p.elo_model.unit(),
+                p.elo0
             ),
             (false, "H0") => format!(
-                "H0 accepted: `{}` is not stronger than `{}` (nElo <= {})",
-                p.candidate, p.baseline, p.elo0
+                "H0 accepted: `{}` is not stronger than `{}` by {h1}; the data favour {} {} over \
+                 {} {}",
+                p.candidate,
+                p.baseline,
+                p.elo_model.unit(),
+                p.elo0,
+                p.elo_model.unit(),
+                p.elo1
             ),
-            (false, _) => format!(
-                "undecided between nElo {} and {} at the maximum",
-                p.elo0, p.elo1
-            ),
+            (false, _) => format!("undecided between {h0} and {h1} at the maximum"),
         };
         format!(
             "{what}, after {count} {unit} (LLR {:.2}, bounds [{:.2}, {:.2}])",
@@ -799,13 +1134,13 @@ impl Outcome {
     }
 
     /// Writes it into `stage_dir` (through a temporary file).
-    pub fn save(&self, stage_dir: &std::path::Path) -> anyhow::Result<()> {
-        use anyhow::Context;
+    pub fn save(&self, stage_dir: &std::path::Path) -> crate::Result<()> {
+        use crate::error::Doing;
         let path = stage_dir.join(DECISION_FILE);
         let tmp = stage_dir.join(format!("{DECISION_FILE}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot save {}", path.display()))?;
+        let text = serde_json::to_vec_pretty(self).doing("cannot write", &tmp)?;
+        std::fs::write(&tmp, text).doing("cannot write", &tmp)?;
+        std::fs::rename(&tmp, &path).doing("cannot save", &path)?;
         Ok(())
     }
 
@@ -852,24 +1187,69 @@ pub fn top_two(totals: &crate::totals::StageTotals, points: bool) -> (usize, usi
     (leader, second.unwrap_or(leader))
 }
 
+/// One look of a `decide:` test: the leader's comparison with its closest rival.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecideLook {
+    /// The agent (slot) the leader is least resolved from: the lowest LLR.
+    pub rival: usize,
+    /// The leader's scores against the rival, match by match.
+    pub scores: Vec<f64>,
+    pub llr: f64,
+    /// The bounds of the look ([`SprtConfig::look_bounds`] of the comparison).
+    pub bounds: (f64, f64),
+}
+
+/// A look of a `decide:` test with `leader` chosen: its GSPRT against every other of the
+/// `agents` agents on the matches so far (`scores_against(j)`: the leader's match scores
+/// against `j`; `test_error` says which stage a test that cannot run belongs to), each at
+/// `config` (α already split: [`Plan::decide_config`]); the rival is the
+/// agent with the lowest LLR, and the look's verdict ([`verdict`]) is that comparison's: H1,
+/// the leader is resolved from every other agent; H0, from its rival it is not.
+pub fn decide_look<E>(
+    leader: usize,
+    agents: usize,
+    config: &SprtConfig,
+    every: u64,
+    mut scores_against: impl FnMut(usize) -> Result<Vec<f64>, E>,
+    test_error: impl Fn(SprtError) -> E,
+) -> Result<DecideLook, E> {
+    let mut best: Option<DecideLook> = None;
+    for j in (0..agents).filter(|&j| j != leader) {
+        let scores = scores_against(j)?;
+        let sample = Sample::from_scores(&scores);
+        let value = llr(&sample, config).map_err(&test_error)?;
+        if best.as_ref().is_none_or(|b| value < b.llr) {
+            best = Some(DecideLook {
+                rival: j,
+                bounds: config.look_bounds(&sample, every),
+                scores,
+                llr: value,
+            });
+        }
+    }
+    best.ok_or_else(|| test_error(SprtError::BadConfig("a decision needs two agents".into())))
+}
+
 /// A `decide:` test replayed from the records: at every look (every `plan.every` matches, up
-/// to `upto` and the maximum) the leader and the second of the matches so far, and the LLR of
-/// the leader's scores against the second over all of them; it ends at the first look that
-/// decides (or at `upto`, continuing). Returns the pair at the last look, its scores and the
-/// course.
+/// to `upto` and the maximum) the leader of the matches so far by the `winner_of` rule, and
+/// its comparison with every other agent ([`decide_look`]); it ends at the first look that
+/// decides (or at `upto`, continuing). Returns the pair at the last look (the leader as the
+/// candidate, its closest rival as the baseline), the leader's scores against the rival, and
+/// the course.
 pub fn decide_course(
     dataset: &crate::dataset::Dataset,
     plan: &Plan,
     shape: Shape,
     upto: u64,
-) -> anyhow::Result<(Plan, Vec<f64>, Sequential)> {
+) -> crate::Result<(Plan, Vec<f64>, Sequential)> {
     let agents = dataset
         .parts
         .first()
         .map(|p| p.meta.agents.clone())
-        .ok_or_else(|| anyhow::anyhow!("{}: no records", dataset.dir.display()))?;
-    let config = plan.config(shape.arrangements, shape.rounds_per_match);
-    let bounds = config.llr_bounds();
+        .ok_or_else(|| crate::Error::Records(format!("{}: no records", dataset.dir.display())))?;
+    let stage = || dataset.parts[0].meta.stage.clone();
+    let config = plan.decide_config(shape.arrangements, shape.rounds_per_match, agents.len());
+    let mut bounds = config.llr_bounds();
     let mut checks = Vec::new();
     let mut to = 0;
     let mut last = (plan.clone(), Vec::new());
@@ -879,50 +1259,55 @@ pub fn decide_course(
             break;
         }
         let totals = dataset.totals_within(0..to * shape.arrangements, agents.len());
-        let (l, s) = top_two(&totals, shape.points);
-        let pair = Plan {
-            candidate: agents[l].clone(),
-            baseline: agents[s].clone(),
-            candidate_slot: l,
-            baseline_slot: s,
+        let (leader, _) = top_two(&totals, shape.points);
+        let pair_of = |rival: usize| Plan {
+            candidate: agents[leader].clone(),
+            baseline: agents[rival].clone(),
+            candidate_slot: leader,
+            baseline_slot: rival,
             ..plan.clone()
         };
-        let scores = match_scores(
-            dataset,
-            &pair,
-            0..to,
-            shape.arrangements,
-            shape.rounds_per_match,
-            shape.points,
+        let scores_against = |j| {
+            match_scores(
+                dataset,
+                &pair_of(j),
+                0..to,
+                shape.arrangements,
+                shape.rounds_per_match,
+                shape.points,
+            )
+        };
+        let look = decide_look(
+            leader,
+            agents.len(),
+            &config,
+            plan.every,
+            scores_against,
+            |source| crate::Error::Sequential {
+                stage: stage(),
+                source,
+            },
         )?;
-        let value = llr(&Sample::from_scores(&scores), &config)?;
         checks.push(Check {
             units: to,
-            llr: value,
+            llr: look.llr,
         });
-        let decision = if value >= bounds.1 {
-            Some(Decision::AcceptH1)
-        } else if value <= bounds.0 {
-            Some(Decision::AcceptH0)
-        } else if to == shape.max_matches {
-            Some(Decision::Undecided)
-        } else {
-            None
-        };
-        if let Some(decision) = decision {
+        bounds = look.bounds;
+        let pair = pair_of(look.rival);
+        if let Some(decision) = verdict(look.llr, bounds, to == shape.max_matches) {
             return Ok((
                 pair,
-                scores,
+                look.scores,
                 Sequential {
                     decision,
                     units: to,
-                    llr: value,
+                    llr: look.llr,
                     bounds,
                     checks,
                 },
             ));
         }
-        last = (pair, scores);
+        last = (pair, look.scores);
     }
     let (units, value) = checks.last().map_or((0, 0.0), |c| (c.units, c.llr));
     Ok((
@@ -950,7 +1335,8 @@ pub fn match_scores(
     arrangements: u64,
     rounds_per_match: u64,
     points: bool,
-) -> anyhow::Result<Vec<f64>> {
+) -> crate::Result<Vec<f64>> {
+    use crate::error::Doing;
     use polars_core::prelude::DataType;
     use std::collections::HashMap;
     let per = rounds_per_match.max(1);
@@ -965,11 +1351,13 @@ pub fn match_scores(
         }
         let df =
             crate::dataset::read_part(&part.path, Some(&["agent", "deal", "rotation", won_col]))?;
-        let agent = df.column("agent")?.cast(&DataType::String)?;
-        let agent = agent.str()?;
-        let deal = df.column("deal")?.u64()?;
-        let rotation = df.column("rotation")?.u32()?;
-        let won = df.column(won_col)?.bool()?;
+        let path = &part.path;
+        let agent = (df.column("agent").and_then(|c| c.cast(&DataType::String)))
+            .doing("cannot read", path)?;
+        let agent = agent.str().doing("cannot read", path)?;
+        let deal = (df.column("deal").and_then(|c| c.u64())).doing("cannot read", path)?;
+        let rotation = (df.column("rotation").and_then(|c| c.u32())).doing("cannot read", path)?;
+        let won = (df.column(won_col).and_then(|c| c.bool())).doing("cannot read", path)?;
         for (((a, d), rot), w) in agent
             .iter()
             .zip(deal.iter())
@@ -977,7 +1365,10 @@ pub fn match_scores(
             .zip(won.iter())
         {
             let (Some(a), Some(d), Some(rot), Some(w)) = (a, d, rot, w) else {
-                anyhow::bail!("{}: a record with an empty value", part.path.display());
+                return Err(crate::Error::Records(format!(
+                    "{}: a record with an empty value",
+                    part.path.display()
+                )));
             };
             let m = if points { d } else { d / per };
             if !matches.contains(&m) {
@@ -1009,11 +1400,11 @@ pub fn match_scores(
     let games_per_match = arrangements * if points { 1 } else { per };
     for (i, &c) in counts.iter().enumerate() {
         if c != games_per_match {
-            anyhow::bail!(
+            return Err(crate::Error::Records(format!(
                 "{}: match {} has {c} of its {games_per_match} games on disk",
                 dataset.dir.display(),
                 matches.start + i as u64
-            );
+            )));
         }
     }
     // Sums of halves over at most a few thousand games are exact; the division is the only
@@ -1137,6 +1528,8 @@ mod tests {
             baseline_slot: 1,
             elo0: 0.0,
             elo1: 10.0,
+            elo_model: EloModel::Normalized,
+            overshoot: true,
             alpha: 0.05,
             beta: 0.05,
             every: 4,
@@ -1147,6 +1540,7 @@ mod tests {
             arrangements: 2,
             rounds_per_match: 1,
             points: false,
+            agents: 2,
         };
         let scores: Vec<f64> = (0..40).map(|i| [1.0, 0.5, 1.0, 0.0][i % 4]).collect();
         let config = plan.config(shape.arrangements, shape.rounds_per_match);

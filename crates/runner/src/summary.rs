@@ -2,12 +2,12 @@
 
 use std::path::Path;
 
-use anyhow::Context;
-use polars_core::prelude::{Column, DataFrame};
+use polars_core::prelude::{Column, DataFrame, PolarsResult};
 use polars_io::prelude::{CsvWriter, SerWriter};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::Doing;
 use crate::resolved::{Resolved, ResolvedAgent, ResolvedScenario};
 use crate::result_file::{self, Kind, ReadError};
 use crate::run::{RunOptions, RunReport, StageResult};
@@ -118,18 +118,19 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
 }
 
 /// Writes `summary.csv`.
-pub fn write_summary_csv(path: &Path, result: &StageResult) -> anyhow::Result<()> {
-    let mut df = summary_frame(result)?;
-    let mut file =
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    CsvWriter::new(&mut file).finish(&mut df)?;
+pub fn write_summary_csv(path: &Path, result: &StageResult) -> crate::Result<()> {
+    let mut df = summary_frame(result).doing("cannot write", path)?;
+    let mut file = std::fs::File::create(path).doing("cannot write", path)?;
+    CsvWriter::new(&mut file)
+        .finish(&mut df)
+        .doing("cannot write", path)?;
     Ok(())
 }
 
 /// The columns of `summary.csv`. Under point scoring the games come first, right after the
 /// agent (games won is the outcome that matters there); under coin scoring the per-round
 /// columns, then `games, game_wins` (always 0), as they always have.
-fn summary_frame(result: &StageResult) -> anyhow::Result<DataFrame> {
+fn summary_frame(result: &StageResult) -> PolarsResult<DataFrame> {
     let rows = rows(result);
     let n = rows.len();
     let col_f = |name: &str, f: &dyn Fn(&SummaryRow) -> f64| {
@@ -200,7 +201,7 @@ fn summary_frame(result: &StageResult) -> anyhow::Result<DataFrame> {
     } else {
         [&names[..], &per_round, &games].concat()
     };
-    Ok(DataFrame::new(n, columns)?)
+    DataFrame::new(n, columns)
 }
 
 /// Under the terminal table of a point stage.
@@ -471,10 +472,10 @@ pub fn write_manifest(
     scenario: &Scenario,
     opts: &RunOptions,
     report: &RunReport,
-) -> anyhow::Result<()> {
-    let manifest = Manifest::of(scenario, opts, report)?;
-    std::fs::write(path, serde_json::to_vec_pretty(&manifest)?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+) -> crate::Result<()> {
+    let manifest = Manifest::of(scenario, opts, report).doing("cannot write", path)?;
+    let text = serde_json::to_vec_pretty(&manifest).doing("cannot write", path)?;
+    std::fs::write(path, text).doing("cannot write", path)?;
     Ok(())
 }
 

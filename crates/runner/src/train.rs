@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use anyhow::Context as _;
-use polars_core::prelude::{Column, DataFrame};
+use polars_core::prelude::{Column, DataFrame, PolarsResult};
 use polars_io::prelude::{ParquetReader, ParquetWriter, SerReader};
 use serde::{Deserialize, Serialize};
 
 use dhumbal_learn::{Ended, EpisodeRecord, EvalRecord, Event};
 
+use crate::error::{Doing, Error, Result, copy_error};
 use crate::folder::Refusal;
 use crate::resolved::Resolved;
 use crate::result_file::{self, Kind, ReadError};
@@ -70,7 +70,7 @@ pub fn train(
     which: &[usize],
     options: &TrainOptions,
     reporter: &dyn TrainReporter,
-) -> anyhow::Result<Vec<TrainResult>> {
+) -> Result<Vec<TrainResult>> {
     let neural = which
         .iter()
         .any(|&i| scenario.trainings[i].neural().is_some());
@@ -79,7 +79,7 @@ pub fn train(
     if neural && !dhumbal_learn::can_train() {
         return Err(Refusal(dhumbal_learn::TrainError::NoTorch.to_string()).into());
     }
-    let pool = crate::workers::pool(options.threads).context("cannot start the worker threads")?;
+    let pool = crate::workers::pool(options.threads)?;
     // Refuse before anything runs.
     for &i in which {
         let t = &scenario.trainings[i];
@@ -110,9 +110,9 @@ pub fn train(
 /// Refuses a training whose output (checkpoint or policy table) could not be written at the
 /// end: a folder at its path, or a folder that cannot be created or written to. Checked before
 /// the first episode, so that hours of training are never lost to a path.
-fn writable(t: &Training) -> anyhow::Result<()> {
+fn writable(t: &Training) -> Result<()> {
     let path = t.output();
-    let refuse = |why: String| -> anyhow::Result<()> {
+    let refuse = |why: String| -> Result<()> {
         Err(Refusal(format!(
             "training `{}`: cannot write its output {}: {why}; fix the path in the `train:` entry",
             t.id(),
@@ -149,16 +149,16 @@ fn one(
     t: &Training,
     options: &TrainOptions,
     reporter: &dyn TrainReporter,
-) -> anyhow::Result<TrainResult> {
+) -> Result<TrainResult> {
     let dir = t.dir(scenario);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).doing("cannot create", &dir)?;
     // A tabular policy learns in seconds and is learned afresh (the same table for the same
     // entry): only networks resume.
     let resume = options.resume && t.output().is_file() && !options.force;
     let mut episodes: Vec<EpisodeRecord> = Vec::new();
     let mut evaluations: Vec<EvalRecord> = Vec::new();
     let started = Instant::now();
-    let mut failed: Option<anyhow::Error> = None;
+    let mut failed: Option<Error> = None;
     let mut done = 0;
     reporter.start(t, 0);
     let mut on_event = |event: Event<'_>| match event {
@@ -190,7 +190,7 @@ fn one(
             }
         }
     };
-    let ended: anyhow::Result<(u64, bool, String)> = match &t.plan {
+    let ended: Result<(u64, bool, String)> = match &t.plan {
         Plan::Neural(plan) => dhumbal_learn::train(plan, resume, &options.stop, &mut on_event)
             .map(|ended| match ended {
                 Ended::Finished { episodes, device } => (episodes, false, device),
@@ -200,24 +200,22 @@ fn one(
                 dhumbal_learn::TrainError::NoTorch
                 | dhumbal_learn::TrainError::Device(_)
                 | dhumbal_learn::TrainError::Checkpoint(_) => {
-                    anyhow::Error::new(Refusal(format!("training `{}`: {e}", plan.id)))
+                    Refusal(format!("training `{}`: {e}", plan.id)).into()
                 }
-                other => anyhow::anyhow!("training `{}`: {other}", plan.id),
+                source => Error::Training {
+                    id: plan.id.clone(),
+                    source,
+                },
             }),
         Plan::Tabular(plan) => {
             dhumbal_learn::tabular::learn(plan, &options.stop, &mut on_event)
                 .map(|l| (l.episodes, l.stopped, "cpu (tabular)".to_string()))
-                .map_err(|e| anyhow::anyhow!("training `{}`: {e}", plan.id))
+                .map_err(|e| Error::Play(format!("training `{}`: {e}", plan.id)))
                 .and_then(|x| {
                     // The table beside the records, so that the folder holds everything its
                     // figures are drawn from.
-                    std::fs::copy(&plan.policy, dir.join("policy.csv")).with_context(|| {
-                        format!(
-                            "cannot copy {} into {}",
-                            plan.policy.display(),
-                            dir.display()
-                        )
-                    })?;
+                    let (from, to) = (&plan.policy, dir.join("policy.csv"));
+                    std::fs::copy(from, &to).map_err(copy_error("cannot copy", from, &to))?;
                     Ok(x)
                 })
         }
@@ -237,7 +235,7 @@ fn one(
         format: MANIFEST_FORMAT,
         program: crate::dataset::PROGRAM.to_string(),
         scenario: scenario.path.display().to_string(),
-        training: Resolved::new(t.spec.clone())?,
+        training: Resolved::new(t.spec.clone()).doing("cannot write", &dir.join(MANIFEST_FILE))?,
         hash: t.hash().to_string(),
         checkpoint: t.output().display().to_string(),
         episodes: episodes_done,
@@ -247,10 +245,7 @@ fn one(
         seconds_this_run: seconds,
         last_evaluations: last.iter().map(LastEvaluation::of).collect(),
     };
-    write_atomic(
-        &dir.join(MANIFEST_FILE),
-        serde_json::to_string_pretty(&manifest)?.as_bytes(),
-    )?;
+    write_json(&dir.join(MANIFEST_FILE), &manifest)?;
     Ok(TrainResult {
         id: t.id().to_string(),
         dir,
@@ -263,19 +258,27 @@ fn one(
     })
 }
 
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&tmp, bytes).doing("cannot write", &tmp)?;
+    std::fs::rename(&tmp, path).doing("cannot write", path)?;
     Ok(())
 }
 
-pub(crate) fn write_frame(path: &Path, df: &mut DataFrame) -> anyhow::Result<()> {
+/// Writes `value` to `path` as pretty JSON, through a temporary file.
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).doing("cannot write", path)?;
+    write_atomic(path, text.as_bytes())
+}
+
+pub(crate) fn write_frame(path: &Path, df: &mut DataFrame) -> Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    ParquetWriter::new(&mut file).finish(df)?;
-    file.sync_data()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut file = File::create(&tmp).doing("cannot write", &tmp)?;
+    ParquetWriter::new(&mut file)
+        .finish(df)
+        .doing("cannot write", &tmp)?;
+    file.sync_data().doing("cannot write", &tmp)?;
+    std::fs::rename(&tmp, path).doing("cannot write", path)?;
     Ok(())
 }
 
@@ -295,11 +298,7 @@ pub const EPISODE_COLUMNS: &[&str] = &[
     "entropy",
 ];
 
-fn write_records(
-    dir: &Path,
-    episodes: &[EpisodeRecord],
-    evals: &[EvalRecord],
-) -> anyhow::Result<()> {
+fn write_records(dir: &Path, episodes: &[EpisodeRecord], evals: &[EvalRecord]) -> Result<()> {
     let n = episodes.len();
     let col_u = |name: &str, f: &dyn Fn(&EpisodeRecord) -> u64| {
         Column::new(name.into(), episodes.iter().map(f).collect::<Vec<u64>>())
@@ -332,7 +331,8 @@ fn write_records(
             col_f("epsilon", &|r| r.epsilon),
             col_f("entropy", &|r| r.entropy),
         ],
-    )?;
+    )
+    .doing("cannot write", &dir.join("episodes.parquet"))?;
     write_frame(&dir.join("episodes.parquet"), &mut df)?;
     let m = evals.len();
     let mut ev = DataFrame::new(
@@ -374,19 +374,18 @@ fn write_records(
                 evals.iter().map(|e| e.mean_reward).collect::<Vec<f64>>(),
             ),
         ],
-    )?;
+    )
+    .doing("cannot write", &dir.join("evaluations.parquet"))?;
     write_frame(&dir.join("evaluations.parquet"), &mut ev)?;
     Ok(())
 }
 
-fn read_frame(path: &Path) -> anyhow::Result<DataFrame> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    ParquetReader::new(file)
-        .finish()
-        .with_context(|| format!("cannot read {}", path.display()))
+fn read_frame(path: &Path) -> Result<DataFrame> {
+    let file = File::open(path).doing("cannot open", path)?;
+    ParquetReader::new(file).finish().doing("cannot read", path)
 }
 
-fn col_u64(df: &DataFrame, name: &str) -> anyhow::Result<Vec<u64>> {
+fn col_u64(df: &DataFrame, name: &str) -> PolarsResult<Vec<u64>> {
     Ok(df
         .column(name)?
         .u64()?
@@ -395,7 +394,7 @@ fn col_u64(df: &DataFrame, name: &str) -> anyhow::Result<Vec<u64>> {
         .collect())
 }
 
-fn col_f64(df: &DataFrame, name: &str) -> anyhow::Result<Vec<f64>> {
+fn col_f64(df: &DataFrame, name: &str) -> PolarsResult<Vec<f64>> {
     Ok(df
         .column(name)?
         .f64()?
@@ -404,7 +403,7 @@ fn col_f64(df: &DataFrame, name: &str) -> anyhow::Result<Vec<f64>> {
         .collect())
 }
 
-fn col_str(df: &DataFrame, name: &str) -> anyhow::Result<Vec<String>> {
+fn col_str(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
     Ok(df
         .column(name)?
         .str()?
@@ -414,21 +413,19 @@ fn col_str(df: &DataFrame, name: &str) -> anyhow::Result<Vec<String>> {
 }
 
 /// The records of a training folder, episodes before `upto` (what a checkpoint holds).
-pub fn read_records(
-    dir: &Path,
-    upto: u64,
-) -> anyhow::Result<(Vec<EpisodeRecord>, Vec<EvalRecord>)> {
+pub fn read_records(dir: &Path, upto: u64) -> Result<(Vec<EpisodeRecord>, Vec<EvalRecord>)> {
     let path = dir.join("episodes.parquet");
     if !path.is_file() {
         return Ok((Vec::new(), Vec::new()));
     }
     let df = read_frame(&path)?;
-    let u = |n| col_u64(&df, n);
-    let f = |n| col_f64(&df, n);
-    let b = |name: &str| -> anyhow::Result<Vec<bool>> {
+    let u = |n| col_u64(&df, n).doing("cannot read", &path);
+    let f = |n| col_f64(&df, n).doing("cannot read", &path);
+    let b = |name: &str| -> Result<Vec<bool>> {
         Ok(df
-            .column(name)?
-            .bool()?
+            .column(name)
+            .and_then(|c| c.bool())
+            .doing("cannot read", &path)?
             .iter()
             .map(|v| v.unwrap_or(false))
             .collect())
@@ -436,7 +433,7 @@ pub fn read_records(
     let (episode, seat, steps, turns) = (u("episode")?, u("seat")?, u("steps")?, u("turns")?);
     let (reward, loss, epsilon, entropy) = (f("reward")?, f("loss")?, f("epsilon")?, f("entropy")?);
     let (win, called, success) = (b("win")?, b("called")?, b("call_success")?);
-    let opponents = col_str(&df, "opponents")?;
+    let opponents = col_str(&df, "opponents").doing("cannot read", &path)?;
     let mut episodes = Vec::new();
     for i in 0..df.height() {
         if episode[i] >= upto {
@@ -461,11 +458,11 @@ pub fn read_records(
     let path = dir.join("evaluations.parquet");
     if path.is_file() {
         let df = read_frame(&path)?;
-        let u = |n| col_u64(&df, n);
-        let f = |n| col_f64(&df, n);
+        let u = |n| col_u64(&df, n).doing("cannot read", &path);
+        let f = |n| col_f64(&df, n).doing("cannot read", &path);
         let (episode, deals, rounds) = (u("episode")?, u("deals")?, u("rounds")?);
         let (rate, low, high, reward) = (f("win_rate")?, f("low")?, f("high")?, f("mean_reward")?);
-        let opponent = col_str(&df, "opponent")?;
+        let opponent = col_str(&df, "opponent").doing("cannot read", &path)?;
         for i in 0..df.height() {
             if episode[i] > upto {
                 continue;

@@ -17,9 +17,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde_json::Value;
 
+use crate::error::{Doing, Error, Result};
 use crate::trace::{self, TRACES_DIR};
 
 /// The page a stage's traces get, in its `traces/` folder.
@@ -42,18 +42,16 @@ const SCRIPT: &str = include_str!("viewer/page.js");
 
 /// Writes `<stage_dir>/traces/replay.html` from every trace in `<stage_dir>/traces/*.jsonl`
 /// (in file name order: by deal, then by arrangement); `None` when the stage has no traces.
-pub fn write_viewer(stage_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
+pub fn write_viewer(stage_dir: &Path) -> Result<Option<PathBuf>> {
     let dir = stage_dir.join(TRACES_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+        Err(e) => return Err(e).doing("cannot read", &dir),
     };
     let mut traces = Vec::new();
     for entry in entries {
-        let path = entry
-            .with_context(|| format!("cannot read {}", dir.display()))?
-            .path();
+        let path = entry.doing("cannot read", &dir)?.path();
         if path.extension().is_some_and(|e| e == "jsonl") && path.is_file() {
             traces.push(path);
         }
@@ -70,7 +68,7 @@ pub fn write_viewer(stage_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
 
 /// Writes a replay page of `traces` (trace files, shown in this order) to `out`, whole or not
 /// at all (written beside it, then renamed).
-pub fn write_html(traces: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+pub fn write_html(traces: &[PathBuf], out: &Path) -> Result<()> {
     write_page(traces, out, MAX_EMBEDDED_BYTES, Check::EveryLine)
 }
 
@@ -89,8 +87,10 @@ enum Check {
 ///
 /// The page is streamed to its file: each embedded trace is copied into the page line by line
 /// from its file, so a page costs a buffer in memory, not its traces.
-fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> anyhow::Result<()> {
-    anyhow::ensure!(!traces.is_empty(), "no trace to show");
+fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> Result<()> {
+    if traces.is_empty() {
+        return Err(Error::Internal("no trace to show".into()));
+    }
     let mut embedded: Vec<(String, &Path)> = Vec::with_capacity(traces.len());
     let mut omitted: Vec<String> = Vec::new();
     let mut stages: Vec<String> = Vec::new();
@@ -101,7 +101,7 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> a
             |n| n.to_string_lossy().into(),
         );
         let size = std::fs::metadata(path)
-            .with_context(|| format!("cannot read the trace {}", path.display()))?
+            .doing("cannot read the trace", path)?
             .len();
         bytes += size;
         if !embedded.is_empty() && bytes > max_bytes {
@@ -122,21 +122,48 @@ fn write_page(traces: &[PathBuf], out: &Path, max_bytes: u64, check: Check) -> a
             .map_or_else(|| "replay.html".into(), |n| n.to_string_lossy()),
         std::process::id()
     ));
-    let written = (|| -> anyhow::Result<()> {
-        let file = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+    let written = (|| -> Result<()> {
+        let file = std::fs::File::create(&tmp).doing("cannot write", &tmp)?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        render(&mut w, &title, &embedded, &omitted, max_bytes, check)?;
+        match render(&mut w, &title, &embedded, &omitted, max_bytes, check) {
+            Ok(()) => {}
+            Err(Rendered::Write(e)) => return Err(e).doing("cannot write", &tmp),
+            Err(Rendered::Read(e)) => return Err(e),
+        }
         w.into_inner()
             .map_err(|e| e.into_error())
             .and_then(|f| f.sync_all())
-            .with_context(|| format!("cannot write {}", tmp.display()))
+            .doing("cannot write", &tmp)
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
-    std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))
+    std::fs::rename(&tmp, out).doing("cannot write", out)
+}
+
+/// Why [`render`] stopped: the page could not be written, or a trace could not be read.
+enum Rendered {
+    Write(std::io::Error),
+    Read(Error),
+}
+
+impl From<std::io::Error> for Rendered {
+    fn from(e: std::io::Error) -> Rendered {
+        Rendered::Write(e)
+    }
+}
+
+impl From<Error> for Rendered {
+    fn from(e: Error) -> Rendered {
+        Rendered::Read(e)
+    }
+}
+
+impl From<trace::TraceError> for Rendered {
+    fn from(e: trace::TraceError) -> Rendered {
+        Rendered::Read(e.into())
+    }
 }
 
 /// "Dhumbal replay: name" from the traces' stages (all of them, if several).
@@ -158,7 +185,7 @@ fn render(
     omitted: &[String],
     max_bytes: u64,
     check: Check,
-) -> anyhow::Result<()> {
+) -> std::result::Result<(), Rendered> {
     let (head, tail) = TEMPLATE
         .split_once(DATA)
         .expect("the template has a data marker");
@@ -177,9 +204,9 @@ fn render(
         write!(w, "{{\"file\":")?;
         script_safe_json(w, Value::from(name.as_str()).to_string().as_bytes())?;
         w.write_all(b",\"events\":[")?;
-        let cannot = || format!("cannot read the trace {}", path.display());
-        let file = std::fs::File::open(path).with_context(cannot)?;
-        let size = file.metadata().with_context(cannot)?.len();
+        let cannot = "cannot read the trace";
+        let file = std::fs::File::open(path).doing(cannot, path)?;
+        let size = file.metadata().doing(cannot, path)?.len();
         let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         let (mut number, mut events, mut read, mut rounds) = (0usize, 0usize, 0u64, 0u64);
         // Set once the page's share is reached at a round's end: the trace stops there, unless
@@ -188,7 +215,7 @@ fn render(
         loop {
             line.clear();
             let n =
-                std::io::BufRead::read_until(&mut reader, b'\n', &mut line).with_context(cannot)?;
+                std::io::BufRead::read_until(&mut reader, b'\n', &mut line).doing(cannot, path)?;
             if n == 0 {
                 break;
             }

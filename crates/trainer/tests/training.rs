@@ -150,6 +150,13 @@ fn networks_started_at_once_in_one_process_get_their_seeds_weights() {
     });
 }
 
+/// A fresh temporary folder holding the scenario `body` as `name`.
+fn folder_with(name: &str, body: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), body).unwrap();
+    dir
+}
+
 fn tensors(path: &Path) -> std::collections::BTreeMap<String, (Vec<usize>, Vec<f32>)> {
     Checkpoint::read(path).unwrap().tensors
 }
@@ -159,13 +166,10 @@ fn tensors(path: &Path) -> std::collections::BTreeMap<String, (Vec<usize>, Vec<f
 /// checkpoint unasked; `report` draws a training's figures again.
 #[test]
 fn train_then_play_then_redraw_from_the_command_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("study.yaml");
-    std::fs::write(
-        &file,
+    let dir = folder_with(
+        "study.yaml",
         "name: study\nseed: 8\nrules: {preset: paper, players: 2}\ndeals: 50\nseating: rotate\ntrain:\n  - id: tiny\n    algorithm: ppo\n    hidden: [16]\n    episodes: 256\n    opponents: [random, self]\n    evaluate: {every: 128, deals: 20, against: [random]}\n    checkpoint: nets/tiny.safetensors\nagents:\n  - {kind: ppo, params: {checkpoint: nets/tiny.safetensors}}\n  - kind: random\n",
-    )
-    .unwrap();
+    );
     let bin = dhumbal_run();
     let run = |args: &[&str]| output(&bin, dir.path(), args);
     let (code, text) = run(&["study.yaml", "--out", "out", "--threads", "2"]);
@@ -246,9 +250,8 @@ fn ctrl_c_reaches_the_trainer_through_dhumbal_run_and_resume_finishes() {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
 
-    let dir = tempfile::tempdir().unwrap();
     let body = "name: c\nseed: 5\nrules: {preset: paper, players: 2}\ntrain:\n  - id: p\n    algorithm: ppo\n    hidden: [16]\n    episodes: 6000\n    opponents: [random]\n    evaluate: {every: 500, deals: 20, against: [random]}\n    checkpoint: p.safetensors\n";
-    std::fs::write(dir.path().join("c.yaml"), body).unwrap();
+    let dir = folder_with("c.yaml", body);
     let mut child = Command::new(dhumbal_run())
         .args(["train", "c.yaml", "--out", "out", "--threads", "2"])
         .current_dir(dir.path())
@@ -305,8 +308,7 @@ fn ctrl_c_reaches_the_trainer_through_dhumbal_run_and_resume_finishes() {
         "{text}"
     );
     // The same networks as a training never interrupted.
-    let whole = tempfile::tempdir().unwrap();
-    std::fs::write(whole.path().join("c.yaml"), body).unwrap();
+    let whole = folder_with("c.yaml", body);
     let o = Command::new(env!("CARGO_BIN_EXE_dhumbal-train"))
         .args(["c.yaml", "--out", "out", "--threads", "1"])
         .current_dir(whole.path())
@@ -337,9 +339,8 @@ fn ctrl_c_reaches_the_trainer_through_dhumbal_run_and_resume_finishes() {
 /// the file and the tensor named), instead of training on from a broken network.
 #[test]
 fn resuming_from_a_checkpoint_with_non_finite_weights_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
     let body = "name: r\nseed: 6\nrules: {preset: paper, players: 2}\ntrain:\n  - id: p\n    algorithm: ppo\n    hidden: [16]\n    episodes: 128\n    opponents: [random]\n    checkpoint: p.safetensors\n";
-    std::fs::write(dir.path().join("r.yaml"), body).unwrap();
+    let dir = folder_with("r.yaml", body);
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_dhumbal-train"));
     let trainer = |args: &[&str]| output(&exe, dir.path(), args);
     let (code, text) = trainer(&["r.yaml", "--out", "out", "--threads", "1"]);

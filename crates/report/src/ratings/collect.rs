@@ -283,7 +283,7 @@ pub(super) struct RunGames {
 pub(super) fn run_games(
     run: &Path,
     manifest: &serde_json::Value,
-) -> anyhow::Result<Option<RunGames>> {
+) -> crate::Result<Option<RunGames>> {
     let stages = manifest["stages"].as_array().cloned().unwrap_or_default();
     if stages.len() < 2 {
         return Ok(None);

@@ -467,7 +467,7 @@ pub fn across_stages(
     run: &Path,
     manifest: &serde_json::Value,
     settings: &RatingSettings,
-) -> anyhow::Result<Option<(Leaderboard, Vec<String>)>> {
+) -> crate::Result<Option<(Leaderboard, Vec<String>)>> {
     let Some(RunGames {
         names,
         kinds,

@@ -40,49 +40,82 @@ pub enum Dim {
 /// The most grid values one dimension may have (NTBEA draws grid indices as 32-bit numbers).
 pub const MAX_DIM_VALUES: u64 = 1 << 31;
 
+/// Why a parameter space is not well formed ([`Dim::check`], [`Space::check`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DomainError {
+    #[error("integer step {step} is not at least 1")]
+    IntStep { step: i64 },
+    #[error("integer range {lo}..{hi} is empty")]
+    IntEmpty { lo: i64, hi: i64 },
+    #[error("integer range {lo}..{hi} step {step} has {count} values, more than {MAX_DIM_VALUES}")]
+    IntTooMany {
+        lo: i64,
+        hi: i64,
+        step: i64,
+        count: i128,
+    },
+    #[error("real range {lo}..{hi} is not finite")]
+    RealNotFinite { lo: f64, hi: f64 },
+    #[error("real range {lo}..{hi} is empty")]
+    RealEmpty { lo: f64, hi: f64 },
+    #[error("real levels {levels} is not in 1..={MAX_DIM_VALUES}")]
+    RealLevels { levels: usize },
+    #[error("real range {lo}..{hi} needs at least 2 levels (lo and hi)")]
+    RealOneLevel { lo: f64, hi: f64 },
+    #[error("choice count {n} is not in 1..={MAX_DIM_VALUES}")]
+    ChoiceCount { n: usize },
+    #[error("the space has no parameters")]
+    NoParameters,
+    /// A dimension of a space (from 0) is not well formed.
+    #[error("parameter {index}: {source}")]
+    Parameter {
+        index: usize,
+        source: Box<DomainError>,
+    },
+}
+
 impl Dim {
     /// Whether the domain is well formed: `lo <= hi` and `step >= 1` (Int, at most
     /// [`MAX_DIM_VALUES`] values), finite `lo <= hi` and `levels >= 1` (Real; `levels == 1`
     /// only when `lo == hi`), `n >= 1` (Choice).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), DomainError> {
         match *self {
             Dim::Int { lo, hi, step } => {
                 if step < 1 {
-                    return Err(format!("integer step {step} is not at least 1"));
+                    return Err(DomainError::IntStep { step });
                 }
                 if lo > hi {
-                    return Err(format!("integer range {lo}..{hi} is empty"));
+                    return Err(DomainError::IntEmpty { lo, hi });
                 }
                 let count = (hi as i128 - lo as i128) / step as i128 + 1;
                 if count > MAX_DIM_VALUES as i128 {
-                    return Err(format!(
-                        "integer range {lo}..{hi} step {step} has {count} values, more than {MAX_DIM_VALUES}"
-                    ));
+                    return Err(DomainError::IntTooMany {
+                        lo,
+                        hi,
+                        step,
+                        count,
+                    });
                 }
                 Ok(())
             }
             Dim::Real { lo, hi, levels } => {
                 if !lo.is_finite() || !hi.is_finite() {
-                    return Err(format!("real range {lo}..{hi} is not finite"));
+                    return Err(DomainError::RealNotFinite { lo, hi });
                 }
                 if lo > hi {
-                    return Err(format!("real range {lo}..{hi} is empty"));
+                    return Err(DomainError::RealEmpty { lo, hi });
                 }
                 if levels == 0 || levels as u64 > MAX_DIM_VALUES {
-                    return Err(format!(
-                        "real levels {levels} is not in 1..={MAX_DIM_VALUES}"
-                    ));
+                    return Err(DomainError::RealLevels { levels });
                 }
                 if levels == 1 && lo != hi {
-                    return Err(format!(
-                        "real range {lo}..{hi} needs at least 2 levels (lo and hi)"
-                    ));
+                    return Err(DomainError::RealOneLevel { lo, hi });
                 }
                 Ok(())
             }
             Dim::Choice { n } => {
                 if n == 0 || n as u64 > MAX_DIM_VALUES {
-                    return Err(format!("choice count {n} is not in 1..={MAX_DIM_VALUES}"));
+                    return Err(DomainError::ChoiceCount { n });
                 }
                 Ok(())
             }
@@ -202,12 +235,15 @@ pub type Point = Vec<f64>;
 
 impl Space {
     /// Whether every dim is well formed (and there is at least one).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), DomainError> {
         if self.dims.is_empty() {
-            return Err("the space has no parameters".to_string());
+            return Err(DomainError::NoParameters);
         }
-        for (i, d) in self.dims.iter().enumerate() {
-            d.check().map_err(|e| format!("parameter {i}: {e}"))?;
+        for (index, d) in self.dims.iter().enumerate() {
+            d.check().map_err(|e| DomainError::Parameter {
+                index,
+                source: Box::new(e),
+            })?;
         }
         Ok(())
     }

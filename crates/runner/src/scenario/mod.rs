@@ -71,6 +71,70 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
     if let Some(x) = &locations.expansion {
         return Err(x.refusal(path));
     }
+    let Read {
+        spec,
+        mut problems,
+        unknown,
+        repaired,
+    } = read_spec(text, &locations);
+    // Reading stops at the first problem; a YAML syntax error further down is one more.
+    if let Some((pos, message)) = &locations.syntax
+        && !problems
+            .iter()
+            .any(|p| p.line == Some(pos.line) && p.column == Some(pos.column))
+    {
+        problems.push(Problem {
+            path: String::new(),
+            message: format!("not valid YAML: {message}"),
+            line: Some(pos.line),
+            column: Some(pos.column),
+        });
+    }
+    unknown_fields(&unknown, &repaired, &locations, &mut problems);
+    let fail = |mut problems: Vec<Problem>| {
+        // File order; problems without a place (the file as a whole) first.
+        problems.sort_by_key(|p| (p.line.unwrap_or(0), p.column.unwrap_or(0)));
+        ScenarioError {
+            file: path.to_path_buf(),
+            problems,
+        }
+    };
+    let Some(spec) = spec else {
+        return Err(fail(problems));
+    };
+    let mut ctx = Resolver {
+        path,
+        locations: &locations,
+        problems,
+        reported: 0,
+        repaired,
+        log: Arc::new(AgentLog::default()),
+        planned: Vec::new(),
+        sweeps: Vec::new(),
+    };
+    let scenario = ctx.scenario(&spec, overrides);
+    if ctx.problems.is_empty() {
+        Ok(scenario.expect("resolution succeeds without problems"))
+    } else {
+        Err(fail(ctx.problems))
+    }
+}
+
+/// The text as deserialized, its bad values set aside ([`parse`]).
+struct Read {
+    /// `None` when it does not read even so (a YAML syntax error).
+    spec: Option<ScenarioSpec>,
+    /// The bad values, and the syntax error, at their places in the file.
+    problems: Vec<Problem>,
+    /// The paths of unknown keys, each once.
+    unknown: Vec<String>,
+    /// The paths replaced by placeholders.
+    repaired: Vec<String>,
+}
+
+/// Deserializes `text` (whose places are `locations`), replacing each bad value by a
+/// placeholder in a copy and reading it again, until it reads or cannot be repaired.
+fn read_spec(text: &str, locations: &Locations) -> Read {
     let mut problems = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
     let mut repaired: Vec<String> = Vec::new();
@@ -79,7 +143,7 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
     let mut passes = 0;
     let spec = loop {
         passes += 1;
-        let here = current_locations.as_ref().unwrap_or(&locations);
+        let here = current_locations.as_ref().unwrap_or(locations);
         let mut seen = Vec::new();
         let read = deserialize(&current, &mut seen);
         for key in seen {
@@ -127,22 +191,24 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
         }
     };
     repaired.dedup();
-    // Reading stops at the first problem; a YAML syntax error further down is one more.
-    if let Some((pos, message)) = &locations.syntax
-        && !problems
-            .iter()
-            .any(|p| p.line == Some(pos.line) && p.column == Some(pos.column))
-    {
-        problems.push(Problem {
-            path: String::new(),
-            message: format!("not valid YAML: {message}"),
-            line: Some(pos.line),
-            column: Some(pos.column),
-        });
+    Read {
+        spec,
+        problems,
+        unknown,
+        repaired,
     }
+}
+
+/// Reports each unknown key (not under a placeholder) with the valid ones at its place.
+fn unknown_fields(
+    unknown: &[String],
+    repaired: &[String],
+    locations: &Locations,
+    problems: &mut Vec<Problem>,
+) {
     let schema = json_schema();
     for key_path in unknown {
-        if repair::covered(&repaired, &key_path) {
+        if repair::covered(repaired, key_path) {
             continue;
         }
         let (parent, key) = match key_path.rfind('.') {
@@ -159,7 +225,7 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
         let hint = nearest(key, &refs)
             .map(|n| format!("did you mean `{n}`? "))
             .unwrap_or_default();
-        let pos = locations.find_key(&key_path);
+        let pos = locations.find_key(key_path);
         problems.push(Problem {
             path: key_path.clone(),
             message: format!(
@@ -169,33 +235,6 @@ pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario,
             line: pos.map(|p| p.line),
             column: pos.map(|p| p.column),
         });
-    }
-    let fail = |mut problems: Vec<Problem>| {
-        // File order; problems without a place (the file as a whole) first.
-        problems.sort_by_key(|p| (p.line.unwrap_or(0), p.column.unwrap_or(0)));
-        ScenarioError {
-            file: path.to_path_buf(),
-            problems,
-        }
-    };
-    let Some(spec) = spec else {
-        return Err(fail(problems));
-    };
-    let mut ctx = Resolver {
-        path,
-        locations: &locations,
-        problems,
-        reported: 0,
-        repaired,
-        log: Arc::new(AgentLog::default()),
-        planned: Vec::new(),
-        sweeps: Vec::new(),
-    };
-    let scenario = ctx.scenario(&spec, overrides);
-    if ctx.problems.is_empty() {
-        Ok(scenario.expect("resolution succeeds without problems"))
-    } else {
-        Err(fail(ctx.problems))
     }
 }
 

@@ -475,7 +475,7 @@ impl Resolver<'_> {
         if !(elo.is_finite() && elo > 0.0) {
             self.problem(
                 &at(&at_d, "elo"),
-                format!("must be a lead above 0 in normalized Elo (say 10), not {elo}"),
+                format!("must be a lead above 0 (say 10, in `elo_model`'s scale), not {elo}"),
             );
         }
         let alpha = d.alpha.unwrap_or(0.05);
@@ -499,6 +499,8 @@ impl Resolver<'_> {
             baseline_slot: 1,
             elo0: 0.0,
             elo1: elo,
+            elo_model: d.elo_model.unwrap_or_default(),
+            overshoot: d.overshoot.unwrap_or(true),
             alpha,
             beta: alpha,
             every,
@@ -506,7 +508,9 @@ impl Resolver<'_> {
         };
         stage.spec["decide"] = serde_json::json!({
             "elo": elo,
+            "elo_model": plan.elo_model.name(),
             "alpha": alpha,
+            "overshoot": plan.overshoot,
             "every": every * u64::from(stage.session.unwrap_or(1)),
         });
         stage.sequential = Some(plan);
@@ -637,6 +641,8 @@ impl Resolver<'_> {
             baseline_slot: baseline,
             elo0,
             elo1,
+            elo_model: seq.elo_model.unwrap_or_default(),
+            overshoot: seq.overshoot.unwrap_or(true),
             alpha,
             beta,
             every,
@@ -647,6 +653,8 @@ impl Resolver<'_> {
             "baseline": plan.baseline,
             "elo0": elo0,
             "elo1": elo1,
+            "elo_model": plan.elo_model.name(),
+            "overshoot": plan.overshoot,
             "alpha": alpha,
             "beta": beta,
             "every": every * per,

@@ -188,6 +188,19 @@ impl RulesSpec {
             PresetName::Yaniv => Preset::Yaniv,
         };
         let mut v = preset.variant();
+        self.set_deal(&mut v);
+        self.set_call(&mut v, &mut problems);
+        self.set_scoring(&mut v, &mut problems);
+        self.set_play(&mut v);
+        if problems.is_empty() {
+            Ok(v)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// The table, the deal and the deck, and what may be discarded.
+    fn set_deal(&self, v: &mut Variant) {
         set(&mut v.players, self.players);
         set(&mut v.hand_size, self.hand_size);
         set(&mut v.initial_discard, self.initial_discard);
@@ -203,6 +216,10 @@ impl RulesSpec {
         set(&mut v.discards.runs, self.runs);
         set(&mut v.discards.min_run, self.min_run);
         set(&mut v.discards.ace_high, self.ace_high);
+    }
+
+    /// The call: its threshold (fixed, or by the number of players), a call over it, ties.
+    fn set_call(&self, v: &mut Variant, problems: &mut Vec<(&'static str, String)>) {
         if let Some(t) = self.threshold {
             v.call.threshold = CallThreshold::Fixed(t);
         }
@@ -248,6 +265,11 @@ impl RulesSpec {
                 TieBreakName::AfterCaller => TieBreak::AfterCaller,
             };
         }
+    }
+
+    /// The scoring mode (switched to the other's defaults when asked) and its fields; a field
+    /// of the other mode is a problem.
+    fn set_scoring(&self, v: &mut Variant, problems: &mut Vec<(&'static str, String)>) {
         match self.scoring {
             Some(ScoringName::Points) if matches!(v.scoring, Scoring::Coins(_)) => {
                 v.scoring = Scoring::Points(default_points())
@@ -305,6 +327,11 @@ impl RulesSpec {
                 }
             }
         }
+    }
+
+    /// Play: the pick, an empty stock, the turn limit, the end without a call, an empty hand,
+    /// and who starts.
+    fn set_play(&self, v: &mut Variant) {
         if let Some(p) = self.pick {
             v.pick = match p {
                 PickName::OwnLastDiscard => PickRule::OwnLastDiscard,
@@ -343,11 +370,6 @@ impl RulesSpec {
             };
         }
         set(&mut v.random_first_starter, self.random_first_starter);
-        if problems.is_empty() {
-            Ok(v)
-        } else {
-            Err(problems)
-        }
     }
 
     /// Every field of a variant, spelled out (for the manifest).

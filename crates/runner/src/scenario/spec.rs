@@ -127,13 +127,21 @@ with_table_fields! {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct DecideSpec {
-    /// The lead to resolve, in normalized Elo (default 10): H1 the leader is this much
-    /// stronger than the second, H0 they are as strong.
+    /// The lead to resolve (default 10, in `elo_model`'s scale): H1 the leader is this much
+    /// stronger than every other agent, H0 it is not resolved from its closest rival.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elo: Option<f64>,
-    /// The test's error rates, both ways (default 0.05; between 0 and 0.5).
+    /// The scale of `elo`: `normalized` (normalized Elo, the default) or `logistic` (Elo per
+    /// game), fishtest's names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo_model: Option<crate::sequential::EloModel>,
+    /// The test's error rates, both ways (default 0.05; between 0 and 0.5): at most `alpha`
+    /// of the stages whose leader is not `elo` stronger than every other agent are decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// Whether the bounds are corrected for the overshoot between looks (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overshoot: Option<bool>,
     /// Coin scoring: the most deals to play (the stage's size; replaces `deals`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_deals: Option<u64>,
@@ -154,12 +162,20 @@ pub struct SequentialSpec {
     pub candidate: String,
     /// The id of the agent it is tested against (another of the stage's agents).
     pub baseline: String,
-    /// H0: the candidate is this much stronger, in normalized Elo (default 0).
+    /// H0: the candidate is this much stronger (default 0), in `elo_model`'s scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elo0: Option<f64>,
-    /// H1: the candidate is this much stronger, in normalized Elo (default 10; above elo0).
+    /// H1: the candidate is this much stronger (default 10; above elo0), in `elo_model`'s
+    /// scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elo1: Option<f64>,
+    /// The scale of `elo0` and `elo1`: `normalized` (normalized Elo, the default) or
+    /// `logistic` (Elo per game), fishtest's names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo_model: Option<crate::sequential::EloModel>,
+    /// Whether the bounds are corrected for the overshoot between looks (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overshoot: Option<bool>,
     /// Probability of accepting H1 when H0 holds (default 0.05; between 0 and 0.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,

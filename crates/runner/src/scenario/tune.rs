@@ -27,6 +27,17 @@ type Setter<S> = (&'static str, &'static str, fn(&mut S, &Value) -> bool);
 /// The most grid points of one parameter (a range with a tiny step is a mistake).
 const MAX_LEVELS: u64 = 1000;
 
+/// The agent of a `tune:` entry as written: the start of the search and the baseline of its
+/// confirmation.
+struct Written {
+    /// The entry without its `id`.
+    base: Value,
+    /// The `id` it was given, if any.
+    id: Option<String>,
+    /// The entry resolved as a seat would be.
+    agent: AgentDef,
+}
+
 impl Resolver<'_> {
     /// The `tune:` entries.
     pub(super) fn tunings(&mut self, spec: &ScenarioSpec, seed: u64) -> Vec<Tuning> {
@@ -72,6 +83,8 @@ impl Resolver<'_> {
         out
     }
 
+    /// One `tune:` entry, each field checked and its problems reported at its place; `None`
+    /// if the entry has any.
     fn tuning(
         &mut self,
         spec: &ScenarioSpec,
@@ -81,6 +94,91 @@ impl Resolver<'_> {
         folder: &Path,
     ) -> Option<Tuning> {
         let before = self.reported;
+        self.tuning_names(t, p);
+        let table = TableSpec {
+            rules: t.rules.clone(),
+            ..TableSpec::default()
+        };
+        let rules = self.stage_rules(p, &table, &spec.table());
+        let players = rules.as_ref().map_or(2, |r| r.players());
+        let points = rules
+            .as_ref()
+            .map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
+
+        // The agent as written is the start and the baseline.
+        let written = self.written_agent(t, p, rules.as_ref())?;
+        let (params, start) = self.space(t, p, &written);
+        if let Some(rules) = &rules {
+            self.check_ranges(p, &params, &written.base, rules, folder);
+        }
+        let opponents = self.opponents(t, p, rules.as_ref());
+        let seating = t.seating.or(spec.seating).unwrap_or(Seating::Rotate);
+        let objective = self.objective(p, t.objective.as_deref(), points);
+        let batch = t.batch.unwrap_or(100);
+        let optimizer = self.tuning_optimizer(t, p, batch);
+        let lineups = lineups(&opponents, players, &t.id);
+        self.check_batch(p, batch, players, &lineups);
+        self.check_budget(p, t.budget, batch, optimizer.as_ref());
+        let tune_seed = t.seed.unwrap_or(seed);
+        let output = folder.join(&t.output);
+        if output.is_dir() {
+            self.problem(
+                &at(p, "output"),
+                format!(
+                    "{} is a folder: name the agent file to write",
+                    output.display()
+                ),
+            );
+        }
+        // The confirmation's own fields are checked in any case; the stage it makes only when
+        // the entry itself is sound (its problems would otherwise be reported a second time, at
+        // the confirmation's place).
+        self.confirm_fields(p, t.confirm.as_ref());
+        let sound = self.reported == before;
+        let confirm = sound.then(|| self.confirmation(spec, t, p, &written, &opponents, tune_seed));
+        if self.reported > before {
+            return None;
+        }
+        let (rules, optimizer) = (rules?, optimizer?);
+        let spec_json = serde_json::json!({
+            "id": t.id,
+            "agent": written.base,
+            "params": t.params,
+            "rules": super::RulesSpec::from_variant(rules.variant()),
+            "opponents": opponents.iter().map(|o| o.spec.clone()).collect::<Vec<_>>(),
+            "seating": seating,
+            "objective": objective,
+            "optimizer": optimizer_json(&optimizer),
+            "budget": t.budget,
+            "batch": batch,
+            "seed": tune_seed,
+            "confirm": t.confirm,
+            "output": t.output,
+        });
+        Some(Tuning {
+            id: t.id.clone(),
+            output,
+            written: t.output.clone(),
+            folder: folder.to_path_buf(),
+            base: written.base,
+            start_agent: written.agent,
+            params,
+            start,
+            rules,
+            lineups,
+            seating,
+            objective,
+            optimizer,
+            budget: t.budget,
+            batch,
+            seed: tune_seed,
+            confirm: confirm.flatten().flatten(),
+            spec: spec_json,
+        })
+    }
+
+    /// The entry's `id` (it names the records folder) and `output` (an agent file, JSON).
+    fn tuning_names(&mut self, t: &TuneSpec, p: &str) {
         if let Some(m) = super::resolve::folder_problem(&t.id, " (it names the records folder)") {
             self.problem(&at(p, "id"), m);
         }
@@ -93,17 +191,16 @@ impl Resolver<'_> {
                 ),
             );
         }
-        let table = TableSpec {
-            rules: t.rules.clone(),
-            ..TableSpec::default()
-        };
-        let rules = self.stage_rules(p, &table, &spec.table());
-        let players = rules.as_ref().map_or(2, |r| r.players());
-        let points = rules
-            .as_ref()
-            .map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
+    }
 
-        // The agent as written is the start and the baseline.
+    /// `agent:`, the agent as written (a kind's name or an entry as in `agents:`), resolved as
+    /// a seat would be; `None` when it is not an agent entry or does not resolve.
+    fn written_agent(
+        &mut self,
+        t: &TuneSpec,
+        p: &str,
+        rules: Option<&Arc<Rules>>,
+    ) -> Option<Written> {
         let written_agent = match &t.agent {
             Value::String(kind) => {
                 Map::from_iter([("kind".to_string(), Value::from(kind.clone()))])
@@ -118,7 +215,7 @@ impl Resolver<'_> {
             }
         };
         let mut base = Value::Object(written_agent.clone());
-        let agent_id = base
+        let id = base
             .as_object_mut()
             .and_then(|m| m.remove("id"))
             .and_then(|v| v.as_str().map(String::from));
@@ -129,11 +226,14 @@ impl Resolver<'_> {
             );
             return None;
         }
-        let start_agent =
-            self.entry_def(&AgentSpec(written_agent), &at(p, "agent"), rules.as_ref())?;
-        let described = Value::Object(start_agent.recipe.describe());
+        let agent = self.entry_def(&AgentSpec(written_agent), &at(p, "agent"), rules)?;
+        Some(Written { base, id, agent })
+    }
 
-        // The space.
+    /// `params:`, the space: each parameter's range, and the starting point (the value in
+    /// force in the agent as written, on the grid, else the middle of the range).
+    fn space(&mut self, t: &TuneSpec, p: &str, written: &Written) -> (Vec<TunedParam>, Vec<f64>) {
+        let described = Value::Object(written.agent.recipe.describe());
         if t.params.is_empty() {
             self.problem(
                 &at(p, "params"),
@@ -147,7 +247,7 @@ impl Resolver<'_> {
             let Some((dim, choices)) = self.dimension(&pp, range) else {
                 continue;
             };
-            let in_force = param(&base, name).or_else(|| param(&described, name));
+            let in_force = param(&written.base, name).or_else(|| param(&described, name));
             let s = match (&dim, &in_force) {
                 (Dim::Choice { .. }, Some(v)) => {
                     choices.iter().position(|c| c == v).unwrap_or(0) as f64
@@ -165,39 +265,49 @@ impl Resolver<'_> {
             });
             start.push(s);
         }
-        // Every value a range allows is checked as the agent would get it: each end of each
-        // range, and every choice, one parameter at a time on the agent as written (so that
-        // a problem is reported at the parameter that has it, once).
-        if let Some(rules) = &rules {
-            for (k, tp) in params.iter().enumerate() {
-                let values: Vec<f64> = match tp.dim {
-                    Dim::Choice { n } => (0..n).map(|i| i as f64).collect(),
-                    _ => vec![
-                        tp.dim.grid_value(0),
-                        tp.dim.grid_value(tp.dim.grid_len() - 1),
-                    ],
-                };
-                let _ = k;
-                for v in values {
-                    let entry = entry_at(&base, std::slice::from_ref(tp), &[v]);
-                    let problems = self.try_entry(&entry, rules, folder);
-                    for (field, message) in problems {
-                        let shown = param(&entry, &tp.name).unwrap_or(Value::Null);
-                        let field = if field.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" (`{field}`)")
-                        };
-                        self.problem(
-                            &format!("{p}.params.{}", tp.name),
-                            format!("at {shown}: {message}{field}"),
-                        );
-                    }
+        (params, start)
+    }
+
+    /// Every value a range allows, checked as the agent would get it: each end of each range,
+    /// and every choice, one parameter at a time on the agent as written (so that a problem is
+    /// reported at the parameter that has it, once).
+    fn check_ranges(
+        &mut self,
+        p: &str,
+        params: &[TunedParam],
+        base: &Value,
+        rules: &Arc<Rules>,
+        folder: &Path,
+    ) {
+        for tp in params {
+            let values: Vec<f64> = match tp.dim {
+                Dim::Choice { n } => (0..n).map(|i| i as f64).collect(),
+                _ => vec![
+                    tp.dim.grid_value(0),
+                    tp.dim.grid_value(tp.dim.grid_len() - 1),
+                ],
+            };
+            for v in values {
+                let entry = entry_at(base, std::slice::from_ref(tp), &[v]);
+                let problems = self.try_entry(&entry, rules, folder);
+                for (field, message) in problems {
+                    let shown = param(&entry, &tp.name).unwrap_or(Value::Null);
+                    let field = if field.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (`{field}`)")
+                    };
+                    self.problem(
+                        &format!("{p}.params.{}", tp.name),
+                        format!("at {shown}: {message}{field}"),
+                    );
                 }
             }
         }
+    }
 
-        // The other seats.
+    /// `opponents:`, the other seats (`random` when not given), each resolved as a seat.
+    fn opponents(&mut self, t: &TuneSpec, p: &str, rules: Option<&Arc<Rules>>) -> Vec<AgentDef> {
         let given = t
             .opponents
             .clone()
@@ -221,12 +331,18 @@ impl Resolver<'_> {
                     continue;
                 }
             };
-            if let Some(d) = self.entry_def(&entry, &format!("{p}.opponents.{j}"), rules.as_ref()) {
+            if let Some(d) = self.entry_def(&entry, &format!("{p}.opponents.{j}"), rules) {
                 opponents.push(d);
             }
         }
-        let seating = t.seating.or(spec.seating).unwrap_or(Seating::Rotate);
-        let objective = match t.objective.as_deref() {
+        opponents
+    }
+
+    /// `objective:`, which must suit the rules' scoring (`points`: whether they score points;
+    /// `None` when the rules have problems); by default games won under points, else the win
+    /// rate.
+    fn objective(&mut self, p: &str, given: Option<&str>, points: Option<bool>) -> Objective {
+        match given {
             None => {
                 if points == Some(true) {
                     Objective::Games
@@ -261,9 +377,13 @@ impl Resolver<'_> {
                     Objective::Win
                 }
             },
-        };
+        }
+    }
+
+    /// `optimizer:`, with what follows from the entry's batch and budget: NTBEA's exploration
+    /// and SPSA's iterations.
+    fn tuning_optimizer(&mut self, t: &TuneSpec, p: &str, batch: u64) -> Option<OptimizerChoice> {
         let mut optimizer = self.optimizer(&at(p, "optimizer"), t.optimizer.as_ref());
-        let batch = t.batch.unwrap_or(100);
         // NTBEA's exploration follows the noise of one evaluation (a win rate over `batch`
         // deals) unless the entry sets it.
         if let Some(OptimizerChoice::Ntbea(s)) = &mut optimizer
@@ -279,10 +399,14 @@ impl Resolver<'_> {
             let search = t.budget - super::model::final_budget(t.budget, batch);
             s.iterations = (search / (2 * batch.max(1))).max(1) as usize;
         }
+        optimizer
+    }
+
+    /// `batch:`, at least 1 and shared equally by the tables of the opponents' mix.
+    fn check_batch(&mut self, p: &str, batch: u64, players: usize, lineups: &[Vec<AgentDef>]) {
         if batch == 0 {
             self.problem(&at(p, "batch"), "must be at least 1");
         }
-        let lineups = lineups(&opponents, players, &t.id);
         if batch > 0 && !lineups.is_empty() && !batch.is_multiple_of(lineups.len() as u64) {
             self.problem(
                 &at(p, "batch"),
@@ -294,87 +418,30 @@ impl Resolver<'_> {
                 ),
             );
         }
-        let per_ask = match &optimizer {
+    }
+
+    /// `budget:`, at least two evaluations (of one ask each).
+    fn check_budget(
+        &mut self,
+        p: &str,
+        budget: u64,
+        batch: u64,
+        optimizer: Option<&OptimizerChoice>,
+    ) {
+        let per_ask = match optimizer {
             Some(OptimizerChoice::Spsa(_)) => 2 * batch,
             _ => batch,
         };
-        if t.budget < per_ask.max(1) * 2 {
+        if budget < per_ask.max(1) * 2 {
             self.problem(
                 &at(p, "budget"),
                 format!(
                     "{} deals allow fewer than two evaluations of {batch}; give at least {}",
-                    t.budget,
+                    budget,
                     per_ask.max(1) * 2
                 ),
             );
         }
-        let tune_seed = t.seed.unwrap_or(seed);
-        let output = folder.join(&t.output);
-        if output.is_dir() {
-            self.problem(
-                &at(p, "output"),
-                format!(
-                    "{} is a folder: name the agent file to write",
-                    output.display()
-                ),
-            );
-        }
-        // The confirmation's own fields are checked in any case; the stage it makes only when
-        // the entry itself is sound (its problems would otherwise be reported a second time, at
-        // the confirmation's place).
-        self.confirm_fields(p, t.confirm.as_ref());
-        let sound = self.reported == before;
-        let confirm = sound.then(|| {
-            self.confirmation(
-                spec,
-                t,
-                p,
-                &base,
-                agent_id.as_deref(),
-                &start_agent,
-                &opponents,
-                tune_seed,
-            )
-        });
-        if self.reported > before {
-            return None;
-        }
-        let (rules, optimizer) = (rules?, optimizer?);
-        let spec_json = serde_json::json!({
-            "id": t.id,
-            "agent": base,
-            "params": t.params,
-            "rules": super::RulesSpec::from_variant(rules.variant()),
-            "opponents": opponents.iter().map(|o| o.spec.clone()).collect::<Vec<_>>(),
-            "seating": seating,
-            "objective": objective,
-            "optimizer": optimizer_json(&optimizer),
-            "budget": t.budget,
-            "batch": batch,
-            "seed": tune_seed,
-            "confirm": t.confirm,
-            "output": t.output,
-        });
-        Some(Tuning {
-            id: t.id.clone(),
-            output,
-            written: t.output.clone(),
-            folder: folder.to_path_buf(),
-            base,
-            start_agent,
-            params,
-            start,
-            rules,
-            lineups,
-            seating,
-            objective,
-            optimizer,
-            budget: t.budget,
-            batch,
-            seed: tune_seed,
-            confirm: confirm.flatten().flatten(),
-            spec: spec_json,
-        })
     }
 
     /// An agent entry resolved as a seat would be.
@@ -417,116 +484,13 @@ impl Resolver<'_> {
                 return None;
             }
         }
-        let number = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_f64);
         match range {
-            Value::Array(list) => {
-                if list.len() < 2 {
-                    self.problem(p, "lists fewer than two choices: there is nothing to tune");
-                    return None;
-                }
-                for (j, v) in list.iter().enumerate() {
-                    if list[..j].contains(v) {
-                        self.problem(&format!("{p}.{j}"), format!("{v} is listed twice"));
-                        return None;
-                    }
-                }
-                Some((Dim::Choice { n: list.len() }, list.clone()))
-            }
+            Value::Array(list) => self.choices(p, list),
             Value::Object(m) if m.contains_key("from") || m.contains_key("to") => {
-                for k in m.keys() {
-                    if !["from", "to", "step"].contains(&k.as_str()) {
-                        self.problem(&at(p, k), "unknown field; a grid is `{from, to, step}`");
-                        return None;
-                    }
-                }
-                let (Some(from), Some(to)) = (number(m, "from"), number(m, "to")) else {
-                    self.problem(
-                        p,
-                        "a grid needs numbers `from` and `to` (and `step`, default 1)",
-                    );
-                    return None;
-                };
-                let step = number(m, "step").unwrap_or(1.0);
-                if step.is_nan() || step <= 0.0 || to <= from {
-                    self.problem(
-                        p,
-                        format!("a grid goes up from `from` to `to` by a positive `step`: {from} to {to} by {step} does not"),
-                    );
-                    return None;
-                }
-                let levels = ((to - from) / step + 1e-9).floor() as u64 + 1;
-                if levels > MAX_LEVELS {
-                    self.problem(p, format!("{levels} grid points: at most {MAX_LEVELS}"));
-                    return None;
-                }
-                // Whole numbers (8.0 included) make an integer grid; any fraction, reals.
-                let whole = [from, to, step].iter().all(|x| x.fract() == 0.0);
-                let dim = if whole {
-                    Dim::Int {
-                        lo: from as i64,
-                        hi: to as i64,
-                        step: step as i64,
-                    }
-                } else {
-                    Dim::Real {
-                        lo: from,
-                        hi: from + step * (levels - 1) as f64,
-                        levels: levels as usize,
-                    }
-                };
-                Some((dim, Vec::new()))
+                Some((self.grid(p, m)?, Vec::new()))
             }
             Value::Object(m) if m.contains_key("min") || m.contains_key("max") => {
-                for k in m.keys() {
-                    if !["min", "max", "levels"].contains(&k.as_str()) {
-                        self.problem(
-                            &at(p, k),
-                            "unknown field; a real range is `{min, max}` (and `levels`, default 11)",
-                        );
-                        return None;
-                    }
-                }
-                let (Some(lo), Some(hi)) = (number(m, "min"), number(m, "max")) else {
-                    self.problem(p, "a real range needs numbers `min` and `max`");
-                    return None;
-                };
-                if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
-                    self.problem(
-                        p,
-                        format!("needs min < max, a finite width apart, not {lo:?} and {hi:?}"),
-                    );
-                    return None;
-                }
-                let levels = match m.get("levels") {
-                    None => 11,
-                    Some(v) => match v.as_u64() {
-                        Some(n) => n,
-                        None => {
-                            self.problem(
-                                &at(p, "levels"),
-                                format!("expected a whole number of grid points, got {v}"),
-                            );
-                            return None;
-                        }
-                    },
-                };
-                if !(2..=MAX_LEVELS).contains(&levels) {
-                    self.problem(
-                        &at(p, "levels"),
-                        format!(
-                            "the grid points NTBEA picks from: 2 to {MAX_LEVELS}, not {levels}"
-                        ),
-                    );
-                    return None;
-                }
-                Some((
-                    Dim::Real {
-                        lo,
-                        hi,
-                        levels: levels as usize,
-                    },
-                    Vec::new(),
-                ))
+                Some((self.real_range(p, m)?, Vec::new()))
             }
             other => {
                 self.problem(
@@ -536,6 +500,115 @@ impl Resolver<'_> {
                 None
             }
         }
+    }
+
+    /// A list of choices: two or more, each once.
+    fn choices(&mut self, p: &str, list: &[Value]) -> Option<(Dim, Vec<Value>)> {
+        if list.len() < 2 {
+            self.problem(p, "lists fewer than two choices: there is nothing to tune");
+            return None;
+        }
+        for (j, v) in list.iter().enumerate() {
+            if list[..j].contains(v) {
+                self.problem(&format!("{p}.{j}"), format!("{v} is listed twice"));
+                return None;
+            }
+        }
+        Some((Dim::Choice { n: list.len() }, list.to_vec()))
+    }
+
+    /// A grid `{from, to, step}`: integers when all three are whole numbers, else reals.
+    fn grid(&mut self, p: &str, m: &Map<String, Value>) -> Option<Dim> {
+        for k in m.keys() {
+            if !["from", "to", "step"].contains(&k.as_str()) {
+                self.problem(&at(p, k), "unknown field; a grid is `{from, to, step}`");
+                return None;
+            }
+        }
+        let (Some(from), Some(to)) = (number(m, "from"), number(m, "to")) else {
+            self.problem(
+                p,
+                "a grid needs numbers `from` and `to` (and `step`, default 1)",
+            );
+            return None;
+        };
+        let step = number(m, "step").unwrap_or(1.0);
+        if step.is_nan() || step <= 0.0 || to <= from {
+            self.problem(
+                p,
+                format!("a grid goes up from `from` to `to` by a positive `step`: {from} to {to} by {step} does not"),
+            );
+            return None;
+        }
+        let levels = ((to - from) / step + 1e-9).floor() as u64 + 1;
+        if levels > MAX_LEVELS {
+            self.problem(p, format!("{levels} grid points: at most {MAX_LEVELS}"));
+            return None;
+        }
+        // Whole numbers (8.0 included) make an integer grid; any fraction, reals.
+        let whole = [from, to, step].iter().all(|x| x.fract() == 0.0);
+        Some(if whole {
+            Dim::Int {
+                lo: from as i64,
+                hi: to as i64,
+                step: step as i64,
+            }
+        } else {
+            Dim::Real {
+                lo: from,
+                hi: from + step * (levels - 1) as f64,
+                levels: levels as usize,
+            }
+        })
+    }
+
+    /// A real range `{min, max, levels}` (11 levels by default).
+    fn real_range(&mut self, p: &str, m: &Map<String, Value>) -> Option<Dim> {
+        for k in m.keys() {
+            if !["min", "max", "levels"].contains(&k.as_str()) {
+                self.problem(
+                    &at(p, k),
+                    "unknown field; a real range is `{min, max}` (and `levels`, default 11)",
+                );
+                return None;
+            }
+        }
+        let (Some(lo), Some(hi)) = (number(m, "min"), number(m, "max")) else {
+            self.problem(p, "a real range needs numbers `min` and `max`");
+            return None;
+        };
+        if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
+            self.problem(
+                p,
+                format!("needs min < max, a finite width apart, not {lo:?} and {hi:?}"),
+            );
+            return None;
+        }
+        let levels = match m.get("levels") {
+            None => 11,
+            Some(v) => match v.as_u64() {
+                Some(n) => n,
+                None => {
+                    self.problem(
+                        &at(p, "levels"),
+                        format!("expected a whole number of grid points, got {v}"),
+                    );
+                    return None;
+                }
+            },
+        };
+        if !(2..=MAX_LEVELS).contains(&levels) {
+            self.problem(
+                &at(p, "levels"),
+                format!("the grid points NTBEA picks from: 2 to {MAX_LEVELS}, not {levels}"),
+            );
+            return None;
+        }
+        Some(Dim::Real {
+            lo,
+            hi,
+            levels: levels as usize,
+        })
     }
 
     /// `optimizer: {method: ntbea | spsa, ...settings}`.
@@ -641,9 +714,11 @@ impl Resolver<'_> {
             return;
         };
         let at_c = at(p, "confirm");
-        const KEYS: [&str; 7] = [
+        const KEYS: [&str; 9] = [
             "elo0",
             "elo1",
+            "elo_model",
+            "overshoot",
             "alpha",
             "beta",
             "max_deals",
@@ -669,15 +744,12 @@ impl Resolver<'_> {
     /// The confirmation stage: the tuned agent (`tuned:` the output) against the start on
     /// fresh deals, a sequential test, with opponents filling the other seats. `Some(None)`
     /// with `confirm: false`; `None` when it has problems.
-    #[allow(clippy::too_many_arguments)]
     fn confirmation(
         &mut self,
         spec: &ScenarioSpec,
         t: &TuneSpec,
         p: &str,
-        base: &Value,
-        agent_id: Option<&str>,
-        start: &AgentDef,
+        start: &Written,
         opponents: &[AgentDef],
         seed: u64,
     ) -> Option<Option<super::Stage>> {
@@ -698,11 +770,12 @@ impl Resolver<'_> {
         })) {
             Ok(s) => s,
             Err(e) => {
-                self.problem(&at_c, format!("{e}; its fields are elo0, elo1, alpha, beta, max_deals (or max_games), every"));
+                self.problem(&at_c, format!("{e}; its fields are elo0, elo1, elo_model, overshoot, alpha, beta, max_deals (or max_games), every"));
                 return None;
             }
         };
-        let baseline = agent_id.map_or_else(|| format!("{}-start", start.id), String::from);
+        let baseline =
+            (start.id.as_deref()).map_or_else(|| format!("{}-start", start.agent.id), String::from);
         // The default maximum: 20,000 deals (coins) or 4,000 games (points).
         let points = self
             .stage_rules(
@@ -741,7 +814,7 @@ impl Resolver<'_> {
                 ("id".to_string(), Value::from(t.id.clone())),
             ])),
             AgentSpec({
-                let mut m = base.as_object().cloned().unwrap_or_default();
+                let mut m = start.base.as_object().cloned().unwrap_or_default();
                 m.insert("id".into(), Value::from(baseline.clone()));
                 m
             }),
@@ -780,6 +853,11 @@ impl Resolver<'_> {
         self.sequential_plan_at(&at_c, &seq, &mut stage);
         Some(Some(stage))
     }
+}
+
+/// The number at `k` of a range, if any.
+fn number(m: &Map<String, Value>, k: &str) -> Option<f64> {
+    m.get(k).and_then(Value::as_f64)
 }
 
 /// The other seats of each evaluation table: with `players - 1` of them per table, one

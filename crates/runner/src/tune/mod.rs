@@ -18,8 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use anyhow::Context as _;
-use polars_core::prelude::{Column, DataFrame};
+use polars_core::prelude::{Column, DataFrame, PolarsResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -27,6 +26,7 @@ use dhumbal_agents::{AgentLog, Context, Recipe, registry};
 use dhumbal_game::Rules;
 use dhumbal_game::hash::{SPLITMIX64_GAMMA, splitmix64_mix};
 
+use crate::error::{Doing, Error, Result};
 use crate::folder::Refusal;
 use crate::optimize::{Dim, Optimizer, Space, ntbea, spsa};
 use crate::scenario::FINAL_CANDIDATES;
@@ -34,7 +34,7 @@ use crate::scenario::{
     AgentDef, Generator, Objective, OptimizerChoice, Scenario, SeatEntry, Stage, Tuning,
 };
 use crate::tournament::{Lineup, Pulse};
-use crate::train::{write_atomic, write_frame};
+use crate::train::{write_atomic, write_frame, write_json};
 
 pub mod manifest;
 
@@ -115,7 +115,7 @@ pub fn tune(
     i: usize,
     options: &TuneOptions,
     reporter: &dyn TuneReporter,
-) -> anyhow::Result<Option<TuneResult>> {
+) -> Result<Option<TuneResult>> {
     crate::clock::calibrate_in_background();
     let t = &scenario.tunings[i];
     let dir = t.dir(scenario);
@@ -131,7 +131,7 @@ pub fn tune(
         ))
         .into());
     }
-    let pool = crate::workers::pool(options.threads).context("cannot start the worker threads")?;
+    let pool = crate::workers::pool(options.threads)?;
     let r = pool.install(|| search(scenario, t, options, reporter))?;
     reporter.finished(t, &r);
     Ok(Some(r))
@@ -189,135 +189,58 @@ fn search(
     t: &Tuning,
     options: &TuneOptions,
     reporter: &dyn TuneReporter,
-) -> anyhow::Result<TuneResult> {
+) -> Result<TuneResult> {
     let started = Instant::now();
     let dir = t.dir(scenario);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).doing("cannot create", &dir)?;
     let log_path = dir.join(LOG);
     let hash = hash(t);
-    let mut done: Vec<Evaluation> = Vec::new();
-    if options.force || !log_path.exists() {
-        // A new search: what the last one left (its records, and the confirmation of the
-        // agent file it wrote, which this search replaces) goes.
-        for f in [LOG, "evaluations.parquet", manifest::FILE, "report.md"] {
-            let _ = std::fs::remove_file(dir.join(f));
-        }
-        let _ = std::fs::remove_dir_all(dir.join("confirm"));
-    } else {
-        done = read_log(&log_path, &hash)?;
-        // The log as the resumed search continues it: whole asks only (a line cut by a kill,
-        // or half an SPSA pair, is played again).
-        let mut text = format!("{}\n", json!({ "hash": hash }));
-        for e in &done {
-            text.push_str(&serde_json::to_string(e)?);
-            text.push('\n');
-        }
-        write_atomic(&log_path, text.as_bytes())?;
-    }
+    let done = earlier_evaluations(&dir, &log_path, &hash, options.force)?;
     let mut manifest = Manifest::running(t, &hash);
-    write_atomic(
-        &dir.join(manifest::FILE),
-        serde_json::to_string_pretty(&manifest)?.as_bytes(),
-    )?;
-    let mut log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .with_context(|| format!("cannot write {}", log_path.display()))?;
-    if std::fs::metadata(&log_path)?.len() == 0 {
-        writeln!(log, "{}", json!({ "hash": hash }))?;
-        log.sync_data()?;
-    }
+    write_json(&dir.join(manifest::FILE), &manifest)?;
+    let log = open_log(&log_path, &hash)?;
     let mut opt = optimizer(t);
-    let mut evaluations: Vec<Evaluation> = Vec::new();
-    let mut used = 0u64;
     reporter.start(t, done.iter().map(|e| e.deals).sum());
+    let mut run = Searching {
+        t,
+        reporter,
+        stop: &options.stop,
+        log_path,
+        log,
+        done,
+        evaluations: Vec::new(),
+        used: 0,
+        ask: 0,
+    };
     // The last share of the budget re-evaluates the best candidates on fresh deals: the
     // search's own estimate of its best point is one noisy evaluation or a model's guess.
     let final_budget = t.final_budget();
-    let search_budget = t.budget - final_budget;
-    let mut stopped = false;
-    let mut ask = 0u64;
-    let values = |evals: &[Evaluation]| evals.iter().map(|e| e.value).collect::<Vec<_>>();
-    loop {
-        let points = opt.ask();
-        let cost = points.len() as u64 * t.batch;
-        if used + cost > search_budget {
-            break;
-        }
-        let evals = match replayed(&done, ask, &points, &log_path)? {
-            Some(evals) => {
-                opt.tell(&values(&evals));
-                evals
-            }
-            None if options.stop.load(Ordering::SeqCst) => {
-                stopped = true;
-                break;
-            }
-            None => {
-                let mut fresh = play(t, ask, &points, 0)?;
-                // The optimizer is told first, so that the log keeps the recommendation after
-                // this ask.
-                opt.tell(&values(&fresh));
-                record(&mut log, reporter, t, &mut fresh, &opt.recommend(), used)?;
-                fresh
-            }
-        };
-        evaluations.extend(evals);
-        used += cost;
-        ask += 1;
-    }
+    let mut stopped = run.explore(&mut *opt, t.budget - final_budget)?;
     let mut best = opt.recommend();
     if !stopped && final_budget > 0 {
-        let candidates = candidates(&best, &evaluations);
-        let rounds = final_budget / (t.batch * candidates.len() as u64);
-        'rounds: for _ in 0..rounds {
-            for c in &candidates {
-                let points = std::slice::from_ref(c);
-                let evals = match replayed(&done, ask, points, &log_path)? {
-                    Some(evals) => evals,
-                    None if options.stop.load(Ordering::SeqCst) => {
-                        stopped = true;
-                        break 'rounds;
-                    }
-                    None => {
-                        let mut fresh = play(t, ask, points, 1)?;
-                        record(&mut log, reporter, t, &mut fresh, &best, used)?;
-                        fresh
-                    }
-                };
-                used += evals.iter().map(|e| e.deals).sum::<u64>();
-                evaluations.extend(evals);
-                ask += 1;
-            }
-        }
+        let candidates = candidates(&best, &run.evaluations);
+        stopped = run.final_rounds(&candidates, &best, final_budget)?;
         if !stopped {
-            best = pooled_best(&candidates, &evaluations);
+            best = pooled_best(&candidates, &run.evaluations);
         }
     }
-    let entry = {
-        let mut e = t.entry_at(&best);
-        if let Some(m) = e.as_object_mut() {
-            m.insert("id".into(), Value::from(t.id.clone()));
-        }
-        // Paths in the file are relative to the file (`tuned:` reads them so).
-        let from = absolute(&t.folder);
-        let to = absolute(t.output.parent().unwrap_or(Path::new(".")));
-        rebase_paths(&mut e, &from, &to, &registry::path_fields());
-        e
-    };
+    let Searching {
+        evaluations, used, ..
+    } = run;
+    let entry = agent_entry(t, &best);
+    let frame_path = dir.join("evaluations.parquet");
     write_frame(
-        &dir.join("evaluations.parquet"),
-        &mut frame(t, &evaluations)?,
+        &frame_path,
+        &mut frame(t, &evaluations).doing("cannot write", &frame_path)?,
     )?;
     if !stopped {
         if let Some(parent) = t.output.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
+            std::fs::create_dir_all(parent).doing("cannot create", parent)?;
         }
         write_atomic(
             &t.output,
-            (serde_json::to_string_pretty(&entry)? + "\n").as_bytes(),
+            (serde_json::to_string_pretty(&entry).doing("cannot write", &t.output)? + "\n")
+                .as_bytes(),
         )?;
     }
     manifest.status = if stopped {
@@ -335,10 +258,7 @@ fn search(
         best_label: t.label(&best),
         start_point: t.start.clone(),
     });
-    write_atomic(
-        &dir.join(manifest::FILE),
-        serde_json::to_string_pretty(&manifest)?.as_bytes(),
-    )?;
+    write_json(&dir.join(manifest::FILE), &manifest)?;
     Ok(TuneResult {
         id: t.id.clone(),
         dir,
@@ -350,6 +270,156 @@ fn search(
         best: t.label(&best),
         entry,
     })
+}
+
+/// The evaluations of an earlier search to replay, its log rewritten to hold only them; none
+/// for a new search (with `force`, or no log), whose folder is cleared of the last one's files.
+fn earlier_evaluations(
+    dir: &Path,
+    log_path: &Path,
+    hash: &str,
+    force: bool,
+) -> Result<Vec<Evaluation>> {
+    if force || !log_path.exists() {
+        // A new search: what the last one left (its records, and the confirmation of the
+        // agent file it wrote, which this search replaces) goes.
+        for f in [LOG, "evaluations.parquet", manifest::FILE, "report.md"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        let _ = std::fs::remove_dir_all(dir.join("confirm"));
+        return Ok(Vec::new());
+    }
+    let done = read_log(log_path, hash)?;
+    // The log as the resumed search continues it: whole asks only (a line cut by a kill,
+    // or half an SPSA pair, is played again).
+    let mut text = format!("{}\n", json!({ "hash": hash }));
+    for e in &done {
+        text.push_str(&serde_json::to_string(e).doing("cannot write", log_path)?);
+        text.push('\n');
+    }
+    write_atomic(log_path, text.as_bytes())?;
+    Ok(done)
+}
+
+/// The evaluation log, opened to append (its first line, the search's hash, written if new).
+fn open_log(log_path: &Path, hash: &str) -> Result<File> {
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .doing("cannot write", log_path)?;
+    if log.metadata().doing("cannot read", log_path)?.len() == 0 {
+        writeln!(log, "{}", json!({ "hash": hash })).doing("cannot write", log_path)?;
+        log.sync_data().doing("cannot write", log_path)?;
+    }
+    Ok(log)
+}
+
+/// The agent entry of the point `best`, with the tuning's id and its paths relative to the
+/// agent file.
+fn agent_entry(t: &Tuning, best: &[f64]) -> Value {
+    let mut e = t.entry_at(best);
+    if let Some(m) = e.as_object_mut() {
+        m.insert("id".into(), Value::from(t.id.clone()));
+    }
+    // Paths in the file are relative to the file (`tuned:` reads them so).
+    let from = absolute(&t.folder);
+    let to = absolute(t.output.parent().unwrap_or(Path::new(".")));
+    rebase_paths(&mut e, &from, &to, &registry::path_fields());
+    e
+}
+
+/// A search under way: the log it appends to, the evaluations of an earlier run it replays
+/// (`done`), and what it has played so far.
+struct Searching<'a> {
+    t: &'a Tuning,
+    reporter: &'a dyn TuneReporter,
+    stop: &'a AtomicBool,
+    log_path: PathBuf,
+    log: File,
+    done: Vec<Evaluation>,
+    evaluations: Vec<Evaluation>,
+    /// Deals (games) played, and the number of the next ask.
+    used: u64,
+    ask: u64,
+}
+
+impl Searching<'_> {
+    /// The optimizer's asks, each replayed from the log or played, and told, while they fit in
+    /// `budget`; `true` if stopped on request.
+    fn explore(&mut self, opt: &mut dyn Optimizer, budget: u64) -> Result<bool> {
+        let values = |evals: &[Evaluation]| evals.iter().map(|e| e.value).collect::<Vec<_>>();
+        loop {
+            let points = opt.ask();
+            let cost = points.len() as u64 * self.t.batch;
+            if self.used + cost > budget {
+                return Ok(false);
+            }
+            let evals = match replayed(&self.done, self.ask, &points, &self.log_path)? {
+                Some(evals) => {
+                    opt.tell(&values(&evals));
+                    evals
+                }
+                None if self.stop.load(Ordering::SeqCst) => return Ok(true),
+                None => {
+                    let mut fresh = play(self.t, self.ask, &points, 0)?;
+                    // The optimizer is told first, so that the log keeps the recommendation after
+                    // this ask.
+                    opt.tell(&values(&fresh));
+                    self.record(&mut fresh, &opt.recommend())?;
+                    fresh
+                }
+            };
+            self.evaluations.extend(evals);
+            self.used += cost;
+            self.ask += 1;
+        }
+    }
+
+    /// The final re-evaluation of the `candidates` on fresh deals, one round of them after
+    /// another while `budget` lasts (`best`: the search's recommendation, which the log keeps);
+    /// `true` if stopped on request.
+    fn final_rounds(&mut self, candidates: &[Vec<f64>], best: &[f64], budget: u64) -> Result<bool> {
+        let rounds = budget / (self.t.batch * candidates.len() as u64);
+        for _ in 0..rounds {
+            for c in candidates {
+                let points = std::slice::from_ref(c);
+                let evals = match replayed(&self.done, self.ask, points, &self.log_path)? {
+                    Some(evals) => evals,
+                    None if self.stop.load(Ordering::SeqCst) => return Ok(true),
+                    None => {
+                        let mut fresh = play(self.t, self.ask, points, 1)?;
+                        self.record(&mut fresh, best)?;
+                        fresh
+                    }
+                };
+                self.used += evals.iter().map(|e| e.deals).sum::<u64>();
+                self.evaluations.extend(evals);
+                self.ask += 1;
+            }
+        }
+        Ok(false)
+    }
+
+    /// Completes fresh evaluations (the deals so far, the recommendation after them), appends
+    /// them to the log, synced, and reports them.
+    fn record(&mut self, fresh: &mut [Evaluation], best: &[f64]) -> Result<()> {
+        let path = &self.log_path;
+        let mut total = self.used;
+        for e in fresh.iter_mut() {
+            total += e.deals;
+            e.deals_total = total;
+            e.recommended = best.to_vec();
+            let line = serde_json::to_string(e).doing("cannot write", path)?;
+            writeln!(self.log, "{line}").doing("cannot write", path)?;
+        }
+        self.log.sync_data().doing("cannot write", path)?;
+        let label = self.t.label(best);
+        for e in fresh.iter() {
+            self.reporter.evaluated(self.t, e, &label);
+        }
+        Ok(())
+    }
 }
 
 /// `path` made absolute against the working folder (no file needs to exist).
@@ -469,7 +539,7 @@ fn replayed(
     ask: u64,
     points: &[Vec<f64>],
     log: &Path,
-) -> anyhow::Result<Option<Vec<Evaluation>>> {
+) -> Result<Option<Vec<Evaluation>>> {
     let recorded: Vec<&Evaluation> = done.iter().filter(|e| e.ask == ask).collect();
     if recorded.len() != points.len() {
         return Ok(None);
@@ -485,7 +555,7 @@ fn replayed(
 }
 
 /// Plays `points` on the deals of ask `ask` (stage 0: the search; 1: the final round).
-fn play(t: &Tuning, ask: u64, points: &[Vec<f64>], stage: u8) -> anyhow::Result<Vec<Evaluation>> {
+fn play(t: &Tuning, ask: u64, points: &[Vec<f64>], stage: u8) -> Result<Vec<Evaluation>> {
     points
         .iter()
         .enumerate()
@@ -507,34 +577,8 @@ fn play(t: &Tuning, ask: u64, points: &[Vec<f64>], stage: u8) -> anyhow::Result<
         .collect()
 }
 
-/// Completes fresh evaluations (the deals so far, the recommendation after them), appends
-/// them to the log, synced, and reports them.
-fn record(
-    log: &mut File,
-    reporter: &dyn TuneReporter,
-    t: &Tuning,
-    fresh: &mut [Evaluation],
-    best: &[f64],
-    used: u64,
-) -> anyhow::Result<()> {
-    let mut total = used;
-    for e in fresh.iter_mut() {
-        total += e.deals;
-        e.deals_total = total;
-        e.recommended = best.to_vec();
-        writeln!(log, "{}", serde_json::to_string(e)?)?;
-    }
-    log.sync_data()?;
-    let label = t.label(best);
-    for e in fresh.iter() {
-        reporter.evaluated(t, e, &label);
-    }
-    Ok(())
-}
-
-fn read_log(path: &Path, hash: &str) -> anyhow::Result<Vec<Evaluation>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+fn read_log(path: &Path, hash: &str) -> Result<Vec<Evaluation>> {
+    let text = std::fs::read_to_string(path).doing("cannot read", path)?;
     let mut lines = text.lines();
     let head: Value = lines
         .next()
@@ -579,7 +623,7 @@ fn ask_seed(seed: u64, ask: u64, lineup: usize) -> u64 {
 }
 
 /// The agent of a tuning at `point`.
-pub fn agent_at(t: &Tuning, point: &[f64]) -> anyhow::Result<AgentDef> {
+pub fn agent_at(t: &Tuning, point: &[f64]) -> Result<AgentDef> {
     let entry = t.entry_at(point);
     let mut cx = Plain {
         rules: Some(t.rules.clone()),
@@ -596,7 +640,7 @@ pub fn agent_at(t: &Tuning, point: &[f64]) -> anyhow::Result<AgentDef> {
             recipe,
             spec: entry,
         }),
-        _ => Err(anyhow::anyhow!(
+        _ => Err(Error::Internal(format!(
             "tuning `{}`: the agent at {} does not resolve: {}",
             t.id,
             t.label(point),
@@ -605,12 +649,12 @@ pub fn agent_at(t: &Tuning, point: &[f64]) -> anyhow::Result<AgentDef> {
                 .map(|(f, m)| format!("{f}: {m}"))
                 .collect::<Vec<_>>()
                 .join("; ")
-        )),
+        ))),
     }
 }
 
 /// Plays `point` on the deals of ask `ask`; the objective, its interval and the deals played.
-pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f64, f64), u64)> {
+pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> Result<(f64, (f64, f64), u64)> {
     let def = agent_at(t, point)?;
     let per = t.batch / t.lineups.len().max(1) as u64;
     let points = matches!(t.objective, Objective::Games)
@@ -643,16 +687,24 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f6
         let (records, halt) = lineup.play_chunk(0..lineup.units(), &Pulse::default());
         match halt {
             None => {}
-            Some(crate::tournament::Halt::Failed(e)) => anyhow::bail!(
-                "tuning `{}`, evaluation {ask} at {}: deal {}, seating arrangement {}, round {}: {}",
-                t.id,
-                t.label(point),
-                e.matchno,
-                e.arrangement,
-                e.round,
-                e.error
-            ),
-            Some(crate::tournament::Halt::Stopped) => anyhow::bail!("stopped"),
+            Some(crate::tournament::Halt::Failed(e)) => {
+                return Err(Error::Play(format!(
+                    "tuning `{}`, evaluation {ask} at {}: deal {}, seating arrangement {}, round {}: {}",
+                    t.id,
+                    t.label(point),
+                    e.matchno,
+                    e.arrangement,
+                    e.round,
+                    e.error
+                )));
+            }
+            // Its pulse is never told to stop: an evaluation plays to its end.
+            Some(crate::tournament::Halt::Stopped) => {
+                return Err(Error::Internal(format!(
+                    "tuning `{}`, evaluation {ask}: stopped",
+                    t.id
+                )));
+            }
         }
         let arrangements = stage.arrangements() as usize;
         for deal in records.chunks(arrangements) {
@@ -685,7 +737,7 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> anyhow::Result<(f64, (f6
     Ok((mean, (mean - half, mean + half), values.len() as u64))
 }
 
-fn frame(t: &Tuning, evals: &[Evaluation]) -> anyhow::Result<DataFrame> {
+fn frame(t: &Tuning, evals: &[Evaluation]) -> PolarsResult<DataFrame> {
     let mut cols = vec![
         Column::new(
             "evaluation".into(),
@@ -758,7 +810,7 @@ fn frame(t: &Tuning, evals: &[Evaluation]) -> anyhow::Result<DataFrame> {
             evals.iter().map(|e| e.deals_total).collect::<Vec<_>>(),
         ),
     ]);
-    Ok(DataFrame::new(evals.len(), cols)?)
+    DataFrame::new(evals.len(), cols)
 }
 
 /// Resolution of an agent entry apart from a scenario's problem list: paths relative to the
