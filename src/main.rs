@@ -15,5 +15,15 @@ fn main() -> std::process::ExitCode {
     // huge pages (the engine's state is a few kilobytes). Linux only; failure changes nothing.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let _ = rustix::thread::disable_transparent_huge_pages(true);
+    // A closed pipe ends the program quietly, as it does `cat` or `grep` (`dhumbal-run
+    // validate FILE | head`): Rust ignores SIGPIPE, so that a write to a closed pipe fails, and
+    // `println!` panics on the failure (exit 101 with a backtrace). Here only, in the binary:
+    // the Python package runs the same commands in its own process and keeps its handler. A
+    // run stopped so is resumed as after any kill (`--resume`).
+    // SAFETY: setting a signal's disposition to its default before any thread is started.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     dhumbal::cli::main()
 }

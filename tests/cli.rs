@@ -1293,3 +1293,32 @@ fn every_argument_of_every_command_is_described() {
         );
     }
 }
+
+/// `dhumbal-run validate FILE | head` and the like: output into a pipe its reader has closed
+/// ends the program quietly, as it does `cat` (SIGPIPE), instead of a panic (exit 101).
+#[test]
+fn a_closed_pipe_ends_the_program_quietly() {
+    use std::os::unix::process::ExitStatusExt as _;
+    for args in [
+        &["validate", "scenarios/championship.yaml"][..],
+        &["agents"],
+        &["schema"],
+    ] {
+        let mut child = bin()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes before the program writes a line.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success() || o.status.signal() == Some(13),
+            "{args:?}: {:?}: {err}",
+            o.status
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -265,6 +265,17 @@ fn stopping_and_bad_input() {
         let t = refused(args);
         assert!(t.contains(says), "{args:?}: {t}");
     }
+    // A misspelt opponent that fills several seats is reported once.
+    let t = refused(&[
+        "play",
+        "--rules",
+        "jhyap",
+        "--players",
+        "3",
+        "--opponent",
+        "agressive",
+    ]);
+    assert_eq!(t.matches("did you mean `aggressive`").count(), 1, "{t}");
 }
 
 /// tmux with its own server (socket) for one test, killed when dropped.

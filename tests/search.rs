@@ -429,7 +429,7 @@ fn a_tuned_heuristic_rolls_out_as_its_heuristic() {
         search
             .notes
             .iter()
-            .any(|n| n.contains("rollout search/rollout")),
+            .any(|n| n.contains("rollout aggressive-paper-2p cut after")),
         "{:?}",
         search.notes
     );

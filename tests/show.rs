@@ -523,10 +523,15 @@ fn tmux() -> Option<&'static str> {
     found.then_some("tmux")
 }
 
-/// Runs `show` in a tmux pane (a real terminal) and returns the pane's text with its colours
-/// (`capture-pane -e`), scrollback included.
+/// Runs `show` in a tmux pane (a real terminal) of 200 columns and returns the pane's text
+/// with its colours (`capture-pane -e`), scrollback included.
 fn in_terminal(tmux: &str, args: &[&str], no_color: bool) -> String {
-    let socket = format!("dhumbal-show-{}-{no_color}", std::process::id());
+    in_pane(tmux, args, no_color, 200).0
+}
+
+/// [`in_terminal`] in a pane `columns` wide; also the pane's title when `show` ended.
+fn in_pane(tmux: &str, args: &[&str], no_color: bool, columns: u32) -> (String, String) {
+    let socket = format!("dhumbal-show-{}-{no_color}-{columns}", std::process::id());
     let tm = |a: &[&str]| {
         Command::new(tmux)
             .args(["-L", &socket, "-f", "/dev/null"])
@@ -551,7 +556,15 @@ fn in_terminal(tmux: &str, args: &[&str], no_color: bool) -> String {
     ];
     cmd.extend(args.iter().map(|a| a.to_string()));
     let line = format!("{}; echo SHOW-EXITED-$?; sleep 60", cmd.join(" "));
-    let o = tm(&["new-session", "-d", "-x", "200", "-y", "50", &line]);
+    let o = tm(&[
+        "new-session",
+        "-d",
+        "-x",
+        &columns.to_string(),
+        "-y",
+        "50",
+        &line,
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let start = Instant::now();
     let captured = loop {
@@ -562,9 +575,13 @@ fn in_terminal(tmux: &str, args: &[&str], no_color: bool) -> String {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
+    let title = tm(&["display-message", "-p", "#{pane_title}"]);
     tm(&["kill-server"]);
     assert!(captured.contains("SHOW-EXITED-0"), "{captured}");
-    captured
+    (
+        captured,
+        String::from_utf8_lossy(&title.stdout).trim().to_string(),
+    )
 }
 
 #[test]
@@ -585,4 +602,70 @@ fn a_terminal_gets_red_hearts_and_no_color_plain_text() {
     let plain = in_terminal(tmux, &args, true);
     assert!(!plain.contains("\x1b["), "NO_COLOR: {plain}");
     assert!(plain.contains("── round 0"), "{plain}");
+}
+
+/// A script whose explanation holds escape codes (clear the screen, retitle the window) and
+/// prints one, with a note longer than a line.
+const HOSTILE: &str = r#"
+fn call_jhyap(obs) { obs.hand_value <= 5 }
+fn discard(obs) { print("\x1b[31mred"); obs.hand[0] }
+fn pick(obs) { "stock" }
+fn explain(obs) {
+    print("\x1b]0;PWNED\x07");
+    ["\x1b[2J\x1b[H", "a long note of many words: one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"]
+}
+"#;
+
+#[test]
+fn escape_codes_from_a_script_are_shown_not_obeyed_and_notes_wrap() {
+    let dir = tmp();
+    std::fs::write(dir.path().join("hostile.rhai"), HOSTILE).unwrap();
+    let out = played(
+        dir.path(),
+        "name: hostile\nseed: 2\ndeals: 1\nrules: {preset: paper, players: 2}\n\
+         agents: [{script: hostile.rhai}, {kind: balanced}]\n\
+         output: {decision_timing: false, trace: {deals: [0]}}\n",
+    );
+    let o = out.to_str().unwrap();
+    // The run's log of what scripts print writes it escaped too.
+    let log = std::fs::read_to_string(out.join("scripts.log")).unwrap();
+    assert!(
+        log.contains("] \\x1b[31mred\n") && !log.contains('\u{1b}'),
+        "{log:?}"
+    );
+    // Piped: shown as text, and not wrapped unless asked.
+    let piped = show(&[o]);
+    assert!(piped.contains("\\x1b[2J\\x1b[H"), "{piped}");
+    assert!(piped.contains("print: \\x1b]0;PWNED\\x07"), "{piped}");
+    assert!(!piped.contains('\u{7}'), "{piped:?}");
+    assert!(
+        piped.lines().any(|l| l.ends_with("nineteen twenty")),
+        "{piped}"
+    );
+    let narrow = show(&[o, "--width", "60"]);
+    for l in narrow
+        .lines()
+        .filter(|l| l.trim_start().starts_with("· a long note"))
+    {
+        assert!(l.chars().count() <= 60, "{l}");
+    }
+    assert!(
+        narrow
+            .lines()
+            .any(|l| l.starts_with("               ") && l.contains("twenty")),
+        "the note's last words on a continuation line, aligned: {narrow}"
+    );
+    // In a terminal of 80 columns: nothing cleared (the header is still there), the title
+    // unchanged, the notes wrapped to the width.
+    let Some(tmux) = tmux() else { return };
+    let (screen, title) = in_pane(tmux, &[o], true, 80);
+    assert!(screen.contains("stage hostile"), "{screen}");
+    assert!(screen.contains("\\x1b[2J"), "{screen}");
+    assert_ne!(title, "PWNED");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.starts_with("               ") && l.contains("twenty")),
+        "{screen}"
+    );
 }

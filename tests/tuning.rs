@@ -177,6 +177,39 @@ fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
         assert_eq!(manifest.result.as_ref().unwrap().deals, 1500);
         let report = read(&tdir.join("report.md"));
         the_report_says_what_its_manifest_does(&tdir, Method::Ntbea);
+        {
+            use polars_core::prelude::DataType;
+            the_parameters_are_typed(
+                &tdir,
+                &[
+                    ("call_at", DataType::Int64),
+                    ("take_at_most", DataType::Int64),
+                ],
+            );
+            the_parameters_are_typed(
+                &out.join("tune/balanced"),
+                &[("call_probability", DataType::Float64)],
+            );
+        }
+        // The final round, and the caption that says what chose the agent file.
+        assert!(report.contains("## The final round"), "{report}");
+        assert!(
+            report
+                .replace('\n', " ")
+                .contains("best mean over its final-round evaluations alone"),
+            "{report}"
+        );
+        let chosen = report
+            .lines()
+            .find(|l| l.contains("**(chosen)**"))
+            .unwrap_or_else(|| panic!("no chosen candidate in\n{report}"));
+        assert!(
+            chosen.starts_with(&format!(
+                "| {}",
+                manifest.result.as_ref().unwrap().best_label
+            )),
+            "{chosen}"
+        );
         assert!(
             report.contains("## Confirmation on fresh deals"),
             "{report}"
@@ -402,4 +435,22 @@ fn the_shipped_tuned_aggressive_is_reproduced() {
         "scenarios/tuning/tuned/aggressive-paper-2p.json is not what aggressive.yaml makes: \
          run `dhumbal-run tune scenarios/tuning/aggressive.yaml --force` and commit it"
     );
+}
+
+/// `evaluations.parquet` types each parameter's column by its values: a grid of whole numbers
+/// and a list of numeric choices as integers, reals as floats (the choices were once text).
+fn the_parameters_are_typed(dir: &Path, want: &[(&str, polars_core::prelude::DataType)]) {
+    use polars_io::prelude::{ParquetReader, SerReader};
+    let path = dir.join("evaluations.parquet");
+    let df = ParquetReader::new(std::fs::File::open(&path).unwrap())
+        .finish()
+        .unwrap();
+    for (name, dtype) in want {
+        assert_eq!(
+            df.column(name).unwrap().dtype(),
+            dtype,
+            "{name} in {}",
+            path.display()
+        );
+    }
 }

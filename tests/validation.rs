@@ -290,3 +290,69 @@ fn an_agent_id_with_control_characters_is_refused_at_its_line() {
         "the message itself writes the escape raw: {report:?}"
     );
 }
+
+#[test]
+fn names_with_control_characters_are_refused_and_quoted_values_shown_escaped() {
+    // The scenario's and a stage's names name folders and are shown on the terminal; a
+    // misspelt kind is quoted in its message, and a script path in its own: all escaped.
+    let (code, report) = validate(
+        "name: \"t\\e]0;title\\a\"\nseed: 1\ndeals: 2\nrules: {preset: paper, players: 2}\n\
+         stages:\n  - name: \"s\\e[31m\"\n    agents:\n      - kind: \"bal\\e[2Janced\"\n      \
+         - script: \"x\\e[2J.rhai\"\n",
+    );
+    assert_eq!(code, Some(2), "{report}");
+    let lines = problem_lines(&report);
+    for (at, what) in [
+        ("bad.yaml:1:7: `name`", "control characters"),
+        ("bad.yaml:6:11: `stages.0.name`", "control characters"),
+        (
+            "bad.yaml:8:15: `stages.0.agents.0.kind`",
+            "bal\\x1b[2Janced",
+        ),
+        (
+            "bad.yaml:9:17: `stages.0.agents.1.script`",
+            "x\\x1b[2J.rhai",
+        ),
+    ] {
+        assert!(
+            lines.iter().any(|l| l.contains(at) && l.contains(what)),
+            "{at} ... {what} in\n{report}"
+        );
+    }
+    assert!(
+        !report.contains('\u{1b}') && !report.contains('\u{7}'),
+        "{report:?}"
+    );
+}
+
+#[test]
+fn an_alias_bomb_is_refused_at_once_with_its_line() {
+    // Nine levels of ten-fold aliases (a billion values once expanded) in ten lines.
+    let mut body = String::from(
+        "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    for i in 1..9 {
+        body.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            vec![format!("*a{}", i - 1); 10].join(",")
+        ));
+    }
+    body.push_str("agents: *a8\n");
+    let began = std::time::Instant::now();
+    let (code, report) = validate(&body);
+    let took = began.elapsed();
+    assert_eq!(code, Some(2), "{report}");
+    let lines = problem_lines(&report);
+    assert_eq!(
+        lines.len(),
+        1,
+        "one problem, where the aliases pass the limit: {report}"
+    );
+    assert!(
+        lines[0].contains("bad.yaml:5:")
+            && lines[0].contains("alias `*a3`")
+            && lines[0].contains("refused"),
+        "{report}"
+    );
+    assert!(took.as_secs_f64() < 1.0, "took {took:?}");
+}

@@ -811,3 +811,65 @@ fn resumed_and_merged_runs_get_the_replay_page() {
         assert!(page.contains(&format!("deal-000000-arrangement-{a:03}.jsonl")));
     }
 }
+
+/// Under point scoring a round's points are a penalty: the page colours a seat's +29 (a
+/// failed call, say) as bad and a round won (0, or the negative of a bonus) not so; under
+/// coin scoring, coins won are good. Read from the page's own classes at every round's end
+/// and the game's.
+#[test]
+fn point_changes_are_coloured_as_penalties() {
+    let Some(chrome) = browser() else {
+        return;
+    };
+    let (dir, file) = tmp_scenario(
+        "points.yaml",
+        "name: points\nseed: 3\ngames: 1\nseating: fixed\nrules: {preset: jhyap, players: 3}\n\
+         agents: [{kind: aggressive}, {kind: balanced}, {kind: random}]\n\
+         output: {decision_timing: false, trace: {deals: [0]}}\n",
+    );
+    let out = dir.path().join("out");
+    ok(&[arg(&file), "--out", arg(&out), "--no-report"]);
+    let mut b = Browser::start(&chrome, dir.path());
+    b.open(&format!(
+        "file://{}",
+        out.join("traces").join("replay.html").display()
+    ));
+    // At every step, each change shown with its sign and its class.
+    let seen = b.eval(
+        "(() => {
+          const press = key => document.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+          press('Home');
+          const out = [];
+          for (let i = 0; i < +document.body.dataset.steps; i++) {
+            for (const e of document.querySelectorAll('.change')) {
+              out.push([e.textContent.trim(), e.className, getComputedStyle(e).color]);
+            }
+            press('ArrowRight');
+          }
+          return out;
+        })()",
+    );
+    let seen = seen.as_array().unwrap();
+    let bad = b.eval("getComputedStyle(document.documentElement).getPropertyValue('--bad').trim()");
+    assert!(
+        seen.iter().any(|c| c[0].as_str().unwrap().starts_with('+')),
+        "no penalty shown: {seen:?}"
+    );
+    for c in seen {
+        let (shown, class) = (c[0].as_str().unwrap(), c[1].as_str().unwrap());
+        if shown.starts_with('+') {
+            assert!(class.contains("bad") && !class.contains("good"), "{c:?}");
+        } else if shown.starts_with('−') {
+            assert!(class.contains("good") && !class.contains("bad"), "{c:?}");
+        } else {
+            assert!(!class.contains("good") && !class.contains("bad"), "{c:?}");
+        }
+    }
+    // The result table's penalty is in the page's red.
+    assert_eq!(bad, json!("#c62828"));
+    assert!(
+        seen.iter()
+            .any(|c| c[0].as_str().unwrap().starts_with('+') && c[2] == json!("rgb(198, 40, 40)")),
+        "{seen:?}"
+    );
+}

@@ -142,6 +142,9 @@ def main() -> None:
     args = p.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # Seeded before the network is built, as `train` seeds before building its own: the
+    # untrained policy is the one training starts from, the same at every run.
+    torch.manual_seed(args.seed)
     untrained = Agent(117, dhumbal.ACTION_SLOTS)
     print(f"before training: greedy policy wins {evaluate(untrained):.1%} of 400 rounds against random")
     t = time.perf_counter()

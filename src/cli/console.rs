@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use dhumbal_agents::escape_lines;
 use dhumbal_runner::train::TrainReporter;
 use dhumbal_runner::tune::TuneReporter;
 
@@ -37,12 +38,14 @@ impl Hooks for Console {
         self.interrupt.flag()
     }
 
+    // Lines and warnings may quote what came from outside (a scenario's paths, a script's
+    // error): shown with their control characters escaped.
     fn say(&self, line: &str) {
-        println!("{line}");
+        println!("{}", escape_lines(line));
     }
 
     fn warn(&self, line: &str) {
-        eprintln!("warning: {line}");
+        eprintln!("warning: {}", escape_lines(line));
     }
 
     fn stages(&self, report: bool, resume: &str) -> Box<dyn StageHooks + '_> {

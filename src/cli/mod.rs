@@ -36,6 +36,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+use dhumbal_agents::escape_lines;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "dhumbal-run",
@@ -263,20 +265,22 @@ pub(crate) fn with_console<T>(
     })
 }
 
-/// Prints an experiment's error as the terminal shows it and gives its exit code.
+/// Prints an experiment's error as the terminal shows it and gives its exit code. A message
+/// may quote what came from outside (a scenario's values, a script's error, a trace): its
+/// control characters are shown escaped ([`escape_lines`]), never obeyed.
 pub(crate) fn exit_with(e: crate::experiment::Error) -> ExitCode {
     use crate::experiment::Error;
     match &e {
         Error::BadInput(message) => {
             // A scenario's problems end with a newline; other messages do not.
-            eprint!("error: {message}");
+            eprint!("error: {}", escape_lines(message));
             if !message.ends_with('\n') {
                 eprintln!();
             }
         }
-        Error::NotYet { .. } => eprintln!("{e}"),
-        Error::Interrupted { .. } => eprintln!("\n{e}"),
-        Error::Failed(inner) => eprintln!("error: {inner}"),
+        Error::NotYet { .. } => eprintln!("{}", escape_lines(&e.to_string())),
+        Error::Interrupted { .. } => eprintln!("\n{}", escape_lines(&e.to_string())),
+        Error::Failed(inner) => eprintln!("error: {}", escape_lines(&inner.to_string())),
     }
     ExitCode::from(e.exit_code())
 }

@@ -634,16 +634,17 @@ fn from_command_line(args: &PlayArgs) -> anyhow::Result<(Stage, Vec<AgentDef>)> 
     }
     let origin = Path::new("the command line");
     let scenario = scenario::parse(origin, &text, &Overrides::default()).map_err(|e| {
-        let problems: Vec<String> = e
-            .problems
-            .iter()
-            .map(|p| {
-                let at = opponent_of(&p.path, args.seat)
-                    .map(|k| format!("--opponent {}: ", given[k % given.len()]))
-                    .unwrap_or_default();
-                format!("{at}{}", p.message)
-            })
-            .collect();
+        // One `--opponent` fills several seats in turn: its problem is said once.
+        let mut problems: Vec<String> = Vec::new();
+        for p in &e.problems {
+            let at = opponent_of(&p.path, args.seat)
+                .map(|k| format!("--opponent {}: ", given[k % given.len()]))
+                .unwrap_or_default();
+            let line = format!("{at}{}", p.message);
+            if !problems.contains(&line) {
+                problems.push(line);
+            }
+        }
         refuse(format!(
             "the game asked for cannot be played:\n  {}",
             problems.join("\n  ")

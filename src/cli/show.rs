@@ -53,6 +53,10 @@ pub struct ShowArgs {
     /// the deal traced, or the one --arrangement names; one self-contained page, no server).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["round", "seat"])]
     pub html: Option<PathBuf>,
+    /// Wrap the agents' notes to N columns (0: never). Default: the terminal's width, and no
+    /// wrapping when the output is not a terminal.
+    #[arg(long, value_name = "N")]
+    pub width: Option<usize>,
 }
 
 /// `dhumbal-run show`.
@@ -123,7 +127,9 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let path = dir.join(trace::file_name(deal, arrangement));
-    let trace = read(&path)?;
+    // What the agents wrote (notes, printed text), their ids, the choices and the cards are
+    // shown with their control characters escaped: a terminal would obey them.
+    let trace = read(&path)?.escape_controls();
     let players = trace.game.players;
     if let Some(k) = args.seat
         && k >= players
@@ -133,28 +139,21 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
             players.saturating_sub(1)
         )));
     }
-    let rounds: BTreeSet<u64> = trace
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Deal(d) => Some(u64::from(d.round)),
-            _ => None,
-        })
-        .collect();
-    if let Some(r) = args.round
-        && !rounds.contains(&u64::from(r))
-    {
-        return Err(refuse(format!(
-            "--round {r}: deal {deal} (arrangement {arrangement}) played rounds {}",
-            list(&rounds)
-        )));
+    if let Some(r) = args.round {
+        check_round(&trace, r, deal, arrangement)?;
     }
-    let paint = Paint::for_terminal(std::io::stdout().is_terminal());
+    let terminal = std::io::stdout().is_terminal();
     let view = View {
         seat: args.seat,
         round: args.round,
-        paint,
+        paint: Paint::for_terminal(terminal),
         arrangements: arrangements.len(),
+        width: match args.width {
+            Some(0) => None,
+            Some(w) => Some(w),
+            None if terminal => terminal_width(),
+            None => None,
+        },
     };
     let lines = view.replay(&trace);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -169,6 +168,35 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         }
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Refuses `--round r` where the trace has no round `r`, saying which it has.
+fn check_round(trace: &Trace, r: u32, deal: u64, arrangement: u64) -> anyhow::Result<()> {
+    let rounds: BTreeSet<u64> = (trace.events.iter())
+        .filter_map(|e| match e {
+            Event::Deal(d) => Some(u64::from(d.round)),
+            _ => None,
+        })
+        .collect();
+    if rounds.contains(&u64::from(r)) {
+        return Ok(());
+    }
+    let one = if rounds.len() == 1 {
+        " (a deal of coin scoring is one round unless its stage plays sessions, `session:`; \
+         a game of point scoring is several)"
+    } else {
+        ""
+    };
+    Err(refuse(format!(
+        "--round {r}: deal {deal} (arrangement {arrangement}) played rounds {}{one}",
+        list(&rounds)
+    )))
+}
+
+/// The width of the terminal on stdout, in columns, if it says.
+fn terminal_width() -> Option<usize> {
+    let size = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
+    (size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 fn refuse(message: String) -> anyhow::Error {
@@ -285,6 +313,8 @@ struct View {
     round: Option<u32>,
     paint: Paint,
     arrangements: usize,
+    /// The columns notes are wrapped to, if any.
+    width: Option<usize>,
 }
 
 /// One seat's turn as it is being gathered: its decisions, the card it drew, the reshuffle.
@@ -574,9 +604,16 @@ impl View {
         let score = Some(expl.score.as_str()).filter(|s| !s.is_empty());
         t.below
             .extend(render::options(&shown, score, p, "           "));
+        // A note under the candidates, wrapped at the width to its own column: `· ` on its
+        // first line, aligned text on the others.
+        const NOTE: &str = "             ";
+        let text_width = self.width.map(|w| w.saturating_sub(NOTE.len() + 2).max(20));
         for note in &expl.notes {
-            t.below
-                .push(format!("             {}", p.dim(&format!("· {note}"))));
+            for (i, line) in render::wrap(note, text_width).iter().enumerate() {
+                let mark = if i == 0 { "· " } else { "  " };
+                t.below
+                    .push(format!("{NOTE}{}", p.dim(&format!("{mark}{line}"))));
+            }
         }
     }
 

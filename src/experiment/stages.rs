@@ -166,7 +166,11 @@ pub fn describe(scenario: &Scenario) -> Vec<String> {
             agents.join(", ")
         ));
     }
+    // Names and ids are refused with control characters; a path (`output.dir`) is not.
     lines
+        .into_iter()
+        .map(|l| dhumbal_agents::escape_controls(&l).into_owned())
+        .collect()
 }
 
 /// Where the traces are and how to look at them: a stage's, or once for all the points of a

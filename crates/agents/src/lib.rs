@@ -45,7 +45,7 @@ pub static FAMILIES: &[&dyn Family] = &[
 
 pub use family::{Context, Entry, Family, Param, ParamType, Recipe, Resolve};
 pub use heuristic::{Heuristic, HeuristicParams, Style};
-pub use log::AgentLog;
+pub use log::{AgentLog, escape_controls, escape_lines};
 use neural::Algorithm;
 pub use random::RandomAgent;
 pub use search::{Rollout, SearchAgent, SearchParams};

@@ -9,6 +9,7 @@
 //! around each of its decisions. A line is formatted whole and written
 //! with one write under the log's lock, so lines of different threads never interleave.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -189,6 +190,40 @@ fn prefix(who: &str) -> Option<String> {
     })
 }
 
+/// `text` with every control character written out as visible text (`\x1b` for an escape,
+/// `\n`, `\t`, `\r`, `\u{9b}` for a C1 control), so that text from outside the program (a
+/// script's output or explanation, a trace, a scenario's values) reaching a terminal or a log
+/// shows what it holds instead of moving the cursor, clearing the screen or retitling the
+/// window. The one escaping function for terminals and logs (the replay page escapes for
+/// HTML instead); borrowed when there is nothing to escape.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_ascii_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`escape_controls`] line by line: the line ends kept, every other control character
+/// escaped (messages of several lines: a scenario's problems, an error's chain).
+pub fn escape_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && c.is_control()) {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text.split('\n').map(escape_controls).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
 impl AgentLog {
     /// Sends further output to `path` (appending), opened when the first line is written, so
     /// that a run whose agents say nothing leaves no empty file.
@@ -218,7 +253,7 @@ impl AgentLog {
         for line in text.split('\n') {
             out.push_str(&prefix);
             out.push(' ');
-            out.push_str(line.strip_suffix('\r').unwrap_or(line));
+            out.push_str(&escape_controls(line.strip_suffix('\r').unwrap_or(line)));
             out.push('\n');
         }
         let Ok(mut sink) = self.sink.lock() else {
@@ -271,6 +306,20 @@ mod tests {
              [stage main, deal 12, a.rhai] after\n"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert!(matches!(escape_controls("plain ♥ text"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_controls("a\x1b[2Jb\x07\n\t\r\u{7f}\u{9b}c"),
+            "a\\x1b[2Jb\\x07\\n\\t\\r\\x7f\\u{9b}c"
+        );
+        assert_eq!(
+            escape_lines("one\x1b]0;t\x07\ntwo\n"),
+            "one\\x1b]0;t\\x07\ntwo\n"
+        );
+        assert!(!escape_lines("x\x1b").contains('\x1b'));
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub fn report(dir: &Path) -> Result<PathBuf> {
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures).doing("cannot create", &figures)?;
     let mut out = header(&manifest, result, y.unit, evals.len());
+    final_round_section(&mut out, &evals, &params, &y, &result.best_point);
     points_section(&mut out, &evals, &params, &y);
     figures_section(&mut out, &figures, &evals, &params, &y)?;
     confirmation_section(&mut out, &dir.join("confirm"));
@@ -74,6 +75,59 @@ impl Scale {
         };
         Scale { factor, unit, axis }
     }
+}
+
+/// The final round: each candidate's mean over its final-round evaluations alone, which is
+/// what chose the agent file's point (its search evaluations, for which it was a candidate,
+/// are left out).
+fn final_round_section(
+    out: &mut String,
+    evals: &[Evaluation],
+    params: &[(String, Vec<Value>)],
+    y: &Scale,
+    best: &[f64],
+) {
+    let ranked = dhumbal_runner::tune::final_round(evals);
+    if ranked.is_empty() {
+        return;
+    }
+    let scale = y.factor;
+    let _ = writeln!(
+        out,
+        "## The final round
+
+The candidates played again on fresh deals, best first by their          mean over these evaluations alone (their search evaluations, for which they were          chosen, are left out); the agent file got the first.
+
+| Parameters | Evaluations |          Deals | {} (final round) [95% CI over its evaluations] |
+|---|---:|---:|---:|",
+        y.axis
+    );
+    for (point, mean) in &ranked {
+        let mine: Vec<&Evaluation> = (evals.iter())
+            .filter(|e| e.stage == 1 && e.point == *point)
+            .collect();
+        let values: Vec<f64> = mine.iter().map(|e| e.value).collect();
+        let (_, ci) = mean_ci(&values);
+        let chosen = if point.as_slice() == best {
+            " **(chosen)**"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "| {}{chosen} | {} | {} | {}{} |",
+            label(params, point),
+            mine.len(),
+            mine.iter().map(|e| e.deals).sum::<u64>(),
+            num(Some(mean * scale), 2),
+            ci.map_or(String::new(), |(lo, hi)| format!(
+                " [{}, {}]",
+                num(Some(lo * scale), 2),
+                num(Some(hi * scale), 2)
+            ))
+        );
+    }
+    out.push('\n');
 }
 
 /// The points evaluated most often, with their means and intervals.
@@ -143,8 +197,9 @@ fn figures_section(
     let searched = evals.iter().filter(|e| e.stage == 0).count();
     let final_round = if searched < evals.len() {
         format!(
-            " Evaluations {} to {} are the final round: the five best candidates played again \
-             on fresh deals, the agent file getting the best mean over all its evaluations.",
+            " Evaluations {} to {} are the final round: the best candidates played again on \
+             fresh deals, the agent file getting the candidate with the best mean over its \
+             final-round evaluations alone (the table \"The final round\" above).",
             searched + 1,
             evals.len()
         )

@@ -18,6 +18,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use dhumbal_agents::escape_controls;
 use dhumbal_game::rng::{ChaChaSource, RandomSource};
 use dhumbal_game::{
     Agent, AgentError, Card, CardSet, Choice, Discard, EndReason, Event, Observation, Observer,
@@ -308,10 +309,15 @@ impl Human {
             Phase::Discard => advisor.agent.discard(obs, rng).map(Choice::Discard),
             Phase::Pick => advisor.agent.pick(obs, rng).map(Choice::Pick),
         };
-        let name = advisor.agent.name().to_string();
+        // What the advisor says (its name, a script's error, notes, score and detail names)
+        // comes from outside this program: shown with its control characters escaped.
+        let name = escape_controls(advisor.agent.name()).into_owned();
         let number = |c: &Choice| legal.iter().position(|l| l == c).map(|i| i + 1);
         let text = match decided {
-            Err(e) => format!("  the advisor ({name}) failed: {e}\n"),
+            Err(e) => format!(
+                "  the advisor ({name}) failed: {}\n",
+                escape_controls(&e.to_string())
+            ),
             Ok(choice) => {
                 let mut text = format!(
                     "  {} {}{}\n",
@@ -329,17 +335,20 @@ impl Human {
                                 index: number(&c.choice),
                                 text: c.choice.to_string(),
                                 score: Some(c.score),
-                                details: c.details.clone(),
+                                details: (c.details.iter())
+                                    .map(|(k, v)| (escape_controls(k).into_owned(), *v))
+                                    .collect(),
                                 chosen: c.choice == choice,
                             })
                             .collect();
                         text.push_str(&format!("  {}\n", p.dim("its top choices:")));
-                        for line in render::options(&entries, Some(&e.score), p, "  ") {
+                        let score = escape_controls(&e.score);
+                        for line in render::options(&entries, Some(&score), p, "  ") {
                             text.push_str(&line);
                             text.push('\n');
                         }
                         for note in e.notes.iter().take(3) {
-                            text.push_str(&format!("    {}\n", p.dim(note)));
+                            text.push_str(&format!("    {}\n", p.dim(&escape_controls(note))));
                         }
                     }
                     _ => text.push_str(&format!("  {}\n", p.dim("(it gives no scores)"))),

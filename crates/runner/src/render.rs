@@ -141,6 +141,35 @@ pub fn pad(text: &str, w: usize) -> String {
     out
 }
 
+/// `text` in lines of at most `columns` columns (`None`: one line), broken between words; a
+/// word longer than the width is cut. Spaces where a line breaks are dropped.
+pub fn wrap(text: &str, columns: Option<usize>) -> Vec<String> {
+    let Some(columns) = columns.filter(|w| *w > 0) else {
+        return vec![text.to_string()];
+    };
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        let used = width(&line);
+        if used > 0 && used + 1 + word.len() > columns {
+            lines.push(std::mem::take(&mut line));
+        }
+        while word.len() > columns {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            lines.push(word.drain(..columns).collect());
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.extend(word);
+    }
+    lines.push(line);
+    lines
+}
+
 /// A number for people: whole numbers without decimals, others with up to three.
 pub fn number(x: f64) -> String {
     if !x.is_finite() {
@@ -530,6 +559,21 @@ mod tests {
                     },
                 ],
             }),
+        }
+    }
+
+    #[test]
+    fn text_wraps_between_words_and_cuts_only_longer_ones() {
+        let text = "one two three four five";
+        assert_eq!(wrap(text, None), vec![text]);
+        assert_eq!(wrap(text, Some(9)), vec!["one two", "three", "four five"]);
+        assert_eq!(
+            wrap("abcdefghij kl", Some(4)),
+            vec!["abcd", "efgh", "ij", "kl"]
+        );
+        assert_eq!(wrap("", Some(4)), vec![""]);
+        for line in wrap("♥♥♥ ♦♦ ♣♣♣♣♣ x", Some(5)) {
+            assert!(line.chars().count() <= 5, "{line}");
         }
     }
 

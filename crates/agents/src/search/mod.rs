@@ -156,7 +156,7 @@ impl Rollout {
 
     fn name(&self) -> &str {
         match self {
-            Rollout::Random => "random rollout",
+            Rollout::Random => "random",
             Rollout::Heuristic(h) => h.name(),
             Rollout::Agent(a) => a.name(),
         }
@@ -168,6 +168,9 @@ pub struct SearchAgent {
     name: String,
     params: SearchParams,
     rollout: Rollout,
+    /// How explanations name the rollout policy: the agent the scenario gave (`aggressive`,
+    /// a script's id), not the name its rollout agent was built under (`<id>/rollout`).
+    rollout_name: String,
     tree: Tree,
     worlds: Determinizer,
     /// The world of the current simulation, drawn and played in place.
@@ -252,6 +255,7 @@ impl SearchAgent {
         SearchAgent {
             name: name.into(),
             params,
+            rollout_name: rollout.name().to_string(),
             rollout,
             tree: Tree::default(),
             worlds: Determinizer::new(),
@@ -265,6 +269,12 @@ impl SearchAgent {
             last_simulations: 0,
             last_settled: false,
         }
+    }
+
+    /// The agent with its rollout named `name` in its explanations.
+    pub fn with_rollout_name(mut self, name: impl Into<String>) -> Self {
+        self.rollout_name = name.into();
+        self
     }
 
     pub fn params(&self) -> &SearchParams {
@@ -462,7 +472,7 @@ impl SearchAgent {
             },
             p.exploration,
             p.reward.name(),
-            self.rollout.name(),
+            self.rollout_name,
             if p.rollout_turns > 0 {
                 format!(" cut after {} turns", p.rollout_turns)
             } else {
@@ -1209,7 +1219,9 @@ impl crate::family::Recipe for SearchRecipe {
         } else {
             Rollout::Agent(recipe.build(&rollout_id))
         };
-        Box::new(SearchAgent::new(id, self.params, rollout))
+        Box::new(
+            SearchAgent::new(id, self.params, rollout).with_rollout_name(self.rollout.default_id()),
+        )
     }
 
     fn for_rules(

@@ -24,6 +24,93 @@ pub struct Locations {
     extents: HashMap<String, Extent>,
     /// Where the text stops being YAML, and why, if it does.
     pub syntax: Option<(Pos, String)>,
+    /// The alias at which the document, its aliases expanded, grows past [`MAX_VALUES`]
+    /// values, if one does (an "alias bomb"): the file is refused there, before any reading
+    /// that would expand it.
+    pub expansion: Option<Expansion>,
+}
+
+/// The most values (scalars, lists, mappings) a scenario file may hold with its aliases
+/// expanded. A scenario has hundreds; aliases nested in aliases multiply at each level, so
+/// that nine levels of ten-fold aliases in a few lines stand for a billion values.
+pub const MAX_VALUES: u64 = 100_000;
+
+/// An alias past which the document holds more than [`MAX_VALUES`] values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expansion {
+    /// Where the alias is, and its text (`*name`).
+    pub at: Pos,
+    pub alias: String,
+    /// The values the alias stands for, and the document's values once it is expanded.
+    pub size: u64,
+    pub total: u64,
+}
+
+impl Expansion {
+    /// The file at `file` refused at the alias.
+    pub fn refusal(&self, file: &std::path::Path) -> super::ScenarioError {
+        super::ScenarioError {
+            file: file.to_path_buf(),
+            problems: vec![super::Problem {
+                path: String::new(),
+                message: self.message(),
+                line: Some(self.at.line),
+                column: Some(self.at.column),
+            }],
+        }
+    }
+
+    /// What is refused, and why.
+    pub fn message(&self) -> String {
+        format!(
+            "alias `{}` stands for {} values, which brings the file to {} once its aliases are \
+             expanded: more than the {} a scenario may hold, so the file is refused (aliases \
+             of aliases multiply at each level); write the values out, or alias fewer",
+            self.alias, self.size, self.total, MAX_VALUES
+        )
+    }
+}
+
+/// Counts the values of a document as the parser's events come, each alias counted as the
+/// values of the node it repeats, and says when the count passes [`MAX_VALUES`].
+#[derive(Default)]
+struct Growth {
+    total: u64,
+    /// The values of each anchored node, by anchor id.
+    sizes: HashMap<usize, u64>,
+    /// The collections open, with their anchor and the count when they opened.
+    open: Vec<(usize, u64)>,
+}
+
+impl Growth {
+    /// Counts `event`; the values it stands for when the count passes the limit with it.
+    fn add(&mut self, event: &Event<'_>) -> Option<u64> {
+        let size = match event {
+            Event::Scalar(_, _, anchor, _) => {
+                if *anchor != 0 {
+                    self.sizes.insert(*anchor, 1);
+                }
+                1
+            }
+            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
+                self.open.push((*anchor, self.total));
+                1
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, start)) = self.open.pop()
+                    && anchor != 0
+                {
+                    self.sizes.insert(anchor, self.total - start);
+                }
+                0
+            }
+            // An alias of a node still open (a recursive one) counts as one.
+            Event::Alias(id) => self.sizes.get(id).copied().unwrap_or(1),
+            _ => 0,
+        };
+        self.total = self.total.saturating_add(size);
+        (self.total > MAX_VALUES).then_some(size)
+    }
 }
 
 /// The text of one value: character offsets `start..end`, and what it is.
@@ -39,17 +126,32 @@ impl Locations {
     /// deserializer reports the syntax error itself, with its location).
     pub fn of(text: &str) -> Locations {
         let mut events = Vec::new();
+        let mut growth = Growth::default();
         for item in Parser::new_from_str(text) {
             match item {
-                Ok((event, span)) => match event {
-                    Event::Scalar(..)
-                    | Event::Alias(_)
-                    | Event::SequenceStart(..)
-                    | Event::SequenceEnd
-                    | Event::MappingStart(..)
-                    | Event::MappingEnd => events.push((kind(&event), scalar(&event), span)),
-                    _ => {}
-                },
+                Ok((event, span)) => {
+                    if let Some(size) = growth.add(&event) {
+                        let (start, end) = (span.start.index(), span.end.index());
+                        return Locations {
+                            expansion: Some(Expansion {
+                                at: pos(&span),
+                                alias: text.chars().skip(start).take(end - start).collect(),
+                                size,
+                                total: growth.total,
+                            }),
+                            ..Locations::default()
+                        };
+                    }
+                    match event {
+                        Event::Scalar(..)
+                        | Event::Alias(_)
+                        | Event::SequenceStart(..)
+                        | Event::SequenceEnd
+                        | Event::MappingStart(..)
+                        | Event::MappingEnd => events.push((kind(&event), scalar(&event), span)),
+                        _ => {}
+                    }
+                }
                 Err(e) => {
                     let at = e.marker();
                     return Locations {
@@ -222,6 +324,34 @@ fn pos(span: &Span) -> Pos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nine levels of ten-fold aliases: a billion values in ten lines.
+    fn bomb(levels: usize) -> String {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..levels {
+            let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+            text.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        text.push_str(&format!("agents: *a{}\n", levels - 1));
+        text
+    }
+
+    #[test]
+    fn an_alias_bomb_is_found_where_it_passes_the_limit() {
+        let l = Locations::of(&bomb(9));
+        let x = l.expansion.expect("refused");
+        // `a4` is 111,111 values: the file passes 100,000 at its eighth `*a3`.
+        assert_eq!((x.alias.as_str(), x.at.line, x.size), ("*a3", 5, 11_111));
+        assert!(
+            x.total > MAX_VALUES && x.total - x.size <= MAX_VALUES,
+            "{x:?}"
+        );
+        assert!(x.message().contains(&x.alias), "{}", x.message());
+        // Aliases that stay small are read as usual.
+        let small = Locations::of(&bomb(3));
+        assert!(small.expansion.is_none());
+        assert!(small.find("agents").is_some());
+    }
 
     #[test]
     fn keys_and_values_by_path() {

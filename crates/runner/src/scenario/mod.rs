@@ -67,6 +67,10 @@ pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, ScenarioErro
 /// placeholders stand for (no problem is reported twice, nor one that only a placeholder causes).
 pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
     let locations = Locations::of(text);
+    // An alias bomb is refused where it goes off, before anything expands it.
+    if let Some(x) = &locations.expansion {
+        return Err(x.refusal(path));
+    }
     let Read {
         spec,
         mut problems,

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use dhumbal_agents::escape_controls;
+
 use super::locate::Locations;
 
 /// One problem in a scenario file.
@@ -39,10 +41,13 @@ impl fmt::Display for ScenarioError {
                     write!(f, ":{col}")?;
                 }
             }
+            // A message quotes values of the file, which may hold escape codes: shown, not
+            // obeyed, on the terminal that prints it.
+            let message = escape_controls(&p.message);
             if p.path.is_empty() {
-                writeln!(f, ": {}", p.message)?;
+                writeln!(f, ": {message}")?;
             } else {
-                writeln!(f, ": `{}`: {}", p.path, p.message)?;
+                writeln!(f, ": `{}`: {message}", escape_controls(&p.path))?;
             }
         }
         Ok(())

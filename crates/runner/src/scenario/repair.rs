@@ -28,6 +28,11 @@ pub(super) fn failure(e: &serde_saphyr::Error, at: &Locations) -> Option<Failure
     let (line, column) = (location.line() as usize, location.column() as usize);
     let text = e.to_string();
     let first = text.lines().next().unwrap_or_default();
+    // A budget of the YAML reader breached (a document too big or too deep): setting the value
+    // aside and reading again would breach it again at the next value, each read as slow.
+    if first.contains("budget breached") {
+        return None;
+    }
     // The mapping that holds the key at the position (a missing field is reported at the
     // mapping's last key), or the value itself.
     let value = at.path_at(line, column);

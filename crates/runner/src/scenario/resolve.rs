@@ -78,11 +78,8 @@ impl Resolver<'_> {
         overrides: &Overrides,
     ) -> Option<Scenario> {
         let seed = overrides.seed.unwrap_or(spec.seed);
-        if spec.name.trim().is_empty() || spec.name.contains(['/', '\\']) {
-            self.problem(
-                "name",
-                "needs a non-empty name without slashes (it names the output folder)",
-            );
+        if let Some(m) = folder_problem(&spec.name, " (it names the output folder)") {
+            self.problem("name", m);
         }
         let staged = spec.stages.is_some();
         // The files that `train:` and `tune:` entries write, noted first: agents resolved after
@@ -172,11 +169,8 @@ impl Resolver<'_> {
                     format!("stage `{}` is defined twice", st.name),
                 );
             }
-            if st.name.trim().is_empty() || st.name.contains(['/', '\\']) {
-                self.problem(
-                    &format!("{prefix}.name"),
-                    "needs a non-empty name without slashes",
-                );
+            if let Some(m) = folder_problem(&st.name, "") {
+                self.problem(&format!("{prefix}.name"), m);
             }
             // `--seed` replaces the scenario seed and is mixed into stages' own seeds, so
             // that replicate runs differ in every stage.
@@ -995,17 +989,13 @@ impl Resolver<'_> {
         let id = match map.get("id") {
             None | Some(Value::Null) => None,
             // A name shown in tables, terminals and pages: no tab, newline or escape code.
-            Some(Value::String(id)) if id.chars().any(char::is_control) => {
-                self.problem(
-                    &format!("{p}.id"),
-                    format!(
-                        "expected a name without control characters (tabs, newlines, escape \
-                         codes: it is shown in tables, terminals and pages), got {id:?}"
-                    ),
-                );
-                None
-            }
-            Some(Value::String(id)) => Some(id.clone()),
+            Some(Value::String(id)) => match control_problem(id) {
+                Some(m) => {
+                    self.problem(&format!("{p}.id"), m);
+                    None
+                }
+                None => Some(id.clone()),
+            },
             Some(other) => {
                 self.problem(&format!("{p}.id"), format!("expected a name, got {other}"));
                 None
@@ -1179,4 +1169,26 @@ fn rules_path(prefix: &str, own: &TableSpec, defaults: &TableSpec, field: &str) 
         sets(defaults.rules.as_ref()) || (own.rules.is_none() && defaults.rules.is_some())
     };
     at(if top { "" } else { prefix }, &format!("rules.{field}"))
+}
+
+/// The problem with a name that is shown in tables, terminals and pages, if it holds a control
+/// character (a tab, a newline, an escape code), which a terminal would obey.
+pub(super) fn control_problem(name: &str) -> Option<String> {
+    name.chars().any(char::is_control).then(|| {
+        format!(
+            "expected a name without control characters (tabs, newlines, escape codes: it is \
+             shown in tables, terminals and pages), got \"{}\"",
+            dhumbal_agents::escape_controls(name)
+        )
+    })
+}
+
+/// The problem with a name that also names a folder (the scenario's, a stage's, a training's
+/// or a tuning's), if any: empty, a slash (`why` says what the folder is), a control character.
+pub(super) fn folder_problem(name: &str, why: &str) -> Option<String> {
+    if name.trim().is_empty() || name.contains(['/', '\\']) {
+        Some(format!("needs a non-empty name without slashes{why}"))
+    } else {
+        control_problem(name)
+    }
 }

@@ -434,6 +434,9 @@ impl Resolver<'_> {
             if label.is_empty() || label.contains(['/', '\\']) {
                 self.problem(place, format!("`{label}` cannot name a folder: a swept value names its point's folder, so it may not be empty or hold a slash"));
                 ok = false;
+            } else if let Some(m) = super::resolve::control_problem(&label) {
+                self.problem(place, m);
+                ok = false;
             }
         }
         ok

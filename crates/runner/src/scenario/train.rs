@@ -103,11 +103,8 @@ impl Resolver<'_> {
         folder: &Path,
     ) -> Option<Training> {
         let before = self.reported;
-        if t.id.trim().is_empty() || t.id.contains(['/', '\\']) {
-            self.problem(
-                &at(p, "id"),
-                "needs a non-empty name without slashes (it names the records folder)",
-            );
+        if let Some(m) = super::resolve::folder_problem(&t.id, " (it names the records folder)") {
+            self.problem(&at(p, "id"), m);
         }
         let training = if Method::NAMES.contains(&t.algorithm.as_str()) {
             self.tabular_training(spec, t, p, seed, folder)

@@ -179,11 +179,8 @@ impl Resolver<'_> {
 
     /// The entry's `id` (it names the records folder) and `output` (an agent file, JSON).
     fn tuning_names(&mut self, t: &TuneSpec, p: &str) {
-        if t.id.trim().is_empty() || t.id.contains(['/', '\\']) {
-            self.problem(
-                &at(p, "id"),
-                "needs a non-empty name without slashes (it names the records folder)",
-            );
+        if let Some(m) = super::resolve::folder_problem(&t.id, " (it names the records folder)") {
+            self.problem(&at(p, "id"), m);
         }
         if !t.output.ends_with(".json") {
             self.problem(

@@ -416,6 +416,58 @@ impl Trace {
     }
 }
 
+impl Trace {
+    /// The trace with every control character of its text written out visibly
+    /// ([`dhumbal_agents::escape_controls`]), for a terminal: a script's notes and printed
+    /// text, the agents' ids, the choices and cards of a trace come from outside this program,
+    /// and a terminal obeys an escape code among them (clears the screen, retitles the window).
+    /// Events without any are kept as read.
+    pub fn escape_controls(self) -> Trace {
+        Trace {
+            path: self.path,
+            game: match escaped(Event::Game(self.game.clone())) {
+                Event::Game(game) => game,
+                _ => self.game,
+            },
+            events: self.events.into_iter().map(escaped).collect(),
+        }
+    }
+}
+
+/// `event` with the control characters of its strings (map keys included) escaped; as it is
+/// when it has none (its JSON then holds no escape sequence and no raw control character).
+fn escaped(event: Event) -> Event {
+    let Ok(json) = serde_json::to_string(&event) else {
+        return event;
+    };
+    if !json.contains('\\') && !json.chars().any(char::is_control) {
+        return event;
+    }
+    fn walk(v: &mut Value) {
+        match v {
+            Value::String(s) => {
+                if let std::borrow::Cow::Owned(e) = dhumbal_agents::escape_controls(s) {
+                    *s = e;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (k, mut x) in entries {
+                    walk(&mut x);
+                    map.insert(dhumbal_agents::escape_controls(&k).into_owned(), x);
+                }
+            }
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::from_str::<Value>(&json) else {
+        return event;
+    };
+    walk(&mut value);
+    serde_json::from_value(value).unwrap_or(event)
+}
+
 /// The first line of the trace at `path`, its `game` event, refusing another format.
 pub fn head(path: &Path) -> Result<Game, TraceError> {
     let io = |source| TraceError::Io {

@@ -526,6 +526,12 @@ fn pooled_best(candidates: &[Vec<f64>], evals: &[Evaluation]) -> Vec<f64> {
         .map_or_else(|| candidates[0].clone(), |(p, _)| p)
 }
 
+/// Each candidate of the final round with the mean of its final-round evaluations (over their
+/// deals), best first: the first is the point the agent file got (none without a final round).
+pub fn final_round(evals: &[Evaluation]) -> Vec<(Vec<f64>, f64)> {
+    means(evals, |e| e.stage == 1)
+}
+
 /// Ask `ask`'s evaluations from the log of a resumed search, if it holds them; they must be of
 /// the points the optimizer asks for now.
 fn replayed(
@@ -751,19 +757,36 @@ fn frame(t: &Tuning, evals: &[Evaluation]) -> PolarsResult<DataFrame> {
         ),
     ];
     for (k, p) in t.params.iter().enumerate() {
-        match p.dim {
-            Dim::Choice { .. } => cols.push(Column::new(
-                p.name.as_str().into(),
-                evals
-                    .iter()
-                    .map(|e| p.choices[e.point[k] as usize].to_string())
+        let name = p.name.as_str().into();
+        let chosen = || evals.iter().map(|e| &p.choices[e.point[k] as usize]);
+        cols.push(match p.dim {
+            // Choices as what they are: whole numbers, numbers, or true/false when every
+            // choice is one (`[3, 5, 7]` is a column of integers); else names, and any other
+            // value (an agent entry) as its JSON.
+            Dim::Choice { .. } if p.choices.iter().all(|c| c.is_i64()) => {
+                Column::new(name, chosen().filter_map(Value::as_i64).collect::<Vec<_>>())
+            }
+            Dim::Choice { .. } if p.choices.iter().all(Value::is_number) => {
+                Column::new(name, chosen().filter_map(Value::as_f64).collect::<Vec<_>>())
+            }
+            Dim::Choice { .. } if p.choices.iter().all(Value::is_boolean) => Column::new(
+                name,
+                chosen().filter_map(Value::as_bool).collect::<Vec<_>>(),
+            ),
+            Dim::Choice { .. } => Column::new(
+                name,
+                chosen()
+                    .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string))
                     .collect::<Vec<_>>(),
-            )),
-            _ => cols.push(Column::new(
-                p.name.as_str().into(),
-                evals.iter().map(|e| e.point[k]).collect::<Vec<_>>(),
-            )),
-        }
+            ),
+            Dim::Int { .. } => Column::new(
+                name,
+                evals.iter().map(|e| e.point[k] as i64).collect::<Vec<_>>(),
+            ),
+            Dim::Real { .. } => {
+                Column::new(name, evals.iter().map(|e| e.point[k]).collect::<Vec<_>>())
+            }
+        });
     }
     cols.extend([
         Column::new(

@@ -66,6 +66,14 @@
     return x > 0 ? `+${fmtNum(x)}` : x < 0 ? `−${fmtNum(-x)}` : "0";
   }
 
+  // Whether a round's change is good or bad for the seat: coins won are good, points are
+  // penalties (a failed caller's +29 is bad), whatever the sign.
+  function tone(m, x) {
+    if (!x) return "";
+    const gain = m.game.scoring === "points" ? x < 0 : x > 0;
+    return gain ? "good" : "bad";
+  }
+
   function fmtNs(ns) {
     if (typeof ns !== "number") return "";
     if (ns < 1e3) return `${ns} ns`;
@@ -358,7 +366,7 @@
     if (ui.view === seat) badges.push(`<span class="badge you">viewing</span>`);
     const change =
       ended && end && end.change
-        ? ` <span class="change ${end.change[seat] > 0 ? "up" : end.change[seat] < 0 ? "down" : ""}">${fmtSigned(end.change[seat])}</span>`
+        ? ` <span class="change ${tone(m, end.change[seat])}">${fmtSigned(end.change[seat])}</span>`
         : "";
     const cls = ["seat", deciding ? "to-play" : "", s.active[seat] ? "" : "out", pos.up ? "grows-up" : ""].join(" ");
     return (
@@ -500,7 +508,7 @@
           `<tr class="${cls}"><td>${seat} · ${esc(agentOf(m, seat))}${out}</td>` +
           `<td class="hand-cell">${hand.map((c) => cardHtml(c, "mini")).join("")}</td>` +
           `<td class="num">${end.hand_values[seat]}</td>` +
-          `<td class="num change ${change > 0 ? "up" : change < 0 ? "down" : ""}">${fmtSigned(change)}</td>` +
+          `<td class="num change ${tone(m, change)}">${fmtSigned(change)}</td>` +
           `<td class="num">${fmtNum(end.standings[seat])}</td></tr>`
         );
       })
