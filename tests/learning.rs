@@ -314,7 +314,8 @@ fn a_checkpoint_with_non_finite_weights_is_refused_where_it_is_seated() {
     // The same file read by a library caller (the Python package's `dhumbal.Policy`).
     let err = dhumbal::agents::neural::Checkpoint::read(&dir.path().join("broken.safetensors"))
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(err.contains("NaN at index 3"), "{err}");
 }
 

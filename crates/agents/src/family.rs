@@ -276,6 +276,23 @@ pub trait Resolve {
     }
 }
 
+/// `recipe`, unless the rules its agents will play under are ones it refuses
+/// ([`Recipe::for_rules`]): then the refusal is reported at `field`. For families whose
+/// recipe reads a file learned under some rules (a checkpoint, a policy table).
+pub(crate) fn fitting(
+    cx: &mut dyn Resolve,
+    field: &str,
+    recipe: Arc<dyn Recipe>,
+) -> Option<Arc<dyn Recipe>> {
+    if let Some(rules) = cx.rules()
+        && let Err(e) = recipe.for_rules(rules)
+    {
+        cx.problem(field, e);
+        return None;
+    }
+    Some(recipe)
+}
+
 /// What whoever resolves agent entries provides (the scenario resolver, or
 /// `registry::Standalone` for library callers).
 pub trait Context {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use dhumbal_game::rng::RandomSource;
 use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Rules};
 
-use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve};
+use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve, fitting};
 use crate::neural::checkpoint::{rules_fingerprint, rules_name};
 use crate::neural::{Algorithm, Checkpoint, Choice, Encoding, Policy, PolicyAgent};
 
@@ -94,7 +94,7 @@ impl Family for LearnedFamily {
         let (checkpoint, policy) = match loaded {
             Ok(x) => x,
             Err(e) => {
-                cx.problem("params.checkpoint", e);
+                cx.problem("params.checkpoint", e.to_string());
                 return None;
             }
         };
@@ -131,13 +131,7 @@ impl Family for LearnedFamily {
             rules_name: checkpoint.text("rules_name").to_string(),
             policy: Some(Arc::new(policy)),
         };
-        if let Some(rules) = cx.rules()
-            && let Err(e) = recipe.check_rules(rules)
-        {
-            cx.problem("params.checkpoint", e);
-            return None;
-        }
-        Some(Arc::new(recipe))
+        fitting(cx, "params.checkpoint", Arc::new(recipe))
     }
 }
 

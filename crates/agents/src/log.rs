@@ -279,25 +279,34 @@ impl AgentLog {
 mod tests {
     use super::*;
 
-    #[test]
-    fn lines_name_their_place_and_are_written_whole() {
-        let dir = std::env::temp_dir().join(format!("dhumbal-log-{}", std::process::id()));
+    /// What `write` puts in a log attached to a fresh file (in a folder named after `name`).
+    fn logged(name: &str, write: impl FnOnce(&AgentLog)) -> String {
+        let dir = std::env::temp_dir().join(format!("dhumbal-log-{name}{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("scripts.log");
         let _ = std::fs::remove_file(&path);
         let log = AgentLog::default();
         log.attach(&path);
-        log.write("a.rhai", "no place");
-        set_place("main", 12, None);
-        {
-            let _s = speaking(2, &Arc::from("mine"));
-            log.write("a.rhai", "two\nlines");
-            let _m = muted();
-            log.write("a.rhai", "dropped");
-        }
-        log.write("a.rhai", "after");
-        clear_place();
+        write(&log);
         let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        text
+    }
+
+    #[test]
+    fn lines_name_their_place_and_are_written_whole() {
+        let text = logged("", |log| {
+            log.write("a.rhai", "no place");
+            set_place("main", 12, None);
+            {
+                let _s = speaking(2, &Arc::from("mine"));
+                log.write("a.rhai", "two\nlines");
+                let _m = muted();
+                log.write("a.rhai", "dropped");
+            }
+            log.write("a.rhai", "after");
+            clear_place();
+        });
         assert_eq!(
             text,
             "[a.rhai] no place\n\
@@ -305,7 +314,6 @@ mod tests {
              [stage main, deal 12, seat 2, mine] lines\n\
              [stage main, deal 12, a.rhai] after\n"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -324,19 +332,11 @@ mod tests {
 
     #[test]
     fn lines_name_the_seating_where_a_stage_has_several() {
-        let dir = std::env::temp_dir().join(format!("dhumbal-log-seating-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("scripts.log");
-        let _ = std::fs::remove_file(&path);
-        let log = AgentLog::default();
-        log.attach(&path);
-        set_place("final", 3, Some(5));
-        log.write("a.rhai", "x");
-        clear_place();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "[stage final, deal 3, seating 5, a.rhai] x\n"
-        );
-        let _ = std::fs::remove_dir_all(&dir);
+        let text = logged("seating-", |log| {
+            set_place("final", 3, Some(5));
+            log.write("a.rhai", "x");
+            clear_place();
+        });
+        assert_eq!(text, "[stage final, deal 3, seating 5, a.rhai] x\n");
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use dhumbal_game::Rules;
 
-use crate::family::{Context, Family, Recipe, Resolve, check, show};
+use crate::family::{Context, Family, Param, Recipe, Resolve, check, show};
 use crate::log::AgentLog;
 
 pub use crate::FAMILIES;
@@ -33,13 +33,7 @@ pub fn join(prefix: &str, field: &str) -> String {
 /// (`{kind: ismcts, params: {...}}`, `{script: mine.rhai}`). Problems go to `cx` with their
 /// full field paths; an `id` key is left to the caller (it names the agent, not how it plays).
 pub fn resolve(entry: &Value, cx: &mut dyn Context, at: &str) -> Option<Arc<dyn Recipe>> {
-    resolve_in(
-        entry,
-        &mut Scope {
-            cx,
-            prefix: at.to_string(),
-        },
-    )
+    resolve_in(entry, &mut Scope::new(cx, at))
 }
 
 /// An entry being resolved: the caller's context and the field path of the entry, which
@@ -47,6 +41,20 @@ pub fn resolve(entry: &Value, cx: &mut dyn Context, at: &str) -> Option<Arc<dyn 
 struct Scope<'c> {
     cx: &'c mut dyn Context,
     prefix: String,
+    /// Fields of the entry at `prefix` (not of its nested agents) whose problems are not
+    /// reported: fields left out of an entry with problems, already reported (a default
+    /// stands in for them while the family checks the rest).
+    quiet: Vec<String>,
+}
+
+impl<'c> Scope<'c> {
+    fn new(cx: &'c mut dyn Context, at: &str) -> Scope<'c> {
+        Scope {
+            cx,
+            prefix: at.to_string(),
+            quiet: Vec::new(),
+        }
+    }
 }
 
 impl Resolve for Scope<'_> {
@@ -63,15 +71,23 @@ impl Resolve for Scope<'_> {
     }
 
     fn problem(&mut self, field: &str, message: String) {
-        let at = join(&self.prefix, field);
-        self.cx.problem(&at, message);
+        let quiet = self
+            .quiet
+            .iter()
+            .any(|f| field == f || field.starts_with(&format!("{f}.")));
+        if !quiet {
+            let at = join(&self.prefix, field);
+            self.cx.problem(&at, message);
+        }
     }
 
     fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>> {
         let inner = join(&self.prefix, field);
         let outer = std::mem::replace(&mut self.prefix, inner);
+        let quiet = std::mem::take(&mut self.quiet);
         let recipe = resolve_in(value, self);
         self.prefix = outer;
+        self.quiet = quiet;
         recipe
     }
 
@@ -118,13 +134,7 @@ pub fn resolve_map(
     cx: &mut dyn Context,
     at: &str,
 ) -> Option<Arc<dyn Recipe>> {
-    resolve_entry(
-        map,
-        &mut Scope {
-            cx,
-            prefix: at.to_string(),
-        },
-    )
+    resolve_entry(map, &mut Scope::new(cx, at))
 }
 
 fn resolve_entry(map: &Map<String, Value>, cx: &mut Scope<'_>) -> Option<Arc<dyn Recipe>> {
@@ -220,63 +230,22 @@ fn resolve_entry(map: &Map<String, Value>, cx: &mut Scope<'_>) -> Option<Arc<dyn
             }
             // A missing required value fails the check again: nothing more to learn then.
             if let Ok(entry) = check(family, &fields_left, &params_left) {
-                let mut quiet = Quiet {
-                    inner: cx,
-                    left_out: fields
-                        .keys()
-                        .filter(|k| !fields_left.contains_key(*k))
-                        .cloned()
-                        .chain(
-                            params
-                                .keys()
-                                .filter(|k| !params_left.contains_key(*k))
-                                .map(|k| join("params", k)),
-                        )
-                        .collect(),
-                };
-                family.resolve(&entry, &mut quiet);
+                cx.quiet = fields
+                    .keys()
+                    .filter(|k| !fields_left.contains_key(*k))
+                    .cloned()
+                    .chain(
+                        params
+                            .keys()
+                            .filter(|k| !params_left.contains_key(*k))
+                            .map(|k| join("params", k)),
+                    )
+                    .collect();
+                family.resolve(&entry, cx);
+                cx.quiet.clear();
             }
             None
         }
-    }
-}
-
-/// A [`Resolve`] that passes everything on but problems with fields left out of the entry
-/// (already reported: a default stands in for them).
-struct Quiet<'s, 'c> {
-    inner: &'s mut Scope<'c>,
-    left_out: Vec<String>,
-}
-
-impl Resolve for Quiet<'_, '_> {
-    fn rules(&self) -> Option<&Arc<Rules>> {
-        self.inner.rules()
-    }
-
-    fn path(&self, written: &str) -> PathBuf {
-        self.inner.path(written)
-    }
-
-    fn planned(&self, path: &std::path::Path) -> bool {
-        self.inner.planned(path)
-    }
-
-    fn problem(&mut self, field: &str, message: String) {
-        let left_out = self
-            .left_out
-            .iter()
-            .any(|f| field == f || field.starts_with(&format!("{f}.")));
-        if !left_out {
-            self.inner.problem(field, message);
-        }
-    }
-
-    fn agent(&mut self, value: &Value, field: &str) -> Option<Arc<dyn Recipe>> {
-        self.inner.agent(value, field)
-    }
-
-    fn log(&self) -> Arc<AgentLog> {
-        self.inner.log()
     }
 }
 
@@ -358,6 +327,15 @@ pub fn selectors_in(entry: &Map<String, Value>) -> usize {
     usize::from(kind.is_some()) + shorthands.len()
 }
 
+/// The names of `params` without a default: those an entry must give.
+fn required(params: &[Param]) -> Vec<&'static str> {
+    params
+        .iter()
+        .filter(|p| p.default.is_none())
+        .map(|p| p.name)
+        .collect()
+}
+
 /// The JSON Schema of one agent entry: one alternative per family (and per shorthand).
 pub fn entry_schemas() -> Vec<Value> {
     let mut out = Vec::new();
@@ -379,12 +357,7 @@ pub fn entry_schemas() -> Vec<Value> {
             "kind".into(),
             serde_json::json!({ "const": f.name(), "description": f.doc() }),
         );
-        let required_params: Vec<&str> = f
-            .params()
-            .iter()
-            .filter(|p| p.default.is_none())
-            .map(|p| p.name)
-            .collect();
+        let required_params = required(&f.params());
         let mut params_schema = serde_json::json!({
             "type": "object",
             "properties": params,
@@ -397,15 +370,10 @@ pub fn entry_schemas() -> Vec<Value> {
         for p in f.fields() {
             properties.insert(p.name.to_string(), param_schema(&p));
         }
-        let required: Vec<&str> = f
-            .fields()
-            .iter()
-            .filter(|p| p.default.is_none())
-            .map(|p| p.name)
-            .collect();
+        let required_fields = required(&f.fields());
         let variant = |selector: &str| {
             let mut req = vec![selector];
-            req.extend(required.iter().filter(|r| **r != selector));
+            req.extend(required_fields.iter().filter(|r| **r != selector));
             if !required_params.is_empty() {
                 req.push("params");
             }
@@ -441,22 +409,36 @@ fn param_schema(p: &crate::family::Param) -> Value {
     s
 }
 
-/// A [`Context`] for library callers (tests, benchmarks, notebooks): paths relative to the
-/// working folder, no log, problems kept to be returned.
+/// A [`Context`] apart from a scenario's problem list: paths relative to `folder`, problems
+/// kept to be returned as (field, message). Library callers (tests, benchmarks, notebooks)
+/// resolve with [`Standalone::recipe`]; the Python package checks an environment's opponents
+/// with one, and the tuning resolver each value of a parameter's range.
 pub struct Standalone {
-    rules: Option<Arc<Rules>>,
-    problems: Vec<(String, String)>,
-    log: Arc<AgentLog>,
+    pub rules: Option<Arc<Rules>>,
+    /// Where relative paths start from (empty: the working folder).
+    pub folder: PathBuf,
+    pub problems: Vec<(String, String)>,
+    pub log: Arc<AgentLog>,
+    /// Files that sections of the scenario write (they may not exist yet).
+    pub planned: Vec<PathBuf>,
 }
 
 impl Standalone {
-    /// Resolves `entry` (as [`resolve`] takes it) for agents playing under `rules`.
-    pub fn recipe(entry: &Value, rules: &Rules) -> Result<Arc<dyn Recipe>, Vec<(String, String)>> {
-        let mut cx = Standalone {
-            rules: Some(Arc::new(rules.clone())),
+    /// For agents playing under `rules`, paths relative to `folder`.
+    pub fn new(rules: Option<Arc<Rules>>, folder: PathBuf) -> Standalone {
+        Standalone {
+            rules,
+            folder,
             problems: Vec::new(),
             log: Arc::new(AgentLog::default()),
-        };
+            planned: Vec::new(),
+        }
+    }
+
+    /// Resolves `entry` (as [`resolve`] takes it) for agents playing under `rules`, paths
+    /// relative to the working folder.
+    pub fn recipe(entry: &Value, rules: &Rules) -> Result<Arc<dyn Recipe>, Vec<(String, String)>> {
+        let mut cx = Standalone::new(Some(Arc::new(rules.clone())), PathBuf::new());
         match resolve(entry, &mut cx, "") {
             Some(r) if cx.problems.is_empty() => Ok(r),
             _ => Err(cx.problems),
@@ -470,7 +452,7 @@ impl Context for Standalone {
     }
 
     fn path(&self, written: &str) -> PathBuf {
-        PathBuf::from(written)
+        self.folder.join(written)
     }
 
     fn problem(&mut self, field: &str, message: String) {
@@ -479,5 +461,9 @@ impl Context for Standalone {
 
     fn log(&self) -> Arc<AgentLog> {
         self.log.clone()
+    }
+
+    fn planned(&self, path: &std::path::Path) -> bool {
+        self.planned.iter().any(|p| p == path)
     }
 }

@@ -15,7 +15,7 @@
 //! policy is trained and played by the same code.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -29,7 +29,7 @@ use dhumbal_game::{
     RoundOutcome, Rules,
 };
 
-use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve};
+use crate::family::{Entry, Family, Param, ParamType, Recipe, Resolve, fitting};
 use crate::learned::PendingAgent;
 use crate::neural::checkpoint::{rules_fingerprint, rules_name};
 
@@ -582,13 +582,19 @@ impl PolicyTable {
         std::fs::rename(&tmp, path)
     }
 
-    pub fn read(path: &Path) -> Result<PolicyTable, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        PolicyTable::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    /// Reads a policy table; the error names the file, and the line where there is one.
+    pub fn read(path: &Path) -> Result<PolicyTable, TableError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TableError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        PolicyTable::parse(&text).map_err(|error| TableError::Parse {
+            path: path.to_path_buf(),
+            error,
+        })
     }
 
-    pub fn parse(text: &str) -> Result<PolicyTable, String> {
+    pub fn parse(text: &str) -> Result<PolicyTable, ParseError> {
         let mut table = PolicyTable::new();
         let mut seen = vec![false; STATES];
         let mut header = false;
@@ -606,32 +612,29 @@ impl PolicyTable {
             }
             if !header {
                 if line != PolicyTable::HEADER {
-                    return Err(format!(
-                        "line {line_no}: expected the header `{}`",
-                        PolicyTable::HEADER
-                    ));
+                    return Err(ParseError::Header { line: line_no });
                 }
                 header = true;
                 continue;
             }
             let f: Vec<&str> = line.split(',').collect();
             if f.len() != 8 {
-                return Err(format!(
-                    "line {line_no}: expected 8 fields, found {}",
-                    f.len()
-                ));
+                return Err(ParseError::Fields {
+                    line: line_no,
+                    found: f.len(),
+                });
             }
-            let int = |i: usize, lo: u64, hi: u64| -> Result<u64, String> {
+            let bad = |i: usize, expected: Expected| ParseError::Field {
+                line: line_no,
+                field: i + 1,
+                expected,
+                got: f[i].to_string(),
+            };
+            let int = |i: usize, lo: u64, hi: u64| -> Result<u64, ParseError> {
                 f[i].parse::<u64>()
                     .ok()
                     .filter(|v| (lo..=hi).contains(v))
-                    .ok_or_else(|| {
-                        format!(
-                            "line {line_no}: field {} must be {lo} to {hi}, got `{}`",
-                            i + 1,
-                            f[i]
-                        )
-                    })
+                    .ok_or_else(|| bad(i, Expected::Range(lo, hi)))
             };
             let state = State {
                 own: int(0, 1, MAX_CARDS as u64)? as u8,
@@ -640,7 +643,10 @@ impl PolicyTable {
             };
             let i = state.index();
             if seen[i] {
-                return Err(format!("line {line_no}: state {state:?} given twice"));
+                return Err(ParseError::Twice {
+                    line: line_no,
+                    state,
+                });
             }
             seen[i] = true;
             for k in 0..3 {
@@ -650,31 +656,61 @@ impl PolicyTable {
                     .parse::<f64>()
                     .ok()
                     .filter(|v| !v.is_nan() && *v != f64::INFINITY)
-                    .ok_or_else(|| {
-                        format!(
-                            "line {line_no}: field {} must be a number or -inf (an action never tried), got `{}`",
-                            4 + k,
-                            f[3 + k]
-                        )
-                    })?;
+                    .ok_or_else(|| bad(3 + k, Expected::Value))?;
             }
-            table.actions[i] = Macro::from_name(f[6]).ok_or_else(|| {
-                format!(
-                    "line {line_no}: field 7 must be one of {}, got `{}`",
-                    Macro::NAMES.join(", "),
-                    f[6]
-                )
-            })?;
+            table.actions[i] = Macro::from_name(f[6]).ok_or_else(|| bad(6, Expected::Macro))?;
             table.visits[i] = int(7, 0, u64::MAX)?;
         }
         let missing = seen.iter().filter(|s| !**s).count();
         if missing > 0 {
-            return Err(format!(
-                "{missing} of the {STATES} states are missing (a policy lists every state)"
-            ));
+            return Err(ParseError::Missing(missing));
         }
         Ok(table)
     }
+}
+
+/// Why a policy table cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {error}", path.display())]
+    Parse { path: PathBuf, error: ParseError },
+}
+
+/// What is wrong with a policy table's text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("line {line}: expected the header `{}`", PolicyTable::HEADER)]
+    Header { line: usize },
+    #[error("line {line}: expected 8 fields, found {found}")]
+    Fields { line: usize, found: usize },
+    #[error("line {line}: field {field} must be {expected}, got `{got}`")]
+    Field {
+        line: usize,
+        /// 1-based.
+        field: usize,
+        expected: Expected,
+        got: String,
+    },
+    #[error("line {line}: state {state:?} given twice")]
+    Twice { line: usize, state: State },
+    #[error("{0} of the {STATES} states are missing (a policy lists every state)")]
+    Missing(usize),
+}
+
+/// What a field of a policy table's line must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Expected {
+    #[error("{0} to {1}")]
+    Range(u64, u64),
+    #[error("a number or -inf (an action never tried)")]
+    Value,
+    #[error("one of {}", Macro::NAMES.join(", "))]
+    Macro,
 }
 
 impl Default for PolicyTable {
@@ -733,15 +769,25 @@ impl Chooser for FixedChooser {
 
 /// Why the abstraction does not fit a table, if it does not: it is made for two players and
 /// hands of at most five cards.
-pub fn check_rules(rules: &Rules) -> Result<(), String> {
+pub fn check_rules(rules: &Rules) -> Result<(), UnfitRules> {
     let v = rules.variant();
     if v.players != 2 || v.hand_size as usize > MAX_CARDS {
-        return Err(format!(
-            "the 1,600-state abstraction is for two players and hands of at most {MAX_CARDS} cards; this table has {} players and {}-card hands (use the `simplified-2p` preset)",
-            v.players, v.hand_size
-        ));
+        return Err(UnfitRules {
+            players: v.players,
+            hand_size: v.hand_size,
+        });
     }
     Ok(())
+}
+
+/// Rules the 1,600-state abstraction is not made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the 1,600-state abstraction is for two players and hands of at most {MAX_CARDS} cards; this table has {players} players and {hand_size}-card hands (use the `simplified-2p` preset)"
+)]
+pub struct UnfitRules {
+    pub players: u8,
+    pub hand_size: u8,
 }
 
 /// `tabular`: a policy table learned by `dhumbal-run train` (Q-learning or value iteration).
@@ -770,7 +816,7 @@ impl Family for TabularFamily {
         if let Some(rules) = cx.rules()
             && let Err(e) = check_rules(rules)
         {
-            cx.problem("kind", e);
+            cx.problem("kind", e.to_string());
             return None;
         }
         if !path.is_file() {
@@ -792,7 +838,7 @@ impl Family for TabularFamily {
         let table = match PolicyTable::read(&path) {
             Ok(t) => t,
             Err(e) => {
-                cx.problem("params.policy", e);
+                cx.problem("params.policy", e.to_string());
                 return None;
             }
         };
@@ -800,13 +846,7 @@ impl Family for TabularFamily {
             written,
             table: Some(Arc::new(table)),
         };
-        if let Some(rules) = cx.rules()
-            && let Err(e) = recipe.check(rules)
-        {
-            cx.problem("params.policy", e);
-            return None;
-        }
-        Some(Arc::new(recipe))
+        fitting(cx, "params.policy", Arc::new(recipe))
     }
 }
 
@@ -818,7 +858,7 @@ struct TabularRecipe {
 
 impl TabularRecipe {
     fn check(&self, rules: &Rules) -> Result<(), String> {
-        check_rules(rules)?;
+        check_rules(rules).map_err(|e| e.to_string())?;
         let Some(t) = &self.table else {
             return Ok(());
         };
@@ -901,7 +941,7 @@ impl Family for MacroFamily {
         if let Some(rules) = cx.rules()
             && let Err(e) = check_rules(rules)
         {
-            cx.problem("kind", e);
+            cx.problem("kind", e.to_string());
             return None;
         }
         let action = Macro::from_name(&entry.text("action"))?;
@@ -942,6 +982,6 @@ impl Recipe for MacroRecipe {
     }
 
     fn for_rules(&self, rules: &Arc<Rules>) -> Result<Option<Arc<dyn Recipe>>, String> {
-        check_rules(rules).map(|()| None)
+        check_rules(rules).map_err(|e| e.to_string()).map(|()| None)
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dhumbal_agents::neural::{Action, Choice, Mlp, Policy, PolicyAgent, Scratch, Workspace};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::Scoring;
-use dhumbal_game::{Agent, Observation, RoundOutcome, Rules, Table};
+use dhumbal_game::{Agent, Observation, PlayError, RoundOutcome, Rules, Table};
 
 use crate::{EpisodeRecord, Opponent, TrainPlan, TrainSeating};
 
@@ -110,7 +110,7 @@ pub fn play(
     policy: &Policy,
     acting: Acting<'_>,
     pool: &[Arc<Policy>],
-) -> Result<Played, String> {
+) -> Result<Played, PlayError> {
     let rules = &plan.rules;
     let players = rules.players();
     let mut seating = chacha_stream(plan.seed, Purpose::Seating, episode);
@@ -164,9 +164,7 @@ pub fn play(
                 seats.push(others.next().expect("an agent per seat"));
             }
         }
-        table
-            .play_round(&mut seats, &mut streams, &mut ())
-            .map_err(|e| e.to_string())?
+        table.play_round(&mut seats, &mut streams, &mut ())?
     };
     let r = reward(rules, &outcome, seat);
     learner.traj.reward = plan

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use dhumbal_agents::Recipe;
 use dhumbal_agents::neural::{Choice, Policy, PolicyAgent};
 use dhumbal_game::rng::ChaChaStreams;
-use dhumbal_game::{Agent, Rules, Table};
+use dhumbal_game::{Agent, PlayError, Rules, Table};
 
 use crate::EvalRecord;
 use crate::episode::reward;
@@ -29,7 +29,7 @@ pub fn evaluate(
     deals: u64,
     seed: u64,
     episode: u64,
-) -> Result<EvalRecord, String> {
+) -> Result<EvalRecord, PlayError> {
     let players = rules.players();
     let results: Vec<DealResult> = (0..deals)
         .into_par_iter()
@@ -60,9 +60,7 @@ pub fn evaluate(
                     .collect();
                 let mut streams = ChaChaStreams::new(seed, deal, &slots);
                 let mut table = Table::new((**rules).clone());
-                let outcome = table
-                    .play_round(&mut seats, &mut streams, &mut ())
-                    .map_err(|e| e.to_string())?;
+                let outcome = table.play_round(&mut seats, &mut streams, &mut ())?;
                 wins += u32::from(outcome.winner == Some(seat));
                 total += reward(rules, &outcome, seat);
             }
@@ -71,7 +69,7 @@ pub fn evaluate(
                 reward: total,
             })
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, PlayError>>()?;
     let n = deals.max(1) as f64;
     let per_deal: Vec<f64> = results
         .iter()

@@ -203,37 +203,37 @@ impl Hyper {
         })
     }
 
-    /// Sets one hyperparameter from a scenario value; the message says what would be valid.
-    pub fn set(&mut self, name: &str, value: &Value) -> Result<(), String> {
+    /// Sets one hyperparameter from a scenario value; the error says what would be valid.
+    pub fn set(&mut self, name: &str, value: &Value) -> Result<(), HyperError> {
         let Some(slot) = self.slot(name) else {
             let names: Vec<&str> = PARAMS.iter().map(|p| p.0).collect();
-            let hint = dhumbal_agents::nearest(name, &names)
-                .map(|n| format!("did you mean `{n}`? "))
-                .unwrap_or_default();
-            return Err(format!(
-                "unknown hyperparameter; {hint}valid: {}",
-                names.join(", ")
-            ));
+            return Err(HyperError::Unknown {
+                hint: dhumbal_agents::nearest(name, &names).map(str::to_string),
+                valid: names.join(", "),
+            });
+        };
+        let expected = |expected| HyperError::Expected {
+            expected,
+            got: value.clone(),
         };
         match slot {
             Slot::F(f) => match value.as_f64().filter(|v| v.is_finite() && *v >= 0.0) {
                 Some(v) => *f = v,
-                None => return Err(format!("expected a number, zero or more, got {value}")),
+                None => return Err(expected(Expected::Number)),
             },
             Slot::U(u) => match value.as_u64() {
                 Some(v) => *u = v,
-                None => {
-                    return Err(format!(
-                        "expected a whole number, zero or more, got {value}"
-                    ));
-                }
+                None => return Err(expected(Expected::Whole)),
             },
         }
-        self.check().map_err(|e| format!("{e}, got {value}"))
+        self.check().map_err(|range| HyperError::Range {
+            range,
+            got: value.clone(),
+        })
     }
 
     /// Ranges that a value of the right type can still miss.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), RangeError> {
         let positive = [
             ("lr", self.lr),
             ("reward_scale", self.reward_scale),
@@ -247,7 +247,7 @@ impl Hyper {
             ("pool_size", self.pool_size as f64),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v <= 0.0) {
-            return Err(format!("`{name}` must be greater than 0"));
+            return Err(RangeError::NotPositive(name));
         }
         let unit = [
             ("gamma", self.gamma),
@@ -257,10 +257,10 @@ impl Hyper {
             ("epsilon_decay", self.epsilon_decay),
         ];
         if let Some((name, _)) = unit.iter().find(|(_, v)| !(0.0..=1.0).contains(v)) {
-            return Err(format!("`{name}` must be in [0, 1]"));
+            return Err(RangeError::NotUnit(name));
         }
         if self.batch_size > self.replay {
-            return Err("`batch_size` must not exceed `replay`".into());
+            return Err(RangeError::BatchOverReplay);
         }
         Ok(())
     }
@@ -290,4 +290,48 @@ impl Hyper {
 enum Slot<'a> {
     F(&'a mut f64),
     U(&'a mut u64),
+}
+
+/// Why a hyperparameter cannot be set (of a network's training, or of a tabular method's).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum HyperError {
+    /// A name no network training reads.
+    #[error(
+        "unknown hyperparameter; {}valid: {valid}",
+        hint.as_ref().map(|n| format!("did you mean `{n}`? ")).unwrap_or_default()
+    )]
+    Unknown { hint: Option<String>, valid: String },
+    /// A name the tabular method does not read.
+    #[error("unknown hyperparameter `{name}`; this method has: {valid}")]
+    NotOfMethod { name: String, valid: String },
+    #[error("expected {expected}, got {got}")]
+    Expected { expected: Expected, got: Value },
+    #[error("{range}, got {got}")]
+    Range { range: RangeError, got: Value },
+}
+
+/// What a hyperparameter's value must be.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum Expected {
+    #[error("a number, zero or more")]
+    Number,
+    #[error("a whole number, zero or more")]
+    Whole,
+    #[error("a number from {0} to {1}")]
+    Between(f64, f64),
+    #[error("a whole number of at least 1")]
+    Count,
+    #[error("`value` or `policy`")]
+    Solver,
+}
+
+/// A range that a network training's hyperparameters miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    #[error("`{0}` must be greater than 0")]
+    NotPositive(&'static str),
+    #[error("`{0}` must be in [0, 1]")]
+    NotUnit(&'static str),
+    #[error("`batch_size` must not exceed `replay`")]
+    BatchOverReplay,
 }

@@ -29,7 +29,7 @@ use std::sync::{Arc, OnceLock};
 
 use dhumbal_agents::Recipe;
 use dhumbal_agents::neural::{Algorithm, Encoding};
-use dhumbal_game::Rules;
+use dhumbal_game::{PlayError, Rules};
 
 pub use hyper::Hyper;
 
@@ -243,7 +243,7 @@ pub enum TrainError {
     #[error("{0}")]
     Device(String),
     #[error("an episode failed: {0}")]
-    Play(String),
+    Play(PlayError),
 }
 
 /// Runs a plan: resumes from its checkpoint when asked and one is there, reports through the

@@ -28,9 +28,10 @@ use dhumbal_agents::tabular::{
     Chooser, Macro, MacroAgent, PolicyTable, STATES, State, TableChooser,
 };
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
-use dhumbal_game::{Agent, RoundOutcome, Rules, Table};
+use dhumbal_game::{Agent, PlayError, RoundOutcome, Rules, Table};
 
 use crate::episode::reward as round_reward;
+use crate::hyper::{Expected, HyperError};
 use crate::{EpisodeRecord, EvalRecord, Event};
 
 /// How a tabular policy is learned.
@@ -74,19 +75,23 @@ impl Method {
         }
     }
 
-    /// Sets one hyperparameter by name from YAML; the message says what is valid.
-    pub fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), String> {
-        let num = |lo: f64, hi: f64| -> Result<f64, String> {
+    /// Sets one hyperparameter by name from YAML; the error says what is valid.
+    pub fn set(&mut self, name: &str, value: &serde_json::Value) -> Result<(), HyperError> {
+        let expected = |expected| HyperError::Expected {
+            expected,
+            got: value.clone(),
+        };
+        let num = |lo: f64, hi: f64| -> Result<f64, HyperError> {
             value
                 .as_f64()
                 .filter(|v| v.is_finite() && *v >= lo && *v <= hi)
-                .ok_or_else(|| format!("expected a number from {lo} to {hi}, got {value}"))
+                .ok_or_else(|| expected(Expected::Between(lo, hi)))
         };
-        let count = || -> Result<u64, String> {
+        let count = || -> Result<u64, HyperError> {
             value
                 .as_u64()
                 .filter(|&v| v >= 1)
-                .ok_or_else(|| format!("expected a whole number of at least 1, got {value}"))
+                .ok_or_else(|| expected(Expected::Count))
         };
         match self {
             Method::QLearning(q) => match name {
@@ -109,7 +114,7 @@ impl Method {
                     v.solver = match value.as_str() {
                         Some("value") => Solver::Value,
                         Some("policy") => Solver::Policy,
-                        _ => return Err(format!("expected `value` or `policy`, got {value}")),
+                        _ => return Err(expected(Expected::Solver)),
                     }
                 }
                 _ => return Err(unknown(name, VI_NAMES)),
@@ -154,11 +159,11 @@ const VI_NAMES: &[&str] = &[
     "point_scale",
 ];
 
-fn unknown(name: &str, names: &[&str]) -> String {
-    format!(
-        "unknown hyperparameter `{name}`; this method has: {}",
-        names.join(", ")
-    )
+fn unknown(name: &str, names: &[&str]) -> HyperError {
+    HyperError::NotOfMethod {
+        name: name.to_string(),
+        valid: names.join(", "),
+    }
 }
 
 /// Q-learning: one-step updates at every learner turn, ε-greedy exploration decaying linearly.
@@ -372,7 +377,7 @@ fn play_game(
     seat: usize,
     learner: &mut dyn Agent,
     opponent: &mut dyn Agent,
-) -> Result<GameResult, String> {
+) -> Result<GameResult, PlayError> {
     let slots: Vec<u32> = (0..2).map(|s| u32::from(s != seat)).collect();
     let mut streams = ChaChaStreams::new(seed, deal_id(game, 0), &slots);
     let mut table = Table::new((**rules).clone());
@@ -392,9 +397,7 @@ fn play_game(
     };
     while !table.game_over() {
         streams.set_deal(deal_id(game, table.rounds_played()));
-        let o = table
-            .play_round(&mut seats, &mut streams, &mut ())
-            .map_err(|e| e.to_string())?;
+        let o = table.play_round(&mut seats, &mut streams, &mut ())?;
         r.reward += round_reward(rules, &o, seat);
         if o.caller == Some(seat) {
             r.calls += 1;
@@ -447,7 +450,7 @@ fn train_game(
     point_scale: f64,
     acting: Acting<'_>,
     epsilon: f64,
-) -> Result<(EpisodeRecord, Vec<Step>), String> {
+) -> Result<(EpisodeRecord, Vec<Step>), PlayError> {
     let (seat, k) = draw(plan, game);
     let (name, recipe) = &plan.opponents[k];
     let mut other = recipe.build(name);
@@ -483,7 +486,7 @@ pub fn evaluate(
     table: &Arc<PolicyTable>,
     ev: &TabularEvaluation,
     episode: u64,
-) -> Result<Vec<EvalRecord>, String> {
+) -> Result<Vec<EvalRecord>, PlayError> {
     let mut out = Vec::new();
     for (name, recipe) in &ev.against {
         let results: Vec<(u32, f64)> = (0..ev.games)
@@ -499,7 +502,7 @@ pub fn evaluate(
                 }
                 Ok((wins, total))
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, PlayError>>()?;
         let per: Vec<f64> = results.iter().map(|r| f64::from(r.0) / 2.0).collect();
         let (mean, low, high) = crate::evaluate::mean_interval(&per);
         let n = ev.games.max(1) as f64;
@@ -526,123 +529,237 @@ pub struct Learned {
     pub converged: bool,
 }
 
-fn finish_table(
-    plan: &TabularPlan,
-    table: &mut PolicyTable,
-    episodes: u64,
-    extra: &[(&str, String)],
-) {
-    table.set_meta("program", plan.program.clone());
-    table.set_meta(
-        "kind",
-        "tabular policy (two-player plan: 1,600 states, 3 macro actions)",
-    );
-    table.set_meta("method", plan.method.name());
-    table.set_meta("hyper", plan.method.to_json().to_string());
-    table.set_meta("rules", rules_fingerprint(&plan.rules));
-    table.set_meta("rules_name", rules_name(&plan.rules));
-    table.set_meta("scenario_hash", plan.scenario_hash.clone());
-    table.set_meta("episodes", episodes.to_string());
-    for (k, v) in extra {
-        table.set_meta(k, v.clone());
-    }
-}
-
 /// Learns `plan`'s policy, writes it to `plan.policy`, and reports as it goes (episodes in
 /// batches, evaluations, and a `Checkpoint` when the table is written).
 pub fn learn(
     plan: &TabularPlan,
     stop: &AtomicBool,
     event: &mut dyn FnMut(Event<'_>),
-) -> Result<Learned, String> {
+) -> Result<Learned, LearnError> {
+    let mut learning = Learning { plan, stop, event };
     match &plan.method {
-        Method::QLearning(q) => q_learning(plan, q, stop, event),
-        Method::ValueIteration(v) => value_iteration(plan, v, stop, event),
+        Method::QLearning(q) => learning.q_learning(q),
+        Method::ValueIteration(v) => learning.value_iteration(v),
     }
 }
 
-fn evaluate_now(
-    plan: &TabularPlan,
-    table: &PolicyTable,
-    episode: u64,
-    event: &mut dyn FnMut(Event<'_>),
-) -> Result<(), String> {
-    if let Some(ev) = &plan.evaluation {
-        let t = Arc::new(table.clone());
-        for r in evaluate(&plan.rules, &t, ev, episode)? {
-            event(Event::Evaluation(&r));
+/// Why a tabular learning stopped short.
+#[derive(Debug, thiserror::Error)]
+pub enum LearnError {
+    #[error(transparent)]
+    Play(#[from] PlayError),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A learning under way: its plan, the flag that stops it, and where it reports.
+struct Learning<'a> {
+    plan: &'a TabularPlan,
+    stop: &'a AtomicBool,
+    event: &'a mut dyn FnMut(Event<'_>),
+}
+
+impl Learning<'_> {
+    /// Evaluates `table` after `episode` games, when the plan evaluates.
+    fn evaluate(&mut self, table: &PolicyTable, episode: u64) -> Result<(), PlayError> {
+        if let Some(ev) = &self.plan.evaluation {
+            let t = Arc::new(table.clone());
+            for r in evaluate(&self.plan.rules, &t, ev, episode)? {
+                (self.event)(Event::Evaluation(&r));
+            }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// Writes the learned table after `episodes` games, with its metadata (and `extra`).
+    fn finish(
+        &mut self,
+        table: &mut PolicyTable,
+        episodes: u64,
+        extra: &[(&str, String)],
+    ) -> Result<(), LearnError> {
+        let plan = self.plan;
+        table.set_meta("program", plan.program.clone());
+        table.set_meta(
+            "kind",
+            "tabular policy (two-player plan: 1,600 states, 3 macro actions)",
+        );
+        table.set_meta("method", plan.method.name());
+        table.set_meta("hyper", plan.method.to_json().to_string());
+        table.set_meta("rules", rules_fingerprint(&plan.rules));
+        table.set_meta("rules_name", rules_name(&plan.rules));
+        table.set_meta("scenario_hash", plan.scenario_hash.clone());
+        table.set_meta("episodes", episodes.to_string());
+        for (k, v) in extra {
+            table.set_meta(k, v.clone());
+        }
+        table
+            .write(&plan.policy)
+            .map_err(|source| LearnError::Write {
+                path: plan.policy.clone(),
+                source,
+            })?;
+        (self.event)(Event::Checkpoint(episodes));
+        Ok(())
+    }
+
+    /// Q-learning: one game after another, each step learned from as it happens.
+    fn q_learning(&mut self, p: &QParams) -> Result<Learned, LearnError> {
+        let plan = self.plan;
+        let mut table = PolicyTable::new();
+        self.evaluate(&table, 0)?;
+        let mut batch = Vec::with_capacity(1000);
+        let mut done = 0;
+        let mut stopped = false;
+        while done < plan.episodes {
+            if self.stop.load(Ordering::Relaxed) {
+                stopped = true;
+                break;
+            }
+            let game = done;
+            let frac = (game as f64 / p.epsilon_episodes as f64).min(1.0);
+            let epsilon = p.epsilon_start + (p.epsilon_end - p.epsilon_start) * frac;
+            let PolicyTable { values, visits, .. } = &mut table;
+            let acting = Acting::Q {
+                q: values,
+                visits,
+                alpha: p.alpha,
+                gamma: p.gamma,
+                epsilon,
+            };
+            let (record, _) = train_game(plan, game, p.point_scale, acting, epsilon)?;
+            batch.push(record);
+            done += 1;
+            if batch.len() == 1000 || done == plan.episodes {
+                (self.event)(Event::Episodes(&batch));
+                batch.clear();
+            }
+            if due(plan, game, done) {
+                if !batch.is_empty() {
+                    (self.event)(Event::Episodes(&batch));
+                    batch.clear();
+                }
+                table.play_greedy();
+                self.evaluate(&table, done)?;
+            }
+        }
+        if !batch.is_empty() {
+            (self.event)(Event::Episodes(&batch));
+        }
+        table.play_greedy();
+        if plan.evaluation.is_some() && !stopped && !due(plan, done - 1, done) {
+            self.evaluate(&table, done)?;
+        }
+        self.finish(&mut table, done, &[])?;
+        Ok(Learned {
+            episodes: done,
+            stopped,
+            iterations: 0,
+            converged: false,
+        })
+    }
+
+    /// Estimations of the current policy's transitions (games in parallel), each followed
+    /// by a solve, until the policy stops changing or the games are spent.
+    fn value_iteration(&mut self, p: &ViParams) -> Result<Learned, LearnError> {
+        let plan = self.plan;
+        let mut table = PolicyTable::new();
+        // The starting policy: greedy-decrease, calling where a call is within the threshold.
+        let safe = plan.rules.call_threshold(2);
+        for (i, a) in table.actions.iter_mut().enumerate() {
+            if u32::from(State::from_index(i).value) <= safe {
+                *a = Macro::Call;
+            }
+        }
+        self.evaluate(&table, 0)?;
+        let mut counts: Vec<Counts> = vec![Counts::default(); STATES * 3];
+        let mut done = 0u64;
+        let mut iterations = 0u32;
+        let mut converged = false;
+        let mut stopped = false;
+        // States whose macro changed, per estimation (how far from converged it is).
+        let mut changes: Vec<String> = Vec::new();
+        let mut v = vec![0.0f64; STATES];
+        while done < plan.episodes {
+            if self.stop.load(Ordering::Relaxed) {
+                stopped = true;
+                break;
+            }
+            let n = p.samples.min(plan.episodes - done);
+            let games: Vec<(EpisodeRecord, Vec<Step>)> = (done..done + n)
+                .into_par_iter()
+                .map(|game| {
+                    let acting = Acting::Explore {
+                        policy: &table.actions,
+                        explore: p.explore,
+                    };
+                    train_game(plan, game, p.point_scale, acting, p.explore)
+                })
+                .collect::<Result<_, PlayError>>()?;
+            let mut records = Vec::with_capacity(games.len());
+            for (r, log) in games {
+                for (s, a, rew, next) in log {
+                    let c = &mut counts[s as usize * 3 + a as usize];
+                    c.n += 1;
+                    c.reward += rew;
+                    *c.next.entry(next.unwrap_or(STATES as u16)).or_insert(0) += 1;
+                }
+                records.push(r);
+            }
+            for chunk in records.chunks(1000) {
+                (self.event)(Event::Episodes(chunk));
+            }
+            let before = done;
+            done += n;
+            iterations += 1;
+            let q = solve(&counts, p, &mut v);
+            let mut changed = 0;
+            for i in 0..STATES {
+                table.values[i] = q[i];
+                table.visits[i] = (0..3).map(|a| counts[i * 3 + a].n).sum();
+                let seen = table.visits[i] > 0;
+                if seen {
+                    let m = Macro::best(&q[i], true);
+                    if m != table.actions[i] {
+                        changed += 1;
+                        table.actions[i] = m;
+                    }
+                }
+            }
+            changes.push(changed.to_string());
+            if due(plan, before, done) || done >= plan.episodes || changed == 0 {
+                self.evaluate(&table, done)?;
+            }
+            if changed == 0 {
+                converged = true;
+                break;
+            }
+        }
+        self.finish(
+            &mut table,
+            done,
+            &[
+                ("iterations", iterations.to_string()),
+                ("converged", converged.to_string()),
+                ("changes", changes.join(" ")),
+            ],
+        )?;
+        Ok(Learned {
+            episodes: done,
+            stopped,
+            iterations,
+            converged,
+        })
+    }
 }
 
 fn due(plan: &TabularPlan, before: u64, after: u64) -> bool {
     plan.evaluation
         .as_ref()
         .is_some_and(|e| before / e.every != after / e.every)
-}
-
-fn q_learning(
-    plan: &TabularPlan,
-    p: &QParams,
-    stop: &AtomicBool,
-    event: &mut dyn FnMut(Event<'_>),
-) -> Result<Learned, String> {
-    let mut table = PolicyTable::new();
-    evaluate_now(plan, &table, 0, event)?;
-    let mut batch = Vec::with_capacity(1000);
-    let mut done = 0;
-    let mut stopped = false;
-    while done < plan.episodes {
-        if stop.load(Ordering::Relaxed) {
-            stopped = true;
-            break;
-        }
-        let game = done;
-        let frac = (game as f64 / p.epsilon_episodes as f64).min(1.0);
-        let epsilon = p.epsilon_start + (p.epsilon_end - p.epsilon_start) * frac;
-        let PolicyTable { values, visits, .. } = &mut table;
-        let acting = Acting::Q {
-            q: values,
-            visits,
-            alpha: p.alpha,
-            gamma: p.gamma,
-            epsilon,
-        };
-        let (record, _) = train_game(plan, game, p.point_scale, acting, epsilon)?;
-        batch.push(record);
-        done += 1;
-        if batch.len() == 1000 || done == plan.episodes {
-            event(Event::Episodes(&batch));
-            batch.clear();
-        }
-        if due(plan, game, done) {
-            if !batch.is_empty() {
-                event(Event::Episodes(&batch));
-                batch.clear();
-            }
-            table.play_greedy();
-            evaluate_now(plan, &table, done, event)?;
-        }
-    }
-    if !batch.is_empty() {
-        event(Event::Episodes(&batch));
-    }
-    table.play_greedy();
-    if plan.evaluation.is_some() && !stopped && !due(plan, done - 1, done) {
-        evaluate_now(plan, &table, done, event)?;
-    }
-    finish_table(plan, &mut table, done, &[]);
-    table
-        .write(&plan.policy)
-        .map_err(|e| format!("cannot write {}: {e}", plan.policy.display()))?;
-    event(Event::Checkpoint(done));
-    Ok(Learned {
-        episodes: done,
-        stopped,
-        iterations: 0,
-        converged: false,
-    })
 }
 
 /// Transition estimates: per (state, action), the samples, the reward summed, and where they
@@ -652,106 +769,6 @@ struct Counts {
     n: u64,
     reward: f64,
     next: BTreeMap<u16, u64>,
-}
-
-fn value_iteration(
-    plan: &TabularPlan,
-    p: &ViParams,
-    stop: &AtomicBool,
-    event: &mut dyn FnMut(Event<'_>),
-) -> Result<Learned, String> {
-    let mut table = PolicyTable::new();
-    // The starting policy: greedy-decrease, calling where a call is within the threshold.
-    let safe = plan.rules.call_threshold(2);
-    for (i, a) in table.actions.iter_mut().enumerate() {
-        if u32::from(State::from_index(i).value) <= safe {
-            *a = Macro::Call;
-        }
-    }
-    evaluate_now(plan, &table, 0, event)?;
-    let mut counts: Vec<Counts> = vec![Counts::default(); STATES * 3];
-    let mut done = 0u64;
-    let mut iterations = 0u32;
-    let mut converged = false;
-    let mut stopped = false;
-    // States whose macro changed, per estimation (how far from converged it is).
-    let mut changes: Vec<String> = Vec::new();
-    let mut v = vec![0.0f64; STATES];
-    while done < plan.episodes {
-        if stop.load(Ordering::Relaxed) {
-            stopped = true;
-            break;
-        }
-        let n = p.samples.min(plan.episodes - done);
-        let games: Vec<(EpisodeRecord, Vec<Step>)> = (done..done + n)
-            .into_par_iter()
-            .map(|game| {
-                let acting = Acting::Explore {
-                    policy: &table.actions,
-                    explore: p.explore,
-                };
-                train_game(plan, game, p.point_scale, acting, p.explore)
-            })
-            .collect::<Result<_, String>>()?;
-        let mut records = Vec::with_capacity(games.len());
-        for (r, log) in games {
-            for (s, a, rew, next) in log {
-                let c = &mut counts[s as usize * 3 + a as usize];
-                c.n += 1;
-                c.reward += rew;
-                *c.next.entry(next.unwrap_or(STATES as u16)).or_insert(0) += 1;
-            }
-            records.push(r);
-        }
-        for chunk in records.chunks(1000) {
-            event(Event::Episodes(chunk));
-        }
-        let before = done;
-        done += n;
-        iterations += 1;
-        let q = solve(&counts, p, &mut v);
-        let mut changed = 0;
-        for i in 0..STATES {
-            table.values[i] = q[i];
-            table.visits[i] = (0..3).map(|a| counts[i * 3 + a].n).sum();
-            let seen = table.visits[i] > 0;
-            if seen {
-                let m = Macro::best(&q[i], true);
-                if m != table.actions[i] {
-                    changed += 1;
-                    table.actions[i] = m;
-                }
-            }
-        }
-        changes.push(changed.to_string());
-        if due(plan, before, done) || done >= plan.episodes || changed == 0 {
-            evaluate_now(plan, &table, done, event)?;
-        }
-        if changed == 0 {
-            converged = true;
-            break;
-        }
-    }
-    finish_table(
-        plan,
-        &mut table,
-        done,
-        &[
-            ("iterations", iterations.to_string()),
-            ("converged", converged.to_string()),
-            ("changes", changes.join(" ")),
-        ],
-    );
-    table
-        .write(&plan.policy)
-        .map_err(|e| format!("cannot write {}: {e}", plan.policy.display()))?;
-    event(Event::Checkpoint(done));
-    Ok(Learned {
-        episodes: done,
-        stopped,
-        iterations,
-        converged,
-    })
 }
 
 /// Q-values of the estimated MDP: value iteration to `tolerance`, or policy iteration (each

@@ -8,7 +8,7 @@ use plotters::style::RGBColor;
 use super::axis;
 use super::canvas::{self, Anchor, Canvas, Font};
 use super::category::CategoryLabels;
-use super::frame::{self, Header, TOP_ROOM, XLabel, YAxis};
+use super::frame::{self, Header, XLabel, YAxis};
 use super::legend::Swatch;
 use super::style::{
     AXIS_W, BLACK, GAP, MUTED, PAD, SeriesStyle, TICK_PT, WHISKER_W, WHITE, plot_height,
@@ -28,27 +28,16 @@ pub fn interval_bars(
     median_line: bool,
     width: Width,
 ) -> Result<Figure> {
-    if bars.is_empty() {
-        bail!("interval_bars: no bars to draw");
-    }
-    let chart = BarChart {
-        title,
-        x_label: "",
-        y_label,
-        categories: bars.iter().map(|(name, _)| text::clean(name)).collect(),
-        bars: bars
-            .iter()
-            .enumerate()
-            .map(|(i, (_, iv))| vec![(SeriesStyle::of(i), *iv)])
-            .collect(),
-        legend: Vec::new(),
-        median: if median_line {
-            median(bars.iter().map(|(_, iv)| iv.estimate))
-        } else {
-            None
-        },
+    let median = if median_line {
+        median(bars.iter().map(|(_, iv)| iv.estimate))
+    } else {
+        None
     };
-    chart.draw(width)
+    let coloured = bars
+        .iter()
+        .enumerate()
+        .map(|(i, (name, iv))| (name, i, *iv));
+    one_per_category("interval_bars", title, y_label, coloured, median, width)
 }
 
 /// [`interval_bars`] with each bar's colour given: `(label, colour index, interval)`, bar i
@@ -60,20 +49,41 @@ pub fn interval_bars_coloured(
     bars: &[(String, usize, Interval)],
     width: Width,
 ) -> Result<Figure> {
-    if bars.is_empty() {
-        bail!("interval_bars_coloured: no bars to draw");
+    let coloured = bars.iter().map(|(name, colour, iv)| (name, *colour, *iv));
+    one_per_category(
+        "interval_bars_coloured",
+        title,
+        y_label,
+        coloured,
+        None,
+        width,
+    )
+}
+
+/// One bar per category, `(label, colour index, interval)`, with an optional median line;
+/// `caller` names the figure in the error when there are no bars.
+fn one_per_category<'b>(
+    caller: &str,
+    title: &str,
+    y_label: &str,
+    bars: impl Iterator<Item = (&'b String, usize, Interval)>,
+    median: Option<f64>,
+    width: Width,
+) -> Result<Figure> {
+    let (categories, bars): (Vec<String>, _) = bars
+        .map(|(name, colour, iv)| (text::clean(name), vec![(SeriesStyle::of(colour), iv)]))
+        .unzip();
+    if categories.is_empty() {
+        bail!("{caller}: no bars to draw");
     }
     let chart = BarChart {
         title,
         x_label: "",
         y_label,
-        categories: bars.iter().map(|(name, _, _)| text::clean(name)).collect(),
-        bars: bars
-            .iter()
-            .map(|(_, colour, iv)| vec![(SeriesStyle::of(*colour), *iv)])
-            .collect(),
+        categories,
+        bars,
         legend: Vec::new(),
-        median: None,
+        median,
     };
     chart.draw(width)
 }
@@ -195,13 +205,7 @@ impl BarChart<'_> {
         let tick = frame::tick_font();
         let labels = CategoryLabels::new(&self.categories, slot, (0.3 * w).min(110.0), tick)?;
         let x_label = XLabel::new(self.x_label, x1 - x0)?;
-        let top = header.bottom + TOP_ROOM;
-        let plot = Rect {
-            x0,
-            y0: top,
-            x1,
-            y1: top + plot_h,
-        };
+        let plot = header.plot_area(x0, x1, plot_h);
         let height = plot.y1 + GAP + labels.depth + x_label.height() + PAD;
 
         canvas::render(w, height, |c| {

@@ -240,7 +240,7 @@ impl Canvas<'_> {
             return Ok(());
         }
         if !s.contains("_{") {
-            return self.run(s, x, y, font, anchor, rotated);
+            return self.run(s, (x, y), font, anchor, rotated);
         }
         // Subscripts (`_{…}`): each run drawn where `text::set` puts it, a subscript smaller
         // and below the baseline.
@@ -263,24 +263,18 @@ impl Canvas<'_> {
             } else {
                 (x + along, y + drop)
             };
-            self.run(
-                &p.text,
-                px,
-                py,
-                Font { size, ..font },
-                Anchor::Start,
-                rotated,
-            )?;
+            let font = Font { size, ..font };
+            self.run(&p.text, (px, py), font, Anchor::Start, rotated)?;
         }
         Ok(())
     }
 
-    /// One run of text as written (no subscripts).
+    /// One run of text as written (no subscripts), anchored at `(x, y)` as [`Canvas::text`]
+    /// anchors it.
     fn run(
         &mut self,
         s: &str,
-        x: f64,
-        y: f64,
+        (x, y): (f64, f64),
         font: Font,
         anchor: Anchor,
         rotated: bool,

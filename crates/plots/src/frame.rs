@@ -39,6 +39,16 @@ pub(crate) fn block_height(lines: usize, font: Font) -> f64 {
     }
 }
 
+/// `text` cleaned and wrapped to `width` in at most `max_lines` lines of `font` (none for
+/// an empty text).
+fn wrapped(text: &str, width: f64, max_lines: usize, font: Font) -> Result<Vec<String>> {
+    let text = text::clean(text);
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text::wrap_limited(&text, width, max_lines, font.size, font.weight)
+}
+
 /// Title and legend above the data, centred on the figure.
 pub(crate) struct Header {
     title: Vec<String>,
@@ -51,12 +61,7 @@ impl Header {
     pub fn new(title: &str, legend: Vec<(Swatch, String)>, width: f64) -> Result<Header> {
         let inner = width - 2.0 * PAD;
         let f = title_font();
-        let title = text::clean(title);
-        let title = if title.is_empty() {
-            Vec::new()
-        } else {
-            text::wrap_limited(&title, inner, 3, f.size, f.weight)?
-        };
+        let title = wrapped(title, inner, 3, f)?;
         let legend = if legend.is_empty() {
             None
         } else {
@@ -97,10 +102,21 @@ impl Header {
         }
         Ok(())
     }
+    /// The data area below the header: from `x0` to `x1`, `height` high, with room above
+    /// it for the top tick label ([`TOP_ROOM`]).
+    pub fn plot_area(&self, x0: f64, x1: f64, height: f64) -> Rect {
+        let top = self.bottom + TOP_ROOM;
+        Rect {
+            x0,
+            y0: top,
+            x1,
+            y1: top + height,
+        }
+    }
 }
 
 /// Room above the data area for the top tick label, which is centred on the top tick.
-pub(crate) const TOP_ROOM: f64 = TICK_PT * CAP / 2.0 + 1.0;
+const TOP_ROOM: f64 = TICK_PT * CAP / 2.0 + 1.0;
 
 /// A vertical linear axis on the left of the data area.
 pub(crate) struct YAxis {
@@ -196,14 +212,9 @@ pub(crate) struct XLabel {
 
 impl XLabel {
     pub fn new(label: &str, plot_w: f64) -> Result<XLabel> {
-        let l = label_font();
-        let label = text::clean(label);
-        let lines = if label.is_empty() {
-            Vec::new()
-        } else {
-            text::wrap_limited(&label, plot_w, 2, l.size, l.weight)?
-        };
-        Ok(XLabel { lines })
+        Ok(XLabel {
+            lines: wrapped(label, plot_w, 2, label_font())?,
+        })
     }
 
     /// Height including the gap above it (0 without a label).

@@ -9,10 +9,10 @@ use crate::Result;
 
 use super::axis::{self, Ticks};
 use super::canvas::{self, Anchor, Canvas};
-use super::frame::{self, Header, TOP_ROOM, XLabel, YAxis};
+use super::frame::{self, Header, XLabel, YAxis};
 use super::legend::Swatch;
 use super::style::{AXIS_W, BLACK, GAP, Marker, PAD, SeriesStyle, TICK_LEN, WHITE, plot_height};
-use super::text::{self, ASCENT, Rect};
+use super::text::{self, ASCENT};
 use super::{Band, Figure, Width};
 
 /// Opacity of a band's fill.
@@ -80,13 +80,7 @@ pub fn lines(
     let tick = frame::tick_font();
     let (x_ticks, x0, x1) = x_ticks(x_lo, x_hi, y_axis.width(), w - PAD)?;
     let x_label = XLabel::new(x_label, x1 - x0)?;
-    let top = header.bottom + TOP_ROOM;
-    let plot = Rect {
-        x0,
-        y0: top,
-        x1,
-        y1: top + plot_h,
-    };
+    let plot = header.plot_area(x0, x1, plot_h);
     let tick_depth = TICK_LEN + GAP + frame::block_height(1, tick);
     let height = plot.y1 + tick_depth + x_label.height() + PAD;
     let max_points = ((x1 - x0) * POINTS_PER_PT).max(16.0) as usize;

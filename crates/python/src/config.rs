@@ -2,14 +2,14 @@
 //! rules through the scenario's own `rules:` section, opponents through the agent registry,
 //! with the messages `dhumbal-run validate` gives (the field's path, what would be valid).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use dhumbal_agents::family::Context;
+use dhumbal_agents::Recipe;
 use dhumbal_agents::neural::Encoding;
-use dhumbal_agents::{AgentLog, Recipe, registry};
+use dhumbal_agents::registry::{self, Standalone};
 use dhumbal_game::Rules;
 use dhumbal_game::rules::Scoring;
 use dhumbal_learn::Reward;
@@ -68,9 +68,9 @@ impl Setup {
     /// Checks the whole configuration and reports every problem at once, as scenario
     /// validation does: one problem alone as `field: message`, several as `N problems with
     /// the configuration:` and a line each.
-    pub fn parse(config: &str, base: &Path) -> Result<Setup, String> {
-        let v: Value = serde_json::from_str(config).map_err(|e| format!("configuration: {e}"))?;
-        let o = v.as_object().ok_or("configuration: expected an object")?;
+    pub fn parse(config: &str, base: &Path) -> Result<Setup, ConfigError> {
+        let v: Value = serde_json::from_str(config).map_err(ConfigError::Json)?;
+        let o = v.as_object().ok_or(ConfigError::NotObject)?;
         let mut problems: Vec<String> = Vec::new();
         for k in o.keys() {
             if !KEYS.contains(&k.as_str()) {
@@ -121,12 +121,7 @@ impl Setup {
         }
         // Every entry is checked, even when their number is wrong or the rules are: a
         // misspelt kind is named either way.
-        let mut cx = Cx {
-            rules: rules.clone(),
-            base: base.to_path_buf(),
-            problems: Vec::new(),
-            log: Arc::new(AgentLog::default()),
-        };
+        let mut cx = Standalone::new(rules.clone(), base.to_path_buf());
         let mut opponents = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             // A bare kind name is an entry too, as in a scenario's lists of opponents.
@@ -215,14 +210,25 @@ impl Setup {
                     rounds,
                 })
             }
-            _ if problems.len() == 1 => Err(problems.remove(0)),
-            _ => Err(format!(
-                "{} problems with the configuration:\n  {}",
-                problems.len(),
-                problems.join("\n  ")
-            )),
+            _ => Err(ConfigError::Problems(problems)),
         }
     }
+}
+
+/// Why a configuration is refused (Python's `ValueError`).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration: {0}")]
+    Json(serde_json::Error),
+    #[error("configuration: expected an object")]
+    NotObject,
+    /// Every problem found: one alone as `field: message`, several as `N problems with the
+    /// configuration:` and a line each.
+    #[error("{}", match .0.as_slice() {
+        [one] => one.clone(),
+        all => format!("{} problems with the configuration:\n  {}", all.len(), all.join("\n  ")),
+    })]
+    Problems(Vec<String>),
 }
 
 /// The `rules:` section: a preset name, or a mapping as in a scenario. Every problem, each
@@ -267,30 +273,4 @@ fn rules(v: &Value) -> Result<Rules, Vec<String>> {
             .collect::<Vec<_>>()
     })?;
     Rules::new(variant).map_err(|e| vec![format!("rules: {e}")])
-}
-
-/// Resolves agent entries with paths relative to `base`, collecting problems.
-struct Cx {
-    rules: Option<Arc<Rules>>,
-    base: PathBuf,
-    problems: Vec<(String, String)>,
-    log: Arc<AgentLog>,
-}
-
-impl Context for Cx {
-    fn rules(&self) -> Option<&Arc<Rules>> {
-        self.rules.as_ref()
-    }
-
-    fn path(&self, written: &str) -> PathBuf {
-        self.base.join(written)
-    }
-
-    fn problem(&mut self, field: &str, message: String) {
-        self.problems.push((field.to_string(), message));
-    }
-
-    fn log(&self) -> Arc<AgentLog> {
-        self.log.clone()
-    }
 }

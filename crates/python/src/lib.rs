@@ -40,8 +40,20 @@ use pyo3::prelude::*;
 
 use dhumbal_agents::neural::Encoding;
 
-pub use config::Setup;
-use play::{Move, Rows, Status, TableRun};
+pub use config::{ConfigError, Setup};
+use play::{Move, Rows, Status, TableError, TableRun};
+
+impl From<ConfigError> for PyErr {
+    fn from(e: ConfigError) -> PyErr {
+        PyValueError::new_err(e.to_string())
+    }
+}
+
+impl From<TableError> for PyErr {
+    fn from(e: TableError) -> PyErr {
+        PyRuntimeError::new_err(e.to_string())
+    }
+}
 
 /// Fixed width of the action space in Python: the legal actions of a decision fill the first
 /// slots, in the order of the Rust learners' encodings. The `paper` encoding has 128 outputs;
@@ -128,15 +140,14 @@ impl Tables {
                 .min(n / TABLES_PER_THREAD)
                 .max(1),
         };
-        let setup =
-            Setup::parse(config, std::path::Path::new(base)).map_err(PyValueError::new_err)?;
+        let setup = Setup::parse(config, std::path::Path::new(base))?;
         let mut shares = Vec::with_capacity(threads);
         for k in 0..threads {
             let (lo, hi) = (k * n / threads, (k + 1) * n / threads);
             let worker = if k == 0 {
                 None
             } else {
-                Some(Worker::spawn(k, hi - lo).map_err(PyRuntimeError::new_err)?)
+                Some(Worker::spawn(k, hi - lo)?)
             };
             shares.push(Share { lo, hi, worker });
         }
@@ -491,7 +502,7 @@ impl Tables {
             drop(out);
             return match error {
                 None => Ok(()),
-                Some((_, e)) => Err(PyRuntimeError::new_err(e)),
+                Some((_, e)) => Err(e.into()),
             };
         }
         // The actions are copied before the GIL is released: another Python thread may write
@@ -557,7 +568,7 @@ impl Tables {
 
     /// Runs `f(lo, tables)` on every share (`lo`: the index of its first table): on the
     /// worker threads, and meanwhile the first share here; then waits for every reply.
-    fn on_all<F>(&mut self, f: F) -> Vec<Result<Reply, String>>
+    fn on_all<F>(&mut self, f: F) -> Vec<Result<Reply, TableError>>
     where
         F: Fn(usize, &mut Vec<TableRun>) -> Reply + Send + Sync + 'static,
     {
@@ -604,14 +615,14 @@ impl Tables {
             Some(w) => w
                 .ask(move |runs| f(&runs[k]))
                 .and_then(|rx| wait(&rx))
-                .map_err(PyRuntimeError::new_err),
+                .map_err(PyErr::from),
         }
     }
 
     /// Takes in the shares' replies: their tables' summaries, then the first error (by table).
-    fn gather(&mut self, replies: Vec<Result<Reply, String>>) -> PyResult<()> {
-        let mut error: Option<(usize, String)> = None;
-        let mut first = |e: (usize, String)| {
+    fn gather(&mut self, replies: Vec<Result<Reply, TableError>>) -> PyResult<()> {
+        let mut error: Option<(usize, TableError)> = None;
+        let mut first = |e: (usize, TableError)| {
             if !matches!(&error, Some((j, _)) if *j <= e.0) {
                 error = Some(e);
             }
@@ -631,7 +642,7 @@ impl Tables {
         }
         match error {
             None => Ok(()),
-            Some((_, e)) => Err(PyRuntimeError::new_err(e)),
+            Some((_, e)) => Err(e.into()),
         }
     }
 }
@@ -655,7 +666,7 @@ impl<T> AssertSend<T> {
 
 /// What a share answers: its tables' summaries (when they may have changed) and its first
 /// error, with the table's index.
-type Reply = (Option<Vec<Summary>>, Option<(usize, String)>);
+type Reply = (Option<Vec<Summary>>, Option<(usize, TableError)>);
 
 /// Plays `actions` (those of tables `lo..`) on a share's tables and writes each one's next
 /// decision; stops at the first table that fails and returns its error.
@@ -665,7 +676,7 @@ fn step_share(
     actions: &[i64],
     autoreset: bool,
     raw: RawOut,
-) -> Option<(usize, String)> {
+) -> Option<(usize, TableError)> {
     for (k, (&a, run)) in actions.iter().zip(runs.iter_mut()).enumerate() {
         let i = lo + k;
         if a == NO_MOVE {
@@ -736,7 +747,7 @@ struct Worker {
 
 impl Worker {
     /// Thread `k`, holding `len` tables (idle until a reset).
-    fn spawn(k: usize, len: usize) -> Result<Worker, String> {
+    fn spawn(k: usize, len: usize) -> Result<Worker, TableError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name(format!("dhumbal-tables-{k}"))
@@ -746,7 +757,7 @@ impl Worker {
                     job(&mut runs);
                 }
             })
-            .map_err(|e| format!("cannot start a thread for the tables: {e}"))?;
+            .map_err(TableError::Thread)?;
         Ok(Worker {
             jobs: Some(tx),
             thread: Some(thread),
@@ -755,7 +766,7 @@ impl Worker {
 
     /// Sends `f` to the worker; its result comes on the returned channel. A panic in `f`
     /// comes back as an error, and the worker goes on.
-    fn ask<R, F>(&self, f: F) -> Result<mpsc::Receiver<Result<R, String>>, String>
+    fn ask<R, F>(&self, f: F) -> Result<mpsc::Receiver<Result<R, TableError>>, TableError>
     where
         R: Send + 'static,
         F: FnOnce(&mut Vec<TableRun>) -> R + Send + 'static,
@@ -763,21 +774,21 @@ impl Worker {
         let (tx, rx) = mpsc::channel();
         let job: Job = Box::new(move |runs| {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(runs)))
-                .map_err(|_| "a thread of the tables panicked; reset() starts again".to_string());
+                .map_err(|_| TableError::ThreadPanicked);
             let _ = tx.send(r);
         });
         self.jobs
             .as_ref()
             .expect("open until drop")
             .send(job)
-            .map_err(|_| "a thread of the tables has stopped".to_string())?;
+            .map_err(|_| TableError::ThreadGone)?;
         Ok(rx)
     }
 }
 
 /// The result of a job sent with [`Worker::ask`].
-fn wait<R>(rx: &mpsc::Receiver<Result<R, String>>) -> Result<R, String> {
-    recv_soon(rx).map_err(|_| "a thread of the tables has stopped".to_string())?
+fn wait<R>(rx: &mpsc::Receiver<Result<R, TableError>>) -> Result<R, TableError> {
+    recv_soon(rx).map_err(|_| TableError::ThreadGone)?
 }
 
 /// How long a thread of the tables waits for its next job, and the caller for a reply,
@@ -936,7 +947,7 @@ impl RawOut {
         run: &mut TableRun,
         autoreset: bool,
         take: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), TableError> {
         use std::slice::from_raw_parts_mut as rows;
         let p = self.players;
         // SAFETY (every block below): row `i` of an array of the checked shape.
@@ -1135,8 +1146,7 @@ fn save_checkpoint(
     let setup = Setup::parse(
         &format!("{{\"rules\": {rules}}}"),
         std::path::Path::new("."),
-    )
-    .map_err(PyValueError::new_err)?;
+    )?;
     let mut c = Checkpoint::default();
     let net = algorithm.acting_net();
     let mut hidden = Vec::new();
@@ -1177,7 +1187,7 @@ fn save_checkpoint(
     });
     c.meta = meta.as_object().cloned().unwrap_or_default();
     // The network must be one this program can seat.
-    Policy::from_checkpoint(&c).map_err(PyValueError::new_err)?;
+    Policy::from_checkpoint(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
     c.write(std::path::Path::new(path))
         .map_err(|e| PyRuntimeError::new_err(format!("cannot write {path}: {e}")))
 }
@@ -1189,7 +1199,7 @@ type NamedTensors = Vec<(String, Vec<usize>, Vec<f32>)>;
 #[pyfunction]
 fn load_checkpoint(path: &str) -> PyResult<(String, NamedTensors)> {
     let c = dhumbal_agents::neural::Checkpoint::read(std::path::Path::new(path))
-        .map_err(PyValueError::new_err)?;
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let meta = serde_json::Value::Object(c.meta.clone()).to_string();
     Ok((
         meta,

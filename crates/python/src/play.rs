@@ -11,7 +11,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use dhumbal_agents::neural::{Action, Answer, Encoding};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream, deal_id};
 use dhumbal_game::rules::MAX_PLAYERS;
-use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, Seats, Table};
+use dhumbal_game::{Agent, AgentError, Discard, Observation, Pick, PlayError, Seats, Table};
 use dhumbal_runner::render::{Decision, Entry, Paint, Scene};
 
 use crate::ACTION_SLOTS;
@@ -126,7 +126,7 @@ struct Exchange {
 }
 
 /// Resumed with the chosen action ([`Move::On`] after a game over and at the start).
-type Co = Coroutine<Move, (), Result<(), String>>;
+type Co = Coroutine<Move, (), Result<(), PlayError>>;
 
 /// A table's stack: as large as the stack of the rayon threads that play tournaments (Rust's
 /// default for spawned threads), so that an agent that plays in a tournament (a deep Rhai
@@ -137,8 +137,8 @@ const STACK: usize = 2 << 20;
 pub struct TableRun {
     ex: Rc<RefCell<Exchange>>,
     co: Option<Co>,
-    /// Set when the coroutine returned an error: the table is stuck until reset.
-    failed: Option<String>,
+    /// Set when the coroutine stopped: the table is stuck until reset.
+    failed: Option<Stopped>,
     /// Episodes that ended before the Python player's first decision (one Python seat only:
     /// another player called at once): played, not reported, their rewards dropped.
     skipped: u64,
@@ -177,11 +177,10 @@ impl TableRun {
         seed: u64,
         first: u64,
         stride: u64,
-    ) -> Result<TableRun, String> {
+    ) -> Result<TableRun, TableError> {
         let mut run = TableRun::idle();
         let ex = run.ex.clone();
-        let stack = DefaultStack::new(STACK)
-            .map_err(|e| format!("cannot reserve a table's stack ({} MiB): {e}", STACK >> 20))?;
+        let stack = DefaultStack::new(STACK).map_err(TableError::Stack)?;
         run.co = Some(Coroutine::with_stack(
             stack,
             move |y: &Yielder<Move, ()>, _first: Move| drive(y, &ex, &setup, seed, first, stride),
@@ -191,11 +190,11 @@ impl TableRun {
 
     /// Resumes the coroutine (with the action at a decision, [`Move::On`] otherwise) until
     /// the next suspension; a Python decision there is written into `rows`.
-    pub fn advance(&mut self, action: Move, rows: Rows) -> Result<(), String> {
+    pub fn advance(&mut self, action: Move, rows: Rows) -> Result<(), TableError> {
         if let Some(e) = &self.failed {
-            return Err(e.clone());
+            return Err(TableError::Stuck(e.clone()));
         }
-        let co = self.co.as_mut().ok_or("call reset() before step()")?;
+        let co = self.co.as_mut().ok_or(TableError::NotReset)?;
         // A panic inside the table (an agent's bug) leaves its coroutine finished: the table
         // is marked failed, so that every later step says so instead of panicking again.
         self.ex.borrow_mut().rows = Some(rows);
@@ -203,25 +202,23 @@ impl TableRun {
         self.ex.borrow_mut().rows = None;
         let e = match resumed {
             Ok(CoroutineResult::Yield(())) => return Ok(()),
-            Ok(CoroutineResult::Return(r)) => {
-                r.err().unwrap_or_else(|| "the table stopped".to_string())
-            }
-            Err(panic) => format!(
-                "the table stopped on a panic: {}",
+            Ok(CoroutineResult::Return(r)) => r.err().map_or(Stopped::Ended, Stopped::Play),
+            Err(panic) => Stopped::Panic(
                 panic
                     .downcast_ref::<String>()
                     .map(String::as_str)
                     .or_else(|| panic.downcast_ref::<&str>().copied())
                     .unwrap_or("(no message)")
+                    .to_string(),
             ),
         };
         self.failed = Some(e.clone());
-        Err(format!("{e}; reset() starts again"))
+        Err(TableError::Stopped(e))
     }
 
     /// Runs on from a finished episode (or from the start) to the next Python decision,
     /// passing over episodes that end before one.
-    pub fn next_decision(&mut self, rows: Rows) -> Result<(), String> {
+    pub fn next_decision(&mut self, rows: Rows) -> Result<(), TableError> {
         loop {
             self.advance(Move::On, rows)?;
             if self.status() == Some(Status::Decide) {
@@ -351,6 +348,39 @@ impl TableRun {
     }
 }
 
+/// Why a table cannot go on (Python's `RuntimeError`).
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("cannot reserve a table's stack ({} MiB): {}", STACK >> 20, .0)]
+    Stack(std::io::Error),
+    #[error("call reset() before step()")]
+    NotReset,
+    /// The table stopped at this step.
+    #[error("{0}; reset() starts again")]
+    Stopped(Stopped),
+    /// A step of a table that stopped before (it stays stopped until reset).
+    #[error("{0}")]
+    Stuck(Stopped),
+    #[error("cannot start a thread for the tables: {0}")]
+    Thread(std::io::Error),
+    #[error("a thread of the tables panicked; reset() starts again")]
+    ThreadPanicked,
+    #[error("a thread of the tables has stopped")]
+    ThreadGone,
+}
+
+/// Why a table's coroutine stopped.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum Stopped {
+    /// The engine refused an action, or an agent failed.
+    #[error(transparent)]
+    Play(PlayError),
+    #[error("the table stopped")]
+    Ended,
+    #[error("the table stopped on a panic: {0}")]
+    Panic(String),
+}
+
 /// The seats of a round: Python players (suspend and wait) and built agents.
 struct Seated<'a> {
     y: &'a Yielder<Move, ()>,
@@ -465,7 +495,7 @@ fn drive(
     seed: u64,
     first: u64,
     stride: u64,
-) -> Result<(), String> {
+) -> Result<(), PlayError> {
     let rules = &setup.rules;
     let n = rules.players();
     let points = setup.points();
@@ -547,9 +577,7 @@ fn drive(
                     names: &names,
                     points,
                 };
-                table
-                    .play_round_with(&mut seats, &mut streams, &mut ())
-                    .map_err(|e| e.to_string())?
+                table.play_round_with(&mut seats, &mut streams, &mut ())?
             };
             for s in (0..n).filter(|&s| outcome.active[s]) {
                 if let Some(k) = map[s] {

@@ -11,7 +11,9 @@ use tch::{Device, Reduction, Tensor, nn};
 use dhumbal_agents::neural::{Algorithm, Encoding, Mlp, Policy};
 use dhumbal_game::rng::{Purpose, RandomSource, chacha_stream};
 
-use crate::net::{Adam, Net, StepRef, batch, named, scores};
+use crate::net::{
+    Adam, LoadError, Net, StepRef, batch, load_training, named, save_training, scores,
+};
 use crate::{Algo, Tensors, sizes};
 use dhumbal_learn::episode::Played;
 use dhumbal_learn::{Hyper, TrainPlan};
@@ -129,6 +131,15 @@ impl Dqn {
         }
     }
 
+    /// The acting network: the online one as it is now.
+    fn refresh(&mut self) {
+        self.acting = Arc::new(Policy {
+            algorithm: self.acting.algorithm,
+            encoding: self.encoding,
+            net: self.online.export(),
+        });
+    }
+
     /// One gradient step on a minibatch drawn from the replay buffer.
     fn learn(&mut self) -> f64 {
         let mut rng = chacha_stream(self.seed, Purpose::Learn, self.updates);
@@ -240,11 +251,7 @@ impl Algo for Dqn {
             }
         }
         if !losses.is_empty() {
-            self.acting = Arc::new(Policy {
-                algorithm: self.acting.algorithm,
-                encoding: self.encoding,
-                net: self.online.export(),
-            });
+            self.refresh();
         }
         let loss = if losses.is_empty() {
             f64::NAN
@@ -260,17 +267,8 @@ impl Algo for Dqn {
         sidecar: &mut Tensors,
         progress: &mut Map<String, Value>,
     ) {
-        for (name, shape, v) in self
-            .online
-            .tensors("q")
-            .into_iter()
-            .chain(self.target.tensors("q_target"))
-            .chain(self.adam.tensors())
-        {
-            tensors.insert(name, (shape, v));
-        }
-        progress.insert("updates".into(), json!(self.updates));
-        progress.insert("adam_t".into(), json!(self.adam.t));
+        let nets = [("q", &self.online), ("q_target", &self.target)];
+        save_training(&nets, &self.adam, self.updates, tensors, progress);
         progress.insert("owed".into(), json!(self.owed));
         // The replay buffer, flat, in slot order.
         let r = &self.replay;
@@ -305,21 +303,17 @@ impl Algo for Dqn {
         tensors: &Tensors,
         sidecar: &Tensors,
         progress: &Map<String, Value>,
-    ) -> Result<(), String> {
-        self.online.load("q", tensors)?;
-        self.target.load("q_target", tensors)?;
+    ) -> Result<(), LoadError> {
+        let mut nets = [("q", &mut self.online), ("q_target", &mut self.target)];
+        self.updates = load_training(&mut nets, &mut self.adam, tensors, progress)?;
         let get = |k: &str| progress.get(k).and_then(Value::as_u64).unwrap_or(0);
-        self.adam.load(tensors, get("adam_t"))?;
-        self.updates = get("updates");
         self.owed = progress.get("owed").and_then(Value::as_f64).unwrap_or(0.0);
         let n = get("replay_len") as usize;
         if n > 0 {
-            let missing = || {
-                "the checkpoint's replay buffer (the .train file beside it) is missing: use --force to train afresh".to_string()
-            };
-            let (_, states) = sidecar.get("replay.states").ok_or_else(missing)?;
-            let (_, features) = sidecar.get("replay.features").ok_or_else(missing)?;
-            let (_, meta) = sidecar.get("replay.meta").ok_or_else(missing)?;
+            let replay = |name: &str| sidecar.get(name).ok_or(LoadError::NoReplay);
+            let (_, states) = replay("replay.states")?;
+            let (_, features) = replay("replay.features")?;
+            let (_, meta) = replay("replay.meta")?;
             let s = self.encoding.state_dim();
             let a = self.encoding.action_dim();
             let mut row = 0;
@@ -345,11 +339,7 @@ impl Algo for Dqn {
             }
             self.replay.next = get("replay_next") as usize % self.replay.capacity;
         }
-        self.acting = Arc::new(Policy {
-            algorithm: self.acting.algorithm,
-            encoding: self.encoding,
-            net: self.online.export(),
-        });
+        self.refresh();
         Ok(())
     }
 }

@@ -25,6 +25,7 @@ use tch::Device;
 
 use dhumbal_agents::neural::checkpoint::{FORMAT, rules_fingerprint, rules_name};
 use dhumbal_agents::neural::{Algorithm, Checkpoint, Mlp, Policy};
+use dhumbal_game::PlayError;
 
 use dhumbal_learn::episode::{self, Acting, Played};
 use dhumbal_learn::evaluate::evaluate;
@@ -50,7 +51,7 @@ pub(crate) trait Algo {
         tensors: &Tensors,
         sidecar: &Tensors,
         progress: &Map<String, Value>,
-    ) -> Result<(), String>;
+    ) -> Result<(), net::LoadError>;
 }
 
 fn device(choice: DeviceChoice) -> Result<Device, TrainError> {
@@ -177,7 +178,7 @@ pub fn train(
         let mut played: Vec<Played> = (done..done + n)
             .into_par_iter()
             .map(|e| episode::play(plan, e, &policy, acting, &pool))
-            .collect::<Result<_, String>>()
+            .collect::<Result<_, PlayError>>()
             .map_err(TrainError::Play)?;
         let (loss, entropy) = algo.update(&played, done + n, done);
         for p in &mut played {
@@ -296,11 +297,16 @@ fn save(
     write(&plan.checkpoint, tensors, meta)
 }
 
+/// A checkpoint that cannot be resumed from, as training reports it.
+fn checkpoint_error(e: impl std::fmt::Display) -> TrainError {
+    TrainError::Checkpoint(e.to_string())
+}
+
 /// Reads a checkpoint to resume from: checks it belongs to this plan, loads the algorithm's
 /// state, and returns the episodes done and the self-play pool.
 fn restore(plan: &TrainPlan, algo: &mut dyn Algo) -> Result<(u64, Vec<Arc<Policy>>), TrainError> {
     let path = &plan.checkpoint;
-    let c = Checkpoint::read(path).map_err(TrainError::Checkpoint)?;
+    let c = Checkpoint::read(path).map_err(checkpoint_error)?;
     let refuse = |what: &str, there: &str, here: &str| {
         TrainError::Checkpoint(format!(
             "cannot resume from {}: it was trained with {what} {there}, this training has {here}; use --force to train afresh (it replaces the checkpoint)",
@@ -343,7 +349,7 @@ fn restore(plan: &TrainPlan, algo: &mut dyn Algo) -> Result<(u64, Vec<Arc<Policy
         .unwrap_or(0);
     let side = sidecar_path(path);
     let sidecar = if side.is_file() {
-        let s = Checkpoint::read(&side).map_err(TrainError::Checkpoint)?;
+        let s = Checkpoint::read(&side).map_err(checkpoint_error)?;
         if s.meta.get("episodes").and_then(Value::as_u64) != Some(episodes) {
             return Err(TrainError::Checkpoint(format!(
                 "cannot resume: {} does not belong to {} (another episode count); use --force to train afresh",
@@ -356,11 +362,11 @@ fn restore(plan: &TrainPlan, algo: &mut dyn Algo) -> Result<(u64, Vec<Arc<Policy
         Tensors::new()
     };
     algo.load(&c.tensors, &sidecar, &progress)
-        .map_err(TrainError::Checkpoint)?;
+        .map_err(checkpoint_error)?;
     let n = progress.get("pool").and_then(Value::as_u64).unwrap_or(0);
     let mut pool = Vec::new();
     for i in 0..n {
-        let net = c.mlp(&format!("pool{i}")).map_err(TrainError::Checkpoint)?;
+        let net = c.mlp(&format!("pool{i}")).map_err(checkpoint_error)?;
         pool.push(Arc::new(Policy {
             algorithm: plan.algorithm,
             encoding: plan.encoding,

@@ -3,10 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::{Map, Value, json};
 use tch::{Device, Kind, Tensor, nn};
 
 use dhumbal_agents::neural::net::Layer;
 use dhumbal_agents::neural::{Encoding, Mlp};
+
+use crate::Tensors;
 
 /// A multilayer perceptron on tch, named `<name>.<layer>.weight|bias` like the checkpoint.
 pub struct Net {
@@ -70,7 +73,7 @@ impl Net {
         &mut self,
         name: &str,
         tensors: &BTreeMap<String, (Vec<usize>, Vec<f32>)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), LoadError> {
         tch::no_grad(|| {
             for (i, l) in self.layers.iter_mut().enumerate() {
                 for (suffix, t) in [
@@ -78,14 +81,15 @@ impl Net {
                     ("bias", l.bs.as_mut().expect("bias")),
                 ] {
                     let key = format!("{name}.{i}.{suffix}");
-                    let (s, v) = tensors
-                        .get(&key)
-                        .ok_or_else(|| format!("the checkpoint lacks {key}"))?;
+                    let Some((s, v)) = tensors.get(&key) else {
+                        return Err(LoadError::Missing(key));
+                    };
                     if *s != shape(t) {
-                        return Err(format!(
-                            "{key} is {s:?} in the checkpoint, the network needs {:?}",
-                            shape(t)
-                        ));
+                        return Err(LoadError::Shape {
+                            key,
+                            found: s.clone(),
+                            need: shape(t),
+                        });
                     }
                     let src = Tensor::from_slice(v)
                         .view(t.size().as_slice())
@@ -290,25 +294,74 @@ impl Adam {
         &mut self,
         tensors: &BTreeMap<String, (Vec<usize>, Vec<f32>)>,
         t: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), LoadError> {
         tch::no_grad(|| {
             for (name, _, m, v) in &mut self.slots {
                 for (suffix, dst) in [("m", m), ("v", v)] {
                     let key = format!("adam.{name}.{suffix}");
-                    let (_, vals) = tensors
-                        .get(&key)
-                        .ok_or_else(|| format!("the checkpoint lacks {key}"))?;
+                    let Some((_, vals)) = tensors.get(&key) else {
+                        return Err(LoadError::Missing(key));
+                    };
                     let src = Tensor::from_slice(vals)
                         .view(dst.size().as_slice())
                         .to_device(dst.device());
                     dst.copy_(&src);
                 }
             }
-            Ok::<(), String>(())
+            Ok(())
         })?;
         self.t = t;
         Ok(())
     }
+}
+
+/// Networks (each under its checkpoint name) and their optimizer into a checkpoint: every
+/// parameter and moment, and the counters `updates` and `adam_t`.
+pub fn save_training(
+    nets: &[(&str, &Net)],
+    adam: &Adam,
+    updates: u64,
+    tensors: &mut Tensors,
+    progress: &mut Map<String, Value>,
+) {
+    let params = nets.iter().flat_map(|(name, net)| net.tensors(name));
+    for (name, shape, v) in params.chain(adam.tensors()) {
+        tensors.insert(name, (shape, v));
+    }
+    progress.insert("updates".into(), json!(updates));
+    progress.insert("adam_t".into(), json!(adam.t));
+}
+
+/// What [`save_training`] saved, back into the networks and the optimizer; returns `updates`.
+pub fn load_training(
+    nets: &mut [(&str, &mut Net)],
+    adam: &mut Adam,
+    tensors: &Tensors,
+    progress: &Map<String, Value>,
+) -> Result<u64, LoadError> {
+    for (name, net) in nets {
+        net.load(name, tensors)?;
+    }
+    let get = |k: &str| progress.get(k).and_then(Value::as_u64).unwrap_or(0);
+    adam.load(tensors, get("adam_t"))?;
+    Ok(get("updates"))
+}
+
+/// Why a checkpoint cannot be resumed from: what its networks' state lacks.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("the checkpoint lacks {0}")]
+    Missing(String),
+    #[error("{key} is {found:?} in the checkpoint, the network needs {need:?}")]
+    Shape {
+        key: String,
+        found: Vec<usize>,
+        need: Vec<usize>,
+    },
+    #[error(
+        "the checkpoint's replay buffer (the .train file beside it) is missing: use --force to train afresh"
+    )]
+    NoReplay,
 }
 
 /// The named parameters of several networks, for one optimizer.

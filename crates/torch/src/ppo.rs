@@ -5,13 +5,15 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tch::{Device, Kind, Tensor, nn};
 
 use dhumbal_agents::neural::{Encoding, Mlp, Policy};
 use dhumbal_game::rng::{Purpose, RandomSource, chacha_stream};
 
-use crate::net::{Adam, Net, StepRef, batch, named, scores};
+use crate::net::{
+    Adam, LoadError, Net, StepRef, batch, load_training, named, save_training, scores,
+};
 use crate::{Algo, Tensors, sizes};
 use dhumbal_learn::episode::Played;
 use dhumbal_learn::{Hyper, TrainPlan};
@@ -203,17 +205,8 @@ impl Algo for Ppo {
         _sidecar: &mut Tensors,
         progress: &mut Map<String, Value>,
     ) {
-        for (name, shape, v) in self
-            .policy
-            .tensors("policy")
-            .into_iter()
-            .chain(self.value.tensors("value"))
-            .chain(self.adam.tensors())
-        {
-            tensors.insert(name, (shape, v));
-        }
-        progress.insert("updates".into(), json!(self.updates));
-        progress.insert("adam_t".into(), json!(self.adam.t));
+        let nets = [("policy", &self.policy), ("value", &self.value)];
+        save_training(&nets, &self.adam, self.updates, tensors, progress);
     }
 
     fn load(
@@ -221,12 +214,9 @@ impl Algo for Ppo {
         tensors: &Tensors,
         _sidecar: &Tensors,
         progress: &Map<String, Value>,
-    ) -> Result<(), String> {
-        self.policy.load("policy", tensors)?;
-        self.value.load("value", tensors)?;
-        let get = |k: &str| progress.get(k).and_then(Value::as_u64).unwrap_or(0);
-        self.adam.load(tensors, get("adam_t"))?;
-        self.updates = get("updates");
+    ) -> Result<(), LoadError> {
+        let mut nets = [("policy", &mut self.policy), ("value", &mut self.value)];
+        self.updates = load_training(&mut nets, &mut self.adam, tensors, progress)?;
         self.refresh();
         Ok(())
     }

@@ -10,7 +10,7 @@
 //! and `adam.<name>.v` for the optimizer's moments of parameter `<name>`. All f32.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -59,31 +59,34 @@ pub fn rules_name(rules: &Rules) -> String {
 }
 
 impl Checkpoint {
-    /// Reads a checkpoint; the message says what is wrong with the file.
-    pub fn read(path: &Path) -> Result<Checkpoint, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let not = |e: &dyn std::fmt::Display| {
-            format!(
-                "{} is not a dhumbal-run checkpoint (a safetensors file): {e}",
-                path.display()
-            )
+    /// Reads a checkpoint; the error says what is wrong with the file.
+    pub fn read(path: &Path) -> Result<Checkpoint, CheckpointError> {
+        let bytes = std::fs::read(path).map_err(|source| CheckpointError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let not = |why: NotCheckpoint| CheckpointError::NotCheckpoint {
+            path: path.to_path_buf(),
+            why,
         };
-        let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| not(&e))?;
+        let (_, header) = safetensors::SafeTensors::read_metadata(&bytes)
+            .map_err(|e| not(NotCheckpoint::Safetensors(e)))?;
         let meta = header
             .metadata()
             .as_ref()
             .and_then(|m| m.get(KEY))
-            .ok_or_else(|| not(&format!("no `{KEY}` metadata")))?;
-        let meta: Map<String, Value> = serde_json::from_str(meta).map_err(|e| not(&e))?;
-        let tensors = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| not(&e))?;
+            .ok_or_else(|| not(NotCheckpoint::NoMetadata))?;
+        let meta: Map<String, Value> =
+            serde_json::from_str(meta).map_err(|e| not(NotCheckpoint::Metadata(e)))?;
+        let tensors = safetensors::SafeTensors::deserialize(&bytes)
+            .map_err(|e| not(NotCheckpoint::Safetensors(e)))?;
         let mut out = BTreeMap::new();
         for (name, view) in tensors.tensors() {
             if view.dtype() != safetensors::Dtype::F32 {
-                return Err(not(&format!(
-                    "tensor {name} is {:?}, not F32",
-                    view.dtype()
-                )));
+                return Err(not(NotCheckpoint::Dtype {
+                    tensor: name,
+                    dtype: view.dtype(),
+                }));
             }
             let data: Vec<f32> = view
                 .data()
@@ -93,23 +96,21 @@ impl Checkpoint {
             // A network with a NaN or an infinity plays nonsense without a word (every score
             // NaN, the first legal action always chosen): refused here, where both seating and
             // resuming read checkpoints.
-            if let Some((at, bad)) = data.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-                let count = data.iter().filter(|v| !v.is_finite()).count();
-                return Err(format!(
-                    "{}: tensor `{name}` holds {count} non-finite value{} ({bad} at index {at}): \
-                     the network diverged or the file is damaged; retrain it (`dhumbal-run \
-                     train ... --force`) or use an earlier checkpoint",
-                    path.display(),
-                    if count == 1 { "" } else { "s" }
-                ));
+            if let Some((at, &bad)) = data.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return Err(CheckpointError::NonFinite {
+                    path: path.to_path_buf(),
+                    count: data.iter().filter(|v| !v.is_finite()).count(),
+                    tensor: name,
+                    bad,
+                    at,
+                });
             }
             out.insert(name, (view.shape().to_vec(), data));
         }
         let checkpoint = Checkpoint { meta, tensors: out };
         if checkpoint.meta.get("format").and_then(Value::as_u64) != Some(FORMAT) {
-            return Err(not(&format!(
-                "format {:?}, this program reads {FORMAT}",
-                checkpoint.meta.get("format")
+            return Err(not(NotCheckpoint::Format(
+                checkpoint.meta.get("format").cloned(),
             )));
         }
         Ok(checkpoint)
@@ -170,13 +171,9 @@ impl Checkpoint {
     }
 
     /// The encoding its networks read.
-    pub fn encoding(&self) -> Result<Encoding, String> {
-        Encoding::from_name(self.text("encoding")).ok_or_else(|| {
-            format!(
-                "unknown encoding `{}` in the checkpoint",
-                self.text("encoding")
-            )
-        })
+    pub fn encoding(&self) -> Result<Encoding, CheckpointError> {
+        Encoding::from_name(self.text("encoding"))
+            .ok_or_else(|| CheckpointError::UnknownEncoding(self.text("encoding").to_string()))
     }
 
     /// Whether network `net` is in the file.
@@ -185,26 +182,95 @@ impl Checkpoint {
     }
 
     /// Network `net` for play.
-    pub fn mlp(&self, net: &str) -> Result<Mlp, String> {
+    pub fn mlp(&self, net: &str) -> Result<Mlp, CheckpointError> {
         let mut layers = Vec::new();
         while let (Some((ws, w)), Some((_, b))) = (
             self.tensors.get(&format!("{net}.{}.weight", layers.len())),
             self.tensors.get(&format!("{net}.{}.bias", layers.len())),
         ) {
             if ws.len() != 2 || b.len() != ws[0] {
-                return Err(format!(
-                    "layer {net}.{} has a bad shape {ws:?}",
-                    layers.len()
-                ));
+                return Err(CheckpointError::LayerShape {
+                    net: net.to_string(),
+                    layer: layers.len(),
+                    shape: ws.clone(),
+                });
             }
             layers.push(Layer::from_torch(w, b, ws[1], ws[0]));
         }
         if layers.is_empty() {
-            return Err(format!("the checkpoint has no network `{net}`"));
+            return Err(CheckpointError::NoNetwork(net.to_string()));
         }
         if layers.windows(2).any(|p| p[0].outputs != p[1].inputs) {
-            return Err(format!("the layers of network `{net}` do not chain"));
+            return Err(CheckpointError::Unchained(net.to_string()));
         }
         Ok(Mlp { layers })
     }
+}
+
+/// Why a checkpoint cannot be read, or cannot be played.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a dhumbal-run checkpoint (a safetensors file): {why}", path.display())]
+    NotCheckpoint { path: PathBuf, why: NotCheckpoint },
+    #[error(
+        "{}: tensor `{tensor}` holds {count} non-finite value{} ({bad} at index {at}): the network diverged or the file is damaged; retrain it (`dhumbal-run train ... --force`) or use an earlier checkpoint",
+        path.display(),
+        if *count == 1 { "" } else { "s" }
+    )]
+    NonFinite {
+        path: PathBuf,
+        tensor: String,
+        count: usize,
+        /// The first non-finite value, and where it is.
+        bad: f32,
+        at: usize,
+    },
+    #[error("unknown algorithm `{0}` in the checkpoint")]
+    UnknownAlgorithm(String),
+    #[error("unknown encoding `{0}` in the checkpoint")]
+    UnknownEncoding(String),
+    #[error("layer {net}.{layer} has a bad shape {shape:?}")]
+    LayerShape {
+        net: String,
+        layer: usize,
+        shape: Vec<usize>,
+    },
+    #[error("the checkpoint has no network `{0}`")]
+    NoNetwork(String),
+    #[error("the layers of network `{0}` do not chain")]
+    Unchained(String),
+    #[error(
+        "network `{net}` is {sizes:?} wide, the `{}` encoding needs {} inputs and {} outputs",
+        encoding.name(),
+        encoding.input_dim(),
+        encoding.outputs()
+    )]
+    Width {
+        net: &'static str,
+        sizes: Vec<usize>,
+        encoding: Encoding,
+    },
+}
+
+/// Why a file is not a checkpoint at all.
+#[derive(Debug, thiserror::Error)]
+pub enum NotCheckpoint {
+    #[error("{0}")]
+    Safetensors(safetensors::SafeTensorError),
+    #[error("no `{KEY}` metadata")]
+    NoMetadata,
+    #[error("{0}")]
+    Metadata(serde_json::Error),
+    #[error("tensor {tensor} is {dtype:?}, not F32")]
+    Dtype {
+        tensor: String,
+        dtype: safetensors::Dtype,
+    },
+    #[error("format {0:?}, this program reads {FORMAT}")]
+    Format(Option<Value>),
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use dhumbal_game::rng::RandomSource;
 use dhumbal_game::{Agent, Candidate, Explanation, Observation};
 
-pub use checkpoint::Checkpoint;
+pub use checkpoint::{Checkpoint, CheckpointError};
 pub use encoding::{Action, Answer, Encoded, Encoding};
 pub use net::{Mlp, Scratch};
 
@@ -104,24 +104,17 @@ impl Policy {
     }
 
     /// Reads the acting network of a checkpoint.
-    pub fn from_checkpoint(c: &Checkpoint) -> Result<Policy, String> {
-        let algorithm = Algorithm::from_name(c.text("algorithm")).ok_or_else(|| {
-            format!(
-                "unknown algorithm `{}` in the checkpoint",
-                c.text("algorithm")
-            )
-        })?;
+    pub fn from_checkpoint(c: &Checkpoint) -> Result<Policy, CheckpointError> {
+        let algorithm = Algorithm::from_name(c.text("algorithm"))
+            .ok_or_else(|| CheckpointError::UnknownAlgorithm(c.text("algorithm").to_string()))?;
         let encoding = c.encoding()?;
         let net = c.mlp(algorithm.acting_net())?;
         if net.inputs() != encoding.input_dim() || net.outputs() != encoding.outputs() {
-            return Err(format!(
-                "network `{}` is {:?} wide, the `{}` encoding needs {} inputs and {} outputs",
-                algorithm.acting_net(),
-                net.sizes(),
-                encoding.name(),
-                encoding.input_dim(),
-                encoding.outputs()
-            ));
+            return Err(CheckpointError::Width {
+                net: algorithm.acting_net(),
+                sizes: net.sizes(),
+                encoding,
+            });
         }
         Ok(Policy {
             algorithm,

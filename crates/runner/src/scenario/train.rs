@@ -271,7 +271,7 @@ impl Resolver<'_> {
         if let (Some(h), Some(given)) = (hyper.as_mut(), &t.hyper) {
             for (name, value) in given {
                 if let Err(e) = h.set(name, value) {
-                    self.problem(&format!("{p}.hyper.{name}"), e);
+                    self.problem(&format!("{p}.hyper.{name}"), e.to_string());
                 }
             }
         }
@@ -390,7 +390,7 @@ impl Resolver<'_> {
         if let (Some(m), Some(given)) = (method.as_mut(), &t.hyper) {
             for (name, value) in given {
                 if let Err(e) = m.set(name, value) {
-                    self.problem(&format!("{p}.hyper.{name}"), e);
+                    self.problem(&format!("{p}.hyper.{name}"), e.to_string());
                 }
             }
         }
@@ -402,7 +402,7 @@ impl Resolver<'_> {
         if let Some(r) = &rules
             && let Err(e) = dhumbal_agents::tabular::check_rules(r)
         {
-            self.problem(&at(p, "rules"), e);
+            self.problem(&at(p, "rules"), e.to_string());
         }
         let reward_name = t.reward.clone().unwrap_or_else(|| "win".into());
         let reward = match reward_name.as_str() {

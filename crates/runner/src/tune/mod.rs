@@ -22,8 +22,7 @@ use polars_core::prelude::{Column, DataFrame, PolarsResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use dhumbal_agents::{AgentLog, Context, Recipe, registry};
-use dhumbal_game::Rules;
+use dhumbal_agents::{AgentLog, Recipe, registry};
 use dhumbal_game::hash::{SPLITMIX64_GAMMA, splitmix64_mix};
 
 use crate::error::{Doing, Error, Result};
@@ -816,33 +815,4 @@ fn frame(t: &Tuning, evals: &[Evaluation]) -> PolarsResult<DataFrame> {
 /// Resolution of an agent entry apart from a scenario's problem list: paths relative to the
 /// scenario's folder, the problems collected as (field, message). The tuning resolver tries
 /// each value of a range with it; the search makes each point's agent with it.
-pub(crate) struct Plain {
-    pub rules: Option<Arc<Rules>>,
-    pub folder: PathBuf,
-    pub problems: Vec<(String, String)>,
-    pub log: Arc<AgentLog>,
-    /// Files that sections of the scenario write (they may not exist yet).
-    pub planned: Vec<PathBuf>,
-}
-
-impl Context for Plain {
-    fn rules(&self) -> Option<&Arc<Rules>> {
-        self.rules.as_ref()
-    }
-
-    fn path(&self, written: &str) -> PathBuf {
-        self.folder.join(written)
-    }
-
-    fn problem(&mut self, field: &str, message: String) {
-        self.problems.push((field.to_string(), message));
-    }
-
-    fn log(&self) -> Arc<AgentLog> {
-        self.log.clone()
-    }
-
-    fn planned(&self, path: &Path) -> bool {
-        self.planned.iter().any(|p| p == path)
-    }
-}
+pub(crate) use dhumbal_agents::registry::Standalone as Plain;
