@@ -1094,8 +1094,12 @@ impl Outcome {
         let p = &self.plan;
         let (h0, h1) = (self.bound(false), self.bound(true));
         let what = match (p.decide, self.decision.as_str()) {
+            (true, "H1") if self.shape.agents > 2 => format!(
+                "decided: `{}` leads `{}`, its closest rival, and every other agent by {h1} (H1)",
+                p.candidate, p.baseline
+            ),
             (true, "H1") => format!(
-                "decided: `{}` leads `{}` (H1: by {h1}), and every other agent",
+                "decided: `{}` leads `{}` by {h1} (H1)",
                 p.candidate, p.baseline
             ),
             (true, "H0") => format!(
