@@ -1095,11 +1095,12 @@ impl Outcome {
         let (h0, h1) = (self.bound(false), self.bound(true));
         let what = match (p.decide, self.decision.as_str()) {
             (true, "H1") if self.shape.agents > 2 => format!(
-                "decided: `{}` leads `{}`, its closest rival, and every other agent by {h1} (H1)",
+                "decided: `{}` leads `{}`, its closest rival, and every other agent by {h1}; H1 \
+                 accepted",
                 p.candidate, p.baseline
             ),
             (true, "H1") => format!(
-                "decided: `{}` leads `{}` by {h1} (H1)",
+                "decided: `{}` leads `{}` by {h1}; H1 accepted",
                 p.candidate, p.baseline
             ),
             (true, "H0") => format!(
