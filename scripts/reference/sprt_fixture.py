@@ -164,7 +164,9 @@ def main():
     rng = np.random.default_rng(20251126)
     cases = []
 
-    def add(name, values, probs, units, hyp):
+    def add(name, values, probs, units, hyp, tested=None):
+        # `tested`: the hypotheses the LLR is computed on, when `hyp` (what the case says) is
+        # another way of writing them.
         scores = rng.choice(values, size=units, p=probs)
         vals, counts = np.unique(scores, return_counts=True)
         cases.append(
@@ -173,7 +175,7 @@ def main():
                 "values": [float(v) for v in vals],
                 "counts": [int(k) for k in counts],
                 "hypotheses": hyp,
-                "llr": llr(scores, hyp),
+                "llr": llr(scores, tested or hyp),
             }
         )
 
@@ -203,17 +205,7 @@ def main():
         ("logistic Elo -2..8, four arrangements", -2.0, 8.0, four, [0.1, 0.2, 0.38, 0.22, 0.1], 700),
     ]:
         hyp = {"kind": "logistic", "elo0": e0, "elo1": e1}
-        scores = rng.choice(values, size=units, p=probs)
-        vals, counts = np.unique(scores, return_counts=True)
-        cases.append(
-            {
-                "name": name,
-                "values": [float(v) for v in vals],
-                "counts": [int(k) for k in counts],
-                "hypotheses": hyp,
-                "llr": llr(scores, diff(score(e0) - 0.5, score(e1) - 0.5)),
-            }
-        )
+        add(name, values, probs, units, hyp, diff(score(e0) - 0.5, score(e1) - 0.5))
     # Wald's bounds (ln(beta/(1-alpha)), ln((1-beta)/alpha)) at symmetric and asymmetric error
     # rates, and moved in by Siegmund's overshoot correction: rho = 0.5826 times the standard
     # deviation of the LLR's normal approximation over a look, (t1 - t0) * sqrt(every), with t
