@@ -1258,6 +1258,15 @@ pub fn decide_course(
     let mut checks = Vec::new();
     let mut to = 0;
     let mut last = (plan.clone(), Vec::new());
+    // Each pair's match scores are read once, up to the last look (a look's are a prefix):
+    // the records are not read again at every look and for every rival.
+    let every = plan.every.max(1);
+    let limit = if upto >= shape.max_matches {
+        shape.max_matches
+    } else {
+        upto / every * every
+    };
+    let mut scored: std::collections::HashMap<(usize, usize), Vec<f64>> = Default::default();
     while to < shape.max_matches.min(upto) {
         to = (to + plan.every.max(1)).min(shape.max_matches);
         if to > upto {
@@ -1272,15 +1281,19 @@ pub fn decide_course(
             baseline_slot: rival,
             ..plan.clone()
         };
-        let scores_against = |j| {
-            match_scores(
-                dataset,
-                &pair_of(j),
-                0..to,
-                shape.arrangements,
-                shape.rounds_per_match,
-                shape.points,
-            )
+        let scores_against = |j: usize| -> crate::Result<Vec<f64>> {
+            let all = match scored.entry((leader, j)) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(match_scores(
+                    dataset,
+                    &pair_of(j),
+                    0..limit,
+                    shape.arrangements,
+                    shape.rounds_per_match,
+                    shape.points,
+                )?),
+            };
+            Ok(all[..to as usize].to_vec())
         };
         let look = decide_look(
             leader,
