@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use dhumbal_game::rng::RandomSource;
 use dhumbal_game::{
-    Agent, AgentError, Discard, Explanation, Observation, Pick, RoundOutcome, Rules,
+    Agent, AgentError, Card, Discard, Event, Explanation, Observation, Pick, RoundOutcome, Rules,
 };
 
 use crate::RandomAgent;
@@ -154,6 +154,14 @@ impl Agent for EpsilonAgent {
 
     fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
         self.inner.game_end(seat, standings, won)
+    }
+
+    fn witnesses(&self) -> bool {
+        self.inner.witnesses()
+    }
+
+    fn witness(&mut self, seat: usize, event: &Event, drawn: Option<Card>) {
+        self.inner.witness(seat, event, drawn)
     }
 
     /// Explored: every legal action with its probability under the uniform choice. Otherwise

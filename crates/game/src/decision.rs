@@ -9,7 +9,7 @@ use std::fmt;
 
 use super::cards::{Card, CardSet, Discard, Hand};
 use super::discards::{DiscardError, Runs, for_each_discard};
-use super::round::RoundOutcome;
+use super::round::{Event, RoundOutcome};
 use super::rules::{Rules, Scoring};
 use crate::rng::RandomSource;
 
@@ -296,6 +296,21 @@ pub trait Agent: Send {
     /// Not called when the session or game was abandoned on an error.
     fn game_end(&mut self, _seat: usize, _standings: &[i64], _won: bool) {}
 
+    /// Whether this agent wants to hear of every public event of its rounds through
+    /// [`Agent::witness`]: an agent that infers the hidden hands from what the others did.
+    /// Asked once per round; the default, `false`, costs a table nothing per turn.
+    fn witnesses(&self) -> bool {
+        false
+    }
+
+    /// A public event of the round this agent plays at `seat`, right after it happened: every
+    /// seat's discards and picks (its own included) and reshuffles. `drawn` is the card this
+    /// seat itself just drew from the stock, and `None` for every other event: a hidden card
+    /// never reaches another seat. Only called when [`Agent::witnesses`] said so at the start
+    /// of the round, and only by the engine's rounds at a table (never a search's
+    /// simulations).
+    fn witness(&mut self, _seat: usize, _event: &Event, _drawn: Option<Card>) {}
+
     /// Why the decision just made was made, asked by a trace right after it with the same
     /// observation, and never otherwise (so explaining may cost what deciding does not). It
     /// must not draw randomness or change what the agent does next: a traced run's records
@@ -379,6 +394,19 @@ macro_rules! pass_on_to {
         ) -> Option<$crate::decision::Explanation> {
             self.$inner.explain(obs)
         }
+
+        fn witnesses(&self) -> bool {
+            self.$inner.witnesses()
+        }
+
+        fn witness(
+            &mut self,
+            seat: usize,
+            event: &$crate::round::Event,
+            drawn: Option<$crate::cards::Card>,
+        ) {
+            self.$inner.witness(seat, event, drawn)
+        }
     };
 }
 
@@ -413,6 +441,14 @@ macro_rules! delegate_agent {
 
             fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
                 (**self).explain(obs)
+            }
+
+            fn witnesses(&self) -> bool {
+                (**self).witnesses()
+            }
+
+            fn witness(&mut self, seat: usize, event: &Event, drawn: Option<Card>) {
+                (**self).witness(seat, event, drawn)
             }
 
             fn call(

@@ -161,6 +161,17 @@ pub trait Seats {
     fn oracle(&self, _seat: usize) -> bool {
         false
     }
+    /// Whether any seat hears of the round's public events through [`Seats::witness`]. Asked
+    /// once per round, at its first turn (or the turn a simulation enters).
+    #[inline]
+    fn witnessing(&self) -> bool {
+        false
+    }
+    /// A public event (a discard, a pick, a reshuffle) with the state right after it, for the
+    /// seats that witness; asked only when [`Seats::witnessing`] said so, and never in the
+    /// turns of seats that [glance](Seats::glances).
+    #[inline]
+    fn witness(&mut self, _state: &RoundState, _event: &Event) {}
     /// Whether, from the turn about to start to the end of the round, every seat discards and
     /// picks from a [`Glance`] alone (a search's rollouts): then the engine asks
     /// [`Seats::glance_discard`] and [`Seats::glance_pick`] instead of building an
@@ -252,6 +263,25 @@ impl<A: Agent> Seats for [A] {
     fn oracle(&self, seat: usize) -> bool {
         self[seat].oracle()
     }
+    fn witnessing(&self) -> bool {
+        self.iter().any(|a| a.witnesses())
+    }
+    /// Each witnessing agent hears the event; the one whose own stock draw it is, the card.
+    fn witness(&mut self, state: &RoundState, event: &Event) {
+        for (seat, agent) in self.iter_mut().enumerate() {
+            if !agent.witnesses() {
+                continue;
+            }
+            let drawn = match *event {
+                Event::Took {
+                    seat: s,
+                    pick: Pick::Stock,
+                } if s == seat => state.hands[seat].last(),
+                _ => None,
+            };
+            agent.witness(seat, event, drawn);
+        }
+    }
 }
 
 /// Where a simulated round picks up: the decision the seat to move faces.
@@ -307,6 +337,35 @@ impl RoundState {
             turn: obs.turn,
             restocked: obs.restocked,
         }
+    }
+
+    /// A round just dealt, at the start of its first turn (counted, as [`Table::play_from`]
+    /// with [`Resume::Call`] expects): every hand as given (seats past the table's hold
+    /// none), the stock in order (its last card is drawn first) and, with the rules' face-up
+    /// card, `face_up` alone on the pile. How a search that infers the hidden hands replays a
+    /// round from a deal it imagined; whether the cards make a deck is the caller's to check.
+    pub fn from_parts(
+        hands: [Hand; MAX_PLAYERS],
+        stock: Pile,
+        face_up: Option<Card>,
+    ) -> RoundState {
+        let mut hand_sizes = [0u8; MAX_PLAYERS];
+        for (size, hand) in hand_sizes.iter_mut().zip(&hands) {
+            *size = hand.len() as u8;
+        }
+        let mut state = RoundState {
+            stock,
+            hands,
+            hand_sizes,
+            turn: 1,
+            ..RoundState::default()
+        };
+        if let Some(card) = face_up {
+            state.pile.push(card);
+            state.seen.insert(card);
+            state.top_set = 1;
+        }
+        state
     }
 
     /// The stock and every hand, to be dealt into: how a sampler fills in the hidden parts of
@@ -723,6 +782,7 @@ impl<'t, 's> RoundPlay<'t, 's> {
         for (seat, flag) in oracle_seat.iter_mut().enumerate().take(self.n) {
             *flag = seats.oracle(seat);
         }
+        let witnessing = seats.witnessing();
         loop {
             let entry_now = entry.take();
             if entry_now.is_none() {
@@ -774,6 +834,13 @@ impl<'t, 's> RoundPlay<'t, 's> {
                     if let Some(stop) = self.put_down(seat, &discard, &mut pickable, observer) {
                         return Ok(stop);
                     }
+                    if witnessing {
+                        let event = Event::Discarded {
+                            seat,
+                            cards: discard,
+                        };
+                        seats.witness(self.state, &event);
+                    }
                     discard
                 }
             };
@@ -796,6 +863,7 @@ impl<'t, 's> RoundPlay<'t, 's> {
                     .pick(seat, &obs, rng)
                     .map_err(|error| agent_error(seats.name(seat), seat, error))?
             };
+            let reshuffles = self.reshuffles;
             if let Some(stop) = self.take(
                 seats,
                 seat,
@@ -806,6 +874,12 @@ impl<'t, 's> RoundPlay<'t, 's> {
                 observer,
             )? {
                 return Ok(stop);
+            }
+            if witnessing {
+                if self.reshuffles != reshuffles {
+                    seats.witness(self.state, &Event::Reshuffled);
+                }
+                seats.witness(self.state, &Event::Took { seat, pick });
             }
             seat = self.table.next_active(seat);
         }

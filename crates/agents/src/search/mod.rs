@@ -15,19 +15,21 @@
 //! agent's own stream, so reruns are bit-exact; the default budget is iterations, not time.
 //! Differences from the paper's code, and why: `docs/agents.md`.
 
+pub mod belief;
 pub mod determinize;
 pub mod tree;
 
 use std::time::{Duration, Instant};
 
 use crate::{Heuristic, RandomAgent};
+pub use belief::{Belief, BeliefParams, BeliefStats};
 pub use determinize::Determinizer;
-use dhumbal_game::cards::Discard;
+use dhumbal_game::cards::{Card, Discard};
 use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, Streams, chacha_stream};
 use dhumbal_game::rules::{MAX_PLAYERS, Scoring};
 use dhumbal_game::{
-    Agent, AgentError, Candidate as Weighed, Choice, Explanation, Glance, Observation, Phase, Pick,
-    Resume, RoundOutcome, RoundState, Seats, Table,
+    Agent, AgentError, Candidate as Weighed, Choice, Event, Explanation, Glance, Observation,
+    Phase, Pick, Resume, RoundOutcome, RoundState, Seats, Table,
 };
 use tree::{NodeId, ROOT, Tree, key};
 
@@ -95,6 +97,11 @@ pub struct SearchParams {
     /// cannot change what is played (see [`Lead`]). Decisions are those of the full budget;
     /// only an explanation's counts are those of the iterations played.
     pub stop_when_decided: bool,
+    /// Only the searcher's own decisions are in the tree: every other seat plays the rollout
+    /// policy throughout each simulation, in the tree's part too. A best responder's look-ahead
+    /// against an opponent whose policy it knows (the rollout policy is that opponent), rather
+    /// than each player choosing by UCB for itself.
+    pub own_tree: bool,
 }
 
 impl SearchParams {
@@ -114,6 +121,7 @@ impl SearchParams {
             rollout_turns: 20,
             oracle: false,
             stop_when_decided: true,
+            own_tree: false,
         }
     }
 
@@ -173,6 +181,8 @@ pub struct SearchAgent {
     rollout_name: String,
     tree: Tree,
     worlds: Determinizer,
+    /// Worlds weighted by an opponent model's likelihood of the moves seen (none: uniform).
+    belief: Option<Belief>,
     /// The world of the current simulation, drawn and played in place.
     world: RoundState,
     path: Vec<NodeId>,
@@ -259,6 +269,7 @@ impl SearchAgent {
             rollout,
             tree: Tree::default(),
             worlds: Determinizer::new(),
+            belief: None,
             world: RoundState::default(),
             path: Vec::with_capacity(64),
             options: Vec::with_capacity(64),
@@ -275,6 +286,17 @@ impl SearchAgent {
     pub fn with_rollout_name(mut self, name: impl Into<String>) -> Self {
         self.rollout_name = name.into();
         self
+    }
+
+    /// The agent sampling its worlds through `belief` instead of uniformly.
+    pub fn with_belief(mut self, belief: Belief) -> Self {
+        self.belief = Some(belief);
+        self
+    }
+
+    /// Its belief, if it infers the hidden hands.
+    pub fn belief(&self) -> Option<&Belief> {
+        self.belief.as_ref()
     }
 
     pub fn params(&self) -> &SearchParams {
@@ -323,6 +345,9 @@ impl SearchAgent {
         self.worlds
             .prepare(obs, p.oracle)
             .map_err(|e| AgentError(format!("{}: {e}", self.name)))?;
+        if let Some(belief) = &mut self.belief {
+            belief.weigh(obs, &mut self.worlds, rng, &table);
+        }
         let settles = p.stop_when_decided && self.rollout.stateless();
         let budget = u64::from(p.iterations.max(1)) * u64::from(p.determinizations.max(1));
         let mut lead = Lead::NONE;
@@ -330,7 +355,10 @@ impl SearchAgent {
         'outer: for _ in 0..p.iterations.max(1) {
             self.last_iterations += 1;
             for _ in 0..p.determinizations.max(1) {
-                self.worlds.draw_into(obs, &mut *rng, &mut self.world);
+                match &self.belief {
+                    Some(belief) => belief.draw_into(&mut *rng, &mut self.world),
+                    None => self.worlds.draw_into(obs, &mut *rng, &mut self.world),
+                }
                 self.path.clear();
                 let mut sim = Sim {
                     tree: &mut self.tree,
@@ -343,6 +371,7 @@ impl SearchAgent {
                     rollout: &mut self.rollout,
                     rollout_from: 0,
                     params: &p,
+                    me: obs.seat,
                     rng: &mut *rng,
                 };
                 let played = table.play_from(
@@ -452,6 +481,9 @@ impl SearchAgent {
             },
             self.tree.len()
         )];
+        if let Some(belief) = &self.belief {
+            notes.push(belief.explanation());
+        }
         if self.last_settled {
             notes.push(format!(
                 "stopped after {} of {} iterations: {} (the full budget plays the same)",
@@ -630,9 +662,18 @@ struct Sim<'a> {
     /// The turn at which the rollout began.
     rollout_from: u32,
     params: &'a SearchParams,
+    /// The searcher's seat (with [`SearchParams::own_tree`], the only one the tree decides).
+    me: usize,
 }
 
 impl Sim<'_> {
+    /// Whether the tree decides for `seat` now: in the tree, and its own seat where only the
+    /// searcher's decisions are searched.
+    #[inline]
+    fn tree_decides(&self, seat: usize) -> bool {
+        self.in_tree && (seat == self.me || !self.params.own_tree)
+    }
+
     /// Whether this step is at the root with its actions already listed: then the caller
     /// leaves `self.options` alone and [`Sim::step`] reads the root's own list.
     #[inline]
@@ -827,7 +868,7 @@ impl Seats for Sim<'_> {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
-        if !self.in_tree {
+        if !self.tree_decides(seat) {
             return match self.rollout {
                 Rollout::Random => Ok(RandomAgent::choose_call(&mut *self.rng)),
                 Rollout::Heuristic(h) => h.call(obs, &mut *self.rng),
@@ -861,7 +902,7 @@ impl Seats for Sim<'_> {
         // Chosen with the call, in the same tree step (see `call`).
         if let Some(discard) = self.chosen_discard.take() {
             into.copy_cards_from(&discard);
-        } else if self.in_tree {
+        } else if self.tree_decides(seat) {
             into.copy_cards_from(&self.tree_discard(seat, obs));
         } else {
             match &mut self.rollout {
@@ -882,7 +923,7 @@ impl Seats for Sim<'_> {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        if !self.in_tree {
+        if !self.tree_decides(seat) {
             return match self.rollout {
                 Rollout::Random => Ok(RandomAgent::choose_pick(obs, &mut *self.rng)),
                 Rollout::Heuristic(h) => h.pick(obs, &mut *self.rng),
@@ -893,12 +934,12 @@ impl Seats for Sim<'_> {
     }
 
     #[inline]
-    fn enumerated(&self, _seat: usize) -> bool {
+    fn enumerated(&self, seat: usize) -> bool {
         // In the tree, discards are the enumerator's; in a random rollout too; a heuristic's
         // are a card of its hand, a same-rank subset of it or one of its maximal runs in rank
         // order (`Heuristic::choose_discard`), which the engine's check would pass and leave
         // in that order. Any other rollout agent is checked like an agent at a table.
-        self.in_tree || matches!(self.rollout, Rollout::Random | Rollout::Heuristic(_))
+        self.tree_decides(seat) || matches!(self.rollout, Rollout::Random | Rollout::Heuristic(_))
     }
 
     /// Out of the tree, a random or heuristic rollout reads only its own hand to discard and
@@ -946,6 +987,22 @@ impl Seats for Sim<'_> {
 impl Agent for SearchAgent {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn round_start(&mut self, _seat: usize, _standings: &[i64]) {
+        if let Some(belief) = &mut self.belief {
+            belief.start_round();
+        }
+    }
+
+    fn witnesses(&self) -> bool {
+        self.belief.is_some()
+    }
+
+    fn witness(&mut self, _seat: usize, event: &Event, drawn: Option<Card>) {
+        if let Some(belief) = &mut self.belief {
+            belief.record(event, drawn);
+        }
     }
 
     fn explain(&mut self, obs: &Observation<'_>) -> Option<Explanation> {
@@ -1101,6 +1158,20 @@ impl crate::family::Family for SearchFamily {
                 "stop once no other action can catch up with the most visited: the same decisions as the full budget, faster (false: play every iteration, as explanations then count)",
             )
             .silent_at_default(),
+            Param::new(
+                "own_tree",
+                ParamType::Bool,
+                d.own_tree,
+                "search only its own decisions: the other seats play the rollout policy throughout (a best response to a known opponent)",
+            )
+            .silent_at_default(),
+            Param::new(
+                "belief",
+                ParamType::Any,
+                "uniform",
+                "how hidden hands are sampled: uniform, or {model: AGENT|self, particles: 64, softness: 0.05, min_ess: 0.1} to weigh each world by how likely that opponent model made the moves seen (self: the rollout policy)",
+            )
+            .silent_at_default(),
         ]
     }
 
@@ -1124,11 +1195,186 @@ impl crate::family::Family for SearchFamily {
         } else {
             crate::random::RandomFamily::recipe()
         };
+        let belief = if entry.given("belief") {
+            Some(BeliefSpec::resolve(&entry.get("belief"), &params, cx)?)
+        } else {
+            None
+        }
+        .flatten();
         Some(std::sync::Arc::new(SearchRecipe {
             family: *self,
             params,
             rollout,
+            belief,
         }))
+    }
+}
+
+/// Who the opponents are assumed to play like, for a search that infers hidden hands.
+#[derive(Clone)]
+pub enum BeliefModel {
+    /// The search's own rollout policy (`model: self`).
+    Rollout,
+    /// Another agent entry.
+    Agent(std::sync::Arc<dyn crate::family::Recipe>),
+}
+
+/// A search's `belief:` parameter, resolved: how many worlds, how soft, and whose moves.
+#[derive(Clone)]
+pub struct BeliefSpec {
+    pub params: BeliefParams,
+    pub model: BeliefModel,
+}
+
+impl BeliefSpec {
+    const FIELDS: [&'static str; 4] = ["model", "particles", "softness", "min_ess"];
+
+    /// The parameter as written: `uniform` (`None`), or a mapping. Problems are reported at
+    /// `params.belief...`; `None` (the outer) if there were any.
+    fn resolve(
+        value: &serde_json::Value,
+        params: &SearchParams,
+        cx: &mut dyn crate::family::Resolve,
+    ) -> Option<Option<BeliefSpec>> {
+        use serde_json::Value;
+        const FIELD: &str = "params.belief";
+        let map = match value {
+            Value::String(s) if s == "uniform" => return Some(None),
+            Value::Object(map) => map,
+            other => {
+                cx.problem(
+                    FIELD,
+                    format!(
+                        "expected `uniform` or a mapping {{model: AGENT|self, particles, softness, min_ess}}, got {}",
+                        crate::family::show(other)
+                    ),
+                );
+                return None;
+            }
+        };
+        let mut ok = true;
+        for key in map.keys() {
+            if !Self::FIELDS.contains(&key.as_str()) {
+                cx.problem(
+                    &format!("{FIELD}.{key}"),
+                    format!("unknown field; valid: {}", Self::FIELDS.join(", ")),
+                );
+                ok = false;
+            }
+        }
+        if params.oracle {
+            cx.problem(
+                FIELD,
+                "an oracle sees every hand: it has nothing to infer (drop `belief` or `oracle`)"
+                    .into(),
+            );
+            ok = false;
+        }
+        let d = BeliefParams::default();
+        let mut number =
+            |key: &str, default: f64, valid: fn(f64) -> bool, expect: &str| match map.get(key) {
+                None => Some(default),
+                Some(v) => match v.as_f64().filter(|&x| valid(x)) {
+                    Some(x) => Some(x),
+                    None => {
+                        cx.problem(
+                            &format!("{FIELD}.{key}"),
+                            format!("expected {expect}, got {}", crate::family::show(v)),
+                        );
+                        None
+                    }
+                },
+            };
+        let particles = number(
+            "particles",
+            f64::from(d.particles),
+            |x| (1.0..=100_000.0).contains(&x) && x.fract() == 0.0,
+            "a whole number from 1 to 100000",
+        );
+        let softness = number(
+            "softness",
+            d.softness,
+            |x| x > 0.0 && x <= 1.0,
+            "a number in (0, 1]: a world's weight is softness^(moves the model would not have made)",
+        );
+        let min_ess = number(
+            "min_ess",
+            d.min_ess,
+            |x| (0.0..=1.0).contains(&x),
+            "a fraction in [0, 1]",
+        );
+        let model = match map.get("model") {
+            None => {
+                cx.problem(
+                    &format!("{FIELD}.model"),
+                    "missing: the opponent model, `self` (the rollout policy) or an agent entry"
+                        .into(),
+                );
+                None
+            }
+            Some(Value::String(s)) if s == "self" => Some(BeliefModel::Rollout),
+            Some(v) => {
+                let field = format!("{FIELD}.model");
+                match cx.agent(v, &field) {
+                    Some(recipe) if recipe.searches() => {
+                        cx.problem(
+                            &field,
+                            "an opponent model cannot itself search (it is asked about every move of many imagined worlds): use a heuristic, a script, a tuned file or a network"
+                                .into(),
+                        );
+                        None
+                    }
+                    other => other.map(BeliefModel::Agent),
+                }
+            }
+        };
+        match (ok, particles, softness, min_ess, model) {
+            (true, Some(particles), Some(softness), Some(min_ess), Some(model)) => {
+                Some(Some(BeliefSpec {
+                    params: BeliefParams {
+                        particles: particles as u32,
+                        softness,
+                        min_ess,
+                    },
+                    model,
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// As a scenario would write it, for the manifest.
+    fn describe(&self) -> serde_json::Value {
+        use serde_json::Value;
+        let mut m = serde_json::Map::new();
+        m.insert(
+            "model".into(),
+            match &self.model {
+                BeliefModel::Rollout => Value::from("self"),
+                BeliefModel::Agent(recipe) => Value::Object(recipe.describe()),
+            },
+        );
+        m.insert("particles".into(), Value::from(self.params.particles));
+        m.insert("softness".into(), Value::from(self.params.softness));
+        m.insert("min_ess".into(), Value::from(self.params.min_ess));
+        Value::Object(m)
+    }
+}
+
+/// The policy a recipe plays, as a search calls it: through a tuned agent file to its entry,
+/// so that a tuned heuristic plays as a heuristic (no dispatch, a glance instead of an
+/// observation, the settled stop); `random` without building an agent.
+fn rollout_of(recipe: &dyn crate::family::Recipe, id: &str) -> Rollout {
+    let mut recipe = recipe;
+    while let Some(inner) = recipe.inner() {
+        recipe = inner;
+    }
+    if recipe.uniform_random() {
+        Rollout::Random
+    } else if let Some(h) = Heuristic::from_recipe(recipe, id) {
+        Rollout::Heuristic(h)
+    } else {
+        Rollout::Agent(recipe.build(id))
     }
 }
 
@@ -1146,6 +1392,7 @@ impl SearchFamily {
             rollout_turns: entry.u32("rollout_turns"),
             oracle: entry.bool("oracle"),
             stop_when_decided: entry.bool("stop_when_decided"),
+            own_tree: entry.bool("own_tree"),
         }
     }
 
@@ -1161,11 +1408,12 @@ impl SearchFamily {
     }
 }
 
-/// A search's settings and its rollout policy.
+/// A search's settings, its rollout policy and, where it infers hidden hands, its belief.
 pub struct SearchRecipe {
     family: SearchFamily,
     pub params: SearchParams,
     pub rollout: std::sync::Arc<dyn crate::family::Recipe>,
+    pub belief: Option<BeliefSpec>,
 }
 
 impl crate::family::Recipe for SearchRecipe {
@@ -1177,9 +1425,17 @@ impl crate::family::Recipe for SearchRecipe {
         true
     }
 
-    /// A script rolling out is one of the run's inputs.
+    /// A script rolling out, or modelling the opponents, is one of the run's inputs.
     fn sources(&self) -> Vec<(String, String)> {
-        self.rollout.sources()
+        let mut sources = self.rollout.sources();
+        if let Some(BeliefSpec {
+            model: BeliefModel::Agent(model),
+            ..
+        }) = &self.belief
+        {
+            sources.extend(model.sources());
+        }
+        sources
     }
 
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -1199,41 +1455,60 @@ impl crate::family::Recipe for SearchRecipe {
                 "rollout_turns" => Value::from(p.rollout_turns),
                 "oracle" => Value::from(p.oracle),
                 "stop_when_decided" => Value::from(p.stop_when_decided),
+                "own_tree" => Value::from(p.own_tree),
+                "belief" => self
+                    .belief
+                    .as_ref()
+                    .map_or_else(|| Value::from("uniform"), BeliefSpec::describe),
                 _ => Value::Null,
             },
         )
     }
 
     fn build(&self, id: &str) -> Box<dyn Agent> {
-        let rollout_id = format!("{id}/rollout");
-        // Through a tuned agent file to its entry: a tuned heuristic rolls out as a heuristic
-        // (no dispatch, a glance instead of an observation, the settled stop).
-        let mut recipe: &dyn crate::family::Recipe = &*self.rollout;
-        while let Some(inner) = recipe.inner() {
-            recipe = inner;
-        }
-        let rollout = if recipe.uniform_random() {
-            Rollout::Random
-        } else if let Some(h) = Heuristic::from_recipe(recipe, &rollout_id) {
-            Rollout::Heuristic(h)
-        } else {
-            Rollout::Agent(recipe.build(&rollout_id))
-        };
-        Box::new(
-            SearchAgent::new(id, self.params, rollout).with_rollout_name(self.rollout.default_id()),
-        )
+        let rollout = rollout_of(&*self.rollout, &format!("{id}/rollout"));
+        let agent =
+            SearchAgent::new(id, self.params, rollout).with_rollout_name(self.rollout.default_id());
+        Box::new(match &self.belief {
+            None => agent,
+            Some(spec) => {
+                // The model is an agent of its own (its own state; the search's stream).
+                let (recipe, name) = match &spec.model {
+                    BeliefModel::Rollout => (&self.rollout, "self".to_string()),
+                    BeliefModel::Agent(model) => (model, model.default_id()),
+                };
+                let model = rollout_of(&**recipe, &format!("{id}/model"));
+                agent.with_belief(Belief::new(spec.params, model, name))
+            }
+        })
     }
 
     fn for_rules(
         &self,
         rules: &std::sync::Arc<dhumbal_game::Rules>,
     ) -> Result<Option<std::sync::Arc<dyn crate::family::Recipe>>, String> {
-        Ok(self.rollout.for_rules(rules)?.map(|rollout| {
-            std::sync::Arc::new(SearchRecipe {
-                family: self.family,
-                params: self.params,
-                rollout,
-            }) as std::sync::Arc<dyn crate::family::Recipe>
-        }))
+        let rollout = self.rollout.for_rules(rules)?;
+        let model = match &self.belief {
+            Some(BeliefSpec {
+                model: BeliefModel::Agent(model),
+                ..
+            }) => model.for_rules(rules)?,
+            _ => None,
+        };
+        if rollout.is_none() && model.is_none() {
+            return Ok(None);
+        }
+        let belief = self.belief.clone().map(|mut spec| {
+            if let Some(model) = model {
+                spec.model = BeliefModel::Agent(model);
+            }
+            spec
+        });
+        Ok(Some(std::sync::Arc::new(SearchRecipe {
+            family: self.family,
+            params: self.params,
+            rollout: rollout.unwrap_or_else(|| self.rollout.clone()),
+            belief,
+        })))
     }
 }
