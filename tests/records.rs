@@ -52,13 +52,14 @@ fn scenarios() -> Vec<String> {
                 .replace('\\', "/")
         })
         .collect();
-    // Training-only and tuning-only files (a `train:` or `tune:` section and no stages) make
-    // agents and play no stage; tests/learning.rs and tests/tuning.rs cover them. Those that
+    // Training-only, tuning-only and exploit-only files (a `train:`, `tune:` or `exploit:`
+    // section and no stages) make agents or measurements and play no stage of their own;
+    // tests/learning.rs, tests/tuning.rs and tests/exploit.rs cover them. Those that
     // also play stages seat the checkpoints and agent files shipped beside them, so their
     // records are pinned like any other's.
     names.retain(|n| {
         std::fs::read_to_string(root.join(n)).is_ok_and(|t| {
-            !(t.contains("\ntrain:") || t.contains("\ntune:"))
+            !(t.contains("\ntrain:") || t.contains("\ntune:") || t.contains("\nexploit:"))
                 || t.contains("\nstages:")
                 || t.contains("\nagents:")
         })

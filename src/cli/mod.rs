@@ -16,6 +16,7 @@
 pub mod agents;
 pub mod bench;
 pub mod console;
+pub mod exploit;
 pub mod interrupt;
 pub mod merge;
 pub mod plan;
@@ -110,6 +111,18 @@ pub enum Command {
     /// parameters on any thread count; Ctrl-C or a kill loses at most one evaluation
     /// (--resume goes on). An existing agent file is replaced only with --force.
     Tune(tune::TuneArgs),
+    /// Measure how beatable agents are (`exploit:`, docs/exploitability.md): for each entry,
+    /// best responders (`search`: ISMCTS that knows the target's policy, weighs the worlds it
+    /// samples by how likely the target made the moves it saw, and plays the target in every
+    /// other seat of its simulations) sit at the target's own table, and each one's share of
+    /// rounds (games) won is compared with the target's own at its self-play table, deal by
+    /// deal on the same fresh deals under every rotation of the seats: the gain with its 95%
+    /// interval and a one-sided test against the entry's margin. Writes
+    /// <output>/exploit/<id>/ (a stage per responder and the self-play, exploitability.json
+    /// and .csv, figures/, report.md, the deals each responder gained most on traced for
+    /// `dhumbal-run show`). Budgets are iterations and deals: the same numbers on any thread
+    /// count; Ctrl-C or a kill keeps what was played (--resume goes on).
+    Exploit(exploit::ExploitArgs),
     /// Check a scenario file and print what it would run, without running it: every problem
     /// with its line, and a rehearsal of each script agent (a few rounds, or eight, the script
     /// in every seat) to catch runtime errors.
@@ -207,6 +220,7 @@ where
         Some(Command::Validate(args)) => validate::validate(args),
         Some(Command::Train(args)) => train::train(args),
         Some(Command::Tune(args)) => tune::tune(args),
+        Some(Command::Exploit(args)) => exploit::exploit(args),
         Some(Command::Agents) => agents::agents(),
         Some(Command::Schema) => schema::schema(),
         Some(Command::Bench(args)) => bench::bench(args),

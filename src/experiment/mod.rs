@@ -8,7 +8,9 @@
 //!    networks in the trainer executable, tabular policies here);
 //! 2. the `tune:` entries whose agent file or confirmation is missing
 //!    ([`produce::tunings`]);
-//! 3. the stages ([`stages::play`]), seating what 1 and 2 made.
+//! 3. the `exploit:` entries whose measurement is missing ([`produce::exploits`]: the
+//!    target's self-play and each responder at its table, then the gain from their records);
+//! 4. the stages ([`stages::play`]), seating what 1 and 2 made.
 //!
 //! The scenario is read again after each kind of section that produces an agent, so that the
 //! seats find what was made. A new section that produces an agent is one more step here and
@@ -230,6 +232,8 @@ pub struct Outcome {
     pub trained: Vec<String>,
     /// The `tune:` entries searched or confirmed by this call.
     pub tuned: Vec<produce::Tuned>,
+    /// The `exploit:` entries measured by this call.
+    pub exploited: Vec<produce::Exploited>,
     /// The stages played (`None` for a file that only trains or tunes).
     pub played: Option<RunReport>,
 }
@@ -247,6 +251,7 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
         dir: scenario.output.dir.clone(),
         trained: Vec::new(),
         tuned: Vec::new(),
+        exploited: Vec::new(),
         played: None,
     };
     // What a section writes is made when it is missing (all of it, for a file that only
@@ -283,6 +288,16 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
                 .tuned
                 .extend(produce::tunings(path, &scenario, &missing, &how, hooks)?);
             scenario = load(path, &options.overrides)?;
+        }
+        let missing = if only {
+            (0..scenario.exploits.len()).collect()
+        } else {
+            produce::unmeasured(&scenario)
+        };
+        if !missing.is_empty() {
+            outcome
+                .exploited
+                .extend(produce::exploits(path, &scenario, &missing, &how, hooks)?);
         }
         if only {
             return Ok(outcome);

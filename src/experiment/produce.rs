@@ -1,5 +1,6 @@
-//! The sections that produce an agent: `train:` (checkpoints and policy tables) and `tune:`
-//! (agent files, each confirmed by a stage of its own). The runner does the work
+//! The sections that produce an agent or a measurement: `train:` (checkpoints and policy
+//! tables), `tune:` (agent files, each confirmed by a stage of its own) and `exploit:` (how
+//! beatable an agent is: stages of its own, then the gain computed from their records). The runner does the work
 //! ([`dhumbal_runner::train`], [`dhumbal_runner::tune`]); this module runs them in the
 //! experiment's order, starts the trainer executable when a network must be trained here
 //! (this process links no libtorch), and writes their reports.
@@ -263,6 +264,7 @@ fn confirm(
     confirm.output.trace = Default::default();
     confirm.trainings = Vec::new();
     confirm.tunings = Vec::new();
+    confirm.exploits = Vec::new();
     // A finished confirmation of this very agent file is kept, an unfinished one continued;
     // one of another file (its scenario hash holds the seated agent's parameters) is played
     // again.
@@ -317,4 +319,128 @@ impl From<Refusal> for Error {
     fn from(r: Refusal) -> Error {
         Error::BadInput(r.to_string())
     }
+}
+
+/// An `exploit:` entry this call measured.
+#[derive(Clone, Debug)]
+pub struct Exploited {
+    pub id: String,
+    /// Its folder (`exploit/<id>/`: a stage per method and the self-play, the result, the page).
+    pub dir: PathBuf,
+    pub result: dhumbal_report::exploit::Exploitability,
+}
+
+/// Measures `which` of the scenario's `exploit:` entries: each one's stages (the target's
+/// self-play, then each responder at its table) played into `exploit/<id>/` as a run of their
+/// own, then the gain computed from their records, the deals where each responder gained most
+/// traced, and the page written.
+pub fn exploits(
+    path: &Path,
+    scenario: &Scenario,
+    which: &[usize],
+    how: &How<'_>,
+    hooks: &dyn Hooks,
+) -> Result<Vec<Exploited>, Error> {
+    let mut done = Vec::with_capacity(which.len());
+    for &i in which {
+        let x = &scenario.exploits[i];
+        let dir = x.dir(scenario);
+        let mut run = scenario.clone();
+        run.name = format!("exploit-{}", x.id);
+        run.stages = x.stages.clone();
+        run.staged = true;
+        run.output.dir = dir.clone();
+        run.output.trace = Default::default();
+        run.trainings = Vec::new();
+        run.tunings = Vec::new();
+        run.exploits = Vec::new();
+        // A measurement of this very entry is continued where it stopped; one of another
+        // entry (its scenario hash holds the target and the methods) is refused unless asked
+        // (`--force`), as a run's folder is.
+        let kept = dhumbal_runner::summary::Manifest::read(&dir).ok();
+        let same = kept.as_ref().is_some_and(|m| m.scenario_hash == run.hash());
+        if same && !dhumbal_runner::exploit::needs_work(&dir) && how.mode != Mode::Force {
+            hooks.say(&format!(
+                "exploit `{}`: measured in {} (`--force` measures afresh)",
+                x.id,
+                dir.display()
+            ));
+            done.push(Exploited {
+                id: x.id.clone(),
+                result: dhumbal_report::exploit::Exploitability::read(&dir)?,
+                dir,
+            });
+            continue;
+        }
+        let mode = match how.mode {
+            Mode::Fresh if same => Mode::Resume,
+            mode => mode,
+        };
+        if mode == Mode::Force || !same || dhumbal_runner::exploit::needs_work(&dir) {
+            hooks.say(&format!(
+                "exploit `{}`: {} at its own table, {} ({})",
+                x.id,
+                x.target.id,
+                x.methods().collect::<Vec<_>>().join(", "),
+                dir.display()
+            ));
+        }
+        let base = format!(
+            "dhumbal-run exploit {} --id {}",
+            shell_word(&path.display().to_string()),
+            shell_word(&x.id)
+        );
+        stages::play(
+            &run,
+            &stages::Settings {
+                threads: how.threads,
+                mode,
+                report: true,
+                csv: false,
+                shard: None,
+                stages: Vec::new(),
+                command_line: CommandLine::default(),
+                resume_command: format!("{base} --resume"),
+            },
+            hooks,
+        )?;
+        let methods: Vec<String> = x.methods().map(String::from).collect();
+        let result = dhumbal_report::exploit::compute(&dir, &x.id, &methods, x.margin)?;
+        for m in &result.methods {
+            let deals: Vec<u64> = m.top_deals.iter().map(|(d, _)| *d).collect();
+            dhumbal_runner::exploit::trace_deals(x, &m.method, &deals, &dir)?;
+        }
+        let page = dhumbal_report::exploit::write(&dir, &result)?;
+        for m in &result.methods {
+            hooks.say(&format!(
+                "exploit `{}`: {} gains {:+.2} points [{:+.2}, {:+.2}] over {}'s self-play ({} {})",
+                x.id,
+                m.method,
+                100.0 * m.gain,
+                100.0 * m.ci_low,
+                100.0 * m.ci_high,
+                x.target.id,
+                m.deals,
+                if result.measure == "games" {
+                    "games"
+                } else {
+                    "deals"
+                },
+            ));
+        }
+        hooks.say(&format!("exploit `{}`: report in {}", x.id, page.display()));
+        done.push(Exploited {
+            id: x.id.clone(),
+            dir,
+            result,
+        });
+    }
+    Ok(done)
+}
+
+/// The entries of `scenario` whose measurement is missing.
+pub fn unmeasured(scenario: &Scenario) -> Vec<usize> {
+    (0..scenario.exploits.len())
+        .filter(|&i| dhumbal_runner::exploit::needs_work(&scenario.exploits[i].dir(scenario)))
+        .collect()
 }

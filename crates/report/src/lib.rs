@@ -17,6 +17,7 @@
 pub mod analyze;
 pub mod dist;
 pub mod error;
+pub mod exploit;
 pub mod figures;
 pub mod load;
 pub mod metrics;

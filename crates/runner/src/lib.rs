@@ -16,6 +16,7 @@ pub mod clock;
 pub mod crash;
 pub mod dataset;
 pub mod error;
+pub mod exploit;
 pub mod folder;
 pub mod human;
 pub mod optimize;

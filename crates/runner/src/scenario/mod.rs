@@ -6,6 +6,7 @@
 //! agents handed to their families, sample sizes derived. Every problem is collected with its
 //! file, line and column ([`problem`]) before anything runs.
 
+mod exploit;
 pub mod locate;
 mod model;
 mod problem;

@@ -223,6 +223,41 @@ pub struct Scenario {
     pub trainings: Vec<Training>,
     /// The `tune:` entries, in file order.
     pub tunings: Vec<Tuning>,
+    /// The `exploit:` entries, in file order.
+    pub exploits: Vec<Exploit>,
+}
+
+/// A resolved `exploit:` entry (docs/exploitability.md): the target, and the stages that
+/// measure it: its self-play first, then each responder at the target's table, all on the
+/// same deals (the same seed), each deal under every rotation of the seats. Slot 0 is the
+/// target in the first and the responder in the others, so that a responder's result in a
+/// seat of a deal pairs with the target's own in the same seat of the same deal.
+#[derive(Clone)]
+pub struct Exploit {
+    pub id: String,
+    pub target: AgentDef,
+    pub rules: Arc<Rules>,
+    /// The gain the test asks about, in the measure's units.
+    pub margin: f64,
+    /// `self-play`, then one stage per method, named after it.
+    pub stages: Vec<Stage>,
+    /// The entry as resolved, for the manifest.
+    pub spec: Value,
+}
+
+impl Exploit {
+    /// The stage's name of the target's self-play.
+    pub const SELF_PLAY: &'static str = "self-play";
+
+    /// Where its records go.
+    pub fn dir(&self, scenario: &Scenario) -> PathBuf {
+        scenario.output.dir.join("exploit").join(&self.id)
+    }
+
+    /// The methods measured, in the order played.
+    pub fn methods(&self) -> impl Iterator<Item = &str> {
+        self.stages.iter().skip(1).map(|s| s.name.as_str())
+    }
 }
 
 /// A resolved `train:` entry: a network (DQN, Double DQN, PPO) or a tabular policy (seed

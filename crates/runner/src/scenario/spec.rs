@@ -93,6 +93,11 @@ with_table_fields! {
         /// `tuned: FILE`; a tournament seating one that is missing tunes it first.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub tune: Option<Vec<TuneSpec>>,
+        /// How beatable agents are (docs/exploitability.md): `dhumbal-run exploit FILE` sets
+        /// best responders on each target at its own table and measures what they gain over
+        /// the target's self-play on fresh duplicate deals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub exploit: Option<Vec<ExploitSpec>>,
     }
 }
 
@@ -284,6 +289,38 @@ pub struct TuneSpec {
     pub confirm: Option<Value>,
     /// Where the best parameters go: an agent file (.json), relative to the scenario file.
     pub output: String,
+}
+
+/// One exploitability measurement (an entry of `exploit:`, docs/exploitability.md): a target,
+/// its table, the best responders set on it and the deals that measure them.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ExploitSpec {
+    /// Names the measurement (its records go to `<output>/exploit/<id>/`).
+    pub id: String,
+    /// The agent measured, as in `agents:` (or a kind's name): a built-in, a script, a tuned
+    /// file, a network.
+    pub target: Value,
+    /// The table's rules, over the scenario's `rules:` (players included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<RulesSpec>,
+    /// The best responders, by method: `search: {iterations, particles, softness, ...}` (or
+    /// `search: {}` for the defaults).
+    pub methods: BTreeMap<String, Value>,
+    /// Fresh deals (coin scoring) on which each responder and the target's self-play are
+    /// measured, each under every rotation of the seats (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deals: Option<u64>,
+    /// The same, in games (point scoring; default 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games: Option<u64>,
+    /// The gain the test asks about: is the responder's gain larger than this (default 0),
+    /// in the measure's units (share of rounds, or of games, won).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
+    /// Seed of the measurement's deals (default: derived from the scenario's and the id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// One training run (an entry of `train:`).

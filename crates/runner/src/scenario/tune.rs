@@ -445,7 +445,7 @@ impl Resolver<'_> {
     }
 
     /// An agent entry resolved as a seat would be.
-    fn entry_def(
+    pub(super) fn entry_def(
         &mut self,
         a: &AgentSpec,
         p: &str,
@@ -458,7 +458,7 @@ impl Resolver<'_> {
     }
 
     /// The problems of `entry` under `rules` (field, message), resolved apart from the file.
-    fn try_entry(
+    pub(super) fn try_entry(
         &mut self,
         entry: &Value,
         rules: &Arc<Rules>,
