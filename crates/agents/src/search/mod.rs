@@ -102,6 +102,12 @@ pub struct SearchParams {
     /// against an opponent whose policy it knows (the rollout policy is that opponent), rather
     /// than each player choosing by UCB for itself.
     pub own_tree: bool,
+    /// The tree is the root alone: after the decision at hand every seat, the searcher's own
+    /// later decisions included, plays the rollout policy (Local Best Response's one-step
+    /// look-ahead with a fixed continuation: with the target as rollout policy, each action is
+    /// valued as if the target's play followed it, rather than by UCB play that a small budget
+    /// leaves noisy).
+    pub one_step: bool,
 }
 
 impl SearchParams {
@@ -122,6 +128,7 @@ impl SearchParams {
             oracle: false,
             stop_when_decided: true,
             own_tree: false,
+            one_step: false,
         }
     }
 
@@ -743,6 +750,10 @@ impl Sim<'_> {
             self.root.options.clone_from(self.options);
             self.root.ready = true;
         }
+        if self.params.one_step {
+            self.in_tree = false;
+            self.rollout_from = turn;
+        }
         self.path.push(id);
         self.node = id;
         chosen
@@ -1166,6 +1177,13 @@ impl crate::family::Family for SearchFamily {
             )
             .silent_at_default(),
             Param::new(
+                "one_step",
+                ParamType::Bool,
+                d.one_step,
+                "the tree is the decision at hand alone: after it every seat, its own included, plays the rollout policy (a one-step look-ahead with a fixed continuation)",
+            )
+            .silent_at_default(),
+            Param::new(
                 "belief",
                 ParamType::Any,
                 "uniform",
@@ -1393,6 +1411,7 @@ impl SearchFamily {
             oracle: entry.bool("oracle"),
             stop_when_decided: entry.bool("stop_when_decided"),
             own_tree: entry.bool("own_tree"),
+            one_step: entry.bool("one_step"),
         }
     }
 
@@ -1456,6 +1475,7 @@ impl crate::family::Recipe for SearchRecipe {
                 "oracle" => Value::from(p.oracle),
                 "stop_when_decided" => Value::from(p.stop_when_decided),
                 "own_tree" => Value::from(p.own_tree),
+                "one_step" => Value::from(p.one_step),
                 "belief" => self
                     .belief
                     .as_ref()
