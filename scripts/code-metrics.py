@@ -97,20 +97,25 @@ def strip(text: str) -> str:
     return "".join(out)
 
 
+def closing(code: str, start: int, opening: str = "{", closes: str = "}") -> int:
+    """The index of the bracket that closes the one at `start` (the end of `code` if none)."""
+    depth, j = 0, start
+    while j < len(code):
+        if code[j] in opening:
+            depth += 1
+        elif code[j] in closes:
+            depth -= 1
+            if depth == 0:
+                break
+        j += 1
+    return j
+
+
 def test_spans(code: str) -> list[tuple[int, int]]:
     """Character spans of `#[cfg(test)] mod ... { }` blocks."""
     spans = []
     for m in re.finditer(r"#\[cfg\(test\)\]\s*(pub\s+)?mod\s+\w+\s*\{", code):
-        depth, j = 0, m.end() - 1
-        while j < len(code):
-            if code[j] == "{":
-                depth += 1
-            elif code[j] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        spans.append((m.start(), j))
+        spans.append((m.start(), closing(code, m.end() - 1)))
     return spans
 
 
@@ -121,15 +126,7 @@ def functions(code: str):
     """(name, first line, lines, parameters, signature) of every fn with a body."""
     for m in FN.finditer(code):
         # Parameters: to the matching ')'.
-        depth, j = 0, m.end() - 1
-        while j < len(code):
-            if code[j] in "([":
-                depth += 1
-            elif code[j] in ")]":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
+        j = closing(code, m.end() - 1, "([", ")]")
         params_text = code[m.end():j]
         k = j
         while k < len(code) and code[k] not in "{;":
@@ -137,15 +134,7 @@ def functions(code: str):
         if k >= len(code) or code[k] == ";":
             continue
         signature = code[m.start():k]
-        depth, e = 0, k
-        while e < len(code):
-            if code[e] == "{":
-                depth += 1
-            elif code[e] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            e += 1
+        e = closing(code, k)
         first = code.count("\n", 0, m.start()) + 1
         last = code.count("\n", 0, e) + 1
         params = [p for p in split_top(params_text) if p.strip() and not re.fullmatch(r"\s*&?\s*('\w+\s+)?(mut\s+)?self\s*", p)]

@@ -12,33 +12,29 @@ if cargo fmt --version >/dev/null 2>&1; then
 else
     echo "test: cargo fmt is not installed (rustup component add rustfmt): formatting not checked" >&2
 fi
-# The replay page's test (tests/viewer.rs) drives headless Chromium: installed from Debian's
-# packages when no browser is found and this is root with apt-get (as in CI); without one the
-# test fails where it could be installed, and elsewhere is skipped, saying why.
+# A tool some tests need, installed from Debian's packages when missing and this is root with
+# apt-get (as in CI); without it those tests fail where it could be installed, and elsewhere are
+# skipped, saying why. `needed PACKAGE TESTS IS`: TESTS names the tests, IS is `is` or `are`.
+needed() {
+    local package=$1 what=$2 is=$3
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "test: installing $package (apt-get) for $what" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null 2>&1 \
+            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+                "$package" >/dev/null; }; } || echo "test: could not install $package" >&2
+    else
+        echo "test: no $package and no way to install it (needs root and apt-get): $what" \
+            "$is skipped" >&2
+    fi
+}
+# The replay page's test (tests/viewer.rs) drives headless Chromium.
 if [ -z "${DHUMBAL_CHROMIUM:-}" ] && ! command -v chromium chromium-browser google-chrome \
     google-chrome-stable >/dev/null 2>&1; then
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "test: installing chromium (apt-get) for the replay page's browser test" >&2
-        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
-            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-                chromium >/dev/null; }; } || echo "test: could not install chromium" >&2
-    else
-        echo "test: no chromium and no way to install it (needs root and apt-get): the" \
-            "replay page's browser test is skipped" >&2
-    fi
+    needed chromium "the replay page's browser test" is
 fi
-# The terminal tests (tests/show.rs: `show` in colour) run in tmux: installed the same way
-# when missing; without it they are skipped, saying why.
+# The terminal tests (tests/show.rs: `show` in colour) run in tmux.
 if ! command -v tmux >/dev/null 2>&1; then
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "test: installing tmux (apt-get) for the terminal tests" >&2
-        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null 2>&1 \
-            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-                tmux >/dev/null; }; } || echo "test: could not install tmux" >&2
-    else
-        echo "test: no tmux and no way to install it (needs root and apt-get): the terminal" \
-            "tests are skipped" >&2
-    fi
+    needed tmux "the terminal tests" are
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{ok, play_into, tmp_scenario};
+use common::{has, has_all, ok, play_into, tmp_scenario};
 
 use dhumbal::agents::registry::Standalone;
 use dhumbal::agents::{RandomAgent, Recipe, registry};
@@ -312,12 +312,7 @@ fn agents_hear_every_round_and_game_through_the_runner() {
             def
         })
         .collect();
-    let lineup = Lineup {
-        stage,
-        agents,
-        decision_sample: None,
-        trace: Default::default(),
-    };
+    let lineup = Lineup::untimed(stage, agents);
     let records = lineup.play_unit(0).unwrap();
     assert_eq!(records.rounds(), 5);
     let log = log.lock().unwrap();
@@ -354,10 +349,12 @@ fn agents_hear_every_round_and_game_through_the_runner() {
 fn the_cli_knows_epsilon() {
     let out = ok(&["agents"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("epsilon: "), "{text}");
-    assert!(
-        text.contains("probability that a decision is uniformly random"),
-        "{text}"
+    has_all(
+        &text,
+        &[
+            "epsilon: ",
+            "probability that a decision is uniformly random",
+        ],
     );
     let (dir, file) = tmp_scenario(
         "noisy.yaml",
@@ -367,9 +364,9 @@ fn the_cli_knows_epsilon() {
     );
     play_into(&file, &dir.path().join("out"), &["--no-report"]);
     let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
-    assert!(summary.contains("epsilon,epsilon,"), "{summary}");
+    has(&summary, "epsilon,epsilon,");
     let manifest = std::fs::read_to_string(dir.path().join("out/manifest.json")).unwrap();
-    assert!(manifest.contains("\"epsilon\": 0.2"), "{manifest}");
+    has(&manifest, "\"epsilon\": 0.2");
 }
 
 /// What a wrapper wraps counts: a search cannot roll out with a search, even behind `epsilon`.
@@ -406,18 +403,16 @@ fn scenario_entries_read_as_a_user_means_them() {
         .err()
         .unwrap();
     let text = err.to_string();
-    assert!(
-        text.contains("`agents.0.max_operations`: applies to `script` agents only"),
-        "{text}"
+    has(
+        &text,
+        "`agents.0.max_operations`: applies to `script` agents only",
     );
     let err = parse("[{params: {}}, {kind: random}]")
         .err()
         .unwrap()
         .to_string();
-    assert!(
-        err.contains("give exactly one of `kind`")
-            && err.contains("`script`")
-            && err.contains("`winner_of`"),
-        "{err}"
+    has_all(
+        &err,
+        &["give exactly one of `kind`", "`script`", "`winner_of`"],
     );
 }

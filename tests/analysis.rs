@@ -16,7 +16,7 @@ use dhumbal::report::{Definitions, Options, Seating, StageInfo, dist, power};
 use serde_json::Value;
 
 mod common;
-use common::{f64s, json_file, play_into, strs, tmp, tmp_scenario, u64s};
+use common::{f64s, has, has_all, json_file, lacks, play_into, strs, tmp, tmp_scenario, u64s};
 
 fn fixture(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -711,22 +711,23 @@ fn a_report_writes_every_output_with_finite_numbers() {
     // The summary's p is named for what it is: Holm-adjusted, of the paired test (the
     // clustered one for call success, whose calls do not pair), with that test's own effect,
     // d_z, beside it.
-    assert!(md.contains("| win d_z | win p (Holm, paired) |"), "{md}");
-    assert!(
-        md.contains("| call_success h | call_success p (Holm, clustered) |"),
-        "{md}"
+    has_all(
+        &md,
+        &[
+            "| win d_z | win p (Holm, paired) |",
+            "| call_success h | call_success p (Holm, clustered) |",
+        ],
     );
     // Timing is described, not tested.
     assert!(!pairwise.iter().any(|r| r["metric"] == "decision_time_us"));
-    assert!(!md.contains("decision_time_us p"), "{md}");
+    lacks(&md, "decision_time_us p");
     let tex = std::fs::read_to_string(dir.path().join("tables/agents.tex")).unwrap();
     assert!(tex.contains("\\toprule") && tex.contains("\\bottomrule"));
     // In LaTeX the effect size is math, d with a subscript z; metric names keep their
     // underscores as text.
     let tex = std::fs::read_to_string(dir.path().join("tables/pairwise.tex")).unwrap();
-    assert!(tex.contains("win $d_z$ &"), "{tex}");
-    assert!(tex.contains("call\\_success h &"), "{tex}");
-    assert!(!tex.contains("d\\_z"), "{tex}");
+    has_all(&tex, &["win $d_z$ &", "call\\_success h &"]);
+    lacks(&tex, "d\\_z");
     // pairwise.csv: p-values at full precision; small ones in scientific notation.
     let csv = std::fs::read_to_string(dir.path().join("tables/pairwise.csv")).unwrap();
     let mut lines = csv.lines();
@@ -893,18 +894,13 @@ fn record_columns_are_checked_by_name() {
     // Two columns swapped, header and values together: same data, wrong layout.
     rewrite(&|c| c.swap(hand, cards));
     let e = error();
-    assert!(
-        e.contains("out of order `cards_discarded`, `hand_value`"),
-        "{e}"
-    );
+    has(&e, "out of order `cards_discarded`, `hand_value`");
     rewrite(&|c| {
         c.remove(hand);
     });
     let e = error();
-    assert!(
-        e.contains("missing `hand_value`") && !e.contains("out of order"),
-        "{e}"
-    );
+    has(&e, "missing `hand_value`");
+    lacks(&e, "out of order");
     rewrite(&|c| {
         c.push(if c[0] == "stage" {
             "extra".into()

@@ -3,12 +3,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
 
 mod common;
 use common::{
-    RANDOM3, arg, bin, csv_rows, json_file, ok, play_into, play_scenario, refused, run, scenario,
-    text, tmp, tmp_scenario,
+    RANDOM3, arg, bin, csv_rows, has, has_all, json_file, lacks, ok, play_into, play_scenario,
+    refused, run, scenario, slowed, text, tmp, tmp_scenario, wait_for_units,
 };
 
 /// Runs `file` into `out` on `threads` threads (and `extra` arguments), with `rounds.csv`
@@ -70,18 +69,18 @@ fn table_one_through_the_cli() {
         "--csv",
     ]);
     let t = text(&o);
-    assert!(
-        t.contains("1024 deals x fixed seating = 1024 rounds"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "1024 deals x fixed seating = 1024 rounds",
+            "35.06",
+            "19.43",
+            "25.10",
+            "20.41",
+        ],
     );
-    assert!(
-        t.contains("35.06") && t.contains("19.43") && t.contains("25.10") && t.contains("20.41"),
-        "{t}"
-    );
-    assert!(
-        !t.contains("game win %") && !t.contains("primary outcome"),
-        "{t}"
-    );
+    lacks(&t, "game win %");
+    lacks(&t, "primary outcome");
     let s = summary(&out.path().join("summary.csv"));
     let wins: Vec<u64> = s.iter().map(|r| r.2).collect();
     assert_eq!(wins, [359, 199, 257, 209]);
@@ -279,9 +278,9 @@ fn decision_times_are_sampled_by_deal() {
     let t = bad(&format!(
         "name: x\nseed: 1\ndeals: 10\n{AGENTS4}output:\n  decision_sample: 0\n"
     ));
-    assert!(
-        t.contains("bad.yaml:6:20: `output.decision_sample`: must be at least 1"),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:6:20: `output.decision_sample`: must be at least 1",
     );
 }
 
@@ -301,29 +300,8 @@ fn resume_finishes_a_killed_run_to_the_same_records() {
     // Kill a slowed-down run once a few parts are on disk (tests/scale.rs kills at many
     // moments; this one checks the messages).
     let cut = dir.path().join("cut");
-    let mut child = bin()
-        .args([arg(&file), "--out", arg(&cut)])
-        .env("DHUMBAL_RUN_CHUNK_DELAY_MS", "60")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        let done = std::fs::read_to_string(cut.join("progress.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|p| p["stages"][0]["units_done"].as_u64())
-            .unwrap_or(0);
-        if done >= 600 {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the run did not progress"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let mut child = slowed(&[arg(&file), "--out", arg(&cut)], 60, Stdio::null);
+    wait_for_units(&cut, 600);
     child.kill().unwrap();
     child.wait().unwrap();
     let on_disk = dhumbal::runner::dataset::Dataset::open(&cut).unwrap();
@@ -408,13 +386,13 @@ fn unknown_fields_name_file_line_column_and_the_nearest_name() {
     let t = bad(&format!(
         "name: x\nseed: 1\ndeals: 5\nrules:\n  preset: paper\n  thresold: 5\nsaeting: rotate\n{AGENTS4}"
     ));
-    assert!(
-        t.contains("bad.yaml:6:3: `rules.thresold`: unknown field; did you mean `threshold`?"),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:6:3: `rules.thresold`: unknown field; did you mean `threshold`?",
     );
-    assert!(
-        t.contains("bad.yaml:7:1: `saeting`: unknown field; did you mean `seating`?"),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:7:1: `saeting`: unknown field; did you mean `seating`?",
     );
     assert!(t.contains("2 problems"), "every problem is reported: {t}");
 }
@@ -424,11 +402,17 @@ fn unknown_agent_kinds_and_parameters() {
     let t = bad(
         "name: x\nseed: 1\ndeals: 5\nagents:\n  - kind: agressive\n  - kind: balanced\n    params: {call_probabilty: 0.5}\n  - kind: conservative\n    params: {strict_threshold: -1}\n  - kind: random\n",
     );
-    assert!(t.contains("bad.yaml:5:11: `agents.0.kind`: unknown agent kind `agressive`; did you mean `aggressive`?"), "{t}");
-    assert!(t.contains("`agents.1.params.call_probabilty`: unknown parameter of `balanced`; did you mean `call_probability`?"), "{t}");
-    assert!(
-        t.contains("`agents.2.params.strict_threshold`: expected a whole number, zero or more"),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:5:11: `agents.0.kind`: unknown agent kind `agressive`; did you mean `aggressive`?",
+    );
+    has(
+        &t,
+        "`agents.1.params.call_probabilty`: unknown parameter of `balanced`; did you mean `call_probability`?",
+    );
+    has(
+        &t,
+        "`agents.2.params.strict_threshold`: expected a whole number, zero or more",
     );
 }
 
@@ -437,29 +421,23 @@ fn impossible_rules_and_sample_sizes() {
     let t = bad(&format!(
         "name: x\nseed: 1\ndeals: 5\nrules:\n  players: 4\n  hand_size: 13\n{AGENTS4}"
     ));
-    assert!(
-        t.contains("`rules.players`") && t.contains("leave no stock"),
-        "{t}"
-    );
+    has_all(&t, &["`rules.players`", "leave no stock"]);
     let t = bad(&format!(
         "name: x\nseed: 1\nrounds: 10\nseating: rotate\n{AGENTS4}"
     ));
-    assert!(
-        t.contains("10 rounds cannot be split evenly over 4 seatings"),
-        "{t}"
-    );
+    has(&t, "10 rounds cannot be split evenly over 4 seatings");
     let t = bad(&format!(
         "name: x\nseed: 1\ndeals: 10\nrules: {{preset: jhyap}}\n{AGENTS4}"
     ));
-    assert!(t.contains("give the sample size as `games`"), "{t}");
+    has(&t, "give the sample size as `games`");
     let t = bad("name: x\nseed: 1\ndeals: 10\nagents: [{kind: random}, {kind: random}]\n");
-    assert!(t.contains("2 agents for 4 seats"), "{t}");
+    has(&t, "2 agents for 4 seats");
     let t = bad("name: x\nseed: 1\ndeals: 10\nagents: []\n");
-    assert!(t.contains("0 agents for 4 seats"), "{t}");
+    has(&t, "0 agents for 4 seats");
     let t = bad(&format!(
         "name: x\nseed: 1\ndeals: 2000000\nsession: 2000000\n{AGENTS4}"
     ));
-    assert!(t.contains("at most 1048575 rounds per session"), "{t}");
+    has(&t, "at most 1048575 rounds per session");
     // Sessions that --rounds does not fill: the message names --rounds, not the file's deals.
     let o = run(&[
         "scenarios/paper/table1.yaml",
@@ -477,9 +455,9 @@ fn impossible_rules_and_sample_sizes() {
         text(&o)
     );
     let t = bad(&format!("name: x\nseed: -3\ndeals: 10\n{AGENTS4}"));
-    assert!(
-        t.contains("bad.yaml:2:7: `seed`: expected a whole number, 0 or more"),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:2:7: `seed`: expected a whole number, 0 or more",
     );
 }
 
@@ -488,10 +466,7 @@ fn missing_scripts_and_script_syntax_errors() {
     let t = bad(
         "name: x\nseed: 1\ndeals: 5\nagents:\n  - script: nowhere.rhai\n  - kind: random\n  - kind: random\n  - kind: random\n",
     );
-    assert!(
-        t.contains("bad.yaml:5:13: `agents.0.script`: no such file"),
-        "{t}"
-    );
+    has(&t, "bad.yaml:5:13: `agents.0.script`: no such file");
     let dir = tmp();
     let file = script_scenario(
         dir.path(),
@@ -515,10 +490,7 @@ fn winner_of_must_name_an_earlier_stage() {
     let t = bad(
         "name: x\nseed: 1\ndeals: 5\nstages:\n  - name: first\n    agents: [{kind: random}, {kind: random}, {kind: random}, {kind: random}]\n  - name: second\n    agents: [{winner_of: frist}, {kind: random}, {kind: random}, {kind: random}]\n",
     );
-    assert!(
-        t.contains("`frist` is not an earlier stage; did you mean `first`?"),
-        "{t}"
-    );
+    has(&t, "`frist` is not an earlier stage; did you mean `first`?");
 }
 
 #[test]
@@ -579,12 +551,9 @@ fn agents_lists_kinds_with_parameters() {
         "balanced",
         "opportunistic",
     ] {
-        assert!(t.contains(&format!("{kind}:")), "{t}");
+        has(&t, &format!("{kind}:"));
     }
-    assert!(
-        t.contains("pickup_threshold") && t.contains("default 4"),
-        "{t}"
-    );
+    has_all(&t, &["pickup_threshold", "default 4"]);
 }
 
 #[test]
@@ -661,10 +630,11 @@ fn a_failing_script_stops_the_run_naming_script_line_and_deal_and_keeps_records(
     let o = run(&[arg(&file), "--out", arg(&out), "--threads", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("script fails.rhai, in pick()"), "{t}");
-    assert!(t.contains("line 4"), "{t}");
-    assert!(t.contains("stage `x`, deal "), "{t}");
-    assert!(!t.contains("panicked"), "{t}");
+    has_all(
+        &t,
+        &["script fails.rhai, in pick()", "line 4", "stage `x`, deal "],
+    );
+    lacks(&t, "panicked");
     // The parts before the failure are on disk.
     let dataset = dhumbal::runner::dataset::Dataset::open(&out).unwrap();
     assert!(dataset.units_done() > 0, "{t}");
@@ -823,33 +793,27 @@ fn a_point_stage_is_won_by_games_and_its_summary_leads_with_them() {
     let second = summary(&out.join("second/summary.csv"));
     assert_eq!(second[0].0, best("game_win_rate"));
     let t = text(&o);
-    assert!(
-        t.contains(
-            "agent           games  games won  game win %   95% CI (Wilson)    rounds  win %/round"
-        ),
-        "{t}"
+    has(
+        &t,
+        "agent           games  games won  game win %   95% CI (Wilson)    rounds  win %/round",
     );
-    assert!(t.contains("games won is the primary outcome"), "{t}");
+    has(&t, "games won is the primary outcome");
     // The overview of a point-game run counts games, and leads with games won.
     ok(&["report", arg(&out), "--no-figures"]);
     let page = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(
-        page.contains("40 games × 3 rotations = 120 games, "),
-        "{page}"
-    );
-    assert!(
-        page.contains("| agent | games won | minus points per round |"),
-        "{page}"
+    has_all(
+        &page,
+        &[
+            "40 games × 3 rotations = 120 games, ",
+            "| agent | games won | minus points per round |",
+        ],
     );
     // Written elsewhere, the page names the run's copy of the scenario instead of linking it.
     let other = dir.path().join("elsewhere");
     ok(&["report", arg(&out), "--no-figures", "--out", arg(&other)]);
     let page = std::fs::read_to_string(other.join("report.md")).unwrap();
-    assert!(!page.contains("[source/](source/)"), "{page}");
-    assert!(
-        page.contains(&format!("`{}`", out.join("source").display())),
-        "{page}"
-    );
+    lacks(&page, "[source/](source/)");
+    has(&page, &format!("`{}`", out.join("source").display()));
 }
 
 const STAGED: &str = "\
@@ -961,7 +925,7 @@ fn report_regenerates_statistics_tables_and_figures_from_the_records() {
     let empty = dir.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let t = refused(&["report", arg(&empty)]);
-    assert!(t.contains("no records"), "{t}");
+    has(&t, "no records");
 }
 
 #[test]
@@ -973,7 +937,7 @@ fn a_run_writes_its_report_after_each_stage() {
         text(&o)
     );
     let md = std::fs::read_to_string(out.join("second/report.md")).unwrap();
-    assert!(md.contains("![win_rate](figures/win_rate.svg)"), "{md}");
+    has(&md, "![win_rate](figures/win_rate.svg)");
     assert!(out.join("second/figures/effects.png").is_file());
 
     // The run's overview page: every stage, its winner as the runner chose it, who advanced,
@@ -1032,14 +996,16 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
     let o = ok(&["plan", "scenarios/paper/table1.yaml", "--delta", "0.05"]);
     let t = text(&o);
     // Eq. 5 at p = 1/4: 2 (1.95996 + 0.84162)^2 0.1875 / 0.05^2 = 1177.3; at alpha/6: 1816.4.
-    assert!(t.contains("1178 rounds per agent"), "{t}");
-    assert!(t.contains("1817 rounds per agent"), "{t}");
-    assert!(
-        t.contains("this scenario: power 0.743 (at alpha/6: 0.490)"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "1178 rounds per agent",
+            "1817 rounds per agent",
+            "this scenario: power 0.743 (at alpha/6: 0.490)",
+            "if every round were independent",
+            "plan with --pilot DIR",
+        ],
     );
-    assert!(t.contains("if every round were independent"), "{t}");
-    assert!(t.contains("plan with --pilot DIR"), "{t}");
     let o = ok(&[
         "plan",
         "scenarios/championship.yaml",
@@ -1061,10 +1027,12 @@ fn plan_gives_the_papers_sample_size_and_the_scenarios_power() {
     );
     assert_eq!(run(&["plan", "no/such.yaml"]).status.code(), Some(2));
     let help = text(&run(&["--help"]));
-    assert!(
-        help.contains("Write the statistics of a finished run")
-            && help.contains("Sample size before a run"),
-        "{help}"
+    has_all(
+        &help,
+        &[
+            "Write the statistics of a finished run",
+            "Sample size before a run",
+        ],
     );
 }
 
@@ -1088,10 +1056,12 @@ fn plan_uses_a_pilot_runs_measured_design() {
         arg(&pilot),
     ]);
     let t = text(&o);
-    assert!(t.contains("from the pilot"), "{t}");
-    assert!(
-        t.contains("for comparison, if every round were independent"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "from the pilot",
+            "for comparison, if every round were independent",
+        ],
     );
     // The pilot's own report: the same units needed (at alpha/6, power 0.8, delta 0.05).
     ok(&["report", arg(&pilot), "--no-figures"]);
@@ -1111,13 +1081,11 @@ fn plan_uses_a_pilot_runs_measured_design() {
         arg(&pilot),
     ]);
     let t = text(&o);
-    assert!(
-        t.contains(
-            "pilot not used: pilot stage `paper-table1` has seating `fixed` (here `rotate`)"
-        ),
-        "{t}"
+    has(
+        &t,
+        "pilot not used: pilot stage `paper-table1` has seating `fixed` (here `rotate`)",
     );
-    assert!(!t.contains("from the pilot"), "{t}");
+    lacks(&t, "from the pilot");
     refused(&[
         "plan",
         "scenarios/paper/table1.yaml",
@@ -1205,11 +1173,8 @@ fn report_refuses_bad_records_with_exit_2_and_writes_nothing() {
     let o = run(&["report", arg(&out), "--no-figures"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(
-        t.contains("agent `stranger` is not one of this stage's agents"),
-        "{t}"
-    );
-    assert!(t.contains(arg(&out.join("rounds.csv"))), "{t}");
+    has(&t, "agent `stranger` is not one of this stage's agents");
+    has(&t, arg(&out.join("rounds.csv")));
     assert!(!out.join("stats.json").exists() && !out.join("report.md").exists());
 
     // The records as written report fine.
@@ -1227,10 +1192,15 @@ fn rotated_reports_label_the_by_deal_interval_as_primary() {
         &[],
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("Win % [95% CI by deal]"), "{md}");
-    assert!(md.contains("Wilson CI (rounds independent)"), "{md}");
-    assert!(md.contains("Call success % [95% CI by deal]"), "{md}");
-    assert!(md.contains("win p (Holm, paired)"), "{md}");
+    has_all(
+        &md,
+        &[
+            "Win % [95% CI by deal]",
+            "Wilson CI (rounds independent)",
+            "Call success % [95% CI by deal]",
+            "win p (Holm, paired)",
+        ],
+    );
     let s = json_file(&out.join("stats.json"));
     for a in s["agents"].as_array().unwrap() {
         assert_eq!(a["win"]["ci95_method"], "deal");
@@ -1244,7 +1214,7 @@ fn rotated_reports_label_the_by_deal_interval_as_primary() {
         .nth(1)
         .and_then(|rest| rest.lines().find(|l| !l.is_empty()))
         .unwrap();
-    assert!(caption.contains("by deal"), "{caption}");
+    has(caption, "by deal");
     let csv = std::fs::read_to_string(out.join("tables/agents.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("win_ci95_method"));
     assert!(csv.lines().nth(1).unwrap().contains(",deal,"));

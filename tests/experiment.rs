@@ -4,7 +4,7 @@
 //! code; a stopped run resumed gives the records of one that was never stopped.
 
 mod common;
-use common::tmp_scenario;
+use common::{has_all, tmp_scenario};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -151,7 +151,7 @@ fn bad_input_is_exit_code_two_with_the_line() {
         .unwrap();
     assert_eq!(e.exit_code(), 2);
     let text = e.to_string();
-    assert!(text.contains("bad.yaml") && text.contains(":6"), "{text}");
+    has_all(&text, &["bad.yaml", ":6"]);
 }
 
 #[test]

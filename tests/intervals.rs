@@ -6,7 +6,7 @@
 //! and a heads-up one, through the release binary.
 
 mod common;
-use common::{json_file, play_scenario};
+use common::{has, has_all, json_file, lacks, play_scenario};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -123,9 +123,9 @@ fn summary_and_console_give_the_design_interval_and_wilson_by_its_own_name() {
             assert!(line.contains(&printed(ci)), "{stage} {id}: {line}");
         }
     }
-    assert!(stdout.contains("95% CI (by deal)"), "{stdout}");
-    assert!(!stdout.contains("95% CI (Wilson)"), "{stdout}");
-    assert!(stdout.contains("note: 95% CIs \"by deal\""), "{stdout}");
+    has(stdout, "95% CI (by deal)");
+    lacks(stdout, "95% CI (Wilson)");
+    has(stdout, "note: 95% CIs \"by deal\"");
     // Under permute at four players the two intervals differ: the test compares something.
     let four = stats("four");
     let a = &four["agents"][3]["win"];
@@ -170,11 +170,8 @@ fn signed(x: f64) -> String {
 fn the_overview_puts_the_winners_own_pair_beside_its_lead() {
     let page = read(&out().join("report.md"));
     let manifest = json_file(&out().join("manifest.json"));
-    assert!(!page.contains("resolvable difference"), "{page}");
-    assert!(
-        page.contains("least favourable pair detects (power 0.8)"),
-        "{page}"
-    );
+    lacks(&page, "resolvable difference");
+    has(&page, "least favourable pair detects (power 0.8)");
     for (i, stage) in ["four", "heads-up"].iter().enumerate() {
         let s = stats(stage);
         let winner = manifest["stages"][i]["winner"]["agent"].as_str().unwrap();
@@ -270,7 +267,7 @@ fn heads_up_wording_says_which_way_the_design_moved_the_variance() {
         change(design)
     );
     assert!(report.contains(&row), "want {row} in\n{report}");
-    assert!(!report.contains("removed |"), "{report}");
+    lacks(&report, "removed |");
     // The Wilson sentence says what Wilson does here, measured.
     let widths: Vec<f64> = s["agents"]
         .as_array()
@@ -292,14 +289,11 @@ fn heads_up_wording_says_which_way_the_design_moved_the_variance() {
     } else {
         "too narrow"
     };
-    assert!(
-        report.contains(&format!("{said}, median over agents: {verdict}")),
-        "{report}"
-    );
+    has(&report, &format!("{said}, median over agents: {verdict}"));
     // One pair: "the 1 pair of agents".
     let families = s["families"].as_str().unwrap();
-    assert!(families.contains("the 1 pair of agents"), "{families}");
-    assert!(!report.contains("1 pairs"), "{report}");
+    has(families, "the 1 pair of agents");
+    lacks(&report, "1 pairs");
 }
 
 #[test]
@@ -310,11 +304,10 @@ fn cumulative_bands_follow_the_design_and_say_so() {
             .lines()
             .find(|l| l.starts_with("*Cumulative wins over"))
             .unwrap_or_else(|| panic!("{stage}: no caption in\n{report}"));
-        assert!(caption.contains("S_t ± 1.96·s·√(D·t)"), "{caption}");
-        assert!(
-            caption.contains("the variance of its mean by deal"),
-            "{caption}"
+        has_all(
+            caption,
+            &["S_t ± 1.96·s·√(D·t)", "the variance of its mean by deal"],
         );
-        assert!(!caption.contains("S_t ± 1.96·s·√t,"), "{caption}");
+        lacks(caption, "S_t ± 1.96·s·√t,");
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod common;
-use common::{Probe, arg, bin, ok, play_into, text, tmp};
+use common::{Probe, arg, bin, has, has_all, ok, play_into, text, tmp};
 
 use dhumbal::agents::neural::net::Layer;
 use dhumbal::agents::neural::{Algorithm, Choice, Encoded, Encoding, Mlp, Policy, PolicyAgent};
@@ -210,10 +210,7 @@ fn rewards_follow_the_training_entry() {
         .err()
         .expect("refused")
         .to_string();
-    assert!(
-        err.contains("train.0.reward") && err.contains("score, win"),
-        "{err}"
-    );
+    has_all(&err, &["train.0.reward", "score, win"]);
 }
 
 fn scenario(dir: &Path, body: &str) -> dhumbal::scenario::Scenario {
@@ -316,7 +313,7 @@ fn a_checkpoint_with_non_finite_weights_is_refused_where_it_is_seated() {
         .err()
         .unwrap()
         .to_string();
-    assert!(err.contains("NaN at index 3"), "{err}");
+    has(&err, "NaN at index 3");
 }
 
 /// A training whose output path cannot be written (a folder there, or a folder that cannot be
@@ -333,12 +330,7 @@ fn a_training_whose_output_cannot_be_written_is_refused_before_it_starts() {
     std::fs::write(dir.path().join("folder.yaml"), yaml("policies/q.csv")).unwrap();
     let (code, text) = dhumbal_run(dir.path(), &["train", "folder.yaml", "--out", "out"]);
     assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("training `q`")
-            && text.contains("policies/q.csv")
-            && text.contains("it is a folder"),
-        "{text}"
-    );
+    has_all(&text, &["training `q`", "policies/q.csv", "it is a folder"]);
     assert!(
         !text.contains("episodes in") && !dir.path().join("out/train/q").exists(),
         "nothing trained: {text}"
@@ -348,10 +340,7 @@ fn a_training_whose_output_cannot_be_written_is_refused_before_it_starts() {
     std::fs::write(dir.path().join("blocked.yaml"), yaml("blocker/q.csv")).unwrap();
     let (code, text) = dhumbal_run(dir.path(), &["train", "blocked.yaml", "--out", "out"]);
     assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("cannot create the folder") && text.contains("blocker"),
-        "{text}"
-    );
+    has_all(&text, &["cannot create the folder", "blocker"]);
 }
 
 /// Without the trainer, a network cannot be trained: `train`, `validate` and a run that would
@@ -416,26 +405,30 @@ fn a_checkpoint_is_refused_under_another_kind_encoding_or_rules() {
         paper,
         &format!("{{kind: dqn, params: {{checkpoint: {ppo}}}}}"),
     );
-    assert!(
-        t.contains("was trained by `ppo`, not `dqn`") && t.contains("seat it as `kind: ppo`"),
-        "{t}"
+    has_all(
+        &t,
+        &["was trained by `ppo`, not `dqn`", "seat it as `kind: ppo`"],
     );
     let t = refused(
         paper,
         &format!("{{kind: ppo, params: {{checkpoint: {ppo}, encoding: paper}}}}"),
     );
-    assert!(
-        t.contains("was trained with the `cards` encoding, not `paper`")
-            && t.contains("params.encoding"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "was trained with the `cards` encoding, not `paper`",
+            "params.encoding",
+        ],
     );
     let t = refused(
         "{preset: jhyap, players: 2}",
         &format!("{{kind: ppo, params: {{checkpoint: {ppo}}}}}"),
     );
-    assert!(
-        t.contains("was trained under")
-            && t.contains("a network learns the rules it was trained under"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "was trained under",
+            "a network learns the rules it was trained under",
+        ],
     );
 }

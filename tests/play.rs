@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{bin, refused, text, tmp, tmp_scenario};
+use common::{bin, has, has_all, refused, text, tmp, tmp_scenario};
 
 /// Runs `dhumbal-run play ARGS` with `input` on stdin.
 fn play(args: &[&str], input: &str) -> Output {
@@ -93,9 +93,10 @@ fn a_scripted_player_plays_a_whole_game_through_stdin() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     let screen = run(&out("a"), &first_option_player(2000));
-    assert!(screen.contains("game over after"), "{screen}");
-    assert!(screen.contains("winner: "), "{screen}");
-    assert!(screen.contains("seat 0 (you) to call"), "{screen}");
+    has_all(
+        &screen,
+        &["game over after", "winner: ", "seat 0 (you) to call"],
+    );
     assert!(!screen.contains('\x1b'), "no colour when not a terminal");
 
     let a = trace(&out("a"), 0);
@@ -123,14 +124,14 @@ fn a_scripted_player_plays_a_whole_game_through_stdin() {
     let shown = common::run(&["show", &out("a").display().to_string(), "--deal", "0"]);
     assert!(shown.status.success(), "{}", text(&shown));
     let replay = String::from_utf8_lossy(&shown.stdout);
-    assert!(replay.contains("human"), "{replay}");
+    has(&replay, "human");
 
     // The same seed and answers: the same game, move for move.
     run(&out("b"), &first_option_player(2000));
     same_game(&trace(&out("b"), 0), &a, "the same seed and answers");
     // Asking for a hint before every answer (and at every pause) changes nothing.
     let hinted = run(&out("c"), &"?\n1\n?\nd\n".repeat(2000));
-    assert!(hinted.contains("advisor (ismcts): "), "{hinted}");
+    has(&hinted, "advisor (ismcts): ");
     same_game(&trace(&out("c"), 0), &a, "hints changed the game");
     // Other answers, another game (the answers are what decide).
     run(&out("d"), &"2\n1\nd\n".repeat(2000));
@@ -197,12 +198,14 @@ fn stopping_and_bad_input() {
     let o = play(&args, "banana\n99\n1\nd\nq\n");
     let t = text(&o);
     assert_eq!(o.status.code(), Some(130), "{t}");
-    assert!(
-        t.contains("`banana` is neither an option number nor a card"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "`banana` is neither an option number nor a card",
+            "there is no option 99",
+            "stopped after 0 finished round(s)",
+        ],
     );
-    assert!(t.contains("there is no option 99"), "{t}");
-    assert!(t.contains("stopped after 0 finished round(s)"), "{t}");
     let lines = trace(&d, 0);
     let mine: Vec<_> = events(&lines, "decision")
         .into_iter()
@@ -212,7 +215,7 @@ fn stopping_and_bad_input() {
     assert!(events(&lines, "game_end").is_empty());
     // The same deal again is refused unless --force.
     let again = refused(&[&["play"][..], &args].concat());
-    assert!(again.contains("--force"), "{again}");
+    has(&again, "--force");
     let o = play(&[&args[..], &["--force"]].concat(), "1\n");
     assert_eq!(o.status.code(), Some(130), "end of input: {}", text(&o));
     assert!(text(&o).contains("(end of input)"));
@@ -407,32 +410,30 @@ fn a_person_plays_a_whole_game_in_a_terminal() {
     };
     let screen = tmux.screen();
     assert!(finished.contains("[exit 0]"), "{screen}");
-    assert!(
-        screen.contains("══ game over after 2 rounds ══"),
-        "{screen}"
+    has_all(
+        &screen,
+        &[
+            "══ game over after 2 rounds ══",
+            "final standings (coins):",
+            "winner: ",
+            "trace: ",
+        ],
     );
-    assert!(screen.contains("final standings (coins):"), "{screen}");
-    assert!(screen.contains("winner: "), "{screen}");
-    assert!(screen.contains("trace: "), "{screen}");
     // What the person saw at the first decision: their hand face up with its value, the
     // other's face down, the pile and stock, the options numbered, the question.
     let (first, colour) = first_screen.expect("a question was asked");
-    assert!(
-        first.contains("round 0 · turn 1 · seat 0 (you) to discard"),
-        "{first}"
-    );
-    assert!(
-        first.contains("1 aggressive  10000 coins  ▒▒▒▒▒ (5)"),
-        "{first}"
-    );
-    assert!(first.contains("pile 6♠ (1 card) · stock 41"), "{first}");
-    assert!(first.contains("  1  discard 9♥"), "{first}");
-    assert!(
-        first.contains("Discard (a number, or cards like 9h 10h jh"),
-        "{first}"
+    has_all(
+        &first,
+        &[
+            "round 0 · turn 1 · seat 0 (you) to discard",
+            "1 aggressive  10000 coins  ▒▒▒▒▒ (5)",
+            "pile 6♠ (1 card) · stock 41",
+            "  1  discard 9♥",
+            "Discard (a number, or cards like 9h 10h jh",
+        ],
     );
     // On a terminal, red suits are red.
-    assert!(colour.contains("\x1b[31m9♥"), "{colour}");
+    has(&colour, "\x1b[31m9♥");
     // Each round ended with every hand shown.
     assert_eq!(finished.matches("══ round ").count(), 2, "{finished}");
     let lines = trace(&out, 0);

@@ -6,7 +6,7 @@
 //! report.md's section, and the overview's leaderboard across stages.
 
 mod common;
-use common::{arg, f64s, json_file, ok, play_scenario, strs, tmp_scenario, u64s};
+use common::{arg, f64s, has, has_all, json_file, ok, play_scenario, strs, tmp_scenario, u64s};
 
 use std::path::Path;
 
@@ -219,10 +219,7 @@ fn refuses_when_not_strongly_connected() {
         );
         let names = ["mine".to_string(), "old".into(), "random".into()];
         let text = e.describe(&names);
-        assert!(
-            text.contains("mine never finished behind old, random"),
-            "{text}"
-        );
+        has(&text, "mine never finished behind old, random");
         assert!(
             e.to_string()
                 .contains("agent 0 never finished behind agent 1, agent 2")
@@ -364,8 +361,15 @@ fn games_from_coin_rows() {
     }
     let data = c.finish().unwrap();
     assert_eq!((data.units(), data.games()), (2, 6));
-    let got = data.fit_theta(0.0).unwrap();
-    let expected = ratings::fit(3, &want, Model::PlackettLuce, 0.0).unwrap();
+    fits_as(&data, 3, &want, 0.0);
+}
+
+/// The collected `data` rates its `agents` as Plackett-Luce does the games `want`, with the
+/// prior `alpha`.
+#[track_caller]
+fn fits_as(data: &Data, agents: usize, want: &[Unit], alpha: f64) {
+    let got = data.fit_theta(alpha).unwrap();
+    let expected = ratings::fit(agents, want, Model::PlackettLuce, alpha).unwrap();
     for (a, b) in got.iter().zip(&expected) {
         assert!((a - b).abs() < 1e-12, "{got:?} {expected:?}");
     }
@@ -400,11 +404,7 @@ fn games_from_point_rows() {
         vec![game(&[0, 1, 2, 3], &[1, 1, 0, 1])],
     ];
     assert_eq!((data.units(), data.games()), (3, 3));
-    let got = data.fit_theta(0.5).unwrap();
-    let expected = ratings::fit(4, &want, Model::PlackettLuce, 0.5).unwrap();
-    for (a, b) in got.iter().zip(&expected) {
-        assert!((a - b).abs() < 1e-12, "{got:?} {expected:?}");
-    }
+    fits_as(&data, 4, &want, 0.5);
 }
 
 /// A stage of three heuristics and `random`: stats.json's `ratings` anchored at random, the
@@ -445,7 +445,7 @@ fn stage_report_has_ratings() {
             assert!(out.join("tables/ratings.tex").is_file());
             assert!(out.join("figures/ratings.svg").is_file());
             let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-            assert!(md.contains("## Ratings"), "{md}");
+            has(&md, "## Ratings");
             assert!(md.contains("![ratings](figures/ratings.svg)"));
         }
     }
@@ -493,14 +493,13 @@ fn overview_rates_across_stages() {
     ]);
     let md = std::fs::read_to_string(again.join("report.md")).unwrap();
     let section = &md[md.find("## Ratings").unwrap()..md.find("## Definitions").unwrap()];
-    assert!(section.contains("Elo vs opportunistic"), "{section}");
-    assert!(
-        section.contains("Anchored at **opportunistic**"),
-        "{section}"
-    );
-    assert!(
-        section.contains("No intervals: no bootstrap resamples"),
-        "{section}"
+    has_all(
+        section,
+        &[
+            "Elo vs opportunistic",
+            "Anchored at **opportunistic**",
+            "No intervals: no bootstrap resamples",
+        ],
     );
     let stage = json_file(&again.join("second/stats.json"));
     assert_eq!(stage["ratings"]["anchor"], "opportunistic");
@@ -526,14 +525,11 @@ fn overview_says_why_there_are_no_ratings() {
          comparisons are not strongly connected, so the gap between them is unbounded)"
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(
-        md.contains(&format!("No ratings across all stages: {refused}")),
-        "{md}"
-    );
+    has(&md, &format!("No ratings across all stages: {refused}"));
     let md = std::fs::read_to_string(out.join("first/report.md")).unwrap();
-    assert!(
-        md.contains(&format!("No ratings of this stage's agents: {refused}")),
-        "{md}"
+    has(
+        &md,
+        &format!("No ratings of this stage's agents: {refused}"),
     );
 }
 

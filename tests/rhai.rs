@@ -6,7 +6,10 @@
 //! and the docs' examples still validate and play as before.
 
 mod common;
-use common::{arg, invalid_script, ok, refused, run, script_scenario, text, tmp};
+use common::{
+    arg, failed_rehearsal, has, has_all, invalid_script, lacks, ok, refused, run, script_scenario,
+    text, tmp,
+};
 
 const THRESHOLD: &str = include_str!("../scenarios/heuristics/threshold.rhai");
 const AGGRESSIVE: &str = include_str!("../scenarios/heuristics/aggressive.rhai");
@@ -35,37 +38,36 @@ fn a_misspelt_obs_key_fails_validate_with_line_column_and_the_nearest_key() {
     let typo = THRESHOLD.replace("obs.hand_value <= call_at", "obs.hand_vlaue <= call_at");
     assert_ne!(typo, THRESHOLD);
     let (line, column) = at(&typo, "hand_vlaue");
-    let t = invalid_script("typo.rhai", &typo, "");
-    assert!(t.contains("s.yaml:5:"), "{t}");
-    assert!(t.contains("`agents.0.script`"), "{t}");
-    assert!(t.contains("rehearsal"), "{t}");
-    assert!(
-        t.contains(&format!(
+    let t = failed_rehearsal("typo.rhai", &typo);
+    has(
+        &t,
+        &format!(
             "script typo.rhai, in call_jhyap(), line {line}, column {column}: `obs` has no key `hand_vlaue`; did you mean `hand_value`?"
-        )),
-        "{t}"
+        ),
     );
     // Read by index, and under another name than `obs`.
     let script =
         format!("fn call_jhyap(o) {{ o[\"hand_vlaue\"] <= 5 }}\n{SHED}fn pick(obs) {{ () }}\n");
     let (line, column) = at(&script, "\"hand_vlaue\"");
     let t = invalid_script("index.rhai", &script, "");
-    assert!(
-        t.contains(&format!(
+    has(
+        &t,
+        &format!(
             "line {line}, column {column}: `o` has no key `hand_vlaue`; did you mean `hand_value`?"
-        )),
-        "{t}"
+        ),
     );
     // Nothing near: the map's keys are listed, and how to read a key that may be absent.
     let script =
         format!("fn call_jhyap(obs) {{ obs.zzzzqqqq <= 5 }}\n{SHED}fn pick(obs) {{ () }}\n");
     let t = invalid_script("far.rhai", &script, "");
-    assert!(
-        t.contains("`obs` has no key `zzzzqqqq`; its keys: active, "),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "`obs` has no key `zzzzqqqq`; its keys: active, ",
+            "hand_value",
+            "\"zzzzqqqq\" in map",
+        ],
     );
-    assert!(t.contains("hand_value"), "{t}");
-    assert!(t.contains("\"zzzzqqqq\" in map"), "{t}");
 }
 
 #[test]
@@ -74,20 +76,20 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
     assert_ne!(typo, THRESHOLD);
     let (line, column) = at(&typo, "take_atmost");
     let t = invalid_script("param.rhai", &typo, "");
-    assert!(
-        t.contains(&format!(
+    has(
+        &t,
+        &format!(
             "script param.rhai, in pick(), line {line}, column {column}: `obs.params` has no key `take_atmost`; did you mean `take_at_most`?"
-        )),
-        "{t}"
+        ),
     );
     // A script that declares no parameters.
     let script = format!(
         "fn call_jhyap(obs) {{ obs.hand_value <= obs.params.callat }}\n{SHED}fn pick(obs) {{ () }}\n"
     );
     let t = invalid_script("none.rhai", &script, "");
-    assert!(
-        t.contains("`obs.params` has no key `callat`: the script declares no parameters"),
-        "{t}"
+    has(
+        &t,
+        "`obs.params` has no key `callat`: the script declares no parameters",
     );
     // A map the scenario gives as a parameter (`type: "any"`), and the parameters under
     // another name.
@@ -96,9 +98,9 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
          fn call_jhyap(obs) {{ obs.hand_value <= obs.params.weights.hihg }}\n{SHED}fn pick(obs) {{ () }}\n"
     );
     let t = invalid_script("nested.rhai", &script, "    params: {weights: {high: 7}}\n");
-    assert!(
-        t.contains("`obs.params.weights` has no key `hihg`; did you mean `high`?"),
-        "{t}"
+    has(
+        &t,
+        "`obs.params.weights` has no key `hihg`; did you mean `high`?",
     );
     let script = script
         .replace("obs.params.weights.hihg", "p.callat")
@@ -107,9 +109,9 @@ fn a_misspelt_parameter_fails_validate_with_the_nearest_declared_name() {
             "fn call_jhyap(obs) { let p = obs.params;",
         );
     let t = invalid_script("alias.rhai", &script, "    params: {weights: {high: 7}}\n");
-    assert!(
-        t.contains("`p` has no key `callat`; did you mean `obs.params.call_at`?"),
-        "{t}"
+    has(
+        &t,
+        "`p` has no key `callat`; did you mean `obs.params.call_at`?",
     );
 }
 
@@ -120,8 +122,7 @@ fn a_run_refuses_a_misspelt_key_before_it_plays() {
     let file = script_scenario(dir.path(), "typo.rhai", &typo, "");
     let out = dir.path().join("out");
     let t = refused(&[arg(&file), "--out", arg(&out), "--threads", "1"]);
-    assert!(t.contains("s.yaml:5:"), "{t}");
-    assert!(t.contains("did you mean `hand_value`?"), "{t}");
+    has_all(&t, &["s.yaml:5:", "did you mean `hand_value`?"]);
     let rounds = out.join("rounds");
     assert!(
         !rounds.exists() || std::fs::read_dir(&rounds).unwrap().next().is_none(),
@@ -136,20 +137,20 @@ fn a_return_value_of_the_wrong_type_names_the_functions_line() {
     );
     let (line, _) = at(&script, "fn call_jhyap");
     let t = invalid_script("number.rhai", &script, "");
-    assert!(
-        t.contains(&format!(
+    has(
+        &t,
+        &format!(
             "script number.rhai, call_jhyap() (line {line}) must return true or false, not i64"
-        )),
-        "{t}"
+        ),
     );
     // `()`: the usual cause is said.
     let script = "fn call_jhyap(obs) { false }\n\nfn discard(obs) {\n    if obs.hand_value > 100 { [obs.hand[0]] }\n}\nfn pick(obs) { () }\n";
     let t = invalid_script("unit.rhai", script, "");
-    assert!(
-        t.contains("discard() (line 3) must return a card id or an array of card ids, not ()"),
-        "{t}"
+    has(
+        &t,
+        "discard() (line 3) must return a card id or an array of card ids, not ()",
     );
-    assert!(t.contains("an `if` without `else`"), "{t}");
+    has(&t, "an `if` without `else`");
 }
 
 #[test]
@@ -159,26 +160,20 @@ fn a_top_level_let_read_in_a_function_gets_a_hint() {
     );
     let (line, column) = at(&script, "limit }");
     let t = invalid_script("top.rhai", &script, "");
-    assert!(
-        t.contains(&format!(
+    has(
+        &t,
+        &format!(
             "in call_jhyap(), line {line}, column {column}: variable `limit` not found: it is set by top-level code (line 2), which is not run"
-        )),
-        "{t}"
+        ),
     );
-    assert!(
-        t.contains("`fn parameters()`, read as `obs.params.limit`"),
-        "{t}"
-    );
+    has(&t, "`fn parameters()`, read as `obs.params.limit`");
     // A `let` inside another function is not top-level code.
     let script = format!(
         "fn helper() {{ let limit = 8; limit }}\nfn call_jhyap(obs) {{ obs.hand_value <= limit }}\n{SHED}fn pick(obs) {{ () }}\n"
     );
     let t = invalid_script("local.rhai", &script, "");
-    assert!(
-        t.contains("variable `limit` not found (a function sees only"),
-        "{t}"
-    );
-    assert!(!t.contains("set by top-level code"), "{t}");
+    has(&t, "variable `limit` not found (a function sees only");
+    lacks(&t, "set by top-level code");
 }
 
 #[test]
@@ -192,16 +187,13 @@ fn debug_lines_and_validate_help_say_what_the_docs_say() {
     let out = dir.path().join("out");
     ok(&[arg(&file), "--out", arg(&out)]);
     let log = std::fs::read_to_string(out.join("scripts.log")).unwrap();
-    assert!(
-        log.contains(&format!("debug at line {line}, column {column}: ")),
-        "{log}"
-    );
+    has(&log, &format!("debug at line {line}, column {column}: "));
     assert!(
         DOCS.contains("`debug(x)` lines read `debug at line 3, column 5: x`"),
         "docs/rhai.md says another form"
     );
     let help = text(&run(&["validate", "--help"]));
-    assert!(help.contains("a few rounds, or eight"), "{help}");
+    has(&help, "a few rounds, or eight");
     assert!(DOCS.contains("a few\nrounds") || DOCS.contains("a few rounds"));
     assert!(DOCS.contains("or eight rounds"));
 }

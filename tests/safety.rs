@@ -5,10 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 mod common;
-use common::{arg, bin, json_file, ok, play_scenario, refused, run, text, tmp, tmp_scenario};
+use common::{
+    arg, has, has_all, json_file, lacks, ok, play_scenario, refused, run, slowed, text, tmp,
+    tmp_scenario, wait_for_units,
+};
 
 const SMALL: &str = "name: small
 seed: 5
@@ -71,15 +73,16 @@ fn a_second_run_into_the_same_folder_is_refused_unless_forced() {
 
     // A smaller run into the same folder: refused, nothing touched.
     let t = refused(&[arg(&file), "--out", arg(&out), "--rounds", "10"]);
-    assert!(
-        t.contains("holds a finished run of `small` (1600 rounds)"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "holds a finished run of `small` (1600 rounds)",
+            "--force",
+            "--resume",
+            "--out",
+        ],
     );
-    assert!(
-        t.contains("--force") && t.contains("--resume") && t.contains("--out"),
-        "{t}"
-    );
-    assert!(!t.contains("panicked"), "{t}");
+    lacks(&t, "panicked");
     assert_eq!(std::fs::read(out.join("rounds.csv")).unwrap(), before);
 
     // An interrupted run's folder is protected too.
@@ -91,7 +94,7 @@ fn a_second_run_into_the_same_folder_is_refused_unless_forced() {
     )
     .unwrap();
     let t = refused(&[arg(&file), "--out", arg(&partial)]);
-    assert!(t.contains("an unfinished run"), "{t}");
+    has(&t, "an unfinished run");
 
     // --force replaces the run's files and keeps the user's own.
     ok(&[
@@ -123,10 +126,7 @@ fn resume_without_the_runs_folder_says_so_and_creates_nothing() {
     let (dir, file) = tmp_scenario("small.yaml", SMALL);
     let nowhere = dir.path().join("nowhere");
     let t = refused(&[arg(&file), "--out", arg(&nowhere), "--resume"]);
-    assert!(
-        t.contains("does not exist") && t.contains("--out of the interrupted run"),
-        "{t}"
-    );
+    has_all(&t, &["does not exist", "--out of the interrupted run"]);
     assert!(!nowhere.exists(), "an empty folder was left behind");
 }
 
@@ -170,9 +170,14 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
     let again = moved.path().join("again");
     let o = ok(&["rerun", arg(&kept), "--out", arg(&again), "--no-report"]);
     let t = text(&o);
-    assert!(t.contains("stage `first`: 1024 rows identical"), "{t}");
-    assert!(t.contains("stage `second`"), "{t}");
-    assert!(t.contains("rerun reproduces"), "{t}");
+    has_all(
+        &t,
+        &[
+            "stage `first`: 1024 rows identical",
+            "stage `second`",
+            "rerun reproduces",
+        ],
+    );
 
     // The copy is a scenario like any other: it finds its script where the original did.
     let direct = moved.path().join("direct");
@@ -204,10 +209,7 @@ fn a_results_folder_reruns_to_identical_records_from_itself_alone() {
     let o = run(&["rerun", arg(&kept), "--out", arg(&changed), "--no-report"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
-    assert!(
-        t.contains("stage `first`: records DIFFER") && t.contains("column `"),
-        "{t}"
-    );
+    has_all(&t, &["stage `first`: records DIFFER", "column `"]);
     std::fs::write(&script, original).unwrap();
 
     // A tampered record is found: a part gone.
@@ -237,9 +239,9 @@ fn resume_names_a_script_that_changed() {
     let body = std::fs::read_to_string(&script).unwrap();
     std::fs::write(&script, format!("{body}\n// changed\n")).unwrap();
     let t = refused(&[arg(&file), "--out", arg(&out), "--resume"]);
-    assert!(
-        t.contains("the script \"../agents/threshold.rhai\" changed since the run began"),
-        "{t}"
+    has(
+        &t,
+        "the script \"../agents/threshold.rhai\" changed since the run began",
     );
 }
 
@@ -270,7 +272,8 @@ fn resume_with_other_settings_names_them_as_given() {
     ] {
         assert!(t.contains(says), "{says:?} not in {t}");
     }
-    assert!(!t.contains("matches") && !t.contains("stages["), "{t}");
+    lacks(&t, "matches");
+    lacks(&t, "stages[");
     // No --rounds where the run had one, and a --seed it had not.
     let t = refused(&[arg(&file), "--out", arg(&out), "--seed", "9", "--resume"]);
     for says in [
@@ -291,10 +294,10 @@ fn resume_with_other_settings_names_them_as_given() {
         "40",
         "--resume",
     ]);
-    assert!(
-        t.contains("was started from a different scenario")
-            && t.contains("stage `small`: seating \"rotate\" there, \"permute\" here"),
-        "{t}"
+    has(&t, "was started from a different scenario");
+    has(
+        &t,
+        "stage `small`: seating \"rotate\" there, \"permute\" here",
     );
     // As it was started, it resumes.
     ok(&[
@@ -308,26 +311,6 @@ fn resume_with_other_settings_names_them_as_given() {
     ]);
 }
 
-/// Waits until the run writing `out` has `units` units of its first stage on disk.
-fn wait_for_units(out: &Path, units: u64) {
-    let start = Instant::now();
-    loop {
-        let done = std::fs::read_to_string(out.join("progress.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|p| p["stages"][0]["units_done"].as_u64())
-            .unwrap_or(0);
-        if done >= units {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the run did not progress"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 #[cfg(unix)]
 #[test]
 fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
@@ -336,13 +319,11 @@ fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
     ok(&[arg(&file), "--out", arg(&whole), "--no-report"]);
 
     let cut = dir.path().join("cut");
-    let child = bin()
-        .args([arg(&file), "--out", arg(&cut), "--no-report"])
-        .env("DHUMBAL_RUN_CHUNK_DELAY_MS", "100")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = slowed(
+        &[arg(&file), "--out", arg(&cut), "--no-report"],
+        100,
+        Stdio::piped,
+    );
     wait_for_units(&cut, 100);
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -352,9 +333,9 @@ fn ctrl_c_saves_the_finished_records_and_says_how_to_resume() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("interrupted: stage `small` has "), "{t}");
-    assert!(t.contains(&format!("--out {} --resume", arg(&cut))), "{t}");
-    assert!(!t.contains("panicked"), "{t}");
+    has(&t, "interrupted: stage `small` has ");
+    has(&t, &format!("--out {} --resume", arg(&cut)));
+    lacks(&t, "panicked");
     let partial = dhumbal::runner::dataset::Dataset::open(&cut).unwrap();
     let full = dhumbal::runner::dataset::Dataset::open(&whole).unwrap();
     assert!(
@@ -390,7 +371,7 @@ fn report_never_replaces_a_report_unasked() {
         "paper",
         "--no-figures",
     ]);
-    assert!(t.contains("report.md exists"), "{t}");
+    has(&t, "report.md exists");
     assert_eq!(std::fs::read(out.join("report.md")).unwrap(), ours);
 
     let paper = dir.path().join("paper");
@@ -412,12 +393,14 @@ fn report_never_replaces_a_report_unasked() {
 #[test]
 fn an_unknown_command_is_not_read_as_a_file() {
     let t = refused(&["raport"]);
-    assert!(
-        t.contains("`raport` is neither a command nor a scenario file"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "`raport` is neither a command nor a scenario file",
+            "Did you mean `dhumbal-run report`?",
+        ],
     );
-    assert!(t.contains("Did you mean `dhumbal-run report`?"), "{t}");
-    assert!(!t.contains("cannot read the file"), "{t}");
+    lacks(&t, "cannot read the file");
 }
 
 #[test]
@@ -446,9 +429,8 @@ fn an_agent_failure_is_not_called_a_crash() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("script late.rhai, in pick()"), "{t}");
-    assert!(t.contains("Fix the agent"), "{t}");
-    assert!(!t.contains("continue after a crash"), "{t}");
+    has_all(&t, &["script late.rhai, in pick()", "Fix the agent"]);
+    lacks(&t, "continue after a crash");
 }
 
 /// The live counts a progress display reads move with play, before records are written,
@@ -473,12 +455,7 @@ fn the_pulse_counts_rounds_as_they_are_played_and_stops_play() {
             SeatEntry::WinnerOf(_) => unreachable!(),
         })
         .collect();
-    let lineup = Lineup {
-        stage,
-        agents,
-        decision_sample: None,
-        trace: Default::default(),
-    };
+    let lineup = Lineup::untimed(stage, agents);
     let pulse = Pulse::default();
     let units = lineup.units();
     let (records, halt) = lineup.play_chunk(0..units, &pulse);

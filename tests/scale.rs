@@ -11,7 +11,8 @@ use dhumbal::runner::folder::same_records;
 
 mod common;
 use common::{
-    arg, bin, crashing, json_file, killed, ok, refused, run, scenario, text, tmp_scenario,
+    arg, bin, crashing, has, has_all, json_file, killed, lacks, ok, refused, run, scenario, text,
+    tmp_scenario,
 };
 
 /// Asserts that two stage folders hold the same records (decision times aside), and
@@ -86,10 +87,7 @@ fn the_dataset_is_the_output_and_csv_is_asked_for() {
         &SMALL.replace("chunk_rounds: 48", "chunk_rounds: 48, parquet: false"),
     );
     let t = refused(&[arg(&no_parquet), "--out", arg(&dir.path().join("p"))]);
-    assert!(
-        t.contains("`output.parquet`") && t.contains("csv: true"),
-        "{t}"
-    );
+    has_all(&t, &["`output.parquet`", "csv: true"]);
 }
 
 /// A small deterministic generator for the kill times.
@@ -407,7 +405,7 @@ fn shards_merge_to_the_single_run() {
     ] {
         assert!(t.contains(says), "{says:?} not in {t}");
     }
-    assert!(!t.contains("finishes the study"), "{t}");
+    lacks(&t, "finishes the study");
     let o = shard(0, "final");
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let t = text(&o);
@@ -453,27 +451,30 @@ fn shards_merge_to_the_single_run() {
     ] {
         assert!(t.contains(says), "{says:?} not in {t}");
     }
-    assert!(!t.contains("--resume the run"), "{t}");
+    lacks(&t, "--resume the run");
     // A refused merge writes nothing, and the shared folder is no run to --resume.
     assert!(!study.join("progress.json").exists());
     let t = refused(&[f, "--out", s, "--resume"]);
-    assert!(t.contains("played as shards"), "{t}");
+    has(&t, "played as shards");
     for i in 1..3 {
         let o = shard(i, "league");
         assert!(o.status.success(), "{}", text(&o));
     }
     // The league is complete; the final's wave comes before the merge.
     let t = text(&shard(2, "league"));
-    assert!(
-        t.contains("stage `league`: this shard's share (units 768..1200 of 1200) was on disk")
-            && t.contains("complete: every unit is on disk")
-            && t.contains(&format!(
-                "stage `final`: every shard (its wave): dhumbal-run {f} --out {s} --shard I/3 --stage final, \
-                 for each I from 0 to 2"
-            ))
-            && !t.contains("finishes the study"),
-        "{t}"
+    has(
+        &t,
+        "stage `league`: this shard's share (units 768..1200 of 1200) was on disk",
     );
+    has(&t, "complete: every unit is on disk");
+    has(
+        &t,
+        &format!(
+            "stage `final`: every shard (its wave): dhumbal-run {f} --out {s} --shard I/3 --stage final, \
+                 for each I from 0 to 2"
+        ),
+    );
+    lacks(&t, "finishes the study");
     // Run again (a resubmitted task), a shard plays nothing and changes nothing.
     let parts = Dataset::open(&study.join("league")).unwrap().parts.len();
     let o = shard(1, "league");
@@ -552,7 +553,7 @@ fn shards_in_separate_folders_merge_into_one() {
         arg(&shards[0]),
         "--force",
     ]);
-    assert!(t.contains("is one of the folders being merged"), "{t}");
+    has(&t, "is one of the folders being merged");
     assert!(!Dataset::open(&shards[0]).unwrap().parts.is_empty());
     // The same shard twice: units would be there twice.
     let twice = dir.path().join("twice");
@@ -564,7 +565,7 @@ fn shards_in_separate_folders_merge_into_one() {
         "--out",
         arg(&twice),
     ]);
-    assert!(t.contains("each unit must come from one shard"), "{t}");
+    has(&t, "each unit must come from one shard");
     // Another scenario's shard.
     let other = scenario(
         dir.path(),
@@ -580,10 +581,10 @@ fn shards_in_separate_folders_merge_into_one() {
         "--out",
         arg(&dir.path().join("mixed")),
     ]);
-    assert!(t.contains("another scenario"), "{t}");
+    has(&t, "another scenario");
     // A shard of another scenario cannot join this study's folder either.
     let t = refused(&[arg(&other), "--out", arg(&shards[1]), "--shard", "1/4"]);
-    assert!(t.contains("holds a run of another scenario"), "{t}");
+    has(&t, "holds a run of another scenario");
     for bad in ["4/4", "x", "1/0"] {
         let o = run(&[f, "--out", arg(&dir.path().join("b")), "--shard", bad]);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 const THRESHOLD: &str = include_str!("../scenarios/heuristics/threshold.rhai");
 
 mod common;
-use common::{arg, invalid_script, ok, script_scenario, tmp};
+use common::{arg, failed_rehearsal, has, has_all, invalid_script, ok, script_scenario, tmp};
 
 fn paper() -> Rules {
     Rules::new(Preset::Paper.variant()).unwrap()
@@ -47,10 +47,15 @@ const PLAIN: &str = "fn call_jhyap(obs) { obs.hand_value <= obs.threshold }\n\
 #[test]
 fn a_misspelt_parameter_is_rejected_at_its_line_with_the_nearest_declared_name() {
     let t = invalid_script("threshold.rhai", THRESHOLD, "    params: {cal_at: 8}\n");
-    assert!(t.contains("s.yaml:6:"), "{t}");
-    assert!(t.contains("`agents.0.params.cal_at`"), "{t}");
-    assert!(t.contains("did you mean `call_at`?"), "{t}");
-    assert!(t.contains("declared: call_at, take_at_most"), "{t}");
+    has_all(
+        &t,
+        &[
+            "s.yaml:6:",
+            "`agents.0.params.cal_at`",
+            "did you mean `call_at`?",
+            "declared: call_at, take_at_most",
+        ],
+    );
 }
 
 #[test]
@@ -60,19 +65,21 @@ fn a_value_of_the_wrong_type_is_rejected_naming_the_declared_type() {
         THRESHOLD,
         "    params:\n      call_at: 8\n      take_at_most: \"three\"\n",
     );
-    assert!(t.contains("s.yaml:8:"), "{t}");
-    assert!(t.contains("`agents.0.params.take_at_most`"), "{t}");
-    assert!(t.contains("expected a whole number (`int`"), "{t}");
-    assert!(t.contains("got \"three\""), "{t}");
+    has_all(
+        &t,
+        &[
+            "s.yaml:8:",
+            "`agents.0.params.take_at_most`",
+            "expected a whole number (`int`",
+            "got \"three\"",
+        ],
+    );
     // A fraction is no whole number either.
     let t = problems(json!({
         "script": "scenarios/heuristics/threshold.rhai",
         "params": {"call_at": 7.5}
     }));
-    assert!(
-        t.contains("`params.call_at`: expected a whole number"),
-        "{t}"
-    );
+    has(&t, "`params.call_at`: expected a whole number");
 }
 
 #[test]
@@ -112,25 +119,21 @@ fn obs_params_hold_every_declared_parameter_given_or_default() {
     let dir = tmp();
     let script = write(dir.path(), "show.rhai", SHOW_PARAMS);
     let t = problems(json!({ "script": script }));
-    assert!(
-        t.contains(
-            "take=3 i64; weight=1.0 f64; name=x; flag=false; unset=true; list=[1, 2]; keys=6"
-        ),
-        "{t}"
+    has(
+        &t,
+        "take=3 i64; weight=1.0 f64; name=x; flag=false; unset=true; list=[1, 2]; keys=6",
     );
     let t = problems(json!({
         "script": script,
         "params": {"take": 5, "weight": 2, "name": "y", "flag": true, "unset": -1, "list": {"a": 1}}
     }));
-    assert!(
-        t.contains(
-            "take=5 i64; weight=2.0 f64; name=y; flag=true; unset=false; list=#{\"a\": 1}; keys=6"
-        ),
-        "{t}"
+    has(
+        &t,
+        "take=5 i64; weight=2.0 f64; name=y; flag=true; unset=false; list=#{\"a\": 1}; keys=6",
     );
     // A null is as good as not given.
     let t = problems(json!({ "script": script, "params": {"take": null} }));
-    assert!(t.contains("take=3 i64"), "{t}");
+    has(&t, "take=3 i64");
 }
 
 #[test]
@@ -148,10 +151,15 @@ fn the_manifest_shows_every_declared_parameter_in_force() {
 fn a_script_declaring_nothing_takes_no_parameters() {
     let dir = tmp();
     let t = invalid_script("plain.rhai", PLAIN, "    params: {call_at: 8}\n");
-    assert!(t.contains("s.yaml:6:"), "{t}");
-    assert!(t.contains("`agents.0.params`"), "{t}");
-    assert!(t.contains("declares no parameters"), "{t}");
-    assert!(t.contains("fn parameters()"), "{t}");
+    has_all(
+        &t,
+        &[
+            "s.yaml:6:",
+            "`agents.0.params`",
+            "declares no parameters",
+            "fn parameters()",
+        ],
+    );
     // Given none, it is fine, and sees an empty map.
     let script = write(dir.path(), "plain2.rhai", PLAIN);
     assert!(Standalone::recipe(&json!({ "script": script }), &paper()).is_ok());
@@ -199,8 +207,8 @@ fn a_malformed_declaration_is_a_problem_naming_the_script() {
         let name = format!("m{i}.rhai");
         let script = write(dir.path(), &name, &format!("{declaration}\n{PLAIN}"));
         let t = problems(json!({ "script": script }));
-        assert!(t.contains("`script`"), "{t}");
-        assert!(t.contains(&name), "{t}");
+        has(&t, "`script`");
+        has(&t, &name);
         assert!(t.contains(expected), "{declaration}: {t}");
     }
 }
@@ -214,17 +222,12 @@ fn validate_catches_a_misspelt_helper_with_its_line_and_the_nearest_name() {
         .position(|l| l.contains("legal_discard("))
         .unwrap()
         + 1;
-    let t = invalid_script("typo.rhai", &typo, "");
-    assert!(t.contains("s.yaml:5:"), "{t}");
-    assert!(t.contains("`agents.0.script`"), "{t}");
-    assert!(t.contains("rehearsal"), "{t}");
-    assert!(
-        t.contains(&format!(
-            "script typo.rhai, in discard(), line {line}, column "
-        )),
-        "{t}"
+    let t = failed_rehearsal("typo.rhai", &typo);
+    has(
+        &t,
+        &format!("script typo.rhai, in discard(), line {line}, column "),
     );
-    assert!(t.contains("did you mean `legal_discards`?"), "{t}");
+    has(&t, "did you mean `legal_discards`?");
     // A misspelt function of the script's own, in a function it calls.
     let own = "fn call_jhyap(obs) { false }\n\
                fn discard(obs) { [lowest_card(obs.hand)] }\n\
@@ -232,17 +235,16 @@ fn validate_catches_a_misspelt_helper_with_its_line_and_the_nearest_name() {
                fn lowest(hand) { hand[0] }\n\
                fn pick(obs) { () }\n";
     let t = invalid_script("own.rhai", own, "");
-    assert!(t.contains("via lowest_card(), line 3"), "{t}");
-    assert!(
-        t.contains("unknown function `lowst` (called with array); did you mean `lowest`?"),
-        "{t}"
+    has(&t, "via lowest_card(), line 3");
+    has(
+        &t,
+        "unknown function `lowst` (called with array); did you mean `lowest`?",
     );
     // The rehearsal asks every function: one failing only in pick is caught too.
     let pick = THRESHOLD.replace("value(c) <= limit", "valu(c) <= limit");
     assert_ne!(pick, THRESHOLD);
     let t = invalid_script("pick.rhai", &pick, "");
-    assert!(t.contains("in pick()"), "{t}");
-    assert!(t.contains("did you mean `value`?"), "{t}");
+    has_all(&t, &["in pick()", "did you mean `value`?"]);
 }
 
 #[test]
@@ -253,9 +255,9 @@ fn too_many_operations_names_the_budget_and_max_operations() {
         "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
         "    max_operations: 10000\n",
     );
-    assert!(
-        t.contains("the decision took more than 10,000 operations (`max_operations` in the agent entry raises the budget)"),
-        "{t}"
+    has(
+        &t,
+        "the decision took more than 10,000 operations (`max_operations` in the agent entry raises the budget)",
     );
     // The same in a run of the API, at the default budget.
     let script = write(
@@ -264,7 +266,7 @@ fn too_many_operations_names_the_budget_and_max_operations() {
         "fn call_jhyap(obs) { false }\nfn discard(obs) { loop { } }\nfn pick(obs) { () }\n",
     );
     let t = problems(json!({ "script": script }));
-    assert!(t.contains("more than 1,000,000 operations"), "{t}");
+    has(&t, "more than 1,000,000 operations");
 }
 
 /// A context whose agent log writes to a file.
@@ -415,7 +417,7 @@ fn a_run_writes_scripts_log_lines_with_their_seat() {
             .next()
             .unwrap();
         assert!(line.starts_with('['), "{line}");
-        assert!(line.contains(&format!("seat {seat}, mine] ")), "{line}");
+        has(line, &format!("seat {seat}, mine] "));
     }
 }
 

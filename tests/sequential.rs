@@ -15,7 +15,9 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::{arg, json_file, killed, refused, run, scenario, text, tmp, tmp_scenario};
+use common::{
+    arg, has, has_all, json_file, killed, lacks, refused, run, scenario, text, tmp, tmp_scenario,
+};
 
 /// The LLR of every fixture case agrees with the Python reference to 1e-9.
 #[test]
@@ -495,9 +497,9 @@ fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
         o.matches
     );
     assert!(o.llr >= o.bounds.1);
-    assert!(
-        t.contains("sequential test: H1 accepted: `aggressive` is stronger than `random`"),
-        "{t}"
+    has(
+        &t,
+        "sequential test: H1 accepted: `aggressive` is stronger than `random`",
     );
     // Only the deals up to the stop were played.
     let progress = json_file(&out.join("progress.json"));
@@ -509,10 +511,7 @@ fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
     assert_eq!(stats["sequential"]["matches"].as_u64(), Some(o.matches));
     let md = std::fs::read_to_string(out.join("test/report.md")).unwrap();
     assert!(md.contains("## Sequential test: `aggressive` against `random`"));
-    assert!(
-        md.contains("LLR: ") && md.contains("lean towards that bound"),
-        "{md}"
-    );
+    has_all(&md, &["LLR: ", "lean towards that bound"]);
     assert!(out.join("test/figures/sequential_llr.svg").is_file());
     assert!(out.join("test/figures/sequential_llr.png").is_file());
     // The winner advanced.
@@ -523,7 +522,7 @@ fn a_strong_candidate_is_accepted_within_a_few_hundred_deals() {
     let again = dir.path().join("again");
     go(&["report", arg(&out), "--out", arg(&again)]);
     let md2 = std::fs::read_to_string(again.join("test/report.md")).unwrap();
-    assert!(md2.contains("## Sequential test"), "{md2}");
+    has(&md2, "## Sequential test");
 }
 
 /// A sequential stage cut to one deal (`--rounds 1`, a first try of a scenario): one unit has
@@ -538,7 +537,7 @@ fn a_sequential_stage_of_one_deal_runs_and_reports() {
     assert_eq!(o.matches, 1, "{t}");
     assert!(out.join("after/summary.csv").is_file(), "{t}");
     let md = std::fs::read_to_string(out.join("test/report.md")).unwrap();
-    assert!(md.contains("Score: ") && md.contains("[n/a, n/a]"), "{md}");
+    has_all(&md, &["Score: ", "[n/a, n/a]"]);
 }
 
 /// Two copies of the same agent under different ids: never H1 (H0, or undecided).
@@ -681,11 +680,11 @@ fn bad_entries_are_refused_with_where_and_what() {
     ] {
         assert!(t.contains(says), "{says:?} not in {t}");
     }
-    assert!(!t.contains("stages.0.deals"), "{t}");
+    lacks(&t, "stages.0.deals");
     let file = scenario(dir.path(), "ok.yaml", &base);
     let out = dir.path().join("sharded");
     let t = refused(&[arg(&file), "--out", arg(&out), "--shard", "0/2"]);
-    assert!(t.contains("cannot be split into shards"), "{t}");
+    has(&t, "cannot be split into shards");
 }
 
 /// A league that plays until its leader is resolved from the second: it stops early, says who
@@ -724,7 +723,7 @@ stages:
         "winner: decided: `{}` leads `{}`",
         o.plan.candidate, o.plan.baseline
     );
-    assert!(t.contains(&line), "{t}");
+    has(&t, &line);
     // The leader is the stage's winner, seated in the final.
     let manifest = json_file(&out.join("manifest.json"));
     assert_eq!(
@@ -733,12 +732,9 @@ stages:
         "{manifest}"
     );
     let md = std::fs::read_to_string(out.join("league/report.md")).unwrap();
-    assert!(md.contains("## Deciding the winner"), "{md}");
+    has(&md, "## Deciding the winner");
     let overview = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(
-        overview.contains("## Stages that play until they decide"),
-        "{overview}"
-    );
+    has(&overview, "## Stages that play until they decide");
     // Killed after its first part and resumed: the same stop and records.
     let cut = dir.path().join("cut");
     killed(&[arg(&file), "--out", arg(&cut)], "part-placed:1");
@@ -771,7 +767,7 @@ stages:
     std::fs::write(league.join("report.md"), md).unwrap();
     go(&[arg(&file), "--out", arg(&out), "--resume"]);
     let md = std::fs::read_to_string(league.join("report.md")).unwrap();
-    assert!(md.contains("## Deciding the winner"), "{md}");
+    has(&md, "## Deciding the winner");
     let stats = json_file(&league.join("stats.json"));
     assert!(stats.get("sequential").is_some());
     // A cap too small to resolve anything: undecided, and the overview names the rule that chose.
@@ -782,9 +778,9 @@ stages:
     let o = outcome(&out.join("league"));
     assert_ne!(o.decision, "H1");
     let overview = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(
-        overview.contains("the winner rule (win rate, then economic performance) chose"),
-        "{overview}"
+    has(
+        &overview,
+        "the winner rule (win rate, then economic performance) chose",
     );
     // Both entries in one stage are refused.
     let both = body.replace(
@@ -793,10 +789,7 @@ stages:
     );
     let file = scenario(dir.path(), "both.yaml", &both);
     let t = refused(&["validate", arg(&file)]);
-    assert!(
-        t.contains("stages.0.decide") && t.contains("not both"),
-        "{t}"
-    );
+    has_all(&t, &["stages.0.decide", "not both"]);
 }
 
 /// A unit of `m` games among `k` players in which the candidate wins each game with chance

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{arg, bin, play_into, refused, said, scenario, text, tmp};
+use common::{arg, bin, has, has_all, lacks, play_into, refused, said, scenario, text, tmp};
 
 /// One session of three rounds (a deal), four seats rotated: deals 0 and 2 traced, under each
 /// of their four arrangements.
@@ -166,17 +166,14 @@ fn show_replays_the_deal_turn_by_turn_as_the_trace_has_it() {
             "decision" => {
                 let line = turn_line(&rounds[&r], e["turn"].as_u64().unwrap());
                 let seat = e["seat"].as_u64().unwrap() as usize;
-                assert!(
-                    line.contains(&format!(" {seat} {:<12}  ", names[seat])),
-                    "{line}"
-                );
+                has(line, &format!(" {seat} {:<12}  ", names[seat]));
                 let choice = said(e, &e["choice"]);
                 let choice = choice.as_str();
                 assert!(line.contains(choice), "{choice}: {line}");
                 if e["phase"] == "discard" {
                     let hand = strs(&e["view"]["hand"]).join(" ");
                     let value = &e["view"]["hand_value"];
-                    assert!(line.contains(&format!("{hand} ({value})")), "{line}");
+                    has(line, &format!("{hand} ({value})"));
                 }
                 if let Some(c) = e["explanation"]["candidates"].as_array() {
                     explained += 1;
@@ -194,7 +191,7 @@ fn show_replays_the_deal_turn_by_turn_as_the_trace_has_it() {
             "drew" => {
                 let line = turn_line(&rounds[&r], e["turn"].as_u64().unwrap());
                 let card = e["card"].as_str().unwrap();
-                assert!(line.contains(&format!("draw → {card}")), "{line}");
+                has(line, &format!("draw → {card}"));
             }
             "round_end" => {
                 let end = rounds[&r]
@@ -202,12 +199,9 @@ fn show_replays_the_deal_turn_by_turn_as_the_trace_has_it() {
                     .find(|l| l.starts_with(&format!("  end of round {r} by ")))
                     .unwrap();
                 let caller = e["caller"].as_u64().unwrap();
-                assert!(
-                    end.contains(&format!(
-                        "seat {caller} ({}) called",
-                        names[caller as usize]
-                    )),
-                    "{end}"
+                has(
+                    end,
+                    &format!("seat {caller} ({}) called", names[caller as usize]),
                 );
                 for s in 0..4 {
                     let row = rounds[&r]
@@ -216,10 +210,7 @@ fn show_replays_the_deal_turn_by_turn_as_the_trace_has_it() {
                         .unwrap();
                     let hand = strs(&e["hands"][s]).join(" ");
                     let standing = &e["standings"][s];
-                    assert!(
-                        row.contains(&format!("{hand} ({})", e["hand_values"][s])),
-                        "{row}"
-                    );
+                    has(row, &format!("{hand} ({})", e["hand_values"][s]));
                     assert!(row.ends_with(&format!("→ {standing} coins")), "{row}");
                 }
             }
@@ -243,7 +234,7 @@ fn a_seat_sees_only_its_own_cards_and_the_public_ones() {
     let trace = events(&out.join("traces/deal-000000-arrangement-000.jsonl"));
     for k in 0..4usize {
         let text = show(&[arg(&out), "--deal", "0", "--seat", &k.to_string()]);
-        assert!(text.contains(&format!("view: seat {k} (")), "{text}");
+        has(&text, &format!("view: seat {k} ("));
         let rounds = by_round(&text);
         for (&r, shown) in &rounds {
             let events: Vec<&Value> = trace
@@ -327,7 +318,7 @@ fn a_seat_sees_only_its_own_cards_and_the_public_ones() {
                 if seat == k {
                     continue;
                 }
-                assert!(!l.contains("play on"), "{l}");
+                lacks(l, "play on");
                 let next = lines.get(i + 1).copied().unwrap_or("");
                 assert!(
                     next.starts_with("  turn ")
@@ -361,24 +352,18 @@ fn round_filters_and_the_stage_is_found() {
     let text = show(&[arg(&out), "--deal", "0", "--round", "1"]);
     let rounds = by_round(&text);
     assert_eq!(rounds.keys().copied().collect::<Vec<_>>(), [1], "{text}");
-    assert!(text.contains("  end of round 1 by "), "{text}");
+    has(&text, "  end of round 1 by ");
     assert!(!text.contains("end of round 0") && !text.contains("end of round 2"));
-    assert!(!text.contains("session over"), "{text}");
+    lacks(&text, "session over");
 
     let dir = tmp();
     let out = played(dir.path(), STAGED);
     let o = arg(&out);
     let t = refused(&["show", o]);
-    assert!(
-        t.contains("several stages") && t.contains("first, second"),
-        "{t}"
-    );
+    has_all(&t, &["several stages", "first, second"]);
     assert!(show(&[o, "--stage", "second"]).starts_with("stage second · deal 0"));
     let t = refused(&["show", o, "--stage", "third"]);
-    assert!(
-        t.contains("no stage `third`") && t.contains("first, second"),
-        "{t}"
-    );
+    has_all(&t, &["no stage `third`", "first, second"]);
     // With one stage's traces gone, the other is the one shown.
     std::fs::remove_dir_all(out.join("first/traces")).unwrap();
     assert!(show(&[o]).starts_with("stage second · deal 0"));
@@ -392,31 +377,25 @@ fn bad_requests_are_refused_with_what_to_do() {
     let out = played(dir.path(), TRACED);
     let o = arg(&out);
     let t = refused(&["show", arg(&dir.path().join("nothing"))]);
-    assert!(t.contains("is not a folder"), "{t}");
+    has(&t, "is not a folder");
     let empty = dir.path().join("source");
     std::fs::create_dir_all(&empty).unwrap();
     let t = refused(&["show", arg(&empty)]);
-    assert!(t.contains("holds no traces"), "{t}");
+    has(&t, "holds no traces");
     let t = refused(&["show", o]);
-    assert!(t.contains("2 deals: 0, 2; pick one with --deal N"), "{t}");
+    has(&t, "2 deals: 0, 2; pick one with --deal N");
     let t = refused(&["show", o, "--deal", "1"]);
-    assert!(
-        t.contains("deal 1 was not traced") && t.contains("traced deals: 0, 2"),
-        "{t}"
-    );
+    has_all(&t, &["deal 1 was not traced", "traced deals: 0, 2"]);
     let t = refused(&["show", o, "--deal", "0", "--arrangement", "4"]);
-    assert!(t.contains("its arrangements: 0, 1, 2, 3"), "{t}");
+    has(&t, "its arrangements: 0, 1, 2, 3");
     let t = refused(&["show", o, "--deal", "0", "--round", "3"]);
-    assert!(
-        t.contains("--round 3") && t.contains("played rounds 0, 1, 2"),
-        "{t}"
-    );
+    has_all(&t, &["--round 3", "played rounds 0, 1, 2"]);
     let t = refused(&["show", o, "--deal", "0", "--seat", "4"]);
-    assert!(t.contains("--seat 4: the game has 4 seats, 0 to 3"), "{t}");
+    has(&t, "--seat 4: the game has 4 seats, 0 to 3");
     let t = refused(&["show", o, "--deal", "0", "--seat", "x"]);
-    assert!(t.contains("--seat"), "{t}");
+    has(&t, "--seat");
     let t = refused(&["show", o, "--deal", "0", "--html", "x.html", "--seat", "1"]);
-    assert!(t.contains("cannot be used with"), "{t}");
+    has(&t, "cannot be used with");
     // A damaged trace.
     let broken = dir.path().join("broken");
     std::fs::create_dir_all(broken.join("traces")).unwrap();
@@ -426,7 +405,7 @@ fn bad_requests_are_refused_with_what_to_do() {
     )
     .unwrap();
     let t = refused(&["show", arg(&broken)]);
-    assert!(t.contains("line 2: not a trace event"), "{t}");
+    has(&t, "line 2: not a trace event");
 }
 
 /// A decision's explanation is shown by its first three candidates, the chosen one marked,
@@ -496,7 +475,7 @@ fn html_writes_the_replay_page() {
     let out = played(dir.path(), TRACED);
     let page = dir.path().join("deal0.html");
     let t = show(&[arg(&out), "--deal", "0", "--html", arg(&page)]);
-    assert!(t.contains("deal 0, 4 arrangements"), "{t}");
+    has(&t, "deal 0, 4 arrangements");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("deal-000000-arrangement-003.jsonl"));
     assert!(!html.contains("deal-000002-"));
@@ -508,7 +487,7 @@ fn html_writes_the_replay_page() {
         "--html",
         arg(&dir.path().join("no/such/folder.html")),
     ]);
-    assert!(t.contains("does not exist"), "{t}");
+    has(&t, "does not exist");
 }
 
 /// tmux, when there is one (scripts/test.sh installs it where it can).
@@ -577,7 +556,7 @@ fn in_pane(tmux: &str, args: &[&str], no_color: bool, columns: u32) -> (String, 
     };
     let title = tm(&["display-message", "-p", "#{pane_title}"]);
     tm(&["kill-server"]);
-    assert!(captured.contains("SHOW-EXITED-0"), "{captured}");
+    has(&captured, "SHOW-EXITED-0");
     (
         captured,
         String::from_utf8_lossy(&title.stdout).trim().to_string(),
@@ -597,11 +576,10 @@ fn a_terminal_gets_red_hearts_and_no_color_plain_text() {
         card.ends_with('♥') && card.chars().count() <= 3
     });
     assert!(red_heart, "no red heart in\n{coloured}");
-    assert!(coloured.contains("\x1b[2m▒"), "{coloured}");
-    assert!(coloured.contains("view: seat 1 ("), "{coloured}");
+    has_all(&coloured, &["\x1b[2m▒", "view: seat 1 ("]);
     let plain = in_terminal(tmux, &args, true);
     assert!(!plain.contains("\x1b["), "NO_COLOR: {plain}");
-    assert!(plain.contains("── round 0"), "{plain}");
+    has(&plain, "── round 0");
 }
 
 /// A script whose explanation holds escape codes (clear the screen, retitle the window) and
@@ -635,8 +613,7 @@ fn escape_codes_from_a_script_are_shown_not_obeyed_and_notes_wrap() {
     );
     // Piped: shown as text, and not wrapped unless asked.
     let piped = show(&[o]);
-    assert!(piped.contains("\\x1b[2J\\x1b[H"), "{piped}");
-    assert!(piped.contains("print: \\x1b]0;PWNED\\x07"), "{piped}");
+    has_all(&piped, &["\\x1b[2J\\x1b[H", "print: \\x1b]0;PWNED\\x07"]);
     assert!(!piped.contains('\u{7}'), "{piped:?}");
     assert!(
         piped.lines().any(|l| l.ends_with("nineteen twenty")),
@@ -659,8 +636,7 @@ fn escape_codes_from_a_script_are_shown_not_obeyed_and_notes_wrap() {
     // unchanged, the notes wrapped to the width.
     let Some(tmux) = tmux() else { return };
     let (screen, title) = in_pane(tmux, &[o], true, 80);
-    assert!(screen.contains("stage hostile"), "{screen}");
-    assert!(screen.contains("\\x1b[2J"), "{screen}");
+    has_all(&screen, &["stage hostile", "\\x1b[2J"]);
     assert_ne!(title, "PWNED");
     assert!(
         screen

@@ -4,7 +4,9 @@
 //! Python reference (tests/fixtures/sweep_pairs.json), resume, and shards merged.
 
 mod common;
-use common::{arg, killed, ok, play_into, play_scenario, refused, tmp, tmp_scenario};
+use common::{
+    arg, has, has_all, killed, lacks, ok, play_into, play_scenario, refused, tmp, tmp_scenario,
+};
 
 use std::path::Path;
 
@@ -142,8 +144,7 @@ fn a_sweep_expands_into_one_stage_per_point_with_a_folder_each() {
     assert_eq!(csv_rows(&out.join("grid/sweep.csv")).len(), 4 * 4);
     assert_eq!(csv_rows(&out.join("zipped/sweep.csv")).len(), 2 * 4);
     let overview = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(overview.contains("## Sweep `grid`"), "{overview}");
-    assert!(overview.contains("## Sweep `zipped`"), "{overview}");
+    has_all(&overview, &["## Sweep `grid`", "## Sweep `zipped`"]);
     // Two parameters: a figure per agent, along the first parameter, and the grid of both
     // (one panel per agent) for a grid, not for a zip.
     for slot in 1..=4 {
@@ -161,10 +162,7 @@ fn a_sweep_expands_into_one_stage_per_point_with_a_folder_each() {
             "{needle} missing from the grid figure"
         );
     }
-    assert!(
-        overview.contains("grid/figures/sweep-grid.svg"),
-        "{overview}"
-    );
+    has(&overview, "grid/figures/sweep-grid.svg");
     assert!(!out.join("zipped/figures/sweep-grid.svg").exists());
 
     // Common random numbers: the grid's and the zip's point (5, 0.5) are the same stage under
@@ -402,31 +400,32 @@ rules:
       - kind: random
 "
     ));
-    for want in [
-        // A path that is not a rule field, with the nearest and the list.
-        "bad.yaml:14:23: `stages.0.sweep.rules.treshold`: `treshold` is not a rule field; did you mean `rules.threshold`? rule fields: ace_high,",
-        // A value the engine refuses, at the list item's line and column.
-        "bad.yaml:15:28: `stages.0.sweep.rules.threshold.1`: 1000 is above any possible hand value",
-        // A value of the wrong type.
-        "bad.yaml:15:34: `stages.0.sweep.rules.threshold.2`: expected a whole number, 0 or more, got \"x\"",
-        // An agent that is not in the stage.
-        "`stages.0.sweep.agents.balancd.params.call_probability`: no agent `balancd` in this stage; did you mean `balanced`? its agents: aggressive, conservative, balanced, opportunistic",
-        // A parameter the kind does not have, as the registry says it, at the value.
-        "bad.yaml:17:48: `stages.0.sweep.agents.balanced.params.call_probabilty.0`: unknown parameter",
-        "did you mean `call_probability`?",
-        // A range that goes nowhere.
-        "`stages.0.sweep.agents.balanced.params.late_call_probability.step`: a step of -0.1 never goes from 0.1 to 0.3",
-        "`stages.0.sweep.players`: cannot sweep `players`: a swept path is `rules.<field>`",
-        "`stages.0.sweep.mode`: expected `grid` (every combination of the values) or `zip`",
-        // Zip: lists of one length.
-        "`stages.1.sweep.agents.balanced.params.call_probability`: `mode: zip` pairs the i-th values of every path, so every path needs as many values: rules.threshold has 2, agents.balanced.params.call_probability has 3",
-        // ... which does not hide a problem of a path itself.
-        "`stages.1.sweep.agents.oportunistic.params.call_at`: no agent `oportunistic` in this stage",
-        // winner_of a sweep.
-        "`stages.2.agents.0.winner_of`: `s` is a sweep: each of its points is a stage with its own winner",
-    ] {
-        assert!(t.contains(want), "missing {want:?} in\n{t}");
-    }
+    has_all(
+        &t,
+        &[
+            // A path that is not a rule field, with the nearest and the list.
+            "bad.yaml:14:23: `stages.0.sweep.rules.treshold`: `treshold` is not a rule field; did you mean `rules.threshold`? rule fields: ace_high,",
+            // A value the engine refuses, at the list item's line and column.
+            "bad.yaml:15:28: `stages.0.sweep.rules.threshold.1`: 1000 is above any possible hand value",
+            // A value of the wrong type.
+            "bad.yaml:15:34: `stages.0.sweep.rules.threshold.2`: expected a whole number, 0 or more, got \"x\"",
+            // An agent that is not in the stage.
+            "`stages.0.sweep.agents.balancd.params.call_probability`: no agent `balancd` in this stage; did you mean `balanced`? its agents: aggressive, conservative, balanced, opportunistic",
+            // A parameter the kind does not have, as the registry says it, at the value.
+            "bad.yaml:17:48: `stages.0.sweep.agents.balanced.params.call_probabilty.0`: unknown parameter",
+            "did you mean `call_probability`?",
+            // A range that goes nowhere.
+            "`stages.0.sweep.agents.balanced.params.late_call_probability.step`: a step of -0.1 never goes from 0.1 to 0.3",
+            "`stages.0.sweep.players`: cannot sweep `players`: a swept path is `rules.<field>`",
+            "`stages.0.sweep.mode`: expected `grid` (every combination of the values) or `zip`",
+            // Zip: lists of one length.
+            "`stages.1.sweep.agents.balanced.params.call_probability`: `mode: zip` pairs the i-th values of every path, so every path needs as many values: rules.threshold has 2, agents.balanced.params.call_probability has 3",
+            // ... which does not hide a problem of a path itself.
+            "`stages.1.sweep.agents.oportunistic.params.call_at`: no agent `oportunistic` in this stage",
+            // winner_of a sweep.
+            "`stages.2.agents.0.winner_of`: `s` is a sweep: each of its points is a stage with its own winner",
+        ],
+    );
     // The bad value is reported once, not once per point it appears in.
     assert_eq!(t.matches("1000 is above").count(), 1, "{t}");
 
@@ -441,12 +440,10 @@ deals: 10
       rules.players: [4, 3]
 "
     ));
-    assert!(
-        t.contains(
-            "bad.yaml:12:26: `stages.0.sweep.rules.players.1`: at sweep point `players=3`: \
-             `agents`: 4 agents for 3 seats"
-        ),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:12:26: `stages.0.sweep.rules.players.1`: at sweep point `players=3`: \
+             `agents`: 4 agents for 3 seats",
     );
 
     // A swept value must name a folder; a stage may not share a sweep's name.
@@ -461,13 +458,12 @@ deals: 10
   - name: s
 "
     ));
-    assert!(
-        t.contains("`stages.0.sweep.rules.threshold.1`: 5 is listed twice"),
-        "{t}"
-    );
-    assert!(
-        t.contains("`stages.1.name`: stage `s` is defined twice"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "`stages.0.sweep.rules.threshold.1`: 5 is listed twice",
+            "`stages.1.name`: stage `s` is defined twice",
+        ],
     );
 
     // A zip may repeat a value of one path, not a whole point.
@@ -488,9 +484,6 @@ deals: 10
       agents.balanced.params.call_probability: [0.5, 0.5]
 "
     ));
-    assert!(
-        t.contains("`stages.1.sweep`: the zipped values 5, 0.5 come twice"),
-        "{t}"
-    );
-    assert!(!t.contains("stages.0"), "{t}");
+    has(&t, "`stages.1.sweep`: the zipped values 5, 0.5 come twice");
+    lacks(&t, "stages.0");
 }

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{arg, json_file, ok, tmp};
+use common::{arg, has, json_file, ok, tmp};
 
 use dhumbal::agents::tabular::{
     Chooser, FixedChooser, MAX_CARDS, MAX_VALUE, Macro, MacroAgent, PolicyTable, State,
@@ -100,21 +100,19 @@ fn a_policy_table_reads_back_bit_for_bit() {
     assert_eq!(back, t);
     let broken = t.to_csv().replace("1,1,1,", "1,1,99,");
     let e = PolicyTable::parse(&broken).unwrap_err().to_string();
-    assert!(e.contains("field 3 must be 1 to 64"), "{e}");
+    has(&e, "field 3 must be 1 to 64");
     // NaN or plus infinity would choose a macro by accident: refused, with the line.
     for bad in ["NaN", "inf"] {
         let broken = t.to_csv().replacen(",-inf,", &format!(",{bad},"), 1);
         let e = PolicyTable::parse(&broken).unwrap_err().to_string();
-        assert!(
-            e.contains("field 6 must be a number or -inf") && e.contains(&format!("`{bad}`")),
-            "{e}"
-        );
+        has(&e, "field 6 must be a number or -inf");
+        has(&e, &format!("`{bad}`"));
     }
     let broken = t.to_csv().replacen(",call,", ",fold,", 1);
     let e = PolicyTable::parse(&broken).unwrap_err().to_string();
-    assert!(
-        e.contains("field 7 must be one of greedy-decrease, delay-collect, call, got `fold`"),
-        "{e}"
+    has(
+        &e,
+        "field 7 must be one of greedy-decrease, delay-collect, call, got `fold`",
     );
 }
 

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 mod common;
-use common::{arg, killed, ok, play_into, refused, run, scenario, shards_merged, tmp_scenario};
+use common::{
+    arg, has, has_all, killed, ok, play_into, refused, run, scenario, shards_merged, tmp_scenario,
+};
 
 const STAGED: &str = "\
 name: traced
@@ -31,6 +33,14 @@ stages:
       - kind: balanced
 output: {chunk_rounds: 48, decision_timing: false, trace: {deals: [3], every: 50}}
 ";
+
+/// Both stages of the run in `a` have the traces of the run in `b`.
+#[track_caller]
+fn same_traces(a: &Path, b: &Path) {
+    for stage in ["league", "final"] {
+        assert_eq!(traces(&a.join(stage)), traces(&b.join(stage)), "{stage}");
+    }
+}
 
 /// Every trace of a stage: file name to its lines, each without the decision time (`ns`, a
 /// measurement).
@@ -121,13 +131,7 @@ fn chosen_deals_are_traced_under_every_arrangement_and_change_no_record() {
     // The command line is kept for a rerun, which traces the same deals.
     let again = dir.path().join("again");
     ok(&["rerun", arg(&traced), "--out", arg(&again), "--no-report"]);
-    for stage in ["league", "final"] {
-        assert_eq!(
-            traces(&again.join(stage)),
-            traces(&traced.join(stage)),
-            "{stage}"
-        );
-    }
+    same_traces(&again, &traced);
 }
 
 #[test]
@@ -136,9 +140,9 @@ fn a_trace_of_a_deal_no_stage_plays_is_refused() {
     let out = dir.path().join("out");
     let t = refused(&[arg(&file), "--out", arg(&out), "--trace", "120"]);
     assert!(!out.exists(), "nothing may be written");
-    assert!(
-        t.contains("output.trace.deals") && t.contains("deal 120 is beyond every stage"),
-        "{t}"
+    has_all(
+        &t,
+        &["output.trace.deals", "deal 120 is beyond every stage"],
     );
     let t = refused(&[
         "validate",
@@ -150,10 +154,7 @@ fn a_trace_of_a_deal_no_stage_plays_is_refused() {
         .to_str()
         .unwrap(),
     ]);
-    assert!(
-        t.contains("output.trace.every") && t.contains("at least 1"),
-        "{t}"
-    );
+    has_all(&t, &["output.trace.every", "at least 1"]);
 }
 
 /// Killed at each point where a part and its traces are written, and resumed: every unit
@@ -189,13 +190,7 @@ fn traces_exist_exactly_with_their_records_through_kills_and_resumes() {
         }
     }
     ok(&[f, "--out", c, "--no-report", "--resume"]);
-    for stage in ["league", "final"] {
-        assert_eq!(
-            traces(&cut.join(stage)),
-            traces(&whole.join(stage)),
-            "{stage}"
-        );
-    }
+    same_traces(&cut, &whole);
 }
 
 /// Shards in their own folders, merged into a third: the traces come along.
@@ -244,12 +239,12 @@ fn traces_of_another_format_are_refused_by_resume_show_and_the_page() {
         "1",
         "--resume",
     ]);
-    assert!(
-        t.contains("holds traces of format 1") && t.contains("deal-000001-arrangement-000"),
-        "{t}"
+    has_all(
+        &t,
+        &["holds traces of format 1", "deal-000001-arrangement-000"],
     );
     let t = refused(&["show", out_s, "--stage", "league", "--deal", "1"]);
-    assert!(t.contains("trace format 1, written by an older"), "{t}");
+    has(&t, "trace format 1, written by an older");
     let html = dir.path().join("page.html");
     let o = run(&[
         "show",

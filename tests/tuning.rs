@@ -5,7 +5,7 @@
 //! optimizers' own properties are unit tests in crates/runner/src/optimize/.
 
 mod common;
-use common::{arg, ok, refused, run, scenario, text, tmp, tmp_scenario};
+use common::{arg, has, has_all, lacks, ok, refused, run, scenario, text, tmp, tmp_scenario};
 
 use std::path::Path;
 
@@ -114,10 +114,7 @@ fn the_report_says_what_its_manifest_does(dir: &Path, method: Method) {
         Method::Ntbea => Method::Spsa,
         Method::Spsa => Method::Ntbea,
     };
-    assert!(
-        !report.contains(&format!("by {}", other.title())),
-        "{report}"
-    );
+    lacks(&report, &format!("by {}", other.title()));
 }
 
 /// `a, b and c`.
@@ -192,7 +189,7 @@ fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
             );
         }
         // The final round, and the caption that says what chose the agent file.
-        assert!(report.contains("## The final round"), "{report}");
+        has(&report, "## The final round");
         assert!(
             report
                 .replace('\n', " ")
@@ -210,10 +207,7 @@ fn a_tuning_gives_the_same_parameters_on_any_thread_count_and_is_confirmed() {
             )),
             "{chosen}"
         );
-        assert!(
-            report.contains("## Confirmation on fresh deals"),
-            "{report}"
-        );
+        has(&report, "## Confirmation on fresh deals");
         assert!(
             [
                 "is better than the start",
@@ -261,15 +255,17 @@ fn a_stopped_search_resumes_to_the_same_parameters() {
     std::fs::remove_dir_all(out.join("tune/mine/confirm")).unwrap();
     // Without --resume the unfinished search is not overwritten.
     let t = refused(&["tune", arg(&file), "--out", arg(&out), "--id", "mine"]);
-    assert!(t.contains("--resume"), "{t}");
+    has(&t, "--resume");
     let t = tune(&file, &out, &["--id", "mine", "--resume"]);
-    assert!(t.contains("resuming after"), "{t}");
+    has(&t, "resuming after");
     assert_eq!(read(&log), whole);
     assert_eq!(read(&dir.path().join("tuned/mine.json")), agent);
     // A finished tuning is not redone unasked (its confirmation, finished too, is kept).
     let t = tune(&file, &out, &["--id", "mine"]);
-    assert!(t.contains("so the search is done"), "{t}");
-    assert!(t.contains("confirmation already played"), "{t}");
+    has_all(
+        &t,
+        &["so the search is done", "confirmation already played"],
+    );
     assert_eq!(read(&dir.path().join("tuned/mine.json")), agent);
     // `--force` searches afresh, and the old confirmation goes with the old agent file.
     std::fs::write(out.join("tune/mine/confirm/marker"), "old").unwrap();
@@ -309,7 +305,7 @@ stages:
     assert!(o.status.success(), "{t}");
     assert!(dir.path().join("agg.json").is_file());
     let summary = read(&out.join("check/summary.csv"));
-    assert!(summary.contains("agg,"), "{summary}");
+    has(&summary, "agg,");
     assert!(out.join("tune/agg/report.md").is_file());
 }
 
@@ -352,21 +348,22 @@ deals: 5
 ",
     );
     let t = refused(&["validate", arg(&file)]);
-    for want in [
-        "bad.yaml:8:",
-        "`tune.0.params.call_at`: a grid goes up from `from` to `to`",
-        "`tune.0.params.take_at_mst`: at 1: ",
-        "`tune.0.params.extra`: needs min < max",
-        "`tune.0.opponents.0",
-        "`tune.0.objective`: `games` is for point scoring",
-        "`tune.0.optimizer.method`: expected `ntbea`",
-        "`tune.0.output`: `a.yaml`: the agent file is JSON",
-        "`tune.1.batch`: 50 deals cannot be shared equally by the 3 tables",
-        "`agents.0",
-        "no agent file at",
-    ] {
-        assert!(t.contains(want), "missing {want:?} in\n{t}");
-    }
+    has_all(
+        &t,
+        &[
+            "bad.yaml:8:",
+            "`tune.0.params.call_at`: a grid goes up from `from` to `to`",
+            "`tune.0.params.take_at_mst`: at 1: ",
+            "`tune.0.params.extra`: needs min < max",
+            "`tune.0.opponents.0",
+            "`tune.0.objective`: `games` is for point scoring",
+            "`tune.0.optimizer.method`: expected `ntbea`",
+            "`tune.0.output`: `a.yaml`: the agent file is JSON",
+            "`tune.1.batch`: 50 deals cannot be shared equally by the 3 tables",
+            "`agents.0",
+            "no agent file at",
+        ],
+    );
 }
 
 #[test]
@@ -397,15 +394,16 @@ tune:
 ",
     );
     let t = refused(&["validate", arg(&file)]);
-    for want in [
-        "`tune.0.params.pickup_threshold.step`: expected a number, got \"2\"",
-        "`tune.0.params.high_preference.levels`: expected a whole number of grid points, got 2.5",
-        "`tune.0.params.call_bonus`: needs min < max",
-        "`tune.0.confirm.max_deal`: unknown field; did you mean `max_deals`?",
-        "`tune.1.output`: tuning `a` writes",
-    ] {
-        assert!(t.contains(want), "missing {want:?} in\n{t}");
-    }
+    has_all(
+        &t,
+        &[
+            "`tune.0.params.pickup_threshold.step`: expected a number, got \"2\"",
+            "`tune.0.params.high_preference.levels`: expected a whole number of grid points, got 2.5",
+            "`tune.0.params.call_bonus`: needs min < max",
+            "`tune.0.confirm.max_deal`: unknown field; did you mean `max_deals`?",
+            "`tune.1.output`: tuning `a` writes",
+        ],
+    );
     // Under point scoring the default confirmation is in games (no `max_deals` asked for).
     let fine = scenario(
         dir.path(),

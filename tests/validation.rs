@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 mod common;
-use common::{arg, ok, run, text, tmp_scenario};
+use common::{arg, has, has_all, lacks, ok, run, text, tmp_scenario};
 
 /// `dhumbal-run validate` on `body`: exit code and output.
 fn validate(body: &str) -> (Option<i32>, String) {
@@ -20,6 +20,17 @@ fn problem_lines(report: &str) -> Vec<&str> {
         .lines()
         .filter(|l| l.trim_start().starts_with("bad.yaml:") || l.contains("/bad.yaml:"))
         .collect()
+}
+
+/// The problem lines of `report`, each of `wanted` required on exactly one of them.
+#[track_caller]
+fn each_once<'a>(report: &'a str, wanted: &[&str]) -> Vec<&'a str> {
+    let lines = problem_lines(report);
+    for want in wanted {
+        let hits = lines.iter().filter(|l| l.contains(want)).count();
+        assert_eq!(hits, 1, "`{want}` reported {hits} times:\n{report}");
+    }
+    lines
 }
 
 /// The parameter names `dhumbal-run agents` lists under `kind`.
@@ -101,7 +112,7 @@ fn agents_lists_each_style_with_only_the_constants_it_reads() {
         .skip_while(|l| !l.starts_with("balanced: "))
         .find(|l| l.trim_start().starts_with("call_probability "))
         .unwrap();
-    assert!(balanced.contains("default 0.7"), "{balanced}");
+    has(balanced, "default 0.7");
 }
 
 #[test]
@@ -136,29 +147,29 @@ fn another_styles_parameter_is_refused_with_its_reader_and_line() {
         "name: x\nseed: 1\ndeals: 4\nagents:\n  - kind: aggressive\n    params:\n      sure_threshold: 4\n  - kind: opportunistic\n    params: {call_probability: 0.5}\n  - kind: conservative\n    params: {late_turn: 3}\n  - kind: random\n",
     );
     assert_eq!(code, Some(2), "{t}");
-    assert!(
-        t.contains("bad.yaml:7:23: `agents.0.params.sure_threshold`: `sure_threshold` is read only by `balanced`, not by `aggressive`"),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:7:23: `agents.0.params.sure_threshold`: `sure_threshold` is read only by `balanced`, not by `aggressive`",
     );
-    assert!(t.contains("always calls when allowed"), "{t}");
-    assert!(
-        t.contains("bad.yaml:9:32: `agents.1.params.call_probability`: `call_probability` is read only by `balanced`, not by `opportunistic`"),
-        "{t}"
+    has(&t, "always calls when allowed");
+    has(
+        &t,
+        "bad.yaml:9:32: `agents.1.params.call_probability`: `call_probability` is read only by `balanced`, not by `opportunistic`",
     );
-    assert!(
-        t.contains("`agents.2.params.late_turn`: `late_turn` is read only by `opportunistic`, not by `conservative`"),
-        "{t}"
+    has(
+        &t,
+        "`agents.2.params.late_turn`: `late_turn` is read only by `opportunistic`, not by `conservative`",
     );
-    assert!(!t.contains("unknown parameter"), "{t}");
-    assert!(t.contains("3 problems"), "{t}");
+    lacks(&t, "unknown parameter");
+    has(&t, "3 problems");
     // A plain typo is still a typo.
     let (code, t) = validate(
         "name: x\nseed: 1\ndeals: 4\nagents:\n  - kind: aggressive\n    params: {sure_treshold: 4}\n  - kind: random\n  - kind: random\n  - kind: random\n",
     );
     assert_eq!(code, Some(2), "{t}");
-    assert!(
-        t.contains("`agents.0.params.sure_treshold`: unknown parameter of `aggressive`"),
-        "{t}"
+    has(
+        &t,
+        "`agents.0.params.sure_treshold`: unknown parameter of `aggressive`",
     );
 }
 
@@ -197,13 +208,9 @@ stages:
         "bad.yaml:14:11: `agents.2.kind`: unknown agent kind `agressive`; did you mean `aggressive`?",
         "bad.yaml:20:14: `stages.1.session`: must be at least 1",
     ];
-    let lines = problem_lines(&t);
-    for want in expected {
-        let hits = lines.iter().filter(|l| l.contains(want)).count();
-        assert_eq!(hits, 1, "`{want}` reported {hits} times:\n{t}");
-    }
+    let lines = each_once(&t, &expected);
     assert_eq!(lines.len(), expected.len(), "unexpected problems:\n{t}");
-    assert!(t.contains(&format!("{} problems", expected.len())), "{t}");
+    has(&t, &format!("{} problems", expected.len()));
     // In file order.
     let at: Vec<(usize, usize)> = lines
         .iter()
@@ -227,23 +234,20 @@ fn values_that_do_not_read_are_reported_with_the_rest() {
         "name: x\ndeals: -1\nrules: {preset: papr}\nstages:\n  - 5\n  - name: b\n    seating: [fixed]\nagents: [{kind: random}, {kind: random}, {kind: random}, {kind: nope}]\nextra: 1\n",
     );
     assert_eq!(code, Some(2), "{t}");
-    for want in [
-        "`seed`: missing field `seed`",
-        "bad.yaml:2:8: `deals`: expected a whole number, 0 or more",
-        "bad.yaml:3:17: `rules.preset`: unknown variant `papr`",
-        "bad.yaml:5:5: `stages.0`: expected a mapping",
-        "bad.yaml:7:14: `stages.1.seating`:",
-        "bad.yaml:8:65: `agents.3.kind`: unknown agent kind `nope`",
-        "bad.yaml:9:1: `extra`: unknown field",
-    ] {
-        let hits = problem_lines(&t)
-            .iter()
-            .filter(|l| l.contains(want))
-            .count();
-        assert_eq!(hits, 1, "`{want}` reported {hits} times:\n{t}");
-    }
+    each_once(
+        &t,
+        &[
+            "`seed`: missing field `seed`",
+            "bad.yaml:2:8: `deals`: expected a whole number, 0 or more",
+            "bad.yaml:3:17: `rules.preset`: unknown variant `papr`",
+            "bad.yaml:5:5: `stages.0`: expected a mapping",
+            "bad.yaml:7:14: `stages.1.seating`:",
+            "bad.yaml:8:65: `agents.3.kind`: unknown agent kind `nope`",
+            "bad.yaml:9:1: `extra`: unknown field",
+        ],
+    );
     // Nothing that only the placeholders cause (rules or a sample size that did not read).
-    assert!(t.contains("7 problems"), "{t}");
+    has(&t, "7 problems");
 }
 
 #[test]
@@ -255,17 +259,16 @@ fn a_constant_without_effect_under_the_rules_is_a_problem() {
     };
     let (code, t) = validate(&four("{sequence_bonus: 5}", "{runs: false}"));
     assert_eq!(code, Some(2), "{t}");
-    assert!(
-        t.contains(
-            "bad.yaml:7:30: `agents.0.params.sequence_bonus`: has no effect under these rules"
-        ) && t.contains("`runs: false`"),
-        "{t}"
+    has(
+        &t,
+        "bad.yaml:7:30: `agents.0.params.sequence_bonus`: has no effect under these rules",
     );
+    has(&t, "`runs: false`");
     let (code, t) = validate(&four("{multi_card_bonus: 5}", "{runs: false, sets: false}"));
     assert_eq!(code, Some(2), "{t}");
-    assert!(
-        t.contains("`agents.0.params.multi_card_bonus`: has no effect under these rules"),
-        "{t}"
+    has(
+        &t,
+        "`agents.0.params.multi_card_bonus`: has no effect under these rules",
     );
     // Where the discards exist, the same constants are fine.
     let (code, t) = validate(&four("{multi_card_bonus: 5}", "{runs: false}"));
@@ -281,10 +284,7 @@ fn an_agent_id_with_control_characters_is_refused_at_its_line() {
         "name: t\nseed: 1\ndeals: 2\nrules: {preset: paper, players: 2}\nagents:\n  - {id: \"red\\u001b[31m\", kind: aggressive}\n  - kind: balanced\n",
     );
     assert_eq!(code, Some(2), "{report}");
-    assert!(
-        report.contains("agents.0.id") && report.contains("control characters"),
-        "{report}"
-    );
+    has_all(&report, &["agents.0.id", "control characters"]);
     assert!(
         !report.contains('\u{1b}'),
         "the message itself writes the escape raw: {report:?}"

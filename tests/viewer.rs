@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{arg, killed, ok, said, scenario, shards_merged, tmp, tmp_scenario};
+use common::{arg, has, has_all, killed, ok, said, scenario, shards_merged, tmp, tmp_scenario};
 
 /// Three rounds (one session) of three seats; deal 0 is traced under each of its three
 /// arrangements, so the page has a deal picker.
@@ -445,13 +445,9 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     assert!(b.text("#decision").contains("Round 0 dealt"));
     let title = b.text("header");
     for seat in game["seats"].as_array().unwrap() {
-        assert!(title.contains(seat["agent"].as_str().unwrap()), "{title}");
+        has(&title, seat["agent"].as_str().unwrap());
     }
-    assert!(
-        title.contains("deal 0") && title.contains("arrangement 0"),
-        "{title}"
-    );
-    assert!(title.contains("replayed"), "{title}");
+    has_all(&title, &["deal 0", "arrangement 0", "replayed"]);
 
     // Step to the end by →, one step a press; a press at the end stays there.
     let mut with_candidates = None;
@@ -507,28 +503,25 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     let game_end = trace.events.last().unwrap();
     assert_eq!(game_end["event"], "game_end");
     let outcome = b.text("#outcome");
-    assert!(outcome.contains("Session over"), "{outcome}");
-    assert!(
-        outcome.contains(&format!(
+    has(&outcome, "Session over");
+    has(
+        &outcome,
+        &format!(
             "Winner: seat {} ({})",
             game_end["winner"],
             agent(&game_end["winner"])
-        )),
-        "{outcome}"
+        ),
     );
     let rounds = game_end["rounds"].as_u64().unwrap();
-    assert!(
-        outcome.contains(&format!("Round {} ends by", rounds - 1)),
-        "{outcome}"
-    );
+    has(&outcome, &format!("Round {} ends by", rounds - 1));
     for (seat, change) in end["change"].as_array().unwrap().iter().enumerate() {
         let row = b.text(&format!(
             "#outcome .result tbody tr:nth-child({})",
             seat + 1
         ));
         let value = end["hand_values"][seat].as_u64().unwrap();
-        assert!(row.contains(&signed(change.as_i64().unwrap())), "{row}");
-        assert!(row.contains(&format!("\t{value}\t")), "{row}");
+        has(&row, &signed(change.as_i64().unwrap()));
+        has(&row, &format!("\t{value}\t"));
     }
     if end["end"] == "call" {
         let verdict = if end["call_success"] == true {
@@ -536,21 +529,18 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
         } else {
             "failed"
         };
-        assert!(
-            outcome.contains(&format!(
+        has(
+            &outcome,
+            &format!(
                 "Seat {} ({}) called: {verdict}",
                 end["caller"],
                 agent(&end["caller"])
-            )),
-            "{outcome}"
+            ),
         );
     }
     let decision = b.text("#decision");
-    assert!(decision.contains("Last decision"), "{decision}");
-    assert!(
-        decision.contains(&said(last, &last["choice"])),
-        "{decision}"
-    );
+    has(&decision, "Last decision");
+    has(&decision, &said(last, &last["choice"]));
     // Every hand is shown at the end.
     assert_eq!(
         b.eval("document.querySelectorAll('.seat .card.back').length"),
@@ -568,10 +558,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     assert_eq!(b.step(), steps - 3);
     let decision = b.text("#decision");
     assert!(decision.starts_with("Decision"), "{decision}");
-    assert!(
-        decision.contains(&said(last, &last["choice"])),
-        "{decision}"
-    );
+    has(&decision, &said(last, &last["choice"]));
     assert!(
         b.text("#outcome").is_empty(),
         "no outcome before the round ends"
@@ -641,7 +628,7 @@ fn the_replay_page_steps_through_a_traced_session_by_key_presses() {
     b.key("ArrowRight");
     assert_eq!(b.step(), at, "the keys work after choosing");
     let decision = b.text("#decision");
-    assert!(decision.contains("hidden"), "{decision}");
+    has(&decision, "hidden");
     assert_eq!(
         b.eval("document.querySelectorAll('#decision table.cands').length"),
         json!(0)

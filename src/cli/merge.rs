@@ -9,7 +9,6 @@ use clap::Args;
 
 use dhumbal_runner::folder;
 use dhumbal_runner::run as runner;
-use dhumbal_runner::scenario::Overrides;
 
 use super::console::Console;
 use super::progress::Terminal;
@@ -173,13 +172,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let saved = folder::saved_run(&dirs[0])?;
-    let overrides = Overrides {
-        seed: saved.command_line.seed,
-        rounds: saved.command_line.rounds,
-        trace: saved.command_line.trace.clone(),
-        out: Some(target.clone()),
-    };
-    let scenario = match settings::load(&saved.scenario, &overrides) {
+    let scenario = match settings::load_saved(&saved, &target) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };

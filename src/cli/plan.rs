@@ -46,10 +46,8 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         pilot,
     } = args;
     let overrides = Overrides {
-        seed: None,
         rounds,
-        out: None,
-        trace: Vec::new(),
+        ..Overrides::default()
     };
     let scenario = match settings::load(&path, &overrides) {
         Ok(s) => s,

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use clap::Args;
 
 use dhumbal_runner::folder;
-use dhumbal_runner::scenario::Overrides;
 
 use super::console::Console;
 use super::settings::{self, Threads, shell_word};
@@ -47,13 +46,7 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<ExitCode> {
         name.push("-rerun");
         dir.with_file_name(name)
     });
-    let overrides = Overrides {
-        seed: saved.command_line.seed,
-        rounds: saved.command_line.rounds,
-        trace: saved.command_line.trace.clone(),
-        out: Some(out.clone()),
-    };
-    let scenario = match settings::load(&saved.scenario, &overrides) {
+    let scenario = match settings::load_saved(&saved, &out) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };

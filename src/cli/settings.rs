@@ -1,12 +1,16 @@
 //! What several commands share, checked once: the thread count, probabilities, the scenario
 //! as loaded with the command line's overrides, and the command lines printed in messages.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 
+use dhumbal_runner::folder::SavedRun;
 use dhumbal_runner::scenario::{self, Overrides, Scenario};
+
+use crate::experiment::Hooks;
+use crate::experiment::produce::How;
 
 /// The entries `--id` names among `names` (all of them when none is named), or exit code 2
 /// with the valid names for an id that is not one; `what` says which section (`training`).
@@ -34,6 +38,66 @@ pub fn chosen(
         which = (0..names.len()).collect();
     }
     Ok(which)
+}
+
+/// What `train` and `tune` take: the scenario, which entries of its section, and how to
+/// produce them. Each command words the help of `scenario`, `--resume`, `--force` and
+/// `--out` for its own section (`mut_arg`).
+#[derive(Args, Debug, Clone)]
+pub struct Entries {
+    pub scenario: PathBuf,
+    /// Only these entries (by id; repeat the flag for several). Default: all.
+    #[arg(long = "id", value_name = "ID")]
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub threads: Threads,
+    #[arg(long)]
+    pub resume: bool,
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+impl Entries {
+    /// Runs `work` on the entries of a scenario's section (`what`: `training`, `names`: the
+    /// section's ids) that `--id` chose, with the terminal as its hooks: exit code 2 when the
+    /// scenario cannot be loaded, has no such section (`none` says so), or an id is not one.
+    pub fn produce<T>(
+        self,
+        overrides: Overrides,
+        what: &str,
+        none: &str,
+        names: impl for<'s> Fn(&'s Scenario) -> Vec<&'s str>,
+        work: impl FnOnce(
+            &Path,
+            &Scenario,
+            &[usize],
+            &How<'_>,
+            &dyn Hooks,
+        ) -> Result<T, crate::experiment::Error>,
+    ) -> anyhow::Result<ExitCode> {
+        let overrides = Overrides {
+            out: self.out.clone(),
+            ..overrides
+        };
+        let path = self.scenario;
+        let scenario = match load(&path, &overrides) {
+            Ok(s) => s,
+            Err(code) => return Ok(code),
+        };
+        let names = names(&scenario);
+        if names.is_empty() {
+            eprintln!("error: {} {none}", path.display());
+            return Ok(ExitCode::from(2));
+        }
+        let which = match chosen(&path, what, &names, &self.ids) {
+            Ok(w) => w,
+            Err(code) => return Ok(code),
+        };
+        let how = How::from_flags(self.threads.threads, self.resume, self.force, &overrides);
+        super::with_console(|console| work(&path, &scenario, &which, &how, console))
+    }
 }
 
 /// `--threads`, as every command that plays takes it.
@@ -101,6 +165,18 @@ pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, ExitCode> {
         eprint!("error: {e}");
         ExitCode::from(2)
     })
+}
+
+/// The scenario a run folder saved, loaded as that run was (its `--seed`, `--rounds` and
+/// `--trace`) into `out`, or exit code 2 with every problem printed.
+pub fn load_saved(saved: &SavedRun, out: &Path) -> Result<Scenario, ExitCode> {
+    let overrides = Overrides {
+        seed: saved.command_line.seed,
+        rounds: saved.command_line.rounds,
+        trace: saved.command_line.trace.clone(),
+        out: Some(out.to_path_buf()),
+    };
+    load(&saved.scenario, &overrides)
 }
 
 /// The command line that runs `scenario` with these settings (for messages).

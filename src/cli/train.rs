@@ -7,36 +7,30 @@
 //! progress bar and lines), gets the same Ctrl-C (its checkpoint is written, it exits 130),
 //! and its exit code means the same here. Tabular policies learn here, in any process.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser};
 
 use dhumbal_runner::scenario::Overrides;
 
-use super::settings::{self, Threads};
-use crate::experiment::{self, produce::How};
+use super::settings::{self, Entries};
+use crate::experiment;
 
 /// `dhumbal-run train`.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("scenario", |a| a.help("The scenario file whose `train:` section to train")),
+    mut_arg("resume", |a| a.help(
+        "Continue from the checkpoints (after Ctrl-C, a kill, or to train further)"
+    )),
+    mut_arg("force", |a| a.help("Train afresh, replacing existing checkpoints")),
+    mut_arg("out", |a| a.help(
+        "Where the training records go (default: the scenario's output folder)"
+    )),
+)]
 pub struct TrainArgs {
-    /// The scenario file whose `train:` section to train.
-    pub scenario: PathBuf,
-    /// Only these entries (by id; repeat the flag for several). Default: all.
-    #[arg(long = "id", value_name = "ID")]
-    pub ids: Vec<String>,
-    /// Worker threads playing episodes (default: all cores). Results do not depend on it.
     #[command(flatten)]
-    pub threads: Threads,
-    /// Continue from the checkpoints (after Ctrl-C, a kill, or to train further).
-    #[arg(long)]
-    pub resume: bool,
-    /// Train afresh, replacing existing checkpoints.
-    #[arg(long)]
-    pub force: bool,
-    /// Where the training records go (default: the scenario's output folder).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    pub entries: Entries,
 }
 
 /// `dhumbal-train`: the `train` command with libtorch linked, as `dhumbal-run` starts it.
@@ -93,36 +87,17 @@ where
     let overrides = Overrides {
         seed: cli.seed,
         rounds: cli.rounds,
-        out: None,
-        trace: Vec::new(),
+        ..Overrides::default()
     };
     super::exit_code(train_with(cli.train, overrides))
 }
 
 fn train_with(args: TrainArgs, overrides: Overrides) -> anyhow::Result<ExitCode> {
-    let overrides = Overrides {
-        out: args.out.clone(),
-        ..overrides
-    };
-    let path = args.scenario;
-    let scenario = match settings::load(&path, &overrides) {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
-    if scenario.trainings.is_empty() {
-        eprintln!(
-            "error: {} has no `train:` section: nothing to train (docs/learning.md)",
-            path.display()
-        );
-        return Ok(ExitCode::from(2));
-    }
-    let names: Vec<&str> = scenario.trainings.iter().map(|t| t.id()).collect();
-    let which = match settings::chosen(&path, "training", &names, &args.ids) {
-        Ok(w) => w,
-        Err(code) => return Ok(code),
-    };
-    let how = How::from_flags(args.threads.threads, args.resume, args.force, &overrides);
-    super::with_console(|console| {
-        experiment::produce::trainings(&path, &scenario, &which, &how, console)
-    })
+    args.entries.produce(
+        overrides,
+        "training",
+        "has no `train:` section: nothing to train (docs/learning.md)",
+        |s| s.trainings.iter().map(|t| t.id()).collect(),
+        experiment::produce::trainings,
+    )
 }

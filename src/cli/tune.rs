@@ -5,7 +5,6 @@
 //! tuning's own report (`tune/<id>/report.md`).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
@@ -15,60 +14,38 @@ use indicatif::{ProgressBar, ProgressStyle};
 use dhumbal_runner::scenario::{Overrides, Tuning};
 use dhumbal_runner::tune::{Evaluation, Method, TuneReporter, TuneResult};
 
-use super::settings::{self, Threads};
-use crate::experiment::{self, produce::How};
+use super::settings::Entries;
+use crate::experiment;
 
 /// `dhumbal-run tune`.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("scenario", |a| a.help("The scenario file whose `tune:` section to run")),
+    mut_arg("resume", |a| a.help(
+        "Continue a search stopped by Ctrl-C or a kill (its log in tune/<id>/), and its \
+        confirmation"
+    )),
+    mut_arg("force", |a| a.help(
+        "Tune afresh, replacing the agent file, the search's records and its confirmation"
+    )),
+    mut_arg("out", |a| a.help(
+        "Where the tuning records go (default: the scenario's output folder)"
+    )),
+)]
 pub struct TuneArgs {
-    /// The scenario file whose `tune:` section to run.
-    pub scenario: PathBuf,
-    /// Only these entries (by id; repeat the flag for several). Default: all.
-    #[arg(long = "id", value_name = "ID")]
-    pub ids: Vec<String>,
-    /// Worker threads playing the evaluations' deals (default: all cores). Results do not
-    /// depend on it.
     #[command(flatten)]
-    pub threads: Threads,
-    /// Continue a search stopped by Ctrl-C or a kill (its log in tune/<id>/), and its
-    /// confirmation.
-    #[arg(long)]
-    pub resume: bool,
-    /// Tune afresh, replacing the agent file, the search's records and its confirmation.
-    #[arg(long)]
-    pub force: bool,
-    /// Where the tuning records go (default: the scenario's output folder).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    pub entries: Entries,
 }
 
 /// `dhumbal-run tune`.
 pub fn tune(args: TuneArgs) -> anyhow::Result<ExitCode> {
-    let overrides = Overrides {
-        out: args.out.clone(),
-        ..Overrides::default()
-    };
-    let path = args.scenario;
-    let scenario = match settings::load(&path, &overrides) {
-        Ok(s) => s,
-        Err(code) => return Ok(code),
-    };
-    if scenario.tunings.is_empty() {
-        eprintln!(
-            "error: {} has no `tune:` section: nothing to tune (docs/tuning.md)",
-            path.display()
-        );
-        return Ok(ExitCode::from(2));
-    }
-    let names: Vec<&str> = scenario.tunings.iter().map(|t| t.id.as_str()).collect();
-    let which = match settings::chosen(&path, "tuning", &names, &args.ids) {
-        Ok(w) => w,
-        Err(code) => return Ok(code),
-    };
-    let how = How::from_flags(args.threads.threads, args.resume, args.force, &overrides);
-    super::with_console(|console| {
-        experiment::produce::tunings(&path, &scenario, &which, &how, console)
-    })
+    args.entries.produce(
+        Overrides::default(),
+        "tuning",
+        "has no `tune:` section: nothing to tune (docs/tuning.md)",
+        |s| s.tunings.iter().map(|t| t.id.as_str()).collect(),
+        experiment::produce::tunings,
+    )
 }
 
 /// The search's progress bar: evaluations, deals, and the best so far.

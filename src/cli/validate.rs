@@ -25,16 +25,11 @@ pub struct ValidateArgs {
 
 /// `dhumbal-run validate`.
 pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
-    let ValidateArgs {
-        scenario: path,
-        seed,
-        rounds,
-    } = args;
+    let path = args.scenario;
     let overrides = Overrides {
-        seed,
-        rounds,
-        out: None,
-        trace: Vec::new(),
+        seed: args.seed,
+        rounds: args.rounds,
+        ..Overrides::default()
     };
     let scenario = match settings::load(&path, &overrides) {
         Ok(s) => s,

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use dhumbal::game::{Agent, Observation};
 
@@ -50,9 +50,62 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// Requires `text` (what a run printed, a message, a page) to hold `part`, showing all of it
+/// when it does not.
+#[track_caller]
+pub fn has(text: &str, part: &str) {
+    assert!(text.contains(part), "no {part:?} in:\n{text}");
+}
+
+/// [`has`] for each of `parts`.
+#[track_caller]
+pub fn has_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        has(text, part);
+    }
+}
+
+/// Requires `text` not to hold `part`, showing all of it when it does.
+#[track_caller]
+pub fn lacks(text: &str, part: &str) {
+    assert!(!text.contains(part), "{part:?} in:\n{text}");
+}
+
 /// `path` as a command-line argument.
 pub fn arg(path: &Path) -> &str {
     path.to_str().expect("a path in UTF-8")
+}
+
+/// Starts the binary with `args`, every part of the records delayed by `delay_ms` (to be
+/// stopped midway), its stdout and stderr made by `output` (`Stdio::null`, `Stdio::piped`).
+pub fn slowed(args: &[&str], delay_ms: u64, output: fn() -> Stdio) -> std::process::Child {
+    bin()
+        .args(args)
+        .env("DHUMBAL_RUN_CHUNK_DELAY_MS", delay_ms.to_string())
+        .stdout(output())
+        .stderr(output())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the run writing `out` has `units` units of its first stage on disk.
+pub fn wait_for_units(out: &Path, units: u64) {
+    let start = std::time::Instant::now();
+    loop {
+        let done = std::fs::read_to_string(out.join("progress.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|p| p["stages"][0]["units_done"].as_u64())
+            .unwrap_or(0);
+        if done >= units {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the run did not progress"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// A temporary folder, removed when dropped.
@@ -92,6 +145,16 @@ pub fn invalid_script(name: &str, script: &str, extra: &str) -> String {
     let dir = tmp();
     let file = script_scenario(dir.path(), name, script, extra);
     refused(&["validate", arg(&file)])
+}
+
+/// [`invalid_script`] for a script that fails its rehearsal (no extra settings): the refusal
+/// names the seat's line of the scenario file, its entry and the rehearsal.
+pub fn failed_rehearsal(name: &str, script: &str) -> String {
+    let t = invalid_script(name, script, "");
+    has(&t, "s.yaml:5:");
+    has(&t, "`agents.0.script`");
+    has(&t, "rehearsal");
+    t
 }
 
 /// Runs the scenario `file` into `out`, with `extra` arguments after those; it must succeed.

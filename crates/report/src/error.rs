@@ -4,7 +4,7 @@
 //! caller sorts it with [`Error::is_bad_input`] (the command line's exit code 2), not by its
 //! message.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use dhumbal_plots::PlotError;
 use dhumbal_runner::folder::Refusal;
@@ -26,20 +26,6 @@ pub enum Error {
     /// replaced unasked), a result file of another format, records it could not read.
     #[error(transparent)]
     Runner(#[from] dhumbal_runner::Error),
-    /// A file or folder of the report could not be written (or read).
-    #[error("{doing} {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        doing: &'static str,
-        source: std::io::Error,
-    },
-    /// A JSON file of the report could not be written.
-    #[error("{doing} {}: {source}", path.display())]
-    Json {
-        path: PathBuf,
-        doing: &'static str,
-        source: serde_json::Error,
-    },
     /// A figure could not be drawn or written.
     #[error(transparent)]
     Plot(#[from] PlotError),
@@ -82,28 +68,6 @@ impl Error {
     }
 }
 
-/// `.doing("cannot write", &path)`: the error of a library call, with what was being done to
-/// which path (as `dhumbal_runner`'s own).
-pub(crate) trait Doing<T> {
-    fn doing(self, doing: &'static str, path: &Path) -> Result<T>;
-}
-
-impl<T> Doing<T> for std::result::Result<T, std::io::Error> {
-    fn doing(self, doing: &'static str, path: &Path) -> Result<T> {
-        self.map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            doing,
-            source,
-        })
-    }
-}
-
-impl<T> Doing<T> for std::result::Result<T, serde_json::Error> {
-    fn doing(self, doing: &'static str, path: &Path) -> Result<T> {
-        self.map_err(|source| Error::Json {
-            path: path.to_path_buf(),
-            doing,
-            source,
-        })
-    }
-}
+/// `.doing("cannot write", &path)`: the runner's own, whose [`dhumbal_runner::Error`] (`Io`,
+/// `Json`) a `?` turns into the report's [`Error::Runner`].
+pub(crate) use dhumbal_runner::error::Doing;

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Definitions;
-use super::analyze::{Metric, StageAnalysis};
+use super::analyze::{AgentMetrics, Metric, StageAnalysis};
 use super::metrics::{Accumulated, RoundMetric};
 use super::tables::ci_label;
 use dhumbal_plots::{self as plots, Band, HeatmapPanel, Interval, Width};
@@ -129,6 +129,21 @@ pub fn specs(s: &StageAnalysis, acc: &Accumulated) -> Vec<FigureSpec> {
     out
 }
 
+/// Each agent's bar: its name, and the estimate and 95% interval `of` reads, times `scale`.
+fn bars(
+    s: &StageAnalysis,
+    scale: f64,
+    of: impl Fn(&AgentMetrics) -> (Option<f64>, Option<[f64; 2]>),
+) -> Vec<(String, Interval)> {
+    s.agents
+        .iter()
+        .map(|a| {
+            let (estimate, ci) = of(a);
+            (a.agent.clone(), interval(estimate, ci, scale))
+        })
+        .collect()
+}
+
 /// The title drawn inside a figure: only when the report asks for titles.
 fn title(s: &StageAnalysis, t: String) -> Option<String> {
     s.options.titles.then_some(t)
@@ -136,17 +151,10 @@ fn title(s: &StageAnalysis, t: String) -> Option<String> {
 
 /// Games won (point scoring), with the game-win rate's primary 95% interval and the median.
 fn game_win(s: &StageAnalysis) -> FigureSpec {
-    let bars: Vec<(String, Interval)> = s
-        .agents
-        .iter()
-        .map(|a| {
-            let g = a.games.as_ref();
-            (
-                a.agent.clone(),
-                interval(g.and_then(|g| g.rate), g.and_then(|g| g.ci95), 100.0),
-            )
-        })
-        .collect();
+    let bars = bars(s, 100.0, |a| {
+        let g = a.games.as_ref();
+        (g.and_then(|g| g.rate), g.and_then(|g| g.ci95))
+    });
     let games = s.agents.first().and_then(|a| a.games.as_ref());
     let method = games.map_or("wilson", |g| g.ci95_method);
     let ci = match method {
@@ -182,11 +190,7 @@ fn game_win(s: &StageAnalysis) -> FigureSpec {
 /// scoring it is per round played, which depends on the table size.
 fn win_rate(s: &StageAnalysis) -> FigureSpec {
     let first = s.agents.first();
-    let bars: Vec<(String, Interval)> = s
-        .agents
-        .iter()
-        .map(|a| (a.agent.clone(), interval(a.win.rate, a.win.ci95, 100.0)))
-        .collect();
+    let bars = bars(s, 100.0, |a| (a.win.rate, a.win.ci95));
     let method = first.map_or("wilson", |a| a.win.ci95_method);
     let rounds = per_agent(s.agents.iter().map(|a| a.rounds), "rounds");
     let ci = ci_caption(method, "rounds", first.and_then(|a| a.win.units));
@@ -220,16 +224,7 @@ fn win_rate(s: &StageAnalysis) -> FigureSpec {
 /// Economic performance (Fig. 2b).
 fn economic(s: &StageAnalysis) -> FigureSpec {
     let points = s.info.points;
-    let bars: Vec<(String, Interval)> = s
-        .agents
-        .iter()
-        .map(|a| {
-            (
-                a.agent.clone(),
-                interval(a.economic.mean, a.economic.ci95, 1.0),
-            )
-        })
-        .collect();
+    let bars = bars(s, 1.0, |a| (a.economic.mean, a.economic.ci95));
     let unit = if points {
         "−Points per round"
     } else {
@@ -255,16 +250,7 @@ fn economic(s: &StageAnalysis) -> FigureSpec {
 /// Call ("Jhyap") success (Fig. 2c), with the same kind of interval as the win rate (calls of
 /// one deal are clustered like its rounds).
 fn call_success(s: &StageAnalysis) -> FigureSpec {
-    let bars: Vec<(String, Interval)> = s
-        .agents
-        .iter()
-        .map(|a| {
-            (
-                a.agent.clone(),
-                interval(a.call_success.rate, a.call_success.ci95, 100.0),
-            )
-        })
-        .collect();
+    let bars = bars(s, 100.0, |a| (a.call_success.rate, a.call_success.ci95));
     let method = s
         .agents
         .first()

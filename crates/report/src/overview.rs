@@ -19,7 +19,7 @@ use dhumbal_runner::summary::{Manifest, ManifestStage};
 use super::analyze::{Metric, headline};
 use super::error::{Doing, Error, Result};
 use super::stats_file::{self, StatsFile};
-use super::tables::{num, pval};
+use super::tables::{self, num, pval};
 
 /// Writes `reports/report.md` for the run in `run` (its `manifest.json`), whose stage reports
 /// are under `reports` (the run folder itself, or `report --out`). `None` for a run of one
@@ -377,13 +377,9 @@ fn definitions(first: &StageView) -> String {
     )
 }
 
+/// [`tables::signed`] with a true minus.
 fn signed(x: f64) -> String {
-    let s = num(Some(x), 2);
-    if x > 0.0 && !s.chars().all(|c| c == '0' || c == '.') {
-        format!("+{s}")
-    } else {
-        s.replace('-', "−")
-    }
+    tables::signed(x).replace('-', "−")
 }
 
 /// Who advanced where, what decided each winner, and which winners the stage could not tell

@@ -23,7 +23,7 @@ use super::error::{Doing, Error, Result};
 use super::figures::FigureSpec;
 use super::stats::Moments;
 use super::stats_file::{Agent, Rate, StatsFile};
-use super::tables::{csv_num, num};
+use super::tables::{csv_num, num, signed};
 use dhumbal_plots::{self as plots, Band, Width};
 
 /// One point of a sweep as the summary needs it.
@@ -822,14 +822,5 @@ fn figures_text(out: &mut String, sweep: &Sweep, figures: Drawn) {
     }
     for f in figures.failed {
         let _ = writeln!(out, "\nA figure could not be drawn ({f}).");
-    }
-}
-
-fn signed(x: f64) -> String {
-    let s = num(Some(x), 2);
-    if x > 0.0 && s != "0.00" {
-        format!("+{s}")
-    } else {
-        s
     }
 }

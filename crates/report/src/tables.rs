@@ -142,6 +142,17 @@ fn split_brackets(word: &str) -> (&str, &str, &str) {
     (&word[..start], &word[start..end], &word[end..])
 }
 
+/// Two decimals, with a sign on a positive value that does not round to zero: `+3.67`,
+/// `0.00`, `-2.10` (a difference; the overview writes its minus as a true one).
+pub fn signed(x: f64) -> String {
+    let s = num(Some(x), 2);
+    if x > 0.0 && s != "0.00" {
+        format!("+{s}")
+    } else {
+        s
+    }
+}
+
 /// Fixed decimals; an en dash for a missing value.
 pub fn num(x: Option<f64>, decimals: usize) -> String {
     match x {

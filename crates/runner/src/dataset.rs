@@ -529,15 +529,20 @@ mod tests {
         }
     }
 
+    /// Writes the part of `units`, each unit's records made by [`unit`].
+    fn write(w: &PartWriter, units: Range<u64>) {
+        w.write(units.clone(), &units.map(unit).collect::<Vec<_>>())
+            .unwrap();
+    }
+
     /// Parts written out of order are found in unit order with their totals; what is missing
     /// is the complement; a complete dataset checks, and the CSV holds every row.
     #[test]
     fn parts_record_what_they_hold() {
         let dir = tempfile::tempdir().unwrap();
         let w = PartWriter::new(dir.path(), key(10), false).unwrap();
-        let units = |r: Range<u64>| r.map(unit).collect::<Vec<_>>();
-        w.write(4..7, &units(4..7)).unwrap();
-        w.write(0..4, &units(0..4)).unwrap();
+        write(&w, 4..7);
+        write(&w, 0..4);
         let ds = Dataset::open(dir.path()).unwrap();
         ds.check(&key(10)).unwrap();
         assert_eq!(ds.units_done(), 7);
@@ -549,7 +554,7 @@ mod tests {
             expected.add(&unit(u), false);
         }
         assert_eq!(ds.totals(3), expected);
-        w.write(7..10, &units(7..10)).unwrap();
+        write(&w, 7..10);
         let ds = Dataset::open(dir.path()).unwrap();
         assert_eq!(ds.check_complete().unwrap().stage_units, 10);
         assert_eq!(ds.rows(), 60);
@@ -572,9 +577,8 @@ mod tests {
     fn overlaps_and_strangers_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let w = PartWriter::new(dir.path(), key(6), false).unwrap();
-        let units = |r: Range<u64>| r.map(unit).collect::<Vec<_>>();
-        w.write(0..4, &units(0..4)).unwrap();
-        w.write(3..6, &units(3..6)).unwrap();
+        write(&w, 0..4);
+        write(&w, 3..6);
         let err = Dataset::open(dir.path())
             .unwrap()
             .check_complete()
@@ -582,10 +586,7 @@ mod tests {
             .to_string();
         assert!(err.contains("the same units (3..4)"), "{err}");
         let dir = tempfile::tempdir().unwrap();
-        PartWriter::new(dir.path(), key(6), false)
-            .unwrap()
-            .write(0..3, &units(0..3))
-            .unwrap();
+        write(&PartWriter::new(dir.path(), key(6), false).unwrap(), 0..3);
         let mut other = key(6);
         other.scenario = "def".into();
         let err = Dataset::open(dir.path())

@@ -127,8 +127,8 @@ impl Error {
 
 /// What was being done to which path when a library call failed: `.doing("cannot write",
 /// &path)` turns the call's error into the [`Error`] that says so (the runner's
-/// `with_context(|| format!("cannot write {}", path.display()))`).
-pub(crate) trait Doing<T> {
+/// `with_context(|| format!("cannot write {}", path.display()))`). The report's too.
+pub trait Doing<T> {
     fn doing(self, doing: &'static str, path: &Path) -> Result<T>;
 }
 

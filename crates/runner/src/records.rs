@@ -330,6 +330,15 @@ record_schema! {
     game_won: Bool = |r| r.game_won;
 }
 
+/// A column named `name` of what `of` reads from each of `rows` (a training's episodes, a
+/// tuning's evaluations).
+pub(crate) fn per_row<R, T>(name: &str, rows: &[R], of: impl Fn(&R) -> T) -> Column
+where
+    Series: NamedFrom<Vec<T>, [T]>,
+{
+    Column::new(name.into(), rows.iter().map(of).collect::<Vec<T>>())
+}
+
 /// The column named `name`.
 pub fn column(name: &str) -> Option<&'static ColumnDef> {
     COLUMNS.iter().find(|c| c.name == name)

@@ -232,6 +232,18 @@ impl Agent for Timed {
     }
 }
 
+impl<'a> Lineup<'a> {
+    /// `agents` at `stage`, no decision timed and no unit traced (a tuning's evaluations).
+    pub fn untimed(stage: &'a Stage, agents: Vec<AgentDef>) -> Lineup<'a> {
+        Lineup {
+            stage,
+            agents,
+            decision_sample: None,
+            trace: TraceSelection::default(),
+        }
+    }
+}
+
 impl Lineup<'_> {
     pub fn units(&self) -> u64 {
         self.stage.matches * self.stage.arrangements()

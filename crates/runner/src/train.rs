@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use polars_core::prelude::{Column, DataFrame, PolarsResult};
+use polars_core::prelude::{DataFrame, PolarsResult};
 use polars_io::prelude::{ParquetReader, ParquetWriter, SerReader};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +21,7 @@ use dhumbal_learn::{Ended, EpisodeRecord, EvalRecord, Event};
 
 use crate::error::{Doing, Error, Result, copy_error};
 use crate::folder::Refusal;
+use crate::records::per_row;
 use crate::resolved::Resolved;
 use crate::result_file::{self, Kind, ReadError};
 use crate::scenario::{Plan, Scenario, Training};
@@ -300,36 +301,21 @@ pub const EPISODE_COLUMNS: &[&str] = &[
 
 fn write_records(dir: &Path, episodes: &[EpisodeRecord], evals: &[EvalRecord]) -> Result<()> {
     let n = episodes.len();
-    let col_u = |name: &str, f: &dyn Fn(&EpisodeRecord) -> u64| {
-        Column::new(name.into(), episodes.iter().map(f).collect::<Vec<u64>>())
-    };
-    let col_f = |name: &str, f: &dyn Fn(&EpisodeRecord) -> f64| {
-        Column::new(name.into(), episodes.iter().map(f).collect::<Vec<f64>>())
-    };
-    let col_b = |name: &str, f: &dyn Fn(&EpisodeRecord) -> bool| {
-        Column::new(name.into(), episodes.iter().map(f).collect::<Vec<bool>>())
-    };
     let mut df = DataFrame::new(
         n,
         vec![
-            col_u("episode", &|r| r.episode),
-            col_u("seat", &|r| r.seat as u64),
-            Column::new(
-                "opponents".into(),
-                episodes
-                    .iter()
-                    .map(|r| r.opponents.as_str())
-                    .collect::<Vec<_>>(),
-            ),
-            col_f("reward", &|r| r.reward),
-            col_b("win", &|r| r.win),
-            col_b("called", &|r| r.called),
-            col_b("call_success", &|r| r.call_success),
-            col_u("steps", &|r| u64::from(r.steps)),
-            col_u("turns", &|r| u64::from(r.turns)),
-            col_f("loss", &|r| r.loss),
-            col_f("epsilon", &|r| r.epsilon),
-            col_f("entropy", &|r| r.entropy),
+            per_row("episode", episodes, |r| r.episode),
+            per_row("seat", episodes, |r| r.seat as u64),
+            per_row("opponents", episodes, |r| r.opponents.clone()),
+            per_row("reward", episodes, |r| r.reward),
+            per_row("win", episodes, |r| r.win),
+            per_row("called", episodes, |r| r.called),
+            per_row("call_success", episodes, |r| r.call_success),
+            per_row("steps", episodes, |r| u64::from(r.steps)),
+            per_row("turns", episodes, |r| u64::from(r.turns)),
+            per_row("loss", episodes, |r| r.loss),
+            per_row("epsilon", episodes, |r| r.epsilon),
+            per_row("entropy", episodes, |r| r.entropy),
         ],
     )
     .doing("cannot write", &dir.join("episodes.parquet"))?;
@@ -338,41 +324,14 @@ fn write_records(dir: &Path, episodes: &[EpisodeRecord], evals: &[EvalRecord]) -
     let mut ev = DataFrame::new(
         m,
         vec![
-            Column::new(
-                "episode".into(),
-                evals.iter().map(|e| e.episode).collect::<Vec<u64>>(),
-            ),
-            Column::new(
-                "opponent".into(),
-                evals
-                    .iter()
-                    .map(|e| e.opponent.as_str())
-                    .collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "deals".into(),
-                evals.iter().map(|e| e.deals).collect::<Vec<u64>>(),
-            ),
-            Column::new(
-                "rounds".into(),
-                evals.iter().map(|e| e.rounds).collect::<Vec<u64>>(),
-            ),
-            Column::new(
-                "win_rate".into(),
-                evals.iter().map(|e| e.win_rate).collect::<Vec<f64>>(),
-            ),
-            Column::new(
-                "low".into(),
-                evals.iter().map(|e| e.low).collect::<Vec<f64>>(),
-            ),
-            Column::new(
-                "high".into(),
-                evals.iter().map(|e| e.high).collect::<Vec<f64>>(),
-            ),
-            Column::new(
-                "mean_reward".into(),
-                evals.iter().map(|e| e.mean_reward).collect::<Vec<f64>>(),
-            ),
+            per_row("episode", evals, |e| e.episode),
+            per_row("opponent", evals, |e| e.opponent.clone()),
+            per_row("deals", evals, |e| e.deals),
+            per_row("rounds", evals, |e| e.rounds),
+            per_row("win_rate", evals, |e| e.win_rate),
+            per_row("low", evals, |e| e.low),
+            per_row("high", evals, |e| e.high),
+            per_row("mean_reward", evals, |e| e.mean_reward),
         ],
     )
     .doing("cannot write", &dir.join("evaluations.parquet"))?;

@@ -143,13 +143,7 @@ impl Collector {
             let ahead = |s: &(u32, u8, bool, u32), t: &(u32, u8, bool, u32)| {
                 if t.2 != s.2 { t.2 } else { t.3 < s.3 }
             };
-            self.agents.clear();
-            self.places.clear();
-            for r in &rows {
-                self.agents.push(self.slot(r.1));
-                self.places
-                    .push(rows.iter().filter(|t| ahead(r, t)).count() as u32);
-            }
+            self.rank(&rows, |r| r.1, ahead);
             if let Some(id) = self.game_id() {
                 if self.arrangements == 1 {
                     let mut ids = [id];
@@ -173,6 +167,18 @@ impl Collector {
         }
         rows.clear();
         self.rows = rows;
+    }
+
+    /// The agents and places of a game's `seats` (`slot`: each one's slot), in competition
+    /// ranking: one more than the seats strictly ahead (`ahead(s, t)`: `t` is ahead of `s`).
+    fn rank<S>(&mut self, seats: &[S], slot: impl Fn(&S) -> u8, ahead: impl Fn(&S, &S) -> bool) {
+        self.agents.clear();
+        self.places.clear();
+        for s in seats {
+            self.agents.push(self.slot(slot(s)));
+            self.places
+                .push(seats.iter().filter(|t| ahead(s, t)).count() as u32);
+        }
     }
 
     fn slot(&self, slot: u8) -> usize {
@@ -211,13 +217,7 @@ impl Collector {
             let ahead = |s: &(u32, u8, u32, bool), t: &(u32, u8, u32, bool)| {
                 if t.3 != s.3 { t.3 } else { t.2 > s.2 }
             };
-            self.agents.clear();
-            self.places.clear();
-            for s in &seats {
-                self.agents.push(self.slot(s.1));
-                self.places
-                    .push(seats.iter().filter(|t| ahead(s, t)).count() as u32);
-            }
+            self.rank(&seats, |s| s.1, ahead);
             if let Some(id) = self.game_id() {
                 self.unit_games.push(id);
             }

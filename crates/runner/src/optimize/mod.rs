@@ -449,6 +449,32 @@ pub(crate) mod testing {
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 
+    /// A space of every kind of dimension, one of them a single value, and `last`: the grid
+    /// the optimizers' determinism tests walk.
+    pub fn mixed_space(last: Dim) -> Space {
+        Space {
+            dims: vec![
+                Dim::Int {
+                    lo: 1,
+                    hi: 10,
+                    step: 4,
+                },
+                Dim::Real {
+                    lo: -1.0,
+                    hi: 1.0,
+                    levels: 7,
+                },
+                Dim::Choice { n: 4 },
+                Dim::Int {
+                    lo: 5,
+                    hi: 5,
+                    step: 3,
+                },
+                last,
+            ],
+        }
+    }
+
     /// The noise stream of a test run (separate from the optimizer's).
     pub fn noise(seed: u64) -> ChaChaSource {
         chacha_stream(seed, Purpose::Search, 7)

@@ -367,7 +367,9 @@ impl Optimizer for Ntbea {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{check_deterministic_and_replayable, gaussian, noise, record};
+    use super::super::testing::{
+        check_deterministic_and_replayable, gaussian, mixed_space, noise, record,
+    };
     use super::super::{Dim, Optimizer, Point, Space};
     use super::*;
 
@@ -449,6 +451,20 @@ mod tests {
         best.unwrap().1
     }
 
+    /// In how many of `seeds` runs NTBEA, and random search, found the optimum (printed).
+    fn hits(seeds: u64, budget: usize, sd: f64, settings: &NtbeaSettings) -> (usize, usize) {
+        let ntbea_hits = (0..seeds)
+            .filter(|&s| run_ntbea(s, budget, sd, settings) == OPTIMUM)
+            .count();
+        let random_hits = (0..seeds)
+            .filter(|&s| run_random(s, budget, sd) == OPTIMUM)
+            .count();
+        eprintln!(
+            "optimum found in {ntbea_hits}/{seeds} runs by NTBEA, {random_hits}/{seeds} by random search"
+        );
+        (ntbea_hits, random_hits)
+    }
+
     #[test]
     fn finds_the_optimum_of_a_noisy_500_point_space_where_random_search_does_not() {
         // Noise sd 0.05, so k_explore = 2 × 0.05 (as `k_explore_for_games` would give for
@@ -458,15 +474,7 @@ mod tests {
             k_explore: 0.1,
             ..NtbeaSettings::default()
         };
-        let ntbea_hits = (0..seeds)
-            .filter(|&s| run_ntbea(s, budget, sd, &settings) == OPTIMUM)
-            .count();
-        let random_hits = (0..seeds)
-            .filter(|&s| run_random(s, budget, sd) == OPTIMUM)
-            .count();
-        eprintln!(
-            "optimum found in {ntbea_hits}/{seeds} runs by NTBEA, {random_hits}/{seeds} by random search"
-        );
+        let (ntbea_hits, random_hits) = hits(seeds, budget, sd, &settings);
         // Measured: 20/20 and 2/20 (100/100 and 12/100 over 100 seeds).
         assert!(
             ntbea_hits >= 18,
@@ -483,15 +491,7 @@ mod tests {
         // Noise sd 0.15 (a win rate over about ten games), the default k_explore.
         let (seeds, budget, sd) = (20u64, 1000usize, 0.15);
         let settings = NtbeaSettings::default();
-        let hits = (0..seeds)
-            .filter(|&s| run_ntbea(s, budget, sd, &settings) == OPTIMUM)
-            .count();
-        let random_hits = (0..seeds)
-            .filter(|&s| run_random(s, budget, sd) == OPTIMUM)
-            .count();
-        eprintln!(
-            "optimum found in {hits}/{seeds} runs by NTBEA, {random_hits}/{seeds} by random search"
-        );
+        let (hits, random_hits) = hits(seeds, budget, sd, &settings);
         assert!(hits >= 15, "NTBEA found the optimum in {hits}/{seeds} runs");
         assert!(
             random_hits <= 4,
@@ -530,49 +530,16 @@ mod tests {
 
     #[test]
     fn deterministic_replayable_and_on_the_grid() {
-        let space = Space {
-            dims: vec![
-                Dim::Int {
-                    lo: 1,
-                    hi: 10,
-                    step: 4,
-                },
-                Dim::Real {
-                    lo: -1.0,
-                    hi: 1.0,
-                    levels: 7,
-                },
-                Dim::Choice { n: 4 },
-                Dim::Int {
-                    lo: 5,
-                    hi: 5,
-                    step: 3,
-                },
-                Dim::Real {
-                    lo: 0.5,
-                    hi: 2.5,
-                    levels: 3,
-                },
-            ],
-        };
-        let make = || {
-            ntbea(
-                &space,
-                &vec![5.0, 0.0, 3.0, 5.0, 0.5],
-                &NtbeaSettings::default(),
-                42,
-            )
-        };
-        check_deterministic_and_replayable(&space, make, true);
+        let space = mixed_space(Dim::Real {
+            lo: 0.5,
+            hi: 2.5,
+            levels: 3,
+        });
+        let (start, settings) = (vec![5.0, 0.0, 3.0, 5.0, 0.5], NtbeaSettings::default());
+        let (space, start, settings) = (&space, &start, &settings);
+        let make = |seed| move || ntbea(space, start, settings, seed);
+        check_deterministic_and_replayable(space, make(42), true);
         // Another seed takes another path.
-        let other = || {
-            ntbea(
-                &space,
-                &vec![5.0, 0.0, 3.0, 5.0, 0.5],
-                &NtbeaSettings::default(),
-                43,
-            )
-        };
-        assert_ne!(record(&space, make, 30).0, record(&space, other, 30).0);
+        assert_ne!(record(space, make(42), 30).0, record(space, make(43), 30).0);
     }
 }

@@ -195,22 +195,12 @@ impl Locations {
 
     /// The path of the value that starts at `line`, `column`, if any.
     pub fn path_at(&self, line: usize, column: usize) -> Option<String> {
-        let target = Pos { line, column };
-        self.values
-            .iter()
-            .filter(|(_, p)| **p == target)
-            .map(|(k, _)| k.clone())
-            .max_by_key(|k| k.len())
+        longest_at(&self.values, Pos { line, column })
     }
 
     /// The path of the key that starts at `line`, `column`, if any.
     pub fn key_at(&self, line: usize, column: usize) -> Option<String> {
-        let target = Pos { line, column };
-        self.keys
-            .iter()
-            .filter(|(_, p)| **p == target)
-            .map(|(k, _)| k.clone())
-            .max_by_key(|k| k.len())
+        longest_at(&self.keys, Pos { line, column })
     }
 
     /// Where the text of the value at `path` is.
@@ -275,6 +265,14 @@ impl Locations {
         );
         (next, end)
     }
+}
+
+/// The longest of the paths in `at` that start at `pos`, if any.
+fn longest_at(at: &HashMap<String, Pos>, pos: Pos) -> Option<String> {
+    at.iter()
+        .filter(|(_, p)| **p == pos)
+        .map(|(k, _)| k.clone())
+        .max_by_key(|k| k.len())
 }
 
 /// Where a collection whose end event is `ev[j]` ends: after the closing bracket of a flow

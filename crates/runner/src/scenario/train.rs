@@ -307,25 +307,41 @@ impl Resolver<'_> {
         p: &str,
         rules: Option<&Arc<Rules>>,
     ) -> (Vec<Value>, Vec<Opponent>) {
-        let mut opponents = Vec::new();
+        self.listed_opponents(
+            t,
+            p,
+            "lists no opponents: give agent entries, or `self` for self-play",
+            |r, op, o| {
+                if o.as_str() == Some("self") {
+                    Some(Opponent::SelfPlay)
+                } else {
+                    let (id, recipe) = r.short_agent(o, op, rules)?;
+                    Some(Opponent::Agent(id, recipe))
+                }
+            },
+        )
+    }
+
+    /// A training's opponents as written (default [random]) and as resolved, each by `one`
+    /// (with its path; `None` where it is not one, said as a problem); `none` says what to
+    /// write where the list is empty.
+    fn listed_opponents<T>(
+        &mut self,
+        t: &TrainSpec,
+        p: &str,
+        none: &str,
+        mut one: impl FnMut(&mut Self, &str, &Value) -> Option<T>,
+    ) -> (Vec<Value>, Vec<T>) {
         let given = t
             .opponents
             .clone()
             .unwrap_or_else(|| vec![Value::from("random")]);
         if given.is_empty() {
-            self.problem(
-                &at(p, "opponents"),
-                "lists no opponents: give agent entries, or `self` for self-play",
-            );
+            self.problem(&at(p, "opponents"), none);
         }
-        for (j, o) in given.iter().enumerate() {
-            let op = format!("{p}.opponents.{j}");
-            if o.as_str() == Some("self") {
-                opponents.push(Opponent::SelfPlay);
-            } else if let Some((id, recipe)) = self.short_agent(o, &op, rules) {
-                opponents.push(Opponent::Agent(id, recipe));
-            }
-        }
+        let opponents = (given.iter().enumerate())
+            .filter_map(|(j, o)| one(self, &format!("{p}.opponents.{j}"), o))
+            .collect();
         (given, opponents)
     }
 
@@ -343,11 +359,12 @@ impl Resolver<'_> {
         if ev.deals == Some(0) {
             self.problem(&format!("{p}.evaluate.deals"), "must be at least 1");
         }
+        let (every, seed) = every_and_seed(t, &ev, train_seed);
         Evaluation {
-            every: ev.every.unwrap_or((t.episodes / 20).max(1)),
+            every,
             deals: ev.deals.unwrap_or(200),
             against,
-            seed: ev.seed.unwrap_or(train_seed.wrapping_add(1)),
+            seed,
         }
     }
 
@@ -498,29 +515,22 @@ impl Resolver<'_> {
         p: &str,
         rules: Option<&Arc<Rules>>,
     ) -> (Vec<Value>, Vec<Named>) {
-        let given = t
-            .opponents
-            .clone()
-            .unwrap_or_else(|| vec![Value::from("random")]);
-        if given.is_empty() {
-            self.problem(
-                &at(p, "opponents"),
-                "lists no opponents: give agent entries",
-            );
-        }
-        let mut opponents = Vec::new();
-        for (j, o) in given.iter().enumerate() {
-            let op = format!("{p}.opponents.{j}");
-            if o.as_str() == Some("self") {
-                self.problem(
-                    &op,
-                    "self-play is for networks; a tabular learner plays the agents listed",
-                );
-            } else if let Some(x) = self.short_agent(o, &op, rules) {
-                opponents.push(x);
-            }
-        }
-        (given, opponents)
+        self.listed_opponents(
+            t,
+            p,
+            "lists no opponents: give agent entries",
+            |r, op, o| {
+                if o.as_str() == Some("self") {
+                    r.problem(
+                        op,
+                        "self-play is for networks; a tabular learner plays the agents listed",
+                    );
+                    None
+                } else {
+                    r.short_agent(o, op, rules)
+                }
+            },
+        )
     }
 
     /// A tabular learner's evaluation during training, on whole games: every episodes/20, on
@@ -544,13 +554,21 @@ impl Resolver<'_> {
         if ev.games == Some(0) {
             self.problem(&format!("{p}.evaluate.games"), "must be at least 1");
         }
+        let (every, seed) = every_and_seed(t, &ev, train_seed);
         TabularEvaluation {
-            every: ev.every.unwrap_or((t.episodes / 20).max(1)),
+            every,
             games: ev.games.unwrap_or(200),
             against,
-            seed: ev.seed.unwrap_or(train_seed.wrapping_add(1)),
+            seed,
         }
     }
+}
+
+/// How often an evaluation during training is played (default: every episodes/20) and its seed
+/// (default: the one after the training's).
+fn every_and_seed(t: &TrainSpec, ev: &EvaluateSpec, train_seed: u64) -> (u64, u64) {
+    let every = ev.every.unwrap_or((t.episodes / 20).max(1));
+    (every, ev.seed.unwrap_or(train_seed.wrapping_add(1)))
 }
 
 /// Agents as the manifest describes them: each one's id, then its resolved entry.

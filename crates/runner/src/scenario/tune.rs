@@ -776,17 +776,17 @@ impl Resolver<'_> {
         };
         let baseline =
             (start.id.as_deref()).map_or_else(|| format!("{}-start", start.agent.id), String::from);
+        let table_rules = self.stage_rules(
+            p,
+            &TableSpec {
+                rules: t.rules.clone(),
+                ..TableSpec::default()
+            },
+            &spec.table(),
+        );
         // The default maximum: 20,000 deals (coins) or 4,000 games (points).
-        let points = self
-            .stage_rules(
-                p,
-                &TableSpec {
-                    rules: t.rules.clone(),
-                    ..TableSpec::default()
-                },
-                &spec.table(),
-            )
-            .map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
+        let points =
+            (table_rules.as_ref()).map(|r| matches!(r.variant().scoring, Scoring::Points(_)));
         let unsized_ = seq.max_deals.is_none() && seq.max_games.is_none();
         let seq = SequentialSpec {
             baseline: baseline.clone(),
@@ -798,16 +798,7 @@ impl Resolver<'_> {
                 .or((unsized_ && points == Some(true)).then_some(4_000)),
             ..seq
         };
-        let players = self
-            .stage_rules(
-                p,
-                &TableSpec {
-                    rules: t.rules.clone(),
-                    ..TableSpec::default()
-                },
-                &spec.table(),
-            )
-            .map_or(2, |r| r.players());
+        let players = table_rules.map_or(2, |r| r.players());
         let mut seats = vec![
             AgentSpec(Map::from_iter([
                 ("tuned".to_string(), Value::from(t.output.clone())),
@@ -822,14 +813,7 @@ impl Resolver<'_> {
         let mut taken = vec![t.id.clone(), baseline];
         for o in opponents.iter().cycle().take(players.saturating_sub(2)) {
             let mut m = o.spec.as_object().cloned().unwrap_or_default();
-            let mut id = o.id.clone();
-            let mut k = 2;
-            while taken.contains(&id) {
-                id = format!("{}-{k}", o.id);
-                k += 1;
-            }
-            taken.push(id.clone());
-            m.insert("id".into(), Value::from(id));
+            m.insert("id".into(), Value::from(fresh_id(&o.id, &mut taken)));
             seats.push(AgentSpec(m));
         }
         let own = TableSpec {
@@ -885,15 +869,9 @@ fn lineups(opponents: &[AgentDef], players: usize, tune_id: &str) -> Vec<Vec<Age
         .map(|w| {
             let mut taken = vec![tune_id.to_string()];
             w.into_iter()
-                .map(|d| {
-                    let mut id = d.id.clone();
-                    let mut n = 2;
-                    while taken.contains(&id) {
-                        id = format!("{}-{n}", d.id);
-                        n += 1;
-                    }
-                    taken.push(id.clone());
-                    AgentDef { id, ..d.clone() }
+                .map(|d| AgentDef {
+                    id: fresh_id(&d.id, &mut taken),
+                    ..d.clone()
                 })
                 .collect()
         })
@@ -911,4 +889,17 @@ fn optimizer_json(o: &OptimizerChoice) -> Value {
             "calibration": s.calibration, "iterations": s.iterations,
         }),
     }
+}
+
+/// `id`, or the first of `id-2`, `id-3`, ... not in `taken`: a seat's id at a table where
+/// `taken` are the others', added to them.
+fn fresh_id(id: &str, taken: &mut Vec<String>) -> String {
+    let mut fresh = id.to_string();
+    let mut k = 2;
+    while taken.contains(&fresh) {
+        fresh = format!("{id}-{k}");
+        k += 1;
+    }
+    taken.push(fresh.clone());
+    fresh
 }

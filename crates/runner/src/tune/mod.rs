@@ -28,6 +28,7 @@ use dhumbal_game::hash::{SPLITMIX64_GAMMA, splitmix64_mix};
 use crate::error::{Doing, Error, Result};
 use crate::folder::Refusal;
 use crate::optimize::{Dim, Optimizer, Space, ntbea, spsa};
+use crate::records::per_row;
 use crate::scenario::FINAL_CANDIDATES;
 use crate::scenario::{
     AgentDef, Generator, Objective, OptimizerChoice, Scenario, SeatEntry, Stage, Tuning,
@@ -677,12 +678,7 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> Result<(f64, (f64, f64),
             spec: Value::Null,
             sequential: None,
         };
-        let lineup = Lineup {
-            stage: &stage,
-            agents,
-            decision_sample: None,
-            trace: Default::default(),
-        };
+        let lineup = Lineup::untimed(&stage, agents);
         let (records, halt) = lineup.play_chunk(0..lineup.units(), &Pulse::default());
         match halt {
             None => {}
@@ -742,18 +738,9 @@ fn frame(t: &Tuning, evals: &[Evaluation]) -> PolarsResult<DataFrame> {
             "evaluation".into(),
             (0..evals.len() as u64).collect::<Vec<_>>(),
         ),
-        Column::new(
-            "ask".into(),
-            evals.iter().map(|e| e.ask).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "index".into(),
-            evals.iter().map(|e| e.index as u64).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "stage".into(),
-            evals.iter().map(|e| u32::from(e.stage)).collect::<Vec<_>>(),
-        ),
+        per_row("ask", evals, |e| e.ask),
+        per_row("index", evals, |e| e.index as u64),
+        per_row("stage", evals, |e| u32::from(e.stage)),
     ];
     for (k, p) in t.params.iter().enumerate() {
         let name = p.name.as_str().into();
@@ -778,36 +765,16 @@ fn frame(t: &Tuning, evals: &[Evaluation]) -> PolarsResult<DataFrame> {
                     .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string))
                     .collect::<Vec<_>>(),
             ),
-            Dim::Int { .. } => Column::new(
-                name,
-                evals.iter().map(|e| e.point[k] as i64).collect::<Vec<_>>(),
-            ),
-            Dim::Real { .. } => {
-                Column::new(name, evals.iter().map(|e| e.point[k]).collect::<Vec<_>>())
-            }
+            Dim::Int { .. } => per_row(&p.name, evals, |e| e.point[k] as i64),
+            Dim::Real { .. } => per_row(&p.name, evals, |e| e.point[k]),
         });
     }
     cols.extend([
-        Column::new(
-            "objective".into(),
-            evals.iter().map(|e| e.value).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "ci_low".into(),
-            evals.iter().map(|e| e.ci_low).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "ci_high".into(),
-            evals.iter().map(|e| e.ci_high).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "deals".into(),
-            evals.iter().map(|e| e.deals).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "deals_total".into(),
-            evals.iter().map(|e| e.deals_total).collect::<Vec<_>>(),
-        ),
+        per_row("objective", evals, |e| e.value),
+        per_row("ci_low", evals, |e| e.ci_low),
+        per_row("ci_high", evals, |e| e.ci_high),
+        per_row("deals", evals, |e| e.deals),
+        per_row("deals_total", evals, |e| e.deals_total),
     ]);
     DataFrame::new(evals.len(), cols)
 }
