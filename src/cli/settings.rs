@@ -40,7 +40,7 @@ pub fn chosen(
     Ok(which)
 }
 
-/// What `train` and `tune` take: the scenario, which entries of its section, and how to
+/// What `train`, `tune` and `exploit` take: the scenario, which entries of its section, and how to
 /// produce them. Each command words the help of `scenario`, `--resume`, `--force` and
 /// `--out` for its own section (`mut_arg`).
 #[derive(Args, Debug, Clone)]
