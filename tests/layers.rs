@@ -6,9 +6,12 @@
 use std::collections::BTreeMap;
 
 /// Each workspace crate and the workspace crates it may depend on.
-const GRAPH: [(&str, &[&str]); 10] = [
+const GRAPH: [(&str, &[&str]); 11] = [
     ("game", &[]),
     ("agents", &["dhumbal-game"]),
+    // Exact best responses on small variants: the engine and the agents' families, nothing of
+    // files or threads.
+    ("exploit", &["dhumbal-agents", "dhumbal-game"]),
     ("learn", &["dhumbal-agents", "dhumbal-game"]),
     (
         "runner",

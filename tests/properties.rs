@@ -57,6 +57,8 @@ fn variant_strategy() -> impl Strategy<Value = Variant> {
             } else {
                 FaceValues::Ten
             },
+            ranks: FULL_RANKS,
+            suits: FULL_SUITS,
         },
         discards: DiscardRules {
             sets: d.0,
@@ -136,6 +138,31 @@ fn variant_strategy() -> impl Strategy<Value = Variant> {
     })
 }
 
+/// The variants of [`variant_strategy`] on a smaller deck (1-13 ranks of 1-4 suits), cut to
+/// what the deck can deal: fewer players and cards where it must, no runs where the deck has
+/// fewer ranks than a run.
+fn small_deck_strategy() -> impl Strategy<Value = Variant> {
+    (variant_strategy(), 1u8..=13, 1u8..=4).prop_map(|(mut v, ranks, suits)| {
+        v.deck.ranks = ranks;
+        v.deck.suits = suits;
+        let spare = u32::from(v.initial_discard) + 1;
+        let len = |v: &Variant| {
+            u32::from(v.deck.ranks) * u32::from(v.deck.suits) + u32::from(v.deck.jokers)
+        };
+        // Two players with a card each, the face-up card and one to draw.
+        while len(&v) < 2 + spare {
+            v.deck.ranks += 1;
+        }
+        let deal = len(&v) - spare;
+        v.players = v.players.min(deal.min(8) as u8);
+        v.hand_size = v.hand_size.min((deal / u32::from(v.players)) as u8).max(1);
+        if v.discards.min_run > v.deck.ranks {
+            v.discards.runs = false;
+        }
+        v
+    })
+}
+
 fn agent(kind: u8, seat: usize) -> Box<dyn Agent> {
     match kind % 7 {
         0 => Box::new(RandomAgent::new(format!("random{seat}"))),
@@ -209,73 +236,25 @@ proptest! {
     /// the observation it came from, under random variants (reshuffles, pickups, eliminations).
     #[test]
     fn determinizations_respect_what_was_observed(variant in variant_strategy(), seed in any::<u64>()) {
-        let rules = Rules::new(variant).expect("the strategy builds valid variants");
-        let n = rules.players();
-        let mut table = Table::new(rules.clone());
-        // Random agents that, at every decision, sample worlds from their observation and
-        // check that each one is consistent with it.
-        let mut probes: Vec<_> = (0..n).map(|s| {
-            let mut worlds = Determinizer::new();
-            let mut rng = chacha_stream(seed, Purpose::Agent(99), s as u64);
-            Probe::new(RandomAgent::new(format!("probe{s}")), move |obs: &Observation<'_>| {
-                for _ in 0..3 {
-                    let w = worlds.sample(obs, &mut rng, false).expect("consistent");
-                    assert_eq!(contradiction(obs, &w), None);
-                }
-            })
-        }).collect();
-        let slots: Vec<u32> = (0..n as u32).collect();
-        for round in 0..6 {
-            if table.game_over() {
-                break;
-            }
-            let mut streams = ChaChaStreams::new(seed, deal_id(0, round), &slots);
-            table.play_round(&mut probes, &mut streams, &mut ()).unwrap();
-        }
-        prop_assert!(probes.iter().map(|p| p.looked).sum::<u64>() > 0);
+        determinizations_fit(variant, seed)?;
+    }
+
+    /// The same on small decks, whose cards are not the ids below the deck's length.
+    #[test]
+    fn determinizations_respect_what_was_observed_on_small_decks(variant in small_deck_strategy(), seed in any::<u64>()) {
+        determinizations_fit(variant, seed)?;
     }
 
     #[test]
     fn rounds_keep_every_invariant(variant in variant_strategy(), seed in any::<u64>(), kinds in proptest::collection::vec(0u8..7, 8)) {
-        let rules = Rules::new(variant).expect("the strategy builds valid variants");
-        let n = rules.players();
-        let mut table = Table::new(rules.clone());
-        let mut agents: Vec<Box<dyn Agent>> = (0..n).map(|s| agent(kinds[s], s)).collect();
-        let slots: Vec<u32> = (0..n as u32).collect();
-        let mut obs = Invariants {
-            deck: rules.deck().iter().copied().collect(),
-            deck_len: rules.deck().len(),
-            hand_size: variant.hand_size as usize,
-            seats: n,
-            events: 0,
-        };
-        let points = matches!(variant.scoring, Scoring::Points(_));
-        for round in 0..20 {
-            if table.game_over() {
-                break;
-            }
-            let before = table.standings().to_vec();
-            let mut streams = ChaChaStreams::new(seed, deal_id(0, round), &slots);
-            let o = table.play_round(&mut agents, &mut streams, &mut obs).unwrap();
-            prop_assert!(o.turns <= variant.turn_limit);
-            if points {
-                prop_assert!(o.points_delta.iter().all(|&d| d >= 0), "points fell: {:?}", o.points_delta);
-                prop_assert!(o.coin_delta.iter().all(|&d| d == 0));
-                for (now, was) in table.standings().iter().zip(&before).take(n) {
-                    prop_assert!(now >= was);
-                }
-            } else {
-                prop_assert_eq!(o.coin_delta.iter().sum::<i64>(), 0, "coins not conserved");
-                prop_assert_eq!(table.standings().iter().sum::<i64>(), before.iter().sum::<i64>());
-            }
-            for s in 0..n {
-                prop_assert!(o.active[s] || o.hand_values[s] == 0);
-            }
-            if let Some(w) = o.winner {
-                prop_assert!(o.active[w]);
-            }
-        }
-        prop_assert!(obs.events > 0);
+        rounds_keep_invariants(variant, seed, &kinds)?;
+    }
+
+    /// Every agent plays legally on small decks (down to a single rank or suit), and every
+    /// invariant holds.
+    #[test]
+    fn small_deck_rounds_keep_every_invariant(variant in small_deck_strategy(), seed in any::<u64>(), kinds in proptest::collection::vec(0u8..7, 8)) {
+        rounds_keep_invariants(variant, seed, &kinds)?;
     }
 
     #[test]
@@ -380,4 +359,92 @@ fn agent_errors_name_the_agent() {
         msg.starts_with("agent 'broken' (seat 0) failed: script failed at line"),
         "{msg}"
     );
+}
+
+/// Random agents that, at every decision, sample worlds from their observation and check that
+/// each one is consistent with it, for a few rounds of `variant`.
+fn determinizations_fit(variant: Variant, seed: u64) -> Result<(), TestCaseError> {
+    let rules = Rules::new(variant).expect("the strategy builds valid variants");
+    let n = rules.players();
+    let mut table = Table::new(rules.clone());
+    let mut probes: Vec<_> = (0..n)
+        .map(|s| {
+            let mut worlds = Determinizer::new();
+            let mut rng = chacha_stream(seed, Purpose::Agent(99), s as u64);
+            Probe::new(
+                RandomAgent::new(format!("probe{s}")),
+                move |obs: &Observation<'_>| {
+                    for _ in 0..3 {
+                        let w = worlds.sample(obs, &mut rng, false).expect("consistent");
+                        assert_eq!(contradiction(obs, &w), None);
+                    }
+                },
+            )
+        })
+        .collect();
+    let slots: Vec<u32> = (0..n as u32).collect();
+    for round in 0..6 {
+        if table.game_over() {
+            break;
+        }
+        let mut streams = ChaChaStreams::new(seed, deal_id(0, round), &slots);
+        table
+            .play_round(&mut probes, &mut streams, &mut ())
+            .unwrap();
+    }
+    prop_assert!(probes.iter().map(|p| p.looked).sum::<u64>() > 0);
+    Ok(())
+}
+
+/// Rounds of `variant` between the agents `kinds` name keep every invariant.
+fn rounds_keep_invariants(variant: Variant, seed: u64, kinds: &[u8]) -> Result<(), TestCaseError> {
+    let rules = Rules::new(variant).expect("the strategy builds valid variants");
+    let n = rules.players();
+    let mut table = Table::new(rules.clone());
+    let mut agents: Vec<Box<dyn Agent>> = (0..n).map(|s| agent(kinds[s], s)).collect();
+    let slots: Vec<u32> = (0..n as u32).collect();
+    let mut obs = Invariants {
+        deck: rules.deck().iter().copied().collect(),
+        deck_len: rules.deck().len(),
+        hand_size: variant.hand_size as usize,
+        seats: n,
+        events: 0,
+    };
+    let points = matches!(variant.scoring, Scoring::Points(_));
+    for round in 0..20 {
+        if table.game_over() {
+            break;
+        }
+        let before = table.standings().to_vec();
+        let mut streams = ChaChaStreams::new(seed, deal_id(0, round), &slots);
+        let o = table
+            .play_round(&mut agents, &mut streams, &mut obs)
+            .unwrap();
+        prop_assert!(o.turns <= variant.turn_limit);
+        if points {
+            prop_assert!(
+                o.points_delta.iter().all(|&d| d >= 0),
+                "points fell: {:?}",
+                o.points_delta
+            );
+            prop_assert!(o.coin_delta.iter().all(|&d| d == 0));
+            for (now, was) in table.standings().iter().zip(&before).take(n) {
+                prop_assert!(now >= was);
+            }
+        } else {
+            prop_assert_eq!(o.coin_delta.iter().sum::<i64>(), 0, "coins not conserved");
+            prop_assert_eq!(
+                table.standings().iter().sum::<i64>(),
+                before.iter().sum::<i64>()
+            );
+        }
+        for s in 0..n {
+            prop_assert!(o.active[s] || o.hand_values[s] == 0);
+        }
+        if let Some(w) = o.winner {
+            prop_assert!(o.active[w]);
+        }
+    }
+    prop_assert!(obs.events > 0);
+    Ok(())
 }

@@ -145,8 +145,10 @@ impl Observation<'_> {
     /// stock or in other hands. (A reshuffled stock also holds seen cards.)
     #[inline]
     pub fn unseen(&self) -> CardSet {
-        let deck: CardSet = self.rules.deck().iter().copied().collect();
-        deck.difference(self.seen).difference(self.hand.to_set())
+        self.rules
+            .deck_set()
+            .difference(self.seen)
+            .difference(self.hand.to_set())
     }
 }
 

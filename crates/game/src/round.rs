@@ -368,6 +368,28 @@ impl RoundState {
         state
     }
 
+    /// The round the engine deals at `table` when its shuffle leaves the deck in `order`
+    /// (the stock bottom first: the hands are dealt from its end, one card to each seat in play
+    /// in turn, then the face-up card), at the start of the first turn, counted as
+    /// [`Resume::Call`] expects: `table.play_from(&mut state, starter, starter, Resume::Call,
+    /// ..)` then plays the round that [`Table::play_round`] plays after that shuffle with
+    /// `starter` to start. How an exact solver enumerates the deals. `None` unless `order` is
+    /// an arrangement of the deck.
+    pub fn dealt(table: &Table, order: &[Card]) -> Option<RoundState> {
+        let deck = table.rules.deck();
+        let cards: CardSet = order.iter().copied().collect();
+        if order.len() != deck.len() || cards != table.rules.deck_set() {
+            return None;
+        }
+        let mut state = RoundState {
+            stock: Pile::from_slice(order)?,
+            ..RoundState::default()
+        };
+        RoundPlay::deal_cards(table, &mut state);
+        state.turn = 1;
+        Some(state)
+    }
+
     /// The stock and every hand, to be dealt into: how a sampler fills in the hidden parts of
     /// a world from [`RoundState::imagined`] in place. Whether they fit the observation is the
     /// sampler's to check, as for `imagined`.
@@ -670,8 +692,18 @@ impl<'t, 's> RoundPlay<'t, 's> {
             };
             pick.filter(|&s| table.active[s]).unwrap_or(fallback)
         };
+        Self::deal_cards(table, state);
+        starter
+    }
+
+    /// Deals the hands from the end of the shuffled stock in `state` (one card to each seat in
+    /// play in turn, `hand_size` times), then turns up the first card.
+    #[inline]
+    fn deal_cards(table: &Table, state: &mut RoundState) {
+        let v = table.rules.variant();
+        let n = table.rules.players();
         for _ in 0..v.hand_size {
-            for seat in active_seats() {
+            for seat in (0..n).filter(|&s| table.active[s]) {
                 let card = state.stock.pop().expect("validated: the deck deals");
                 state.hands[seat].push(card);
             }
@@ -685,7 +717,6 @@ impl<'t, 's> RoundPlay<'t, 's> {
             state.seen.insert(card);
             state.top_set = 1;
         }
-        starter
     }
 
     /// A round to be played from `state` (dealt, or a search agent's world): counters at zero,
@@ -1496,6 +1527,65 @@ mod tests {
                 state.seen.0,
                 state.top_set,
             ));
+        }
+    }
+
+    /// A state dealt from a given order, played with `play_from`, is the round the engine
+    /// deals and plays after a shuffle that leaves the deck in that order: on the paper's
+    /// table and on a small deck.
+    #[test]
+    fn a_round_dealt_from_an_order_plays_as_the_engines_own() {
+        let mut small = Preset::Simplified2p.variant();
+        small.deck.ranks = 4;
+        small.deck.suits = 2;
+        small.discards.runs = false;
+        small.hand_size = 2;
+        small.stock = StockRule::EndRound;
+        for variant in [Preset::Paper.variant(), small] {
+            let rules = Rules::new(variant).expect("a valid variant");
+            let slots: Vec<u32> = (0..rules.players() as u32).collect();
+            for deal in 0..50u64 {
+                let seats = || Plain {
+                    rng: chacha_stream(deal, Purpose::Learn, 1),
+                    glancing: false,
+                    glance_from: 0,
+                    turn: 0,
+                    horizon: 0,
+                };
+                let mut table = Table::new(rules.clone());
+                let mut streams = ChaChaStreams::new(3, deal, &slots);
+                let played = table
+                    .play_round_with(&mut seats(), &mut streams, &mut ())
+                    .expect("legal play");
+                // The same shuffle and starter, from the same stream, left where the deal
+                // leaves it (a reshuffle draws from it later).
+                let mut streams = ChaChaStreams::new(3, deal, &slots);
+                let mut order = rules.deck().to_vec();
+                streams.deal().shuffle(&mut order);
+                let starter = if rules.variant().random_first_starter {
+                    streams.deal().below(rules.players() as u32) as usize
+                } else {
+                    0
+                };
+                assert_eq!(starter, played.starter);
+                let table = Table::new(rules.clone());
+                let mut state = RoundState::dealt(&table, &order).expect("an arrangement");
+                let replayed = table
+                    .play_from(
+                        &mut state,
+                        starter,
+                        starter,
+                        Resume::Call,
+                        &mut seats(),
+                        &mut streams,
+                    )
+                    .expect("legal play");
+                assert_eq!(played, replayed, "deal {deal}");
+            }
+            let table = Table::new(rules.clone());
+            let mut short = rules.deck().to_vec();
+            short.pop();
+            assert!(RoundState::dealt(&table, &short).is_none());
         }
     }
 

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use super::cards::{CARD_IDS, Card, ID_TABLE, MAX_HAND};
+use super::cards::{CARD_IDS, Card, CardSet, ID_TABLE, MAX_HAND, Suit};
 
 /// Most seats at one table.
 pub const MAX_PLAYERS: usize = 8;
@@ -23,14 +23,44 @@ pub enum FaceValues {
     Ten,
 }
 
-/// The deck: 52 cards plus optional jokers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The deck: the lowest `ranks` ranks of the first `suits` suits (52 cards by default) plus
+/// optional jokers.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct DeckRules {
     /// Number of jokers, 0 to 2. Jokers are not wild: they count `joker_value` and two jokers
     /// form a same-rank set.
     pub jokers: u8,
     pub joker_value: u8,
     pub face_values: FaceValues,
+    /// Ranks per suit, 1 to 13: the lowest ones, ace first (4: A, 2, 3, 4). Cards keep their
+    /// ids (`suit * 13 + rank`), so a smaller deck is a subset of the full one.
+    pub ranks: u8,
+    /// Suits, 1 to 4, in the deck's order ♠ ♥ ♦ ♣ (2: spades and hearts).
+    pub suits: u8,
+}
+
+/// The full deck's ranks and suits.
+pub const FULL_RANKS: u8 = 13;
+pub const FULL_SUITS: u8 = 4;
+
+/// Written as the derived `Debug` was before `ranks` and `suits` existed, those two fields
+/// shown only when they are not the full deck's: a network's checkpoint records the rules it
+/// was trained under as a hash of this text (`rules_fingerprint`), so that every checkpoint
+/// trained on a full deck keeps its fingerprint.
+impl fmt::Debug for DeckRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("DeckRules");
+        s.field("jokers", &self.jokers)
+            .field("joker_value", &self.joker_value)
+            .field("face_values", &self.face_values);
+        if self.ranks != FULL_RANKS {
+            s.field("ranks", &self.ranks);
+        }
+        if self.suits != FULL_SUITS {
+            s.field("suits", &self.suits);
+        }
+        s.finish()
+    }
 }
 
 /// Which discards are legal (a single card always is).
@@ -277,6 +307,8 @@ impl Preset {
                 jokers: 0,
                 joker_value: 0,
                 face_values: FaceValues::Rank,
+                ranks: FULL_RANKS,
+                suits: FULL_SUITS,
             },
             discards: DiscardRules {
                 sets: true,
@@ -362,6 +394,8 @@ impl Preset {
                     jokers: 2,
                     joker_value: 0,
                     face_values: FaceValues::Ten,
+                    ranks: FULL_RANKS,
+                    suits: FULL_SUITS,
                 },
                 call: CallRules {
                     threshold: CallThreshold::Fixed(7),
@@ -409,6 +443,8 @@ pub struct Rules {
     values: [u8; ID_TABLE],
     deck: [Card; CARD_IDS],
     deck_len: u8,
+    /// The same cards as a set.
+    deck_set: CardSet,
 }
 
 impl Rules {
@@ -448,21 +484,49 @@ impl Rules {
                 format!("{} is above the king; use 0 to 13", v.deck.joker_value),
             );
         }
-        let deck_len = 52 + u32::from(v.deck.jokers.min(2));
+        if !(1..=FULL_RANKS).contains(&v.deck.ranks) {
+            err(
+                "deck.ranks",
+                format!(
+                    "{} ranks per suit; use 1 to {FULL_RANKS} (the lowest ranks, ace first)",
+                    v.deck.ranks
+                ),
+            );
+        }
+        if !(1..=FULL_SUITS).contains(&v.deck.suits) {
+            err(
+                "deck.suits",
+                format!(
+                    "{} suits; use 1 to {FULL_SUITS} (in the order spades, hearts, diamonds, clubs)",
+                    v.deck.suits
+                ),
+            );
+        }
+        let deck_len = u32::from(v.deck.ranks.min(FULL_RANKS))
+            * u32::from(v.deck.suits.min(FULL_SUITS))
+            + u32::from(v.deck.jokers.min(2));
         let needed =
             u32::from(v.players) * u32::from(v.hand_size) + u32::from(v.initial_discard) + 1;
-        if v.players >= 2 && v.hand_size >= 1 && needed > deck_len {
+        // A deck of ranks or suits out of range has no size worth reporting against.
+        let deck_ok =
+            (1..=FULL_RANKS).contains(&v.deck.ranks) && (1..=FULL_SUITS).contains(&v.deck.suits);
+        if deck_ok && v.players >= 2 && v.hand_size >= 1 && needed > deck_len {
             err(
                 "players",
                 format!(
                     "{} players x {} cards{} leave no stock in a {deck_len}-card deck; \
-                     deal fewer cards or seat fewer players",
+                     deal fewer cards{}",
                     v.players,
                     v.hand_size,
                     if v.initial_discard {
                         " + 1 face-up card"
                     } else {
                         ""
+                    },
+                    if deck_len < 52 {
+                        ", seat fewer players or use more ranks or suits"
+                    } else {
+                        " or seat fewer players"
                     }
                 ),
             );
@@ -473,6 +537,18 @@ impl Rules {
                 format!(
                     "{} is not a usable run length; use 3 to {MAX_HAND}",
                     v.discards.min_run
+                ),
+            );
+        } else if v.discards.runs
+            && (1..=FULL_RANKS).contains(&v.deck.ranks)
+            && v.discards.min_run > v.deck.ranks
+        {
+            err(
+                "discards.min_run",
+                format!(
+                    "runs of {} cards cannot be made from a deck of {} ranks; \
+                     set `runs: false` or use at least {} ranks",
+                    v.discards.min_run, v.deck.ranks, v.discards.min_run
                 ),
             );
         }
@@ -544,15 +620,25 @@ impl Rules {
                 }
             };
         }
+        // Suit-major, each suit's ranks from the ace up, then the jokers: the full deck is
+        // the ids in order, a smaller one the same cards with the missing ones left out.
         let mut deck = [Card::from_id(0); CARD_IDS];
-        for (id, slot) in deck.iter_mut().enumerate().take(deck_len as usize) {
-            *slot = Card::from_id(id as u8);
+        let suits = Suit::ALL.into_iter().take(usize::from(v.deck.suits));
+        let cards = suits
+            .flat_map(|suit| (0..v.deck.ranks).map(move |rank| Card::new(suit, rank)))
+            .chain((0..v.deck.jokers).map(Card::joker));
+        let mut deck_set = CardSet::EMPTY;
+        for (slot, card) in deck.iter_mut().zip(cards) {
+            *slot = card;
+            deck_set.insert(card);
         }
+        debug_assert_eq!(deck_set.len(), deck_len);
         Ok(Rules {
             variant,
             values,
             deck,
             deck_len: deck_len as u8,
+            deck_set,
         })
     }
 
@@ -585,9 +671,17 @@ impl Rules {
     }
 
     /// The unshuffled deck, suit-major (♠A … ♠K, ♥A …, ♣K) then jokers, as the paper builds it.
+    /// A smaller deck (`ranks`, `suits`) is the same order with the missing cards left out, so
+    /// its cards are not the ids below its length: use [`Rules::deck_set`] for membership.
     #[inline]
     pub fn deck(&self) -> &[Card] {
         &self.deck[..self.deck_len as usize]
+    }
+
+    /// The deck's cards as a set.
+    #[inline]
+    pub fn deck_set(&self) -> CardSet {
+        self.deck_set
     }
 
     /// The call threshold with `active` players still in the game.
@@ -646,6 +740,95 @@ mod tests {
             ..Preset::Paper.variant()
         })
         .unwrap();
+    }
+
+    #[test]
+    fn a_small_deck_is_the_full_decks_lowest_ranks_of_its_first_suits() {
+        let mut v = Preset::Paper.variant();
+        v.players = 2;
+        v.hand_size = 2;
+        v.deck.ranks = 4;
+        v.deck.suits = 2;
+        v.discards.runs = false;
+        let rules = Rules::new(v).unwrap();
+        let names: Vec<String> = rules.deck().iter().map(|c| c.to_string()).collect();
+        assert_eq!(names, ["A♠", "2♠", "3♠", "4♠", "A♥", "2♥", "3♥", "4♥"]);
+        assert_eq!(rules.deck_set(), rules.deck().iter().copied().collect());
+        assert_eq!(rules.deck_set().len(), 8);
+        // Jokers come last and keep their ids.
+        v.deck.jokers = 2;
+        let rules = Rules::new(v).unwrap();
+        assert_eq!(rules.deck().len(), 10);
+        assert_eq!(rules.deck()[8], Card::joker(0));
+        // The full deck is every id below its length.
+        let yaniv = Rules::preset(Preset::Yaniv);
+        assert_eq!(yaniv.deck_set(), CardSet((1 << 54) - 1));
+    }
+
+    #[test]
+    fn the_full_deck_prints_as_before_ranks_and_suits() {
+        // A checkpoint's rules fingerprint hashes this text.
+        let deck = Preset::Paper.variant().deck;
+        assert_eq!(
+            format!("{deck:?}"),
+            "DeckRules { jokers: 0, joker_value: 0, face_values: Rank }"
+        );
+        let small = DeckRules {
+            ranks: 4,
+            suits: 2,
+            ..deck
+        };
+        assert_eq!(
+            format!("{small:?}"),
+            "DeckRules { jokers: 0, joker_value: 0, face_values: Rank, ranks: 4, suits: 2 }"
+        );
+    }
+
+    #[test]
+    fn small_decks_are_checked_with_reasons() {
+        let small = |ranks: u8, suits: u8, hand_size: u8, runs: bool| {
+            let mut v = Preset::Paper.variant();
+            v.players = 2;
+            v.hand_size = hand_size;
+            v.deck.ranks = ranks;
+            v.deck.suits = suits;
+            v.discards.runs = runs;
+            Rules::new(v)
+        };
+        let problems = |r: Result<Rules, RulesError>| -> Vec<String> {
+            r.unwrap_err().0.iter().map(|e| e.to_string()).collect()
+        };
+        assert_eq!(
+            problems(small(0, 5, 2, false)),
+            [
+                "deck.ranks: 0 ranks per suit; use 1 to 13 (the lowest ranks, ace first)",
+                "deck.suits: 5 suits; use 1 to 4 (in the order spades, hearts, diamonds, clubs)"
+            ]
+        );
+        // 2 x 3 + 1 face-up + 1 to draw = 8 cards: 2 suits of 4 ranks deal, of 3 do not.
+        small(4, 2, 3, false).unwrap();
+        let p = problems(small(3, 2, 3, false));
+        assert_eq!(p.len(), 1);
+        assert!(
+            p[0].starts_with(
+                "players: 2 players x 3 cards + 1 face-up card leave no stock in a 6-card deck"
+            ),
+            "{p:?}"
+        );
+        assert!(p[0].contains("more ranks or suits"), "{p:?}");
+        // Runs of 3 need 3 ranks.
+        small(3, 4, 2, true).unwrap();
+        assert_eq!(
+            problems(small(2, 4, 2, true)),
+            [
+                "discards.min_run: runs of 3 cards cannot be made from a deck of 2 ranks; \
+              set `runs: false` or use at least 3 ranks"
+            ]
+        );
+        small(2, 4, 2, false).unwrap();
+        small(1, 1, 1, false).unwrap_err();
+        // One card per player, one face up and one to draw: a 4-card deck of one rank.
+        small(1, 4, 1, false).unwrap();
     }
 
     #[test]

@@ -116,8 +116,8 @@ impl Determinizer {
                 placed = placed.union(obs.known[seat]);
             }
         }
-        // The deck is the card ids below its length, in id order.
-        let deck = CardSet((1u64 << obs.rules.deck().len()) - 1);
+        // The deck's cards (a small deck's are not the ids below its length).
+        let deck = obs.rules.deck_set();
         let free = deck.difference(placed);
         p.unknown = 0;
         if !oracle {

@@ -1058,6 +1058,8 @@ fn rules_field(engine_field: &str) -> &str {
     match engine_field {
         "deck.jokers" => "jokers",
         "deck.joker_value" => "joker_value",
+        "deck.ranks" => "ranks",
+        "deck.suits" => "suits",
         "discards.min_run" => "min_run",
         "call.threshold" => "threshold",
         "scoring.limit" => "elimination_limit",

@@ -8,9 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use dhumbal_game::rules::{
-    CallThreshold, CoinRules, Elimination, EmptyHand, FaceValues, FailedCallOthers, MAX_PLAYERS,
-    NoCallEnd, OverCall, PickRule, PointRules, Preset, Scoring, SetPick, Starter, StockRule,
-    TieBreak, Variant,
+    CallThreshold, CoinRules, Elimination, EmptyHand, FULL_RANKS, FULL_SUITS, FaceValues,
+    FailedCallOthers, MAX_PLAYERS, NoCallEnd, OverCall, PickRule, PointRules, Preset, Scoring,
+    SetPick, Starter, StockRule, TieBreak, Variant,
 };
 
 /// A preset plus overrides. Every field but `preset` is optional and replaces the preset's value.
@@ -38,6 +38,15 @@ pub struct RulesSpec {
     /// `rank`: J, Q, K count 11, 12, 13; `ten`: they count 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub face_cards: Option<FaceCards>,
+    /// Ranks per suit, 1 to 13: the lowest ones, ace first (`4`: A, 2, 3, 4). Default 13. A
+    /// small deck must still deal every hand, the face-up card and a stock card; with
+    /// `runs: true` it needs at least `min_run` ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u8>,
+    /// Suits, 1 to 4, in the deck's order spades, hearts, diamonds, clubs (`2`: spades and
+    /// hearts). Default 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suits: Option<u8>,
     /// Two or more cards of one rank may be discarded together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sets: Option<bool>,
@@ -212,6 +221,8 @@ impl RulesSpec {
                 FaceCards::Ten => FaceValues::Ten,
             };
         }
+        set(&mut v.deck.ranks, self.ranks);
+        set(&mut v.deck.suits, self.suits);
         set(&mut v.discards.sets, self.sets);
         set(&mut v.discards.runs, self.runs);
         set(&mut v.discards.min_run, self.min_run);
@@ -392,6 +403,10 @@ impl RulesSpec {
                 FaceValues::Rank => FaceCards::Rank,
                 FaceValues::Ten => FaceCards::Ten,
             }),
+            // The full deck's ranks and suits are left out, so that the manifest (and the
+            // hashes taken of what it spells out) of every full-deck run is as before.
+            ranks: (v.deck.ranks != FULL_RANKS).then_some(v.deck.ranks),
+            suits: (v.deck.suits != FULL_SUITS).then_some(v.deck.suits),
             sets: Some(v.discards.sets),
             runs: Some(v.discards.runs),
             min_run: Some(v.discards.min_run),
@@ -491,6 +506,24 @@ mod tests {
                 p.name()
             );
         }
+    }
+
+    #[test]
+    fn a_small_deck_round_trips_and_the_full_one_is_not_spelled_out() {
+        let spec = RulesSpec {
+            ranks: Some(4),
+            suits: Some(2),
+            ..RulesSpec::default()
+        };
+        let v = spec.to_variant().unwrap();
+        assert_eq!((v.deck.ranks, v.deck.suits), (4, 2));
+        let back = RulesSpec::from_variant(&v);
+        assert_eq!((back.ranks, back.suits), (Some(4), Some(2)));
+        assert_eq!(back.to_variant().unwrap(), v);
+        let full = RulesSpec::from_variant(&Preset::Paper.variant());
+        assert_eq!((full.ranks, full.suits), (None, None));
+        let json = serde_json::to_string(&full).unwrap();
+        assert!(!json.contains("ranks") && !json.contains("suits"), "{json}");
     }
 
     #[test]
