@@ -233,6 +233,55 @@ def after_cases():
     return out
 
 
+def estimates():
+    """The fixed-sample estimate of a test's unit scores (`sequential::estimate`): the mean with
+    a normal 95% interval on the sample standard deviation (ddof 1), as logistic Elo
+    -400 log10(1/s - 1) (none outside (0, 1), the interval clamped to [0, 1] first) and as
+    normalized Elo NELO_PER_T (s - reference) / (sd sqrt(m)) with sd the population one (ddof
+    0, fishtest's); and a plan's bounds on both scales at that spread (`sequential::Scales`):
+    per-game sd = sd sqrt(m), normalized bounds as the logistic Elo of
+    1/2 + e / NELO_PER_T * per-game sd, logistic bounds as the normalized Elo
+    NELO_PER_T (1 / (1 + 10^(-e/400)) - 1/2) / per-game sd. Odd sizes, an interval past 1, a
+    reference other than 1/2, several games per unit."""
+    z = stats.norm.ppf(0.975)
+    elo = lambda s: -400 * math.log10(1 / s - 1) if 0 < s < 1 else None
+    score = lambda e: 1.0 / (1.0 + 10.0 ** (-e / 400.0))
+    out = []
+    for scores, reference, m, bounds in [
+        ([1.0, 1.0, 0.5, 1.0, 1.0], 0.5, 2, (0.0, 10.0)),
+        ([0.75, 0.25, 0.5, 1.0, 0.5, 0.75, 0.0], 0.5, 4, (-2.0, 8.0)),
+        ([0.0, 0.5, 0.5, 0.25, 0.5, 0.0, 1.0, 0.25, 0.5], 0.25, 3, (0.0, 5.0)),
+    ]:
+        x = np.array(scores)
+        n = len(x)
+        mean = float(x.mean())
+        se = float(np.std(x, ddof=1)) / math.sqrt(n)
+        sd = float(np.std(x, ddof=0))
+        ci = [mean - z * se, mean + z * se]
+        nelo = lambda s: NELO_PER_T * (s - reference) / (sd * math.sqrt(m))
+        per_game_sd = sd * math.sqrt(m)
+        out.append(
+            {
+                "scores": scores,
+                "reference": reference,
+                "games_per_unit": m,
+                "score": mean,
+                "score_ci95": ci,
+                "elo": elo(mean),
+                "elo_ci95": [elo(min(max(c, 0.0), 1.0)) for c in ci],
+                "nelo": nelo(mean),
+                "nelo_ci95": [nelo(c) for c in ci],
+                "bounds": list(bounds),
+                "per_game_sd": per_game_sd,
+                "normalized_bounds_as_elo": [elo(0.5 + e / NELO_PER_T * per_game_sd) for e in bounds],
+                "logistic_bounds_as_nelo": [
+                    NELO_PER_T * (score(e) - 0.5) / per_game_sd for e in bounds
+                ],
+            }
+        )
+    return out
+
+
 def main():
     rng = np.random.default_rng(20251126)
     cases = []
@@ -315,6 +364,7 @@ def main():
             "cases": cases,
             "bounds": bounds,
             "after": after_cases(),
+            "estimates": estimates(),
         },
         sys.stdout,
         indent=1,
