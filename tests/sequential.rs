@@ -110,6 +110,193 @@ fn bounds_agree_with_the_python_reference() {
     }
 }
 
+/// The inference after a stop (`after::Design`): the tail probabilities of the stagewise
+/// ordering at several drifts, and the median-unbiased estimate with its 95% interval, agree
+/// with the Python reference (Gauss-Legendre nodes in place of the trapezoid grid), for stops
+/// at the upper and lower bound and at the maximum, at α = β = 0.05 with equal spacing and at
+/// α = 0.05, β = 0.2 with unequal spacing and t0 < 0. The tolerances are above the grid's own
+/// error (6 points per standard deviation): up to 9e-4 in a tail and 1% of a standard error in
+/// an estimate or bound (a stop at the first look, with no grid, agrees to 1e-11).
+#[test]
+fn the_inference_after_a_stop_agrees_with_the_python_reference() {
+    use dhumbal::runner::sequential::after::{Design, Side, Stop};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sprt.json");
+    let fixture = json_file(&path);
+    let cases = fixture["after"].as_array().unwrap();
+    assert!(cases.len() >= 8);
+    let (mut worst_tail, mut worst_estimate) = (0.0f64, 0.0f64);
+    for case in cases {
+        let d = &case["design"];
+        let f = |v: &Value| v.as_f64().unwrap();
+        let design = Design {
+            t0: f(&d["t0"]),
+            t1: f(&d["t1"]),
+            bounds: (f(&d["bounds"][0]), f(&d["bounds"][1])),
+            looks: d["looks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_u64().unwrap())
+                .collect(),
+        };
+        let s = &case["stop"];
+        let stop = Stop {
+            look: s["look"].as_u64().unwrap() as usize,
+            side: match s["side"].as_str().unwrap() {
+                "upper" => Side::Upper,
+                "lower" => Side::Lower,
+                _ => Side::Max,
+            },
+            sum: f(&s["sum"]),
+        };
+        for pair in case["tails"].as_array().unwrap() {
+            let (theta, want) = (f(&pair[0]), f(&pair[1]));
+            let got = design.tail(theta, &stop);
+            worst_tail = worst_tail.max((got - want).abs());
+            assert!(
+                (got - want).abs() < 1.5e-3,
+                "{stop:?} at drift {theta}: tail {got} against {want}"
+            );
+        }
+        let spread = 1.0 / (design.looks[stop.look] as f64).sqrt();
+        let inference = design.infer(&stop);
+        for (got, want) in [
+            (inference.estimate, f(&case["estimate"])),
+            (inference.ci95[0], f(&case["ci95"][0])),
+            (inference.ci95[1], f(&case["ci95"][1])),
+        ] {
+            worst_estimate = worst_estimate.max((got - want).abs() / spread);
+            assert!(
+                (got - want).abs() < 0.02 * spread,
+                "{stop:?}: {inference:?} against {want}"
+            );
+        }
+    }
+    println!(
+        "largest differences from the Python reference: {worst_tail:.1e} in a tail, \
+         {worst_estimate:.1e} standard errors in an estimate or bound"
+    );
+}
+
+/// The fixed-sample estimate of a test's unit scores (`estimate`: the mean, its normal 95%
+/// interval on the sample standard deviation, as logistic and as normalized Elo) and a plan's
+/// bounds on both scales at the spread the test saw (`Scales::of`, for normalized and for
+/// logistic bounds) agree with the Python reference to 1e-12 (relative), at odd sizes, an
+/// interval past 1 (its Elo none), a reference other than 1/2 and several games per unit.
+#[test]
+fn estimates_and_scales_agree_with_the_python_reference() {
+    use dhumbal::runner::sequential::{Scales, estimate};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sprt.json");
+    let fixture = json_file(&path);
+    let cases = fixture["estimates"].as_array().unwrap();
+    assert!(cases.len() >= 3);
+    let close = |got: f64, want: &Value, what: &str| {
+        let want = want.as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "{what}: {got} against {want}"
+        );
+    };
+    let maybe = |got: Option<f64>, want: &Value, what: &str| match (got, want.as_f64()) {
+        (Some(g), Some(_)) => close(g, want, what),
+        (None, None) => {}
+        _ => panic!("{what}: {got:?} against {want}"),
+    };
+    for case in cases {
+        let scores: Vec<f64> = case["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let reference = case["reference"].as_f64().unwrap();
+        let m = case["games_per_unit"].as_f64().unwrap();
+        let e = estimate(&scores, reference, m).unwrap();
+        assert_eq!(e.units, scores.len() as u64);
+        close(e.score, &case["score"], "score");
+        let ci = e.score_ci95.unwrap();
+        close(ci[0], &case["score_ci95"][0], "score low");
+        close(ci[1], &case["score_ci95"][1], "score high");
+        maybe(e.elo, &case["elo"], "Elo");
+        maybe(e.elo_ci95[0], &case["elo_ci95"][0], "Elo low");
+        maybe(e.elo_ci95[1], &case["elo_ci95"][1], "Elo high");
+        close(e.nelo.unwrap(), &case["nelo"], "nElo");
+        let nci = e.nelo_ci95.unwrap();
+        close(nci[0], &case["nelo_ci95"][0], "nElo low");
+        close(nci[1], &case["nelo_ci95"][1], "nElo high");
+        // The population standard deviation, as the test's normalized Elo uses it.
+        let sd = Sample::from_scores(&scores).mean_sd().unwrap().1;
+        let nelo = Sample::from_scores(&scores).normalized_elo(reference, m);
+        close(nelo.unwrap(), &case["nelo"], "Sample's nElo");
+        let bounds = &case["bounds"];
+        for (model, key) in [
+            (EloModel::Normalized, "normalized_bounds_as_elo"),
+            (EloModel::Logistic, "logistic_bounds_as_nelo"),
+        ] {
+            let plan = Plan {
+                elo0: bounds[0].as_f64().unwrap(),
+                elo1: bounds[1].as_f64().unwrap(),
+                elo_model: model,
+                ..plan()
+            };
+            let s = Scales::of(&plan, sd, m).unwrap();
+            close(s.per_game_sd, &case["per_game_sd"], "per-game sd");
+            for i in 0..2 {
+                match model {
+                    EloModel::Normalized => {
+                        maybe(s.elo[i], &case[key][i], key);
+                        close(s.nelo[i], &bounds[i], "nElo bound");
+                    }
+                    EloModel::Logistic => {
+                        close(s.nelo[i], &case[key][i], key);
+                        maybe(s.elo[i], &bounds[i], "Elo bound");
+                    }
+                }
+            }
+        }
+    }
+    // One unit: no spread, so no interval and no normalized Elo; no units, no estimate.
+    let one = estimate(&[0.75], 0.5, 2.0).unwrap();
+    assert_eq!(
+        (one.score_ci95, one.nelo, one.nelo_ci95),
+        (None, None, None)
+    );
+    assert!(estimate(&[], 0.5, 2.0).is_none());
+}
+
+/// A look at or beyond a bound decides (`verdict`), and `decide:` splits α over the agents
+/// that could be named (`decide_alpha`: α/agents, as for two below two): with α unsplit a
+/// four-agent `decide:` stage's false "decided" rate would be up to four times α.
+#[test]
+fn a_look_at_a_bound_decides_and_decide_splits_alpha() {
+    use dhumbal::runner::sequential::{decide_alpha, verdict};
+    let b = (-1.5, 2.5);
+    assert_eq!(verdict(2.5, b, false), Some(Decision::AcceptH1));
+    assert_eq!(verdict(-1.5, b, false), Some(Decision::AcceptH0));
+    assert_eq!(verdict(2.4, b, false), None);
+    assert_eq!(verdict(-1.4, b, true), Some(Decision::Undecided));
+    for (alpha, agents, want) in [
+        (0.05, 4, 0.0125),
+        (0.05, 5, 0.01),
+        (0.1, 2, 0.05),
+        (0.1, 1, 0.05),
+    ] {
+        let got = decide_alpha(alpha, agents);
+        assert!((got - want).abs() < 1e-15, "{agents} agents: {got}");
+    }
+    // Through a stage's plan: the comparison's α and its Wald bounds.
+    let plan = Plan {
+        alpha: 0.05,
+        beta: 0.2,
+        decide: true,
+        ..plan()
+    };
+    let config = plan.decide_config(2, 1, 4);
+    assert!((config.alpha - 0.0125).abs() < 1e-15 && config.beta == 0.2);
+    let (lo, hi) = config.llr_bounds();
+    assert!((lo - (0.2f64 / 0.9875).ln()).abs() < 1e-12 && (hi - 64f64.ln()).abs() < 1e-12);
+}
+
 /// A sequential plan of `a` against `b` (nElo 0 against 10, α = β = 0.05, looks every 100).
 fn plan() -> Plan {
     Plan {

@@ -30,7 +30,7 @@ import sys
 
 import numpy as np
 import scipy
-from scipy import optimize
+from scipy import optimize, stats
 
 EPSILON = 1e-3
 NELO_PER_T = 800 / math.log(10)
@@ -160,6 +160,128 @@ def llr(scores, hyp):
     return float(n * np.sum(p * np.log(q1 / q0)))
 
 
+def after_tail(design, theta, look, side, s, nodes=100):
+    """P_theta(an outcome at least as extreme as the stop (look, side, s) in the stagewise
+    ordering), for crates/runner/src/sequential/after.rs (`Design::tail`), by another route: the
+    sub-density of the sum of the standardized unit scores (increments N(theta*n, n)) over
+    each look's continuation region on Gauss-Legendre nodes (`nodes` per look, where the Rust
+    code uses a trapezoid grid of 6 points per standard deviation), exact to about 1e-14 here
+    (200 and 400 nodes agree with SciPy's adaptive `quad` nested look by look)."""
+    t0, t1 = design["t0"], design["t1"]
+    lo_b, hi_b = design["bounds"]
+    d = t1 - t0
+    xs, w = np.array([0.0]), np.array([1.0])
+    up = down = 0.0
+    prev = 0
+    g, gw = np.polynomial.legendre.leggauss(nodes)
+    for k, n in enumerate(design["looks"]):
+        step = n - prev
+        m, sd = theta * step, math.sqrt(step)
+        if k == look:
+            if side in ("upper", "max"):
+                return float(up + w @ stats.norm.sf(s, xs + m, sd))
+            return float(1 - (down + w @ stats.norm.cdf(s, xs + m, sd)))
+        # The test continues at this look while the LLR, about (t1 - t0) S - n (t1^2 - t0^2)/2,
+        # lies between the bounds.
+        shift = n * (t1 * t1 - t0 * t0) / 2
+        lo, hi = (lo_b + shift) / d, (hi_b + shift) / d
+        up += w @ stats.norm.sf(hi, xs + m, sd)
+        down += w @ stats.norm.cdf(lo, xs + m, sd)
+        x = (hi - lo) / 2 * g + (hi + lo) / 2
+        w = (w @ stats.norm.pdf(x[None, :], xs[:, None] + m, sd)) * gw * (hi - lo) / 2
+        xs, prev = x, n
+    raise ValueError("a stop past the design's looks")
+
+
+def after_cases():
+    """Designs and stops for the inference after a stop: tails at several drifts, and the
+    median-unbiased estimate and 95% interval (the drifts where the tail is 1/2, 0.025 and
+    0.975, by brentq), at symmetric (alpha = beta = 0.05, equal spacing) and asymmetric
+    (alpha = 0.05, beta = 0.2, unequal spacing, t0 < 0) designs, stops at each side."""
+    wald = lambda a, b: [math.log(b / (1 - a)), math.log((1 - b) / a)]
+    designs = [
+        ({"t0": 0.0, "t1": 0.2, "bounds": wald(0.05, 0.05), "looks": [25, 50, 75, 100]},
+         [(0, "upper", 0.3), (2, "upper", 0.5), (1, "lower", -0.2), (3, "max", 10.0)]),
+        ({"t0": -0.05, "t1": 0.1, "bounds": wald(0.05, 0.2), "looks": [40, 100, 160, 200]},
+         [(1, "upper", 0.1), (2, "lower", -0.4), (0, "lower", -1.0), (3, "max", 5.0)]),
+    ]
+    out = []
+    for design, stops in designs:
+        t0, t1 = design["t0"], design["t1"]
+        d = t1 - t0
+        for look, side, offset in stops:
+            n = design["looks"][look]
+            shift = n * (t1 * t1 - t0 * t0) / 2
+            lo, hi = (design["bounds"][0] + shift) / d, (design["bounds"][1] + shift) / d
+            # Past the line the test stopped at (the `max` stop's offset is the sum itself).
+            s = {"upper": hi + offset, "lower": lo + offset, "max": offset}[side]
+            solve = lambda level: optimize.brentq(
+                lambda th: after_tail(design, th, look, side, s) - level, -2.0, 2.0, xtol=1e-14
+            )
+            out.append(
+                {
+                    "design": design,
+                    "stop": {"look": look, "side": side, "sum": s},
+                    "tails": [
+                        [th, after_tail(design, th, look, side, s)]
+                        for th in [-0.1, 0.0, 0.05, 0.1, 0.2]
+                    ],
+                    "estimate": solve(0.5),
+                    "ci95": [solve(0.025), solve(0.975)],
+                }
+            )
+    return out
+
+
+def estimates():
+    """The fixed-sample estimate of a test's unit scores (`sequential::estimate`): the mean with
+    a normal 95% interval on the sample standard deviation (ddof 1), as logistic Elo
+    -400 log10(1/s - 1) (none outside (0, 1), the interval clamped to [0, 1] first) and as
+    normalized Elo NELO_PER_T (s - reference) / (sd sqrt(m)) with sd the population one (ddof
+    0, fishtest's); and a plan's bounds on both scales at that spread (`sequential::Scales`):
+    per-game sd = sd sqrt(m), normalized bounds as the logistic Elo of
+    1/2 + e / NELO_PER_T * per-game sd, logistic bounds as the normalized Elo
+    NELO_PER_T (1 / (1 + 10^(-e/400)) - 1/2) / per-game sd. Odd sizes, an interval past 1, a
+    reference other than 1/2, several games per unit."""
+    z = stats.norm.ppf(0.975)
+    elo = lambda s: -400 * math.log10(1 / s - 1) if 0 < s < 1 else None
+    score = lambda e: 1.0 / (1.0 + 10.0 ** (-e / 400.0))
+    out = []
+    for scores, reference, m, bounds in [
+        ([1.0, 1.0, 0.5, 1.0, 1.0], 0.5, 2, (0.0, 10.0)),
+        ([0.75, 0.25, 0.5, 1.0, 0.5, 0.75, 0.0], 0.5, 4, (-2.0, 8.0)),
+        ([0.0, 0.5, 0.5, 0.25, 0.5, 0.0, 1.0, 0.25, 0.5], 0.25, 3, (0.0, 5.0)),
+    ]:
+        x = np.array(scores)
+        n = len(x)
+        mean = float(x.mean())
+        se = float(np.std(x, ddof=1)) / math.sqrt(n)
+        sd = float(np.std(x, ddof=0))
+        ci = [mean - z * se, mean + z * se]
+        nelo = lambda s: NELO_PER_T * (s - reference) / (sd * math.sqrt(m))
+        per_game_sd = sd * math.sqrt(m)
+        out.append(
+            {
+                "scores": scores,
+                "reference": reference,
+                "games_per_unit": m,
+                "score": mean,
+                "score_ci95": ci,
+                "elo": elo(mean),
+                "elo_ci95": [elo(min(max(c, 0.0), 1.0)) for c in ci],
+                "nelo": nelo(mean),
+                "nelo_ci95": [nelo(c) for c in ci],
+                "bounds": list(bounds),
+                "per_game_sd": per_game_sd,
+                "normalized_bounds_as_elo": [elo(0.5 + e / NELO_PER_T * per_game_sd) for e in bounds],
+                "logistic_bounds_as_nelo": [
+                    NELO_PER_T * (score(e) - 0.5) / per_game_sd for e in bounds
+                ],
+            }
+        )
+    return out
+
+
 def main():
     rng = np.random.default_rng(20251126)
     cases = []
@@ -241,6 +363,8 @@ def main():
             "epsilon": EPSILON,
             "cases": cases,
             "bounds": bounds,
+            "after": after_cases(),
+            "estimates": estimates(),
         },
         sys.stdout,
         indent=1,
