@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use dhumbal_runner::folder::{CommandLine, Refusal};
-use dhumbal_runner::scenario::{Overrides, Scenario, Tuning};
+use dhumbal_runner::run::RunReport;
+use dhumbal_runner::scenario::{Overrides, Scenario, Stage, Tuning};
 use dhumbal_runner::train::TrainOptions;
 use dhumbal_runner::tune::TuneOptions;
 
@@ -256,15 +257,13 @@ fn confirm(
         return Ok(());
     };
     let dir = t.dir(scenario).join("confirm");
-    let mut confirm = scenario.clone();
-    confirm.name = format!("{}-confirm", t.id);
-    confirm.stages = vec![stage.clone()];
-    confirm.staged = false;
-    confirm.output.dir = dir.clone();
-    confirm.output.trace = Default::default();
-    confirm.trainings = Vec::new();
-    confirm.tunings = Vec::new();
-    confirm.exploits = Vec::new();
+    let confirm = apart(
+        scenario,
+        format!("{}-confirm", t.id),
+        vec![stage.clone()],
+        false,
+        &dir,
+    );
     // A finished confirmation of this very agent file is kept, an unfinished one continued;
     // one of another file (its scenario hash holds the seated agent's parameters) is played
     // again.
@@ -293,13 +292,44 @@ fn confirm(
         t.id,
         dir.display()
     ));
-    let base = format!(
-        "dhumbal-run tune {} --id {}",
-        shell_word(&path.display().to_string()),
-        shell_word(&t.id)
-    );
+    play_apart(&confirm, mode, "tune", path, &t.id, how, hooks)?;
+    Ok(())
+}
+
+/// `scenario` reduced to `stages`, written into `dir` as a run of its own (named `name`):
+/// how a section plays the stages it makes (a tuning's confirmation, an entry's measurement).
+fn apart(
+    scenario: &Scenario,
+    name: String,
+    stages: Vec<Stage>,
+    staged: bool,
+    dir: &Path,
+) -> Scenario {
+    let mut run = scenario.clone();
+    run.name = name;
+    run.stages = stages;
+    run.staged = staged;
+    run.output.dir = dir.to_path_buf();
+    run.output.trace = Default::default();
+    run.trainings = Vec::new();
+    run.tunings = Vec::new();
+    run.exploits = Vec::new();
+    run
+}
+
+/// Plays a run made by [`apart`] with its reports, stopped as the experiment is; if it stops,
+/// `dhumbal-run COMMAND FILE --id ID --resume` finishes it.
+fn play_apart(
+    run: &Scenario,
+    mode: Mode,
+    command: &str,
+    path: &Path,
+    id: &str,
+    how: &How<'_>,
+    hooks: &dyn Hooks,
+) -> Result<RunReport, Error> {
     stages::play(
-        &confirm,
+        run,
         &stages::Settings {
             threads: how.threads,
             mode,
@@ -308,11 +338,14 @@ fn confirm(
             shard: None,
             stages: Vec::new(),
             command_line: CommandLine::default(),
-            resume_command: format!("{base} --resume"),
+            resume_command: format!(
+                "dhumbal-run {command} {} --id {} --resume",
+                shell_word(&path.display().to_string()),
+                shell_word(id)
+            ),
         },
         hooks,
-    )?;
-    Ok(())
+    )
 }
 
 impl From<Refusal> for Error {
@@ -345,15 +378,13 @@ pub fn exploits(
     for &i in which {
         let x = &scenario.exploits[i];
         let dir = x.dir(scenario);
-        let mut run = scenario.clone();
-        run.name = format!("exploit-{}", x.id);
-        run.stages = x.stages.clone();
-        run.staged = true;
-        run.output.dir = dir.clone();
-        run.output.trace = Default::default();
-        run.trainings = Vec::new();
-        run.tunings = Vec::new();
-        run.exploits = Vec::new();
+        let run = apart(
+            scenario,
+            format!("exploit-{}", x.id),
+            x.stages.clone(),
+            true,
+            &dir,
+        );
         // A measurement of this very entry is continued where it stopped; one of another
         // entry (its scenario hash holds the target and the methods) is refused unless asked
         // (`--force`), as a run's folder is.
@@ -376,34 +407,14 @@ pub fn exploits(
             Mode::Fresh if same => Mode::Resume,
             mode => mode,
         };
-        if mode == Mode::Force || !same || dhumbal_runner::exploit::needs_work(&dir) {
-            hooks.say(&format!(
-                "exploit `{}`: {} at its own table, {} ({})",
-                x.id,
-                x.target.id,
-                x.methods().collect::<Vec<_>>().join(", "),
-                dir.display()
-            ));
-        }
-        let base = format!(
-            "dhumbal-run exploit {} --id {}",
-            shell_word(&path.display().to_string()),
-            shell_word(&x.id)
-        );
-        stages::play(
-            &run,
-            &stages::Settings {
-                threads: how.threads,
-                mode,
-                report: true,
-                csv: false,
-                shard: None,
-                stages: Vec::new(),
-                command_line: CommandLine::default(),
-                resume_command: format!("{base} --resume"),
-            },
-            hooks,
-        )?;
+        hooks.say(&format!(
+            "exploit `{}`: {} at its own table, {} ({})",
+            x.id,
+            x.target.id,
+            x.methods().collect::<Vec<_>>().join(", "),
+            dir.display()
+        ));
+        play_apart(&run, mode, "exploit", path, &x.id, how, hooks)?;
         let methods: Vec<String> = x.methods().map(String::from).collect();
         let result = dhumbal_report::exploit::compute(&dir, &x.id, &methods, x.margin)?;
         for m in &result.methods {
