@@ -57,6 +57,7 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<ExitCode> {
             threads: threads.threads,
             mode: Mode::from_flags(false, force),
             report: !no_report,
+            overview: true,
             csv: false,
             shard: None,
             stages: Vec::new(),

@@ -267,10 +267,8 @@ fn confirm(
     // A finished confirmation of this very agent file is kept, an unfinished one continued;
     // one of another file (its scenario hash holds the seated agent's parameters) is played
     // again.
-    let kept = dhumbal_runner::summary::Manifest::read(&dir).ok();
-    let same = kept
-        .as_ref()
-        .is_some_and(|m| m.scenario_hash == confirm.hash());
+    let kept = started_as(&dir);
+    let same = kept.as_ref().is_some_and(|h| *h == confirm.hash());
     let finished = same && dhumbal_runner::tune::confirmed(&dir);
     if finished && !how.mode.force() {
         hooks.say(&format!(
@@ -294,6 +292,14 @@ fn confirm(
     ));
     play_apart(&confirm, mode, "tune", path, &t.id, how, hooks)?;
     Ok(())
+}
+
+/// The hash of the run that was started in `dir` (finished or not: its source is written
+/// before its first record), if one was.
+fn started_as(dir: &Path) -> Option<String> {
+    dhumbal_runner::folder::saved_run(dir)
+        .ok()
+        .and_then(|saved| saved.hash)
 }
 
 /// `scenario` reduced to `stages`, written into `dir` as a run of its own (named `name`):
@@ -334,6 +340,8 @@ fn play_apart(
             threads: how.threads,
             mode,
             report: true,
+            // The section's own page (`report.md`) is the overview of its stages.
+            overview: false,
             csv: false,
             shard: None,
             stages: Vec::new(),
@@ -388,8 +396,8 @@ pub fn exploits(
         // A measurement of this very entry is continued where it stopped; one of another
         // entry (its scenario hash holds the target and the methods) is refused unless asked
         // (`--force`), as a run's folder is.
-        let kept = dhumbal_runner::summary::Manifest::read(&dir).ok();
-        let same = kept.as_ref().is_some_and(|m| m.scenario_hash == run.hash());
+        let kept = started_as(&dir);
+        let same = kept.as_ref().is_some_and(|h| *h == run.hash());
         if same && !dhumbal_runner::exploit::needs_work(&dir) && how.mode != Mode::Force {
             hooks.say(&format!(
                 "exploit `{}`: measured in {} (`--force` measures afresh)",

@@ -16,6 +16,9 @@ pub struct Settings {
     pub threads: Option<usize>,
     pub mode: Mode,
     pub report: bool,
+    /// With `report`: also the overview page of the run's stages at its root (a section that
+    /// plays stages of its own writes its own page there instead).
+    pub overview: bool,
     pub csv: bool,
     pub shard: Option<Shard>,
     pub stages: Vec<String>,
@@ -44,6 +47,7 @@ impl Settings {
             mode: options.mode,
             // A shard's stages are reported by `merge`, once every shard is in.
             report: options.report && options.shard.is_none(),
+            overview: true,
             csv: options.csv,
             shard: options.shard,
             stages: options.stages.clone(),
@@ -111,7 +115,7 @@ pub fn play(
     if !scenario.output.trace.is_empty() {
         traces(scenario, hooks);
     }
-    if settings.report {
+    if settings.report && settings.overview {
         overview(
             &scenario.output.dir,
             &scenario.output.dir,

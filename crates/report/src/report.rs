@@ -139,7 +139,15 @@ fn write_report(
     for o in &outcomes {
         files.extend(o.files.iter().cloned());
     }
-    let mut page = markdown(&analysis, &outcomes);
+    // A stage of a run with an `exploit:` section (the run's folder, or the stage's own for
+    // a run of one stage): its measured agents get their column beside the ratings.
+    let exploits = match (records == dir, records.parent()) {
+        (same, Some(run)) if run.join("exploit").is_dir() => {
+            crate::exploit::Column::of_run(run, same.then_some("../"))
+        }
+        (same, _) => crate::exploit::Column::of_run(records, same.then_some("")),
+    };
+    let mut page = markdown(&analysis, &outcomes, &exploits);
     let mut drawn_after = Vec::new();
     if let Some(s) = &sequential {
         super::sequential::attach(&s.outcome, &mut page, dir, opts.figures, &mut drawn_after)?;
@@ -291,7 +299,11 @@ fn figures_at(out: &mut String, outcomes: &[FigureOutcome], place: Place) {
 
 /// `report.md`: the design, the agents, the pairwise comparisons, the ratings, seats and
 /// starting positions, the figures over the rounds, power and notes.
-fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
+fn markdown(
+    s: &StageAnalysis,
+    figs: &[FigureOutcome],
+    exploits: &crate::exploit::Column,
+) -> String {
     let mut out = String::new();
     let paper = s.definitions == Definitions::Paper;
     let _ = writeln!(out, "# Stage `{}`: statistics\n", s.stage);
@@ -312,6 +324,7 @@ fn markdown(s: &StageAnalysis, figs: &[FigureOutcome]) -> String {
             figs,
             "of this stage's agents",
             "tables/ratings.csv",
+            exploits,
         ));
     }
 

@@ -409,7 +409,15 @@ pub fn figure_spec(
 
 /// The `## Ratings` section of a report page; `prefix` is where the page's figures and tables
 /// are (`""` beside it).
-pub fn section(b: &Leaderboard, figs: &[FigureOutcome], what: &str, csv_path: &str) -> String {
+///
+/// `exploits`: the run's measured agents; when there are any, their column beside the ratings.
+pub fn section(
+    b: &Leaderboard,
+    figs: &[FigureOutcome],
+    what: &str,
+    csv_path: &str,
+    exploits: &crate::exploit::Column,
+) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "## Ratings\n");
@@ -417,7 +425,19 @@ pub fn section(b: &Leaderboard, figs: &[FigureOutcome], what: &str, csv_path: &s
         let _ = writeln!(out, "No ratings {what}: {why}.\n");
         return out;
     }
-    out.push_str(&table(b).to_markdown());
+    let mut t = table(b);
+    let measured = b.agents.iter().any(|a| exploits.cell(&a.agent).is_some());
+    if measured {
+        t.header.push("Exploitability [95% CI]".into());
+        t.align.push('l');
+        for (row, a) in t.rows.iter_mut().zip(&b.agents) {
+            row.push(exploits.cell(&a.agent).unwrap_or("-").to_string());
+        }
+    }
+    out.push_str(&t.to_markdown());
+    if measured {
+        let _ = writeln!(out, "\n{}", crate::exploit::Column::NOTE);
+    }
     let intervals = if b.resamples == 0 {
         "No intervals: no bootstrap resamples were asked for (`--rating-resamples 0`).".to_string()
     } else {
@@ -511,7 +531,8 @@ pub fn with_overview(
                     figs = figures::draw_all(vec![spec], &dir);
                 }
             }
-            let mut s = section(&board, &figs, what, "tables/ratings.csv");
+            let exploits = crate::exploit::Column::of_run(run, (run == reports).then_some(""));
+            let mut s = section(&board, &figs, what, "tables/ratings.csv", &exploits);
             if let Err(e) = written {
                 s.push_str(&format!(
                     "*`tables/ratings.csv` could not be written: {e}*\n\n"
