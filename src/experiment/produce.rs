@@ -411,8 +411,12 @@ pub fn exploits(
             });
             continue;
         }
+        // Continued where this very entry was started; begun where none was (a file that
+        // also plays stages asks to continue what exists, and here nothing does).
         let mode = match how.mode {
-            Mode::Fresh if same => Mode::Resume,
+            Mode::Force => Mode::Force,
+            _ if same => Mode::Resume,
+            Mode::Resume if kept.is_none() => Mode::Fresh,
             mode => mode,
         };
         hooks.say(&format!(
