@@ -383,7 +383,19 @@ pub fn exploits(
     hooks: &dyn Hooks,
 ) -> Result<Vec<Exploited>, Error> {
     let mut done = Vec::with_capacity(which.len());
+    let mut scenario = scenario.clone();
     for &i in which {
+        // The `tune` method's tuning first, when its agent file is missing (a file that
+        // plays stages has tuned it already, with every other tuning); then the scenario read
+        // again, so that the entry's stage seats the file.
+        if let Some(t) = scenario.exploits[i].tuning.clone()
+            && let Some(k) = scenario.tunings.iter().position(|u| u.id == t)
+            && dhumbal_runner::tune::needs_work(&scenario, k)
+        {
+            tunings(path, &scenario, &[k], how, hooks)?;
+            scenario = load(path, how.overrides)?;
+        }
+        let scenario = &scenario;
         let x = &scenario.exploits[i];
         let dir = x.dir(scenario);
         let run = apart(

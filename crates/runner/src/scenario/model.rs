@@ -243,6 +243,8 @@ pub struct Exploit {
     pub stages: Vec<Stage>,
     /// The entry as resolved, for the manifest.
     pub spec: Value,
+    /// The tuning its `tune` method runs (an entry of the scenario's tunings), if it has one.
+    pub tuning: Option<String>,
 }
 
 impl Exploit {

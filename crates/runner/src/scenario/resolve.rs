@@ -92,10 +92,18 @@ impl Resolver<'_> {
             .flatten()
             .map(|t| folder.join(&t.checkpoint)))
         .chain(spec.tune.iter().flatten().map(|t| folder.join(&t.output)))
+        .chain(spec.exploit.iter().flatten().filter_map(|x| {
+            let tune = x.methods.get("tune")?;
+            let file = tune
+                .get("output")
+                .and_then(|o| o.as_str())
+                .map_or_else(|| super::exploit::tuned_file(&x.id), String::from);
+            Some(folder.join(file))
+        }))
         .collect();
         let trainings = self.trainings(spec, seed);
-        let tunings = self.tunings(spec, seed);
-        let exploits = self.exploits(spec, seed);
+        let mut tunings = self.tunings(spec, seed);
+        let exploits = self.exploits(spec, seed, &mut tunings);
         let stages = self.stages(spec, seed, overrides);
         let output = self.output(spec, overrides, &stages);
         if !self.problems.is_empty() {

@@ -305,7 +305,9 @@ pub struct ExploitSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<RulesSpec>,
     /// The best responders, by method: `search: {iterations, particles, softness, ...}` (or
-    /// `search: {}` for the defaults).
+    /// `search: {}` for the defaults); `tune: {params, budget, batch, optimizer, agent, seed,
+    /// output}` (a `tune:` entry's search against the target at its table; `params` required);
+    /// `self: {}` (the target as its own responder: a check that reads zero).
     pub methods: BTreeMap<String, Value>,
     /// Fresh deals (coin scoring) on which each responder and the target's self-play are
     /// measured, each under every rotation of the seats (default 1000).

@@ -85,7 +85,7 @@ impl Resolver<'_> {
 
     /// One `tune:` entry, each field checked and its problems reported at its place; `None`
     /// if the entry has any.
-    fn tuning(
+    pub(super) fn tuning(
         &mut self,
         spec: &ScenarioSpec,
         t: &TuneSpec,
