@@ -388,6 +388,18 @@ pub fn exploits(
         // The `tune` method's tuning first, when its agent file is missing (a file that
         // plays stages has tuned it already, with every other tuning); then the scenario read
         // again, so that the entry's stage seats the file.
+        // The `learn` method's network likewise, trained here or in the trainer.
+        if let Some(t) = scenario.exploits[i].training.clone()
+            && let Some(k) = scenario.trainings.iter().position(|u| u.id() == t)
+            && !scenario.trainings[k].output().exists()
+        {
+            let fresh = How {
+                mode: Mode::Fresh,
+                ..*how
+            };
+            trainings(path, &scenario, &[k], &fresh, hooks)?;
+            scenario = load(path, how.overrides)?;
+        }
         if let Some(t) = scenario.exploits[i].tuning.clone()
             && let Some(k) = scenario.tunings.iter().position(|u| u.id == t)
             && dhumbal_runner::tune::needs_work(&scenario, k)

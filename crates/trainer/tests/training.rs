@@ -204,6 +204,41 @@ fn train_then_play_then_redraw_from_the_command_line() {
     assert_eq!(figures(&dir.path().join("again")), 12, "{text}");
 }
 
+/// The `learn` method of `exploit:` (docs/exploitability.md): `dhumbal-run exploit` has the
+/// trainer train a network against the frozen target at its table, then measures it on fresh
+/// deals: against a target that never calls, a gain far outside the interval of zero.
+#[test]
+fn a_network_learns_to_exploit_a_target_that_never_calls() {
+    let dir = folder_with(
+        "x.yaml",
+        "name: x\nseed: 11\nrules: {preset: paper, players: 2}\nexploit:\n  - id: never-calls\n    target: {kind: conservative, params: {strict_threshold: 0}}\n    deals: 100\n    methods:\n      learn: {episodes: 2000, hidden: [32]}\n",
+    );
+    let (code, text) = output(
+        &dhumbal_run(),
+        dir.path(),
+        &["exploit", "x.yaml", "--out", "out", "--threads", "2"],
+    );
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        dir.path()
+            .join("models/exploit-never-calls.safetensors")
+            .is_file(),
+        "{text}"
+    );
+    assert!(
+        dir.path()
+            .join("out/train/exploit-never-calls/manifest.json")
+            .is_file()
+    );
+    let result =
+        dhumbal::report::exploit::Exploitability::read(&dir.path().join("out/exploit/never-calls"))
+            .unwrap();
+    let learn = &result.methods[0];
+    assert_eq!(learn.method, "learn");
+    assert!(learn.ci_low > 0.05, "{learn:?}");
+    assert_eq!(learn.responder_agent["kind"], "ppo");
+}
+
 #[test]
 fn same_checkpoint_with_one_thread_or_two_and_after_resuming() {
     for algorithm in ["ppo", "ddqn"] {

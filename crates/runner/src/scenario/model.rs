@@ -245,6 +245,8 @@ pub struct Exploit {
     pub spec: Value,
     /// The tuning its `tune` method runs (an entry of the scenario's tunings), if it has one.
     pub tuning: Option<String>,
+    /// The training its `learn` method runs (an entry of the scenario's trainings), if any.
+    pub training: Option<String>,
 }
 
 impl Exploit {

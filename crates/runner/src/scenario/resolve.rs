@@ -100,10 +100,25 @@ impl Resolver<'_> {
                 .map_or_else(|| super::exploit::tuned_file(&x.id), String::from);
             Some(folder.join(file))
         }))
+        .chain(spec.exploit.iter().flatten().filter_map(|x| {
+            let learn = x.methods.get("learn")?;
+            let file = learn
+                .get("checkpoint")
+                .and_then(|o| o.as_str())
+                .map_or_else(|| super::exploit::learned_file(&x.id), String::from);
+            Some(folder.join(file))
+        }))
         .collect();
-        let trainings = self.trainings(spec, seed);
+        let mut trainings = self.trainings(spec, seed);
         let mut tunings = self.tunings(spec, seed);
-        let exploits = self.exploits(spec, seed, &mut tunings);
+        let exploits = self.exploits(
+            spec,
+            seed,
+            &mut super::exploit::Made {
+                tunings: &mut tunings,
+                trainings: &mut trainings,
+            },
+        );
         let stages = self.stages(spec, seed, overrides);
         let output = self.output(spec, overrides, &stages);
         if !self.problems.is_empty() {

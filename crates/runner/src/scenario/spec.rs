@@ -307,6 +307,8 @@ pub struct ExploitSpec {
     /// The best responders, by method: `search: {iterations, particles, softness, ...}` (or
     /// `search: {}` for the defaults); `tune: {params, budget, batch, optimizer, agent, seed,
     /// output}` (a `tune:` entry's search against the target at its table; `params` required);
+    /// `learn: {algorithm, episodes, hidden, hyper, preset, encoding, seed, checkpoint,
+    /// device}` (a network trained against the frozen target, PPO by default);
     /// `self: {}` (the target as its own responder: a check that reads zero).
     pub methods: BTreeMap<String, Value>,
     /// Fresh deals (coin scoring) on which each responder and the target's self-play are

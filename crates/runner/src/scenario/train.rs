@@ -94,7 +94,7 @@ impl Resolver<'_> {
 
     /// A `train:` entry: a network's or, for a tabular method, a tabular policy's. An entry
     /// with any problem (its id's too) is not trained.
-    fn training(
+    pub(super) fn training(
         &mut self,
         spec: &ScenarioSpec,
         t: &TrainSpec,
