@@ -214,7 +214,13 @@ fn find_view(v: &Value) -> Option<&Value> {
 /// Plays `code`'s games to the end through the API, choosing as a simple bot (the first
 /// legal action, drawing rather than taking), asking one hint per game; returns the
 /// decisions made.
-fn play_through(server: &Server, code: &str, token: &str, mut state: Value) -> u64 {
+fn play_through(server: &Server, code: &str, token: &str, state: Value) -> u64 {
+    bot(server, code, token, state, false)
+}
+
+/// [`play_through`], or with `follow`, a bot that asks for a hint at every decision and plays
+/// it.
+fn bot(server: &Server, code: &str, token: &str, mut state: Value, follow: bool) -> u64 {
     let names = card_names();
     let mut public = BTreeSet::new();
     let mut made = 0;
@@ -223,7 +229,8 @@ fn play_through(server: &Server, code: &str, token: &str, mut state: Value) -> u
         no_hidden_card(&state, &mut public, &names);
         let seq = state["seq"].as_u64().unwrap();
         let game = state["game"].as_u64().unwrap();
-        if hinted_games.insert(game) {
+        let mut hinted = None;
+        if hinted_games.insert(game) || follow {
             let (status, h) = server.post(
                 &format!("/api/participants/{code}/hint"),
                 Some(token),
@@ -232,12 +239,18 @@ fn play_through(server: &Server, code: &str, token: &str, mut state: Value) -> u
             assert_eq!(status, 200, "{h}");
             assert!(h["hint"]["choice"].is_u64(), "{h}");
             no_hidden_card(&h, &mut public, &names);
+            hinted = h["hint"]["choice"].as_u64().filter(|_| follow);
         }
         let legal = state["legal"].as_array().unwrap();
-        let choice = legal
-            .iter()
-            .position(|a| a["kind"] == "draw" || a["kind"] == "discard" || a["text"] == "play on")
-            .unwrap_or(0);
+        let choice = match hinted {
+            Some(i) => i as usize,
+            None => legal
+                .iter()
+                .position(|a| {
+                    a["kind"] == "draw" || a["kind"] == "discard" || a["text"] == "play on"
+                })
+                .unwrap_or(0),
+        };
         let (status, r) = server.act(code, token, seq, choice);
         assert_eq!(status, 200, "{r}");
         made += 1;
@@ -336,6 +349,57 @@ fn participants_play_their_games_and_every_game_is_written() {
         "0",
     ]);
     has(&common::text(&shown), "human");
+}
+
+/// The study's report from its folder: people against each agent, over the games, each
+/// participant, and move matching, which finds the advisor's moves in a person who always
+/// played the hint (the advisor `aggressive`, deterministic, is also a condition).
+#[test]
+fn the_report_of_a_study_matches_moves_on_the_people_s_observations() {
+    let dir = tmp();
+    let text = STUDY.replace("hints: balanced", "hints: aggressive");
+    let file = study_file(dir.path(), &text);
+    let out = dir.path().join("out");
+    let server = Server::start(&file, &out);
+    let (ta, sa) = server.sign_in("A1");
+    let (tb, sb) = server.sign_in("B2");
+    bot(&server, "A1", &ta, sa, true);
+    play_through(&server, "B2", &tb, sb);
+    let said = common::text(&common::ok(&["report", &out.display().to_string()]));
+    has(&said, "study report in");
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for part in [
+        "## People against each agent",
+        "## Over the games",
+        "## Move matching",
+        "## Participants",
+    ] {
+        has(&page, part);
+    }
+    let stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["participants"], 2);
+    assert_eq!(stats["games"], 4);
+    let a1 = &stats["people"][0];
+    assert_eq!(a1["participant"], "A1");
+    assert_eq!(a1["matching"]["aggressive"], json!(1.0), "{a1}");
+    let b2 = &stats["people"][1];
+    assert!(b2["matching"]["aggressive"].as_f64().unwrap() < 1.0, "{b2}");
+    // Every decision was asked of each agent.
+    let decisions: u64 = (stats["people"].as_array().unwrap().iter())
+        .map(|p| p["decisions"].as_u64().unwrap())
+        .sum();
+    for m in stats["matching"].as_array().unwrap() {
+        assert_eq!(m["decisions"].as_u64(), Some(decisions), "{m}");
+    }
+    // The report reads the scenario as served (study.json keeps it), whatever became of the
+    // file since.
+    std::fs::write(&file, text.replace("seed: 11", "seed: 12")).unwrap();
+    let again = common::ok(&["report", &out.display().to_string()]);
+    has(&common::text(&again), "study report in");
+    let same: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(same, stats);
 }
 
 #[test]
@@ -693,5 +757,50 @@ fn a_person_plays_the_study_in_the_browser_and_resumes_after_a_reload() {
     assert_eq!(
         rows.iter().filter(|r| r.participant == "A1").count(),
         2 * 2 * 2
+    );
+}
+
+/// Each agent once in each position over a square, and each ordered pair of neighbours
+/// once (Williams' balance), for even and odd numbers of agents.
+#[test]
+fn latin_square_rows_balance_positions_and_neighbours() {
+    for n in 1..=6usize {
+        let rows = if n % 2 == 1 { 2 * n } else { n };
+        let square: Vec<Vec<usize>> = (0..rows)
+            .map(|r| dhumbal::scenario::StudyOrder::LatinSquare.row(n, r))
+            .collect();
+        for row in &square {
+            let mut sorted = row.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n={n}: {row:?}");
+        }
+        for pos in 0..n {
+            let mut count = vec![0; n];
+            for row in &square {
+                count[row[pos]] += 1;
+            }
+            assert!(
+                count.iter().all(|&c| c == rows / n),
+                "n={n} pos {pos}: {count:?}"
+            );
+        }
+        let mut pairs = std::collections::BTreeMap::new();
+        for row in &square {
+            for w in row.windows(2) {
+                *pairs.entry((w[0], w[1])).or_insert(0) += 1;
+            }
+        }
+        if n > 1 {
+            assert_eq!(pairs.len(), n * (n - 1), "n={n}: {pairs:?}");
+            assert!(pairs.values().all(|&c| c == rows / n), "n={n}: {pairs:?}");
+        }
+    }
+    assert_eq!(
+        dhumbal::scenario::StudyOrder::Rotate.row(3, 1),
+        vec![1, 2, 0]
+    );
+    assert_eq!(
+        dhumbal::scenario::StudyOrder::Fixed.row(3, 5),
+        vec![0, 1, 2]
     );
 }

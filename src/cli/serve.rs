@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use anyhow::Context as _;
 use clap::Args;
 
 use dhumbal_runner::folder::Refusal;
@@ -71,7 +72,15 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    let folder = Folder::open(&scenario.output.dir, &scenario.name, &study)?;
+    let text = std::fs::read_to_string(&args.scenario)
+        .with_context(|| format!("cannot read {}", args.scenario.display()))?;
+    let folder = Folder::open(
+        &scenario.output.dir,
+        &scenario.name,
+        &study,
+        &args.scenario,
+        &text,
+    )?;
     let dir = folder.dir.clone();
     let options = dhumbal_serve::Options {
         name: scenario.name.clone(),

@@ -50,7 +50,6 @@ pub enum Line {
 pub struct Journal {
     path: PathBuf,
     file: std::fs::File,
-    code: String,
 }
 
 impl Journal {
@@ -102,11 +101,7 @@ impl Journal {
             .append(true)
             .open(&path)
             .doing("cannot open", &path)?;
-        let mut journal = Journal {
-            path,
-            file,
-            code: who.code.clone(),
-        };
+        let mut journal = Journal { path, file };
         if lines.is_empty() {
             let header = Line::Header(Header {
                 format: FORMAT,
@@ -133,11 +128,22 @@ impl Journal {
             .and_then(|()| self.file.sync_data())
             .doing("cannot write", &self.path)
     }
+}
 
-    /// Whose journal it is.
-    pub fn code(&self) -> &str {
-        &self.code
+/// The lines of the journal at `path`, read only (a last line cut short is left out).
+pub fn read(path: &Path) -> Result<Vec<Line>> {
+    let text = std::fs::read_to_string(path).doing("cannot read", path)?;
+    let mut lines = Vec::new();
+    for (n, raw) in text.split_inclusive('\n').enumerate() {
+        if !raw.ends_with('\n') {
+            break;
+        }
+        lines.push(
+            serde_json::from_str(raw)
+                .map_err(|e| Error::Records(format!("{} line {}: {e}", path.display(), n + 1)))?,
+        );
     }
+    Ok(lines)
 }
 
 /// Appends one line to the file at `path` (made if missing) and syncs it.

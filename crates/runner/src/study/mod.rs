@@ -170,27 +170,66 @@ pub struct Folder {
     pub hash: String,
 }
 
-/// `study.json`.
+/// `study.json`: what the folder is, and the scenario it was served from (its file and
+/// text), so that `report` reads the same study again.
 #[derive(Serialize, Deserialize)]
-struct Identity {
-    format: u32,
-    name: String,
-    study: String,
-    spec: Value,
+pub struct Identity {
+    pub format: u32,
+    pub name: String,
+    /// The study's hash.
+    pub study: String,
+    pub spec: Value,
+    /// The scenario file served, and its text then.
+    pub scenario: PathBuf,
+    pub text: String,
+}
+
+impl Identity {
+    /// `dir/study.json`, if `dir` is a study's folder.
+    pub fn read(dir: &Path) -> Result<Identity> {
+        let path = dir.join("study.json");
+        let read = std::fs::read_to_string(&path).doing("cannot read", &path)?;
+        let id: Identity = serde_json::from_str(&read).doing("cannot read", &path)?;
+        if id.format != FORMAT {
+            return Err(Error::Records(format!(
+                "{}: format {} (this program reads {FORMAT}): serve the study again with the \
+                 program that wrote it",
+                path.display(),
+                id.format
+            )));
+        }
+        Ok(id)
+    }
+
+    /// Whether `dir` is a study's folder.
+    pub fn is_study(dir: &Path) -> bool {
+        dir.join("study.json").is_file()
+    }
+}
+
+/// The hash of a study named `name`.
+pub fn study_hash(name: &str, study: &Study) -> String {
+    let text = serde_json::to_string(&study.spec).unwrap_or_default();
+    format!(
+        "{:016x}",
+        dhumbal_game::hash::fnv1a(format!("{name}\n{text}").as_bytes())
+    )
 }
 
 /// The layout of a study's folder and its files; a reader refuses others.
 pub const FORMAT: u32 = 1;
 
 impl Folder {
-    /// Opens (or makes) `dir` for the study named `name`, refusing a folder of another
-    /// study or of a run.
-    pub fn open(dir: &Path, name: &str, study: &Study) -> Result<Folder> {
-        let text = serde_json::to_string(&study.spec).doing("cannot describe", dir)?;
-        let hash = format!(
-            "{:016x}",
-            dhumbal_game::hash::fnv1a(format!("{name}\n{text}").as_bytes())
-        );
+    /// Opens (or makes) `dir` for the study named `name`, served from the scenario file
+    /// `scenario` (its text `text`), refusing a folder of another study or of a run.
+    pub fn open(
+        dir: &Path,
+        name: &str,
+        study: &Study,
+        scenario: &Path,
+        text: &str,
+    ) -> Result<Folder> {
+        let hash = study_hash(name, study);
         let path = dir.join("study.json");
         if path.exists() {
             let read = std::fs::read_to_string(&path).doing("cannot read", &path)?;
@@ -219,6 +258,8 @@ impl Folder {
                 name: name.into(),
                 study: hash.clone(),
                 spec: study.spec.clone(),
+                scenario: std::path::absolute(scenario).unwrap_or(scenario.to_path_buf()),
+                text: text.into(),
             };
             let text = serde_json::to_string_pretty(&id).doing("cannot write", &path)?;
             write_whole(&path, text.as_bytes())?;
@@ -291,10 +332,61 @@ pub fn opponent_label(k: usize) -> String {
     format!("agent {letter}")
 }
 
+/// An agent asked at each of the person's decisions while a game is replayed (move
+/// matching), on the person's own observation, with a random stream of its own.
+struct Shadow {
+    agent: Box<dyn Agent>,
+    rng: dhumbal_game::rng::ChaChaSource,
+    tally: Tally,
+}
+
+/// How often an agent chose what the person chose, by phase (call, discard, pick).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub decisions: [u32; 3],
+    pub matched: [u32; 3],
+}
+
+impl Tally {
+    pub fn decisions(&self) -> u32 {
+        self.decisions.iter().sum()
+    }
+
+    pub fn matched(&self) -> u32 {
+        self.matched.iter().sum()
+    }
+}
+
+/// One agent's move matching over one game of a participant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Matched {
+    pub game: u32,
+    /// The agent asked (an id of the study's agents).
+    pub agent: String,
+    /// The agent the person faced in that game.
+    pub faced: String,
+    pub tally: Tally,
+}
+
+/// The slots of the shadows' streams (a study's agents asked during replays): above any
+/// seat's, below the advisor's.
+const SHADOW_SLOT: u32 = u32::MAX - 1024;
+
+/// Whether two choices are the same action (a discard as a set of cards: an agent may list
+/// a run in another order than the engine's).
+fn same(a: &Choice, b: &Choice) -> bool {
+    match (a, b) {
+        (Choice::Discard(x), Choice::Discard(y)) => x.to_set() == y.to_set(),
+        _ => a == b,
+    }
+}
+
 /// What the person's agent and the game's loop share.
 struct Shared {
     desk: Box<dyn Desk>,
-    journal: Journal,
+    /// `None` while replaying for move matching (nothing is written then).
+    journal: Option<Journal>,
+    shadows: Vec<Shadow>,
     /// The journal's decisions of this game not replayed yet.
     replay: VecDeque<journal::Decision>,
     seq: u64,
@@ -352,6 +444,19 @@ impl Person {
                 sh.failure = Some(Error::Records(message.clone()));
                 return Err(AgentError(message));
             }
+            for sd in &mut sh.shadows {
+                let rng: &mut dyn RandomSource = &mut sd.rng;
+                let theirs = match obs.phase {
+                    Phase::Call => sd.agent.call(obs, rng).map(Choice::Call),
+                    Phase::Discard => sd.agent.discard(obs, rng).map(Choice::Discard),
+                    Phase::Pick => sd.agent.pick(obs, rng).map(Choice::Pick),
+                };
+                let k = obs.phase as usize;
+                sd.tally.decisions[k] += 1;
+                if theirs.is_ok_and(|c| same(&c, &legal[d.choice])) {
+                    sd.tally.matched[k] += 1;
+                }
+            }
             (d.choice, d.ns, d.hints)
         } else {
             let view = view(obs, &legal, &sh);
@@ -363,8 +468,9 @@ impl Person {
             let answer = sh.desk.decide(&view, &mut ask);
             let Some(Answer { index, ns }) = answer.filter(|a| a.index < legal.len()) else {
                 sh.failure = Some(Error::Play(format!(
-                    "participant {}: the session closed",
-                    sh.journal.code()
+                    "game {}, decision {seq}: the participant's session closed (or a replay \
+                     found a decision its journal does not hold)",
+                    sh.game
                 )));
                 return Err(AgentError("the participant left".into()));
             };
@@ -376,7 +482,11 @@ impl Person {
                 ns,
                 hints: asked,
             };
-            if let Err(e) = sh.journal.append(&Line::Decision(d)) {
+            let written = match &mut sh.journal {
+                Some(j) => j.append(&Line::Decision(d)),
+                None => Ok(()),
+            };
+            if let Err(e) = written {
                 sh.failure = Some(e);
                 return Err(AgentError("the journal cannot be written".into()));
             }
@@ -517,34 +627,54 @@ fn view(obs: &Observation<'_>, legal: &[Choice], sh: &Shared) -> View {
     }
 }
 
+impl Person {
+    /// Calls `f` on the advisor and on every shadow (their lifecycle hooks are the seat's).
+    fn each(&mut self, mut f: impl FnMut(&mut dyn Agent)) {
+        if let Some(a) = &mut self.advisor {
+            f(&mut *a.agent);
+        }
+        for s in &mut lock(&self.shared).shadows {
+            f(&mut *s.agent);
+        }
+    }
+}
+
 impl Agent for Person {
     fn name(&self) -> &str {
         "human"
     }
 
     fn game_start(&mut self, seat: usize, rules: &Rules) {
-        if let Some(a) = &mut self.advisor {
-            a.agent.game_start(seat, rules);
-        }
+        self.each(|a| a.game_start(seat, rules));
     }
 
     fn round_start(&mut self, seat: usize, standings: &[i64]) {
         self.hint = None;
-        if let Some(a) = &mut self.advisor {
-            a.agent.round_start(seat, standings);
-        }
+        self.each(|a| a.round_start(seat, standings));
     }
 
     fn round_end(&mut self, seat: usize, outcome: &RoundOutcome) {
-        if let Some(a) = &mut self.advisor {
-            a.agent.round_end(seat, outcome);
-        }
+        self.each(|a| a.round_end(seat, outcome));
     }
 
     fn game_end(&mut self, seat: usize, standings: &[i64], won: bool) {
-        if let Some(a) = &mut self.advisor {
-            a.agent.game_end(seat, standings, won);
-        }
+        self.each(|a| a.game_end(seat, standings, won));
+    }
+
+    fn witnesses(&self) -> bool {
+        self.advisor.as_ref().is_some_and(|a| a.agent.witnesses())
+            || lock(&self.shared)
+                .shadows
+                .iter()
+                .any(|s| s.agent.witnesses())
+    }
+
+    fn witness(&mut self, seat: usize, event: &Event, drawn: Option<dhumbal_game::Card>) {
+        self.each(|a| {
+            if a.witnesses() {
+                a.witness(seat, event, drawn)
+            }
+        });
     }
 
     fn call(
@@ -598,33 +728,8 @@ pub fn run_participant(
 ) -> Result<Vec<GameResult>> {
     let dir = folder.participant_dir(&who.code);
     let (journal, lines) = Journal::open(&dir, &folder.hash, who)?;
-    let mut done: Vec<GameResult> = Vec::new();
-    let mut decisions: Vec<journal::Decision> = Vec::new();
-    for line in lines {
-        match line {
-            Line::Decision(d) => decisions.push(d),
-            Line::GameEnd(r) => done.push(r),
-            Line::Header(_) => {}
-        }
-    }
-    let points = study.is_points();
-    let shared = Arc::new(Mutex::new(Shared {
-        desk,
-        journal,
-        replay: VecDeque::new(),
-        seq: 0,
-        game: 0,
-        games: study.games,
-        opponent: String::new(),
-        labels: Vec::new(),
-        history: History::default(),
-        earlier: Vec::new(),
-        results: Vec::new(),
-        round_ns: 0,
-        failure: None,
-        hints: study.advisor.is_some(),
-        points,
-    }));
+    let (decisions, done) = split(lines);
+    let shared = shared(study, desk, Some(journal));
     let schedule = study.schedule(who.index);
     for (g, &k) in schedule.iter().enumerate() {
         let g = g as u32;
@@ -638,16 +743,12 @@ pub fn run_participant(
             sh.results.push(r.clone());
             continue;
         }
-        {
-            let mut sh = lock(&shared);
-            sh.replay = mine.into();
-            sh.game = g;
-            sh.opponent = opponent_label(k);
-            sh.earlier.clear();
-        }
+        begin(&shared, g, k, mine);
         let result = play_game(study, folder, who, g, k, &shared)?;
         let mut sh = lock(&shared);
-        sh.journal.append(&Line::GameEnd(result.clone()))?;
+        if let Some(j) = &mut sh.journal {
+            j.append(&Line::GameEnd(result.clone()))?;
+        }
         sh.results.push(result);
     }
     let mut sh = lock(&shared);
@@ -656,7 +757,117 @@ pub fn run_participant(
     Ok(results)
 }
 
-/// Plays game `g` of participant `who` against condition `k`, writing its trace and records.
+/// A journal's decisions and finished games.
+fn split(lines: Vec<Line>) -> (Vec<journal::Decision>, Vec<GameResult>) {
+    let mut decisions = Vec::new();
+    let mut done = Vec::new();
+    for line in lines {
+        match line {
+            Line::Decision(d) => decisions.push(d),
+            Line::GameEnd(r) => done.push(r),
+            Line::Header(_) => {}
+        }
+    }
+    (decisions, done)
+}
+
+fn shared(study: &Study, desk: Box<dyn Desk>, journal: Option<Journal>) -> Arc<Mutex<Shared>> {
+    Arc::new(Mutex::new(Shared {
+        desk,
+        journal,
+        shadows: Vec::new(),
+        replay: VecDeque::new(),
+        seq: 0,
+        game: 0,
+        games: study.games,
+        opponent: String::new(),
+        labels: Vec::new(),
+        history: History::default(),
+        earlier: Vec::new(),
+        results: Vec::new(),
+        round_ns: 0,
+        failure: None,
+        hints: study.advisor.is_some(),
+        points: study.is_points(),
+    }))
+}
+
+/// Sets `shared` for game `g` against condition `k`, `replay` its journalled decisions.
+fn begin(shared: &Mutex<Shared>, g: u32, k: usize, replay: Vec<journal::Decision>) {
+    let mut sh = lock(shared);
+    sh.replay = replay.into();
+    sh.game = g;
+    sh.opponent = opponent_label(k);
+    sh.earlier.clear();
+}
+
+/// A desk for replays: every decision comes from the journal, none is asked.
+struct Replay;
+
+impl Desk for Replay {
+    fn decide(&mut self, _view: &View, _hint: &mut dyn FnMut() -> Hint) -> Option<Answer> {
+        None
+    }
+
+    fn finished(&mut self, _results: &[GameResult]) {}
+}
+
+/// Move matching: each finished game of participant `code` replayed from their journal, each
+/// of the study's agents asked at every decision of the person on the person's own
+/// observation (its lifecycle hooks and public events the seat's, its random stream its own),
+/// and how often it chose what the person chose. Nothing is written.
+pub fn match_moves(study: &Study, folder: &Folder, code: &str) -> Result<Vec<Matched>> {
+    let path = folder.participant_dir(code).join("journal.jsonl");
+    let lines = journal::read(&path)?;
+    let index = match lines.first() {
+        Some(Line::Header(h)) if h.study == folder.hash => h.index,
+        _ => {
+            return Err(Error::Records(format!(
+                "{} is not a journal of this study",
+                path.display()
+            )));
+        }
+    };
+    let who = Participant {
+        code: code.into(),
+        index,
+    };
+    let (decisions, done) = split(lines);
+    let shared = shared(study, Box::new(Replay), None);
+    let mut out = Vec::new();
+    for (g, &k) in study.schedule(index).iter().enumerate() {
+        let g = g as u32;
+        if !done.iter().any(|r| r.game == g) {
+            continue;
+        }
+        let mine: Vec<journal::Decision> =
+            decisions.iter().filter(|d| d.game == g).cloned().collect();
+        begin(&shared, g, k, mine);
+        lock(&shared).shadows = (study.agents.iter().enumerate())
+            .map(|(i, a)| Shadow {
+                agent: a.recipe.build(&a.id),
+                rng: dhumbal_game::rng::chacha_stream(
+                    study.seed,
+                    dhumbal_game::rng::Purpose::Agent(SHADOW_SLOT + i as u32),
+                    deal_id(u64::from(g), 0),
+                ),
+                tally: Tally::default(),
+            })
+            .collect();
+        play_game(study, folder, &who, g, k, &shared)?;
+        let shadows = std::mem::take(&mut lock(&shared).shadows);
+        out.extend(shadows.iter().zip(&study.agents).map(|(s, a)| Matched {
+            game: g,
+            agent: a.id.clone(),
+            faced: study.agents[k].id.clone(),
+            tally: s.tally,
+        }));
+    }
+    Ok(out)
+}
+
+/// Plays game `g` of participant `who` against condition `k`, writing its trace and records
+/// (unless it is a replay for move matching, without a journal).
 fn play_game(
     study: &Study,
     folder: &Folder,
