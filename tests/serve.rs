@@ -28,6 +28,7 @@ study:
     - kind: random
   games: 2
   rounds: 2
+  seat: rotate
   hints: balanced
   instructions: Play <b>well</b>.
   consent: I agree & consent.
@@ -229,6 +230,8 @@ fn bot(server: &Server, code: &str, token: &str, mut state: Value, follow: bool)
         no_hidden_card(&state, &mut public, &names);
         let seq = state["seq"].as_u64().unwrap();
         let game = state["game"].as_u64().unwrap();
+        // `seat: rotate`: the person sits in seat g mod 2 in game g.
+        assert_eq!(state["seat"].as_u64(), Some(game % 2), "{state}");
         let mut hinted = None;
         if hinted_games.insert(game) || follow {
             let (status, h) = server.post(
@@ -322,6 +325,18 @@ fn participants_play_their_games_and_every_game_is_written() {
         .filter(|e| e["event"] == "decision" && e["seat"] == json!(0))
         .map(|e| e["ns"].as_u64().unwrap())
         .collect();
+    // Game 1 seats the person in seat 1 (`seat: rotate`): the trace's "human" decides there.
+    let second = std::fs::read_to_string(
+        out.join("participants/A1/traces/deal-000001-arrangement-000.jsonl"),
+    )
+    .unwrap();
+    let seats: BTreeSet<u64> = second
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "decision" && e["agent"] == "human")
+        .map(|e| e["seat"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seats, BTreeSet::from([1]));
     assert!(
         !human_times.is_empty() && human_times.iter().all(|&ns| ns > 0),
         "{human_times:?}"

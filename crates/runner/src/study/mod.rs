@@ -908,36 +908,13 @@ fn play_game(
             deal_id(u64::from(g), 0),
         ),
     });
-    let mut person = Some(Person {
+    let person = Person {
         shared: Arc::clone(shared),
         reported: Arc::clone(&reported),
         advisor,
         hint: None,
-    });
-    let mut seated: Vec<Timed> = (0..players)
-        .map(|s| {
-            let mut t = match person.take().filter(|_| s == me) {
-                Some(p) => {
-                    Timed::new(Box::new(p), Some(tracer.clone())).reporting(Arc::clone(&reported))
-                }
-                None => Timed::new(def.recipe.build(&ids[s]), Some(tracer.clone())),
-            };
-            t.timing_all();
-            t
-        })
-        .collect();
-    let seats_json: Vec<Value> = (0..players)
-        .map(|s| match s == me {
-            true => trace::seat_json(s, s, "human", "human", Value::Null),
-            false => trace::seat_json(
-                s,
-                s,
-                &ids[s],
-                &def.kind,
-                def.spec.get("params").cloned().unwrap_or(Value::Null),
-            ),
-        })
-        .collect();
+    };
+    let (mut seated, seats_json) = seat(def, me, &ids, person, &reported, &tracer);
     let m = u64::from(g);
     tracer.line(trace::game_json(&stage, m, 0, seats_json));
     let points = study.is_points();
@@ -1025,6 +1002,45 @@ fn play_game(
         standings: table.standings().to_vec(),
         won: winner == me,
     })
+}
+
+/// A game's seats: the person in seat `me` (each decision's time what it reports), the
+/// condition's agent `def` in every other seat (`ids` their ids), every decision timed and
+/// traced; and the seats' lines for the trace's head.
+fn seat(
+    def: &AgentDef,
+    me: usize,
+    ids: &[String],
+    person: Person,
+    reported: &Arc<AtomicU64>,
+    tracer: &Tracer,
+) -> (Vec<Timed>, Vec<Value>) {
+    let mut person = Some(person);
+    let seated = (0..ids.len())
+        .map(|s| {
+            let mut t = match person.take_if(|_| s == me) {
+                Some(p) => {
+                    Timed::new(Box::new(p), Some(tracer.clone())).reporting(Arc::clone(reported))
+                }
+                None => Timed::new(def.recipe.build(&ids[s]), Some(tracer.clone())),
+            };
+            t.timing_all();
+            t
+        })
+        .collect();
+    let json = (0..ids.len())
+        .map(|s| match s == me {
+            true => trace::seat_json(s, s, "human", "human", Value::Null),
+            false => trace::seat_json(
+                s,
+                s,
+                &ids[s],
+                &def.kind,
+                def.spec.get("params").cloned().unwrap_or(Value::Null),
+            ),
+        })
+        .collect();
+    (seated, json)
 }
 
 /// The stage a study's game is, for its trace's first line.
