@@ -572,10 +572,17 @@ name: open
 seed: 1
 rules: {preset: paper, players: 2}
 study:
-  agents: [{kind: balanced}]
+  agents: [balanced]
   signup: true
 ";
     let file = study_file(dir.path(), open);
+    // A study is not run: the command says how it is played.
+    let ran = common::ok(&[
+        &file.display().to_string(),
+        "--out",
+        &dir.path().join("run").display().to_string(),
+    ]);
+    has(&common::text(&ran), "dhumbal-run serve");
     let said = refused(&[
         "serve",
         &file.display().to_string(),

@@ -334,7 +334,7 @@ pub struct ExploitSpec {
 pub struct StudySpec {
     /// The agents participants face, as in `agents:` (or a kind's name): one condition each;
     /// a game seats the condition's agent in every seat but the person's.
-    pub agents: Vec<AgentSpec>,
+    pub agents: Vec<Value>,
     /// The order each participant meets the agents in: `latin-square` (default: a balanced
     /// Latin square, Williams' design, a row per participant in turn), `rotate` (participant
     /// p starts at agent p and goes round) or `fixed` (every participant as listed).

@@ -124,6 +124,20 @@ impl Resolver<'_> {
         let mut out: Vec<super::AgentDef> = Vec::new();
         for (i, a) in s.agents.iter().enumerate() {
             let pa = at(&at(p, "agents"), &i.to_string());
+            let a = match a {
+                Value::String(kind) => AgentSpec(Map::from_iter([(
+                    "kind".to_string(),
+                    Value::from(kind.clone()),
+                )])),
+                Value::Object(m) => AgentSpec(m.clone()),
+                other => {
+                    self.problem(
+                        &pa,
+                        format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
+                    );
+                    continue;
+                }
+            };
             if a.0.contains_key("winner_of") {
                 self.problem(
                     &pa,
@@ -132,7 +146,7 @@ impl Resolver<'_> {
                 );
                 continue;
             }
-            let Some(def) = self.entry_def(a, &pa, rules) else {
+            let Some(def) = self.entry_def(&a, &pa, rules) else {
                 continue;
             };
             if def.id == "human" {
