@@ -391,6 +391,13 @@ fn the_report_of_a_study_matches_moves_on_the_people_s_observations() {
     ] {
         has(&page, part);
     }
+    for stem in ["people-won", "move-matching"] {
+        has(&page, &format!("figures/{stem}.svg"));
+        assert!(
+            out.join("figures").join(format!("{stem}.png")).is_file(),
+            "{stem}"
+        );
+    }
     let stats: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["participants"], 2);

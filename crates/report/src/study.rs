@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use dhumbal_plots::{self as plots, Interval, Width};
 use dhumbal_runner::scenario::Study;
 use dhumbal_runner::study::records::StudyRow;
 use dhumbal_runner::study::{self, Folder, Line, Matched};
@@ -229,9 +230,46 @@ pub fn report(dir: &Path, name: &str, study: &Study, out: &Path) -> Result<PathB
     let json = out.join("stats.json");
     let text = serde_json::to_string_pretty(&stats).doing("cannot write", &json)?;
     std::fs::write(&json, text).doing("cannot write", &json)?;
+    let drawn = figures(&stats, &out.join("figures"));
     let page = out.join("report.md");
-    std::fs::write(&page, page_text(&stats, study)).doing("cannot write", &page)?;
+    std::fs::write(&page, page_text(&stats, study, &drawn)).doing("cannot write", &page)?;
     Ok(page)
+}
+
+/// The figures' stems and, for each, whether it was drawn (else why not).
+type Drawn = Vec<(&'static str, std::result::Result<(), String>)>;
+
+/// Two figures, each agent in its colour: the people's share of games won against it, and
+/// its move matching, with their 95% intervals clustered by participant.
+fn figures(s: &StudyStats, dir: &Path) -> Drawn {
+    let bars = |of: &dyn Fn(usize) -> Option<Estimate>| -> Vec<(String, usize, Interval)> {
+        (0..s.agents.len())
+            .filter_map(|i| {
+                let e = of(i)?;
+                let [low, high] = e.ci95.unwrap_or([e.mean, e.mean]);
+                Some((
+                    s.agents[i].agent.clone(),
+                    i,
+                    Interval {
+                        estimate: 100.0 * e.mean,
+                        low: 100.0 * low,
+                        high: 100.0 * high,
+                    },
+                ))
+            })
+            .collect()
+    };
+    let won = bars(&|i| s.agents[i].won_by_participant);
+    let matched = bars(&|i| s.matching.get(i).and_then(|m| m.rate));
+    let draw = |stem: &'static str, axis: &str, bars: &[(String, usize, Interval)]| {
+        let made = plots::interval_bars_coloured("", axis, bars, Width::OneColumn)
+            .and_then(|f| f.write(dir, stem));
+        (stem, made.map(|_| ()).map_err(|e| e.to_string()))
+    };
+    vec![
+        draw("people-won", "People's games won (%)", &won),
+        draw("move-matching", "Decisions matched (%)", &matched),
+    ]
 }
 
 fn agent_rows(study: &Study, games: &[Game]) -> Vec<AgentRow> {
@@ -371,7 +409,15 @@ fn num(e: &Option<Estimate>) -> String {
 
 /// `report.md`. Participant codes and agent ids are the study's own (checked when it was
 /// read: letters, digits, `-`, `_`), so they go into the Markdown as they are.
-fn page_text(s: &StudyStats, study: &Study) -> String {
+fn page_text(s: &StudyStats, study: &Study, drawn: &Drawn) -> String {
+    let figure = |stem: &str, caption: &str| match drawn.iter().find(|(d, _)| *d == stem) {
+        Some((_, Ok(()))) => format!(
+            "\n![{stem}](figures/{stem}.svg)\n\n*{caption} ([PNG](figures/{stem}.png), \
+             [PDF](figures/{stem}.pdf))*\n"
+        ),
+        Some((_, Err(e))) => format!("\n*The figure could not be drawn: {e}*\n"),
+        None => String::new(),
+    };
     let unit = &s.scoring;
     let mut t = format!(
         "# Study `{}`\n\n{} participants, {} games, {} agents ({} order, {} games each, the \
@@ -400,6 +446,11 @@ fn page_text(s: &StudyStats, study: &Study) -> String {
             num(&a.net)
         ));
     }
+    t.push_str(&figure(
+        "people-won",
+        "The people's share of games won against each agent, with its 95% interval clustered \
+         by participant.",
+    ));
     t.push_str(&format!(
         "\n## Over the games\n\nEach person's g-th game, whichever agent it was against (the order is counterbalanced).\n\n| game | games | won, % | net {unit} |\n|---|---|---|---|\n"
     ));
@@ -434,6 +485,11 @@ fn page_text(s: &StudyStats, study: &Study) -> String {
             phase(2)
         ));
     }
+    t.push_str(&figure(
+        "move-matching",
+        "The share of the people's decisions each agent would have made, with its 95% \
+         interval clustered by participant.",
+    ));
     let agents: Vec<&str> = s.agents.iter().map(|a| a.agent.as_str()).collect();
     t.push_str(&format!(
         "\n## Participants\n\n| participant | games | won | net {unit} per game | decisions | median decision, s | hints | {} |\n|---|---|---|---|---|---|---|{}\n",
