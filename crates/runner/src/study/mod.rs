@@ -433,7 +433,7 @@ impl Person {
         } = self;
         let mut sh = lock(shared);
         let seq = sh.seq;
-        let (index, ns, hints) = if let Some(d) = sh.replay.pop_front() {
+        let (index, ns) = if let Some(d) = sh.replay.pop_front() {
             if d.seq != seq || legal.get(d.choice).map(Choice::to_string) != Some(d.action.clone())
             {
                 let message = format!(
@@ -457,7 +457,7 @@ impl Person {
                     sd.tally.matched[k] += 1;
                 }
             }
-            (d.choice, d.ns, d.hints)
+            (d.choice, d.ns)
         } else {
             let view = view(obs, &legal, &sh);
             let mut asked = 0u32;
@@ -490,9 +490,8 @@ impl Person {
                 sh.failure = Some(e);
                 return Err(AgentError("the journal cannot be written".into()));
             }
-            (index, ns, asked)
+            (index, ns)
         };
-        let _ = hints;
         sh.seq += 1;
         sh.round_ns += ns;
         reported.store(ns, Ordering::Relaxed);
