@@ -27,7 +27,8 @@ needed() {
             "$is skipped" >&2
     fi
 }
-# The replay page's test (tests/viewer.rs) drives headless Chromium.
+# The replay page's and a study's page's tests (tests/viewer.rs, tests/serve.rs) drive headless
+# Chromium.
 if [ -z "${DHUMBAL_CHROMIUM:-}" ] && ! command -v chromium chromium-browser google-chrome \
     google-chrome-stable >/dev/null 2>&1; then
     needed chromium "the replay page's browser test" is

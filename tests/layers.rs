@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 /// Each workspace crate and the workspace crates it may depend on.
-const GRAPH: [(&str, &[&str]); 11] = [
+const GRAPH: [(&str, &[&str]); 12] = [
     ("game", &[]),
     ("agents", &["dhumbal-game"]),
     // Exact best responses on small variants: the engine and the agents' families, nothing of
@@ -19,6 +19,8 @@ const GRAPH: [(&str, &[&str]); 11] = [
     ),
     ("plots", &[]),
     ("report", &["dhumbal-plots", "dhumbal-runner"]),
+    // A study's web table: the study's engine in the runner, the HTTP server here.
+    ("serve", &["dhumbal-runner"]),
     (
         ".",
         &[
@@ -28,6 +30,7 @@ const GRAPH: [(&str, &[&str]); 11] = [
             "dhumbal-plots",
             "dhumbal-report",
             "dhumbal-runner",
+            "dhumbal-serve",
         ],
     ),
     // Training on libtorch, and the trainer executable (the command line's `train` over it).

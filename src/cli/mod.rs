@@ -26,6 +26,7 @@ pub mod report;
 pub mod rerun;
 pub mod run;
 pub mod schema;
+pub mod serve;
 pub mod settings;
 pub mod show;
 pub mod train;
@@ -167,6 +168,14 @@ pub enum Command {
         dhumbal-run show /tmp/game --deal 0"
     )]
     Play(play::PlayArgs),
+    /// Serve a study with people (a scenario's `study:`, docs/studies.md): a web page where
+    /// each participant signs in with a code and plays the study's games against its agents,
+    /// seeing only their own seat; every decision written as it is made (journals, traces,
+    /// records in the study's folder), so a restart loses nothing. Localhost by default.
+    #[command(after_help = "Examples:
+  dhumbal-run serve scenarios/study/pilot.yaml --out /tmp/pilot
+          dhumbal-run serve scenarios/study/pilot.yaml --port 0 --out /tmp/pilot")]
+    Serve(serve::ServeArgs),
     /// Replay a traced deal in the terminal, turn by turn: the deal, each decision with the
     /// agent's top candidates and their scores (where the agent explains itself), the cards
     /// drawn, and a summary of each round; `--seat K` shows only what seat K saw. Cards in
@@ -227,6 +236,7 @@ where
         Some(Command::Report(args)) => report::report(args),
         Some(Command::Plan(args)) => plan::plan(args),
         Some(Command::Play(args)) => play::play(args),
+        Some(Command::Serve(args)) => serve::serve(args),
         Some(Command::Show(args)) => show::show(args),
     };
     exit_code(result)

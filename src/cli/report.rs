@@ -137,6 +137,9 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if dhumbal_report::training::is_training(&dir) {
         return training_report(&dir, out.as_deref(), force, titles);
     }
+    if dhumbal_runner::study::Identity::is_study(&dir) {
+        return study_report(&dir, out.as_deref());
+    }
     if dhumbal_report::tuning::is_tuning(&dir) {
         // A tuning's folder: its page and figures again, in place (they are derived).
         return match dhumbal_report::tuning::report(&dir) {
@@ -198,4 +201,31 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A study's folder (`dhumbal-run serve`): people against each agent, over the games, move
+/// matching, each participant (docs/studies.md), from the scenario it was served from,
+/// which `study.json` keeps.
+fn study_report(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let id = dhumbal_runner::study::Identity::read(dir)?;
+    let scenario = match dhumbal_runner::scenario::parse(
+        &id.scenario,
+        &id.text,
+        &dhumbal_runner::scenario::Overrides::default(),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprint!("error: the study's scenario, as served: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let Some(study) = &scenario.study else {
+        anyhow::bail!(dhumbal_runner::folder::Refusal(format!(
+            "{}: the scenario kept in study.json has no `study:` section",
+            dir.display()
+        )));
+    };
+    let page = dhumbal_report::study::report(dir, &scenario.name, study, out.unwrap_or(dir))?;
+    println!("study report in {}", page.display());
+    Ok(ExitCode::SUCCESS)
 }

@@ -246,6 +246,20 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
     dhumbal_runner::clock::calibrate_in_background();
     let mut scenario = load(path, &options.overrides)?;
     let only = scenario.stages.is_empty();
+    if only
+        && scenario.study.is_some()
+        && scenario.trainings.is_empty()
+        && scenario.tunings.is_empty()
+        && scenario.exploits.is_empty()
+    {
+        // A study is played by people: nothing here to run.
+        hooks.warn(&format!(
+            "{} has a `study:` section and nothing to play here: people play it through \
+             `dhumbal-run serve {}` (docs/studies.md)",
+            path.display(),
+            path.display()
+        ));
+    }
     let mut outcome = Outcome {
         name: scenario.name.clone(),
         dir: scenario.output.dir.clone(),

@@ -4,6 +4,8 @@
 //! test every observation.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

@@ -29,6 +29,7 @@ pub mod report;
 pub mod sequential;
 pub mod stats;
 pub mod stats_file;
+pub mod study;
 pub mod sweep;
 pub mod tables;
 pub mod training;

@@ -30,6 +30,7 @@ pub mod result_file;
 pub mod run;
 pub mod scenario;
 pub mod sequential;
+pub mod study;
 pub mod summary;
 pub mod totals;
 pub mod tournament;

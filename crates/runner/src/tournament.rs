@@ -113,6 +113,8 @@ pub struct Timed {
     tracer: Option<Tracer>,
     /// Called with the trace before each traced decision (see [`Timed::before_deciding`]).
     before: Option<BeforeDeciding>,
+    /// Where the agent says how long it took (see [`Timed::reporting`]).
+    reported: Option<Arc<AtomicU64>>,
 }
 
 /// What a [`Timed`] calls with its trace before each traced decision.
@@ -128,7 +130,27 @@ impl Timed {
             ticks: 0,
             tracer,
             before: None,
+            reported: None,
         }
+    }
+
+    /// The same agent, each traced decision's time the nanoseconds the agent stores in
+    /// `reported` as it answers, not the clock's: a study's person, whose decision may have
+    /// been made before a restart and is answered again from its journal.
+    pub fn reporting(mut self, reported: Arc<AtomicU64>) -> Timed {
+        self.reported = Some(reported);
+        self
+    }
+
+    /// Times every decision from now on (a study's games, each of a person's decisions
+    /// measured).
+    pub fn timing_all(&mut self) {
+        self.timing = true;
+    }
+
+    /// Nanoseconds spent deciding since the last call, which starts the count again.
+    pub fn take_nanos(&mut self) -> u64 {
+        clock::to_nanos(std::mem::take(&mut self.ticks))
     }
 
     /// The same agent, `before` called with the trace before each of its traced decisions
@@ -178,7 +200,11 @@ impl Timed {
             self.ticks += spent;
         }
         if let Some(tracer) = &self.tracer {
-            tracer.decided(&mut *self.inner, obs, &out, choice, clock::to_nanos(spent));
+            let ns = match &self.reported {
+                Some(r) => r.swap(0, Ordering::Relaxed),
+                None => clock::to_nanos(spent),
+            };
+            tracer.decided(&mut *self.inner, obs, &out, choice, ns);
         }
         out
     }

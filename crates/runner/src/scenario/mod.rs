@@ -14,6 +14,7 @@ mod repair;
 mod resolve;
 pub mod rules_spec;
 pub mod spec;
+pub mod study;
 mod sweep;
 mod train;
 mod tune;

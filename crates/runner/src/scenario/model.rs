@@ -225,6 +225,120 @@ pub struct Scenario {
     pub tunings: Vec<Tuning>,
     /// The `exploit:` entries, in file order.
     pub exploits: Vec<Exploit>,
+    /// The `study:` section (`dhumbal-run serve`).
+    pub study: Option<Study>,
+}
+
+/// The order participants meet a study's agents in (`study.order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum StudyOrder {
+    /// A balanced Latin square (Williams' design): each agent in each position once per
+    /// `n` participants, and each agent directly after every other once (with an odd number
+    /// of agents, over `2n` participants, the rows and their mirror images).
+    LatinSquare,
+    /// Participant p meets agents p, p+1, ... (mod n): a cyclic Latin square.
+    Rotate,
+    /// Every participant as listed.
+    Fixed,
+}
+
+impl StudyOrder {
+    /// The agents' order (indices into the study's agents) of row `participant` for `n`
+    /// agents.
+    pub fn row(self, n: usize, participant: usize) -> Vec<usize> {
+        match self {
+            StudyOrder::Fixed => (0..n).collect(),
+            StudyOrder::Rotate => (0..n).map(|j| (j + participant) % n).collect(),
+            StudyOrder::LatinSquare => {
+                // The first row 0, 1, n-1, 2, n-2, ...; row r adds r (mod n); with n odd, rows
+                // n..2n are the first n reversed.
+                let first: Vec<usize> = (0..n)
+                    .map(|j| match j {
+                        0 => 0,
+                        j if j % 2 == 1 => j.div_ceil(2),
+                        j => n - j / 2,
+                    })
+                    .collect();
+                let rows = if n % 2 == 1 { 2 * n } else { n };
+                let r = participant % rows.max(1);
+                let mut row: Vec<usize> = first.iter().map(|&a| (a + r % n) % n).collect();
+                if r >= n {
+                    row.reverse();
+                }
+                row
+            }
+        }
+    }
+}
+
+/// Where the person sits in a study's game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StudySeat {
+    Fixed(usize),
+    /// Seat g mod players in game g.
+    Rotate,
+}
+
+/// Who may play a study.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StudyCodes {
+    /// These codes, each one person's.
+    Listed(Vec<String>),
+    /// Codes issued on request (to those who give the access code, if there is one).
+    SignUp,
+}
+
+/// A resolved `study:` section (docs/studies.md).
+#[derive(Clone)]
+pub struct Study {
+    pub rules: Arc<Rules>,
+    /// The seed of every game's deals and agents' streams.
+    pub seed: u64,
+    /// The conditions: the agent a game seats in every seat but the person's.
+    pub agents: Vec<AgentDef>,
+    pub order: StudyOrder,
+    /// Games per participant.
+    pub games: u32,
+    /// Coin scoring: rounds per game; `None` for point games.
+    pub rounds: Option<u32>,
+    pub seat: StudySeat,
+    /// The agent that answers hints.
+    pub advisor: Option<AgentDef>,
+    pub instructions: String,
+    pub consent: String,
+    pub codes: StudyCodes,
+    pub access_code: Option<String>,
+    /// The section as resolved (its hash names the study in its files).
+    pub spec: Value,
+}
+
+impl Study {
+    /// The agent (an index into `agents`) participant number `participant` meets in each
+    /// of its games.
+    pub fn schedule(&self, participant: usize) -> Vec<usize> {
+        let row = self.order.row(self.agents.len(), participant);
+        (0..self.games as usize)
+            .map(|g| row[g % row.len()])
+            .collect()
+    }
+
+    /// The person's seat in game `game`.
+    pub fn seat_in(&self, game: u32) -> usize {
+        match self.seat {
+            StudySeat::Fixed(s) => s,
+            StudySeat::Rotate => game as usize % self.rules.players(),
+        }
+    }
+
+    pub fn players(&self) -> usize {
+        self.rules.players()
+    }
+
+    /// Whether games are scored in points (played until one player is left).
+    pub fn is_points(&self) -> bool {
+        self.rounds.is_none()
+    }
 }
 
 /// A resolved `exploit:` entry (docs/exploitability.md): the target, and the stages that

@@ -119,6 +119,7 @@ impl Resolver<'_> {
                 trainings: &mut trainings,
             },
         );
+        let study = self.study(spec, seed);
         let stages = self.stages(spec, seed, overrides);
         let output = self.output(spec, overrides, &stages);
         if !self.problems.is_empty() {
@@ -136,13 +137,17 @@ impl Resolver<'_> {
             trainings,
             tunings,
             exploits,
+            study,
         })
     }
 
     /// The scenario's stages: those of `stages:`, else one of the top level's fields (none in
     /// a file that only trains or tunes).
     fn stages(&mut self, spec: &ScenarioSpec, seed: u64, overrides: &Overrides) -> Vec<Stage> {
-        let train_only = (spec.train.is_some() || spec.tune.is_some() || spec.exploit.is_some())
+        let train_only = (spec.train.is_some()
+            || spec.tune.is_some()
+            || spec.exploit.is_some()
+            || spec.study.is_some())
             && spec.stages.is_none()
             && spec.agents.is_none();
         match &spec.stages {

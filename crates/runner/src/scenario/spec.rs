@@ -98,6 +98,10 @@ with_table_fields! {
         /// the target's self-play on fresh duplicate deals.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub exploit: Option<Vec<ExploitSpec>>,
+        /// A study with people (docs/studies.md): `dhumbal-run serve FILE` seats each
+        /// participant at a web table against these agents, in a counterbalanced order.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub study: Option<StudySpec>,
     }
 }
 
@@ -323,6 +327,58 @@ pub struct ExploitSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
     /// Seed of the measurement's deals (default: derived from the scenario's and the id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// A study with people (`study:`, docs/studies.md): whom each participant faces, in which
+/// order, on which deals, and what they read before they play.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct StudySpec {
+    /// The agents participants face, as in `agents:` (or a kind's name): one condition each;
+    /// a game seats the condition's agent in every seat but the person's.
+    pub agents: Vec<Value>,
+    /// The order each participant meets the agents in: `latin-square` (default: a balanced
+    /// Latin square, Williams' design, a row per participant in turn), `rotate` (participant
+    /// p starts at agent p and goes round) or `fixed` (every participant as listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<super::StudyOrder>,
+    /// Games each participant plays (default: one per agent); game g of every participant is
+    /// played on the same deals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games: Option<u32>,
+    /// Coin scoring: rounds in a game (default 5). Point games end by themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// The table's rules, over the scenario's `rules:` (players included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<RulesSpec>,
+    /// The person's seat: a seat number (default 0), or `rotate` (seat g mod players in game
+    /// g).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Value>,
+    /// The agent that answers a participant's request for a hint (as in `agents:`, or a
+    /// kind's name); `false` or absent: no hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Value>,
+    /// Shown before the first game (plain text; blank lines separate paragraphs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// The consent a participant agrees to before playing (plain text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<String>,
+    /// The participant codes, each given to one person. Without them, `signup: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub participants: Option<Vec<String>>,
+    /// Open sign-up: the page issues a new code to whoever asks (with `access_code`, only to
+    /// those who give it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signup: Option<bool>,
+    /// The code that open sign-up asks for (required to serve beyond this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_code: Option<String>,
+    /// Seed of the study's deals and agents' streams (default: the scenario's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
 }
