@@ -56,12 +56,14 @@ fn scenarios() -> Vec<String> {
     // section and no stages) make agents or measurements and play no stage of their own;
     // tests/learning.rs, tests/tuning.rs and tests/exploit.rs cover them. Those that
     // also play stages seat the checkpoints and agent files shipped beside them, so their
-    // records are pinned like any other's.
+    // records are pinned like any other's. A study (`study:`) is served to people, not run;
+    // tests/serve.rs plays its games.
     names.retain(|n| {
         std::fs::read_to_string(root.join(n)).is_ok_and(|t| {
-            !(t.contains("\ntrain:") || t.contains("\ntune:") || t.contains("\nexploit:"))
-                || t.contains("\nstages:")
-                || t.contains("\nagents:")
+            !t.contains("\nstudy:")
+                && (!(t.contains("\ntrain:") || t.contains("\ntune:") || t.contains("\nexploit:"))
+                    || t.contains("\nstages:")
+                    || t.contains("\nagents:"))
         })
     });
     names.sort();
