@@ -66,7 +66,34 @@ def scratch(tmp_path_factory) -> pathlib.Path:
             "agents": [{"kind": "aggressive"}, {"kind": "balanced"}, {"kind": "random"}],
         },
     )
+    # docs/studies.md reads the pilot study's records: served, and played by three scripted
+    # participants through the page's API (scripts/study-client.py).
+    _serve_pilot(d)
     return d
+
+
+def _serve_pilot(d: pathlib.Path) -> None:
+    """`dhumbal-run serve scenarios/study/pilot.yaml` into d/reports/pilot-study, three of its
+    participants played by the example client, the server stopped."""
+    exe = ROOT / "target" / "release" / "dhumbal-run"
+    server = subprocess.Popen(
+        [str(exe), "serve", str(ROOT / "scenarios/study/pilot.yaml"), "--port", "0",
+         "--out", str(d / "reports" / "pilot-study")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        first = server.stdout.readline()
+        url = re.search(r"http://\S+", first)
+        assert url, f"the server said: {first}"
+        played = subprocess.run(
+            [sys.executable, str(ROOT / "scripts/study-client.py"), url.group(0).rstrip("/"),
+             "--code", "P01", "--code", "P02", "--code", "P03", "--follow-hints"],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert played.returncode == 0, played.stdout + played.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_the_docs_have_python_examples():
