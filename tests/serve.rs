@@ -558,6 +558,7 @@ study:
   agents:
     - kind: aggressive
     - kind: aggressive
+    - {id: timed, kind: ismcts, params: {time_limit_ms: 5}}
   order: latin
   seat: 4
   participants: [A1, A1, 'x y']
@@ -571,6 +572,8 @@ study:
         "expected a seat from 0 to 1",
         "listed twice",
         "`x y`",
+        "study.agents.2",
+        "bounded by time",
     ] {
         has(&said, part);
     }

@@ -165,6 +165,13 @@ impl Resolver<'_> {
                     "an oracle sees every hand, the participant's included: a study seats \
                      agents that see only their own",
                 );
+            } else if bounded_by_time(&def.spec) {
+                self.problem(
+                    &pa,
+                    "a search bounded by time (`time_limit_ms`) would not choose the same \
+                     again when a participant's game is replayed from its journal: bound it \
+                     by `iterations`",
+                );
             } else {
                 out.push(def);
             }
@@ -259,5 +266,18 @@ impl Resolver<'_> {
                 StudyCodes::SignUp
             }
         }
+    }
+}
+
+/// Whether an agent entry as resolved (or an agent inside it: a rollout, a belief's model)
+/// stops its search by the clock: its choices then depend on the machine, and a game
+/// replayed from a participant's journal would not be the game played.
+fn bounded_by_time(spec: &Value) -> bool {
+    match spec {
+        Value::Object(m) => m.iter().any(|(k, v)| {
+            (k == "time_limit_ms" && v.as_f64().is_some_and(|t| t > 0.0)) || bounded_by_time(v)
+        }),
+        Value::Array(a) => a.iter().any(bounded_by_time),
+        _ => false,
     }
 }
