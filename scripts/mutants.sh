@@ -10,7 +10,7 @@
 #   scripts/mutants.sh sequential                  # the SPRT, its estimate after a stop, decide:
 #   scripts/mutants.sh stats -F 'holm|wilson'      # only the mutants whose names match
 #   scripts/mutants.sh power --list                # list the mutants, run nothing
-#   scripts/mutants.sh sequential --lines crates/runner/src/sequential.rs:739,635
+#   scripts/mutants.sh sequential --lines crates/stats/src/sequential.rs:560,561
 #                                                  # only the mutants on those lines
 #
 # MODULE is one of sequential, stats, power, ratings, sweep, optimizers, or all (each in
@@ -73,8 +73,12 @@ if ! { [ -x "$mutants" ] && cargo install --list --root "$tools" | grep -q "^car
         cargo-mutants
 fi
 
-# The files of each module, the crate that owns them (whose unit tests run) and the fixture
-# tests (tests/*.rs of the root package) that check it.
+# The files of each module, the crate that owns them, and the tests that check it. The
+# statistics (sequential, stats, power, ratings) are crates/stats (dhumbal-stats): a mutant
+# there rebuilds that small crate and its own tests, the fixture tests against the Python
+# references among them (crates/stats/tests/), seconds. The sweep's summary and the
+# optimizers live in the report and the runner: their mutants rebuild the crates above and run
+# the root package's fixture tests (tests/*.rs), minutes each.
 files=()
 tests=()
 skip=()
@@ -84,34 +88,25 @@ select_module() {
         sequential)
             # Wald's bounds, the GSPRT's LLR, the overshoot, the stop, the estimate and the
             # interval after a stop, decide:'s alpha and looks.
-            owner=dhumbal-runner
-            files=(crates/runner/src/sequential.rs crates/runner/src/sequential/after.rs)
-            tests=(sequential)
-            # The two simulations of 2.5 minutes (a loaded 2-core machine): the error rates by
-            # design and the coverage of the interval after a stop. The simulations of the
-            # error rates at alpha = beta = 0.05 and at alpha = 0.05, beta = 0.2 stay (6 s).
-            skip=(error_rates_and_lengths_by_design the_interval_after_a_stop_covers_the_truth)
+            owner=dhumbal-stats
+            files=(crates/stats/src/sequential.rs crates/stats/src/sequential/after.rs)
             ;;
         stats)
             # t-tests, effects, intervals, Pearson, cluster-robust means, Holm, Bonferroni,
-            # and the distributions under them.
-            owner=dhumbal-report
-            files=(crates/report/src/stats.rs crates/report/src/dist.rs)
-            tests=(analysis intervals)
+            # Wilson, and the distributions under them.
+            owner=dhumbal-stats
+            files=(crates/stats/src/stats.rs crates/stats/src/dist.rs)
             ;;
         power)
-            owner=dhumbal-report
-            files=(crates/report/src/power.rs)
-            tests=(analysis)
+            owner=dhumbal-stats
+            files=(crates/stats/src/power.rs)
             ;;
         ratings)
-            owner=dhumbal-report
-            files=(crates/report/src/ratings/model.rs)
-            tests=(ratings)
+            owner=dhumbal-stats
+            files=(crates/stats/src/ratings.rs)
             ;;
         sweep)
-            # The paired differences of a sweep's points (report) and the stage summary
-            # they are read with (runner).
+            # The paired differences of a sweep's points.
             owner=dhumbal-report
             files=(crates/report/src/sweep.rs)
             tests=(sweeps)
@@ -128,6 +123,12 @@ select_module() {
             exit 2
             ;;
     esac
+    if [ "$owner" = dhumbal-stats ]; then
+        # The simulations of minutes (a loaded 2-core machine): the error rates by design and
+        # the coverage of the interval after a stop. Those of the error rates at alpha = beta =
+        # 0.05 and at alpha = 0.05, beta = 0.2, and of decide:'s alpha, stay.
+        skip=(error_rates_and_lengths_by_design the_interval_after_a_stop_covers_the_truth)
+    fi
 }
 
 run_module() {
@@ -136,20 +137,28 @@ run_module() {
     local args=(--in-place --workspace --no-shuffle --baseline=skip --output "target/mutants/$module_name")
     local f t
     for f in "${files[@]}"; do args+=(--file "$f"); done
-    # The owner's unit tests and the root package's fixture tests; dhumbal-python is named
-    # only so that the dependencies' features are the workspace's (its lib has no tests).
-    args+=(--test-package "$owner" --test-package dhumbal --test-package dhumbal-python)
-    args+=(--cargo-arg=--lib)
-    for t in "${tests[@]}"; do args+=("--cargo-arg=--test=$t"); done
+    if [ "$owner" = dhumbal-stats ]; then
+        # The crate's unit tests and its reference tests (crates/stats/tests/).
+        args+=(--test-package dhumbal-stats)
+        args+=("--cargo-arg=--config=profile.release.package.dhumbal-stats.incremental=true")
+        args+=("--cargo-arg=--config=profile.release.package.dhumbal-stats.codegen-units=16")
+    else
+        # The owner's unit tests and the root package's fixture tests; dhumbal-python is
+        # named only so that the dependencies' features are the workspace's (its lib has no
+        # tests).
+        args+=(--test-package "$owner" --test-package dhumbal --test-package dhumbal-python)
+        args+=(--cargo-arg=--lib)
+        for t in "${tests[@]}"; do args+=("--cargo-arg=--test=$t"); done
+        local crate
+        for crate in dhumbal-runner dhumbal-report dhumbal; do
+            args+=("--cargo-arg=--config=profile.release.package.$crate.incremental=true")
+        done
+        args+=(--cargo-arg=--config=profile.release.package.dhumbal-runner.codegen-units=16)
+    fi
     if [ "${#skip[@]}" -gt 0 ]; then
         args+=(--cargo-test-arg=--)
         for t in "${skip[@]}"; do args+=("--cargo-test-arg=--skip=$t"); done
     fi
-    local crate
-    for crate in dhumbal-runner dhumbal-report dhumbal; do
-        args+=("--cargo-arg=--config=profile.release.package.$crate.incremental=true")
-    done
-    args+=(--cargo-arg=--config=profile.release.package.dhumbal-runner.codegen-units=16)
     # A mutant that loops is killed: generous limits for a loaded 2-core machine (the tests of
     # a module take under a minute there).
     args+=(--profile release --build-timeout 1200 --timeout 300)

@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 source scripts/setup-torch.sh
-cargo test --release --workspace --test sequential -- --nocapture --exact \
+cargo test --release -p dhumbal-stats --test sequential -- --nocapture --exact \
     error_rates_and_lengths_by_design 2>&1 | grep '^|'

@@ -6,19 +6,29 @@
 use std::collections::BTreeMap;
 
 /// Each workspace crate and the workspace crates it may depend on.
-const GRAPH: [(&str, &[&str]); 12] = [
+const GRAPH: [(&str, &[&str]); 13] = [
     ("game", &[]),
     ("agents", &["dhumbal-game"]),
     // Exact best responses on small variants: the engine and the agents' families, nothing of
     // files or threads.
     ("exploit", &["dhumbal-agents", "dhumbal-game"]),
     ("learn", &["dhumbal-agents", "dhumbal-game"]),
+    // The statistics: numbers in, numbers out (the game only in its tests' simulations).
+    ("stats", &[]),
     (
         "runner",
-        &["dhumbal-agents", "dhumbal-game", "dhumbal-learn"],
+        &[
+            "dhumbal-agents",
+            "dhumbal-game",
+            "dhumbal-learn",
+            "dhumbal-stats",
+        ],
     ),
     ("plots", &[]),
-    ("report", &["dhumbal-plots", "dhumbal-runner"]),
+    (
+        "report",
+        &["dhumbal-plots", "dhumbal-runner", "dhumbal-stats"],
+    ),
     // A study's web table: the study's engine in the runner, the HTTP server here.
     ("serve", &["dhumbal-runner"]),
     (

@@ -1,4 +1,4 @@
-"""Reference ratings for crates/report/src/ratings/model.rs, computed by choix.
+"""Reference ratings for crates/stats/src/ratings.rs, computed by choix.
 
 Regenerate: .venv/bin/python scripts/reference/ratings_fixture.py > tests/fixtures/ratings.json
 (needs `choix`, which scripts/setup-python.sh installs, and the release build of dhumbal-run,

@@ -1,4 +1,4 @@
-"""Reference LLRs of the sequential test for crates/runner/src/sequential.rs, computed here by
+"""Reference LLRs of the sequential test for crates/stats/src/sequential.rs, computed here by
 an independent route (NumPy and SciPy).
 
 Regenerate: .venv/bin/python scripts/reference/sprt_fixture.py > tests/fixtures/sprt.json
@@ -162,7 +162,7 @@ def llr(scores, hyp):
 
 def after_tail(design, theta, look, side, s, nodes=100):
     """P_theta(an outcome at least as extreme as the stop (look, side, s) in the stagewise
-    ordering), for crates/runner/src/sequential/after.rs (`Design::tail`), by another route: the
+    ordering), for crates/stats/src/sequential/after.rs (`Design::tail`), by another route: the
     sub-density of the sum of the standardized unit scores (increments N(theta*n, n)) over
     each look's continuation region on Gauss-Legendre nodes (`nodes` per look, where the Rust
     code uses a trapezoid grid of 6 points per standard deviation), exact to about 1e-14 here

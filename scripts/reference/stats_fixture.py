@@ -1,4 +1,4 @@
-"""Reference values for crates/report/src/stats.rs, computed by SciPy and statsmodels.
+"""Reference values for crates/stats/src/stats.rs, computed by SciPy and statsmodels.
 
 Regenerate: python3 scripts/reference/stats_fixture.py > tests/fixtures/stats.json
 (needs `pip install scipy statsmodels`; the file records the versions used).

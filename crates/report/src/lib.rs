@@ -15,7 +15,6 @@
 //! What fails fails with one [`Error`] ([`error`]).
 
 pub mod analyze;
-pub mod dist;
 pub mod error;
 pub mod exploit;
 pub mod figures;
@@ -23,11 +22,9 @@ pub mod load;
 pub mod metrics;
 pub mod overview;
 pub mod plan;
-pub mod power;
 pub mod ratings;
 pub mod report;
 pub mod sequential;
-pub mod stats;
 pub mod stats_file;
 pub mod study;
 pub mod sweep;
@@ -40,6 +37,8 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use analyze::{Options, StageAnalysis};
+/// The statistics, from `dhumbal-stats`, at the paths the report has always used.
+pub use dhumbal_stats::{dist, power, stats};
 pub use error::{Error, Result};
 pub use load::{Seating, StageInfo};
 pub use overview::write_overview;

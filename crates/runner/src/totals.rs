@@ -225,47 +225,11 @@ impl Decided {
     }
 }
 
-/// The two-sided 95% normal quantile, z such that P(|Z| <= z) = 0.95.
-pub const Z_95: f64 = 1.959_963_984_540_054;
-
-/// The Wilson score interval for `k` successes in `n` trials at normal quantile `z` (1.96 for
-/// 95%): the project's one implementation, used by the run's summary and by the report.
-/// `None` when `n` is 0.
-pub fn wilson(k: u64, n: u64, z: f64) -> Option<(f64, f64)> {
-    if n == 0 {
-        return None;
-    }
-    let n = n as f64;
-    let p = k as f64 / n;
-    let denom = 1.0 + z * z / n;
-    let centre = (p + z * z / (2.0 * n)) / denom;
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
-    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
-}
+pub use dhumbal_stats::stats::{Z_95, wilson_z as wilson};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wilson_matches_statsmodels() {
-        // tests/fixtures/wilson.json, made by scripts/reference/wilson_fixture.py.
-        let text = include_str!("../../../tests/fixtures/wilson.json");
-        let fixture: serde_json::Value = serde_json::from_str(text).unwrap();
-        for case in fixture["cases"].as_array().unwrap() {
-            let (k, n) = (case["k"].as_u64().unwrap(), case["n"].as_u64().unwrap());
-            let (lo, hi) = wilson(k, n, Z_95).unwrap();
-            assert!(
-                (lo - case["low"].as_f64().unwrap()).abs() < 1e-9,
-                "{k}/{n}: {lo}"
-            );
-            assert!(
-                (hi - case["high"].as_f64().unwrap()).abs() < 1e-9,
-                "{k}/{n}: {hi}"
-            );
-        }
-        assert_eq!(wilson(0, 0, Z_95), None);
-    }
 
     /// An agent of a point stage: rounds won of rounds played, games won of games, points taken.
     fn agent(wins: u64, rounds: u64, game_wins: u64, games: u64, points_sum: i64) -> AgentTotals {

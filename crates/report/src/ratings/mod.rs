@@ -24,7 +24,8 @@
 //! it; code that needs only the model or the collector (`metrics`) names that part.
 
 pub mod collect;
-pub mod model;
+/// The rating model, from `dhumbal-stats` (numbers in, numbers out).
+pub use dhumbal_stats::ratings as model;
 pub mod present;
 
 pub use collect::{Collector, places_from_round};

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::dist::{normal_quantile, t_quantile, t_two_sided_p};
+use crate::dist::{normal_quantile, t_quantile, t_two_sided_p};
 
 /// Count, mean and sum of squared deviations, updated one value at a time (Welford), so that
 /// variances stay accurate whatever the offset of the data.
@@ -495,17 +495,36 @@ pub fn stars(p: Option<f64>) -> &'static str {
     }
 }
 
+/// The two-sided 95% normal quantile, z such that P(|Z| <= z) = 0.95.
+pub const Z_95: f64 = 1.959_963_984_540_054;
+
+/// The Wilson score interval for `k` successes in `n` trials at normal quantile `z` (1.96 for
+/// 95%): the project's one implementation, used by the run's summary and by the report
+/// ([`wilson`] at a confidence level).
+/// `None` when `n` is 0.
+pub fn wilson_z(k: u64, n: u64, z: f64) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let p = k as f64 / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+}
+
 /// The Wilson score interval for k successes in n trials (statsmodels' `proportion_confint(
 /// method="wilson")`); `None` when n is 0 (nothing to estimate).
 pub fn wilson(k: u64, n: u64, confidence: f64) -> Option<(f64, f64)> {
     // At 95% the correctly rounded quantile the run's summary.csv uses too (erfc_inv's is an
     // ulp off), so that both files give the same bits.
     let z = if confidence == 0.95 {
-        dhumbal_runner::totals::Z_95
+        Z_95
     } else {
         normal_quantile(1.0 - (1.0 - confidence) / 2.0)
     };
-    dhumbal_runner::totals::wilson(k, n, z)
+    wilson_z(k, n, z)
 }
 
 /// The normal (Wald) interval p ± z·sqrt(p(1-p)/n), clipped to [0, 1]: the paper's eq. 6
@@ -585,4 +604,29 @@ pub fn percentile(values: &mut [f64], q: f64) -> Option<f64> {
     }
     let b = rest.iter().copied().fold(f64::INFINITY, f64::min);
     Some(a + frac * (b - a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_matches_statsmodels() {
+        // tests/fixtures/wilson.json, made by scripts/reference/wilson_fixture.py.
+        let text = include_str!("../../../tests/fixtures/wilson.json");
+        let fixture: serde_json::Value = serde_json::from_str(text).unwrap();
+        for case in fixture["cases"].as_array().unwrap() {
+            let (k, n) = (case["k"].as_u64().unwrap(), case["n"].as_u64().unwrap());
+            let (lo, hi) = wilson_z(k, n, Z_95).unwrap();
+            assert!(
+                (lo - case["low"].as_f64().unwrap()).abs() < 1e-9,
+                "{k}/{n}: {lo}"
+            );
+            assert!(
+                (hi - case["high"].as_f64().unwrap()).abs() < 1e-9,
+                "{k}/{n}: {hi}"
+            );
+        }
+        assert_eq!(wilson_z(0, 0, Z_95), None);
+    }
 }

@@ -10,7 +10,7 @@
 //!
 //! Effect sizes are standardised (mean difference over a standard deviation).
 
-use super::dist::{nct_cdf, normal_cdf, normal_quantile, t_quantile};
+use crate::dist::{nct_cdf, normal_cdf, normal_quantile, t_quantile};
 
 /// The paper's eq. 5: observations per group to detect a difference `delta` between two
 /// means with common variance `sigma2` at two-sided level `alpha` with power `power`.

@@ -4,8 +4,7 @@
 //! The data are plain: a list of [`Unit`]s (a deal under all its seating arrangements, the unit
 //! of the design), each a list of [`Game`]s, each the agents at its seats and their finishing
 //! places (0 first; equal places are tied).
-//! [`places_from_round`](super::collect::places_from_round) turns a round's records into
-//! places.
+//! The report's `ratings::collect::places_from_round` turns a round's records into places.
 //!
 //! Models (docs/analysis.md, "Ratings"):
 //! - **Plackett-Luce** (Luce 1959, Plackett 1975): a finishing order is a sequence of choices,
@@ -39,12 +38,10 @@
 //! `r` from ChaCha8 stream `r` of the seed, on as many threads as asked, with the same result
 //! on any.
 //!
-//! Imports: of the report crate only [`crate::stats::percentile`] (arithmetic on a list;
-//! `stats` imports nothing of `ratings`). Never `load`, `metrics`, `analyze`, `figures` or
-//! `tables`, nor the other parts of `ratings`: the model is numbers in and numbers out, so that
-//! it stays testable against the `choix` fixtures (tests/ratings.rs) without records or
-//! figures, and so that what reads records (`collect`, `metrics`) or draws them (`present`)
-//! can build on it without a circle.
+//! Imports: of this crate only [`crate::stats::percentile`] (arithmetic on a list). The model is
+//! numbers in and numbers out, so that it stays testable against the `choix` fixtures without
+//! records or figures; the report's `ratings::collect` (what reads records) and
+//! `ratings::present` (what draws them) build on it.
 
 use std::collections::HashMap;
 use std::f64::consts::LN_10;
@@ -282,10 +279,10 @@ pub struct Data {
 /// A hash map on the Fx hash (rustc's: one multiply per word), for the small integer keys
 /// read once per game (and per round, `metrics`' deals); lookups only, so its order never
 /// shows.
-pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Fx(u64);
+pub struct Fx(u64);
 
 impl std::hash::Hasher for Fx {
     fn finish(&self) -> u64 {
@@ -392,11 +389,7 @@ impl Data {
     }
 
     /// The index of a game among the distinct games (added if new), or why it is not one.
-    pub(super) fn game_id(
-        &mut self,
-        agents: &[usize],
-        places: &[u32],
-    ) -> Result<u32, &'static str> {
+    pub fn game_id(&mut self, agents: &[usize], places: &[u32]) -> Result<u32, &'static str> {
         if agents.len() != places.len() {
             return Err("agents and places differ in length");
         }
@@ -465,7 +458,7 @@ impl Data {
     }
 
     /// Adds a unit given as its games' indices (reordered).
-    pub(super) fn add_unit_of(&mut self, stratum: usize, ids: &mut [u32]) {
+    pub fn add_unit_of(&mut self, stratum: usize, ids: &mut [u32]) {
         ids.sort_unstable();
         for &id in ids.iter() {
             for &a in &self.distinct[id as usize].1 {
