@@ -323,6 +323,95 @@ mod tests {
         }
     }
 
+    /// A level or a power outside (0, 1), no difference or no variance: no sample size, no
+    /// detectable effect (the bounds themselves excluded); just inside them, an answer.
+    #[test]
+    fn inputs_outside_their_ranges_have_no_answer() {
+        for p in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
+            assert_eq!(sample_size_eq5(0.1, 0.25, p, 0.8), None, "alpha {p}");
+            assert_eq!(sample_size_eq5(0.1, 0.25, 0.05, p), None, "power {p}");
+            assert_eq!(ttest_ind_sample_size(0.3, p, 0.8, 1.0), None, "alpha {p}");
+            assert_eq!(ttest_ind_sample_size(0.3, 0.05, p, 1.0), None, "power {p}");
+            assert_eq!(ttest_paired_sample_size(0.3, p, 0.8), None, "alpha {p}");
+            assert_eq!(ttest_paired_sample_size(0.3, 0.05, p), None, "power {p}");
+            assert_eq!(ttest_ind_mde(50.0, p, 0.8, 1.0), None, "alpha {p}");
+            assert_eq!(ttest_paired_mde(50.0, 0.05, p), None, "power {p}");
+        }
+        assert_eq!(sample_size_eq5(0.0, 0.25, 0.05, 0.8), None);
+        for var in [0.0, -0.25, f64::NAN] {
+            assert_eq!(sample_size_eq5(0.1, var, 0.05, 0.8), None, "variance {var}");
+        }
+        assert_eq!(ttest_ind_sample_size(0.0, 0.05, 0.8, 1.0), None);
+        assert_eq!(ttest_paired_sample_size(0.0, 0.05, 0.8), None);
+        assert_eq!(
+            ttest_ind_mde(1.0, 0.05, 0.8, 1.0),
+            None,
+            "two observations in all"
+        );
+        assert_eq!(ttest_paired_mde(1.0, 0.05, 0.8), None, "one difference");
+        for p in [1e-9, 0.999_999] {
+            assert!(sample_size_eq5(0.1, 0.25, p, 0.5).is_some(), "alpha {p}");
+            assert!(sample_size_eq5(0.1, 0.25, 0.05, p).is_some(), "power {p}");
+        }
+        assert!(
+            sample_size_eq5(-0.1, 0.25, 0.05, 0.8).is_some(),
+            "a negative difference"
+        );
+    }
+
+    /// The solve finds its bracket by doubling from the guess (a dozen or so evaluations with
+    /// Brent's steps, whatever the distance), and the largest x it tries is 1e15 itself.
+    #[test]
+    fn the_bracket_doubles_up_to_1e15() {
+        let calls = std::cell::Cell::new(0u32);
+        let line = |x: f64| {
+            calls.set(calls.get() + 1);
+            x
+        };
+        let x = solve_increasing(line, 1e6, 0.0, 1e-3).unwrap();
+        assert!((x - 1e6).abs() <= 1e-12 * 1e6, "{x}");
+        assert!(calls.get() <= 60, "{} evaluations", calls.get());
+        // Reached exactly at 1e15, from a guess that doubles onto it, or from 1e15 itself.
+        assert_eq!(
+            solve_increasing(|x| x, 1e15, 0.0, 1e15 / 1024.0),
+            Some(1e15)
+        );
+        assert_eq!(solve_increasing(|x| x, 1e15, 0.0, 1e15), Some(1e15));
+        // Not reached by 1e15: no answer.
+        assert_eq!(solve_increasing(|x| x, 3e15, 0.0, 1.0), None);
+        assert_eq!(solve_increasing(|x| x, 3e15, 0.0, 2e15), None);
+    }
+
+    /// Brent's steps are what make a solve cheap: on the power curves themselves, and on a
+    /// smooth root within its bracket, a few evaluations where bisection to 1e-12 relative
+    /// takes about forty (the module's doc: a dozen against fifty). A step that interpolates
+    /// wrongly still converges, through bisection, so only the count tells.
+    #[test]
+    fn brents_steps_take_few_evaluations() {
+        let calls = std::cell::Cell::new(0u32);
+        let counted = |f: &dyn Fn(f64) -> f64, x: f64| {
+            calls.set(calls.get() + 1);
+            f(x)
+        };
+        for es in [0.003, 0.02, 0.2, 1.5] {
+            let z = z_sum(0.05, 0.8) / es;
+            calls.set(0);
+            let power = |n: f64| ttest_paired_power(es, n, 0.05);
+            let n = solve_increasing(|n| counted(&power, n), 0.8, 1.0 + 1e-9, z * z).unwrap();
+            assert!(
+                calls.get() <= 12,
+                "paired es {es}: {} evaluations",
+                calls.get()
+            );
+            assert!((ttest_paired_power(es, n, 0.05) - 0.8).abs() < 1e-9);
+        }
+        let cubic = |x: f64| x * x * x - 2.0;
+        calls.set(0);
+        let root = brent(|x| counted(&cubic, x), (0.0, -2.0), (2.0, 6.0), 1e-12);
+        assert!((root - 2f64.cbrt()).abs() <= 1e-12 * 2f64.cbrt(), "{root}");
+        assert!(calls.get() <= 10, "cubic: {} evaluations", calls.get());
+    }
+
     /// Inputs with no answer end (no endless halving towards a bound that is not a number).
     #[test]
     fn solves_without_an_answer_end() {
