@@ -205,19 +205,9 @@ impl Resolver<'_> {
         p: &str,
         rules: Option<&std::sync::Arc<dhumbal_game::Rules>>,
     ) -> Option<super::AgentDef> {
-        let entry: Map<String, Value> = match s.hints.as_ref()? {
+        let entry = match s.hints.as_ref()? {
             Value::Bool(false) | Value::Null => return None,
-            Value::String(kind) => {
-                Map::from_iter([("kind".to_string(), Value::from(kind.clone()))])
-            }
-            Value::Object(m) => m.clone(),
-            other => {
-                self.problem(
-                    &at(p, "hints"),
-                    format!("expected an agent (a kind's name, or a mapping as in `agents:`) or false, got {other}"),
-                );
-                return None;
-            }
+            written => self.written_entry(written, &at(p, "hints"), " or false")?,
         };
         let def = self.entry_def(&AgentSpec(entry), &at(p, "hints"), rules)?;
         if def.recipe.build(&def.id).oracle() {

@@ -201,19 +201,7 @@ impl Resolver<'_> {
         p: &str,
         rules: Option<&Arc<Rules>>,
     ) -> Option<Written> {
-        let written_agent = match &t.agent {
-            Value::String(kind) => {
-                Map::from_iter([("kind".to_string(), Value::from(kind.clone()))])
-            }
-            Value::Object(m) => m.clone(),
-            other => {
-                self.problem(
-                    &at(p, "agent"),
-                    format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
-                );
-                return None;
-            }
-        };
+        let written_agent = self.written_entry(&t.agent, &at(p, "agent"), "")?;
         let mut base = Value::Object(written_agent.clone());
         let id = base
             .as_object_mut()
