@@ -736,7 +736,7 @@ pub fn game_summary(
 mod tests {
     use super::*;
     use dhumbal_game::cards::parse_cards as cards;
-    use dhumbal_game::{Hand, Oracle, Preset};
+    use dhumbal_game::{Discard, Hand, Oracle, Preset};
 
     fn with_obs(hand: &str, phase: Phase, pickable: &[Card], f: impl FnOnce(&Observation<'_>)) {
         let rules = Rules::preset(Preset::Paper);
