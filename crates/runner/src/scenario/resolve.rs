@@ -956,8 +956,9 @@ impl Resolver<'_> {
         (matches, session_len)
     }
 
-    /// An agent written where a field takes one (`tune:`'s `agent`, an exploit's `target`, a
-    /// study's `hints`): a kind's name, as `{kind: NAME}`, or a mapping as in `agents:`.
+    /// An agent written where a field takes one (`tune:`'s `agent` and `opponents`, an
+    /// exploit's `target`, a study's `agents` and `hints`, a training's opponents): a kind's
+    /// name, as `{kind: NAME}`, or a mapping as in `agents:`.
     /// Anything else is a problem at `path`, whose message names what the field takes
     /// besides an agent in `or_else` (`" or false"`, or nothing).
     pub(super) fn written_entry(

@@ -305,19 +305,11 @@ impl Resolver<'_> {
         }
         let mut opponents: Vec<AgentDef> = Vec::new();
         for (j, o) in given.iter().enumerate() {
-            let entry = match o {
-                Value::String(kind) => AgentSpec(Map::from_iter([(
-                    "kind".to_string(),
-                    Value::from(kind.clone()),
-                )])),
-                Value::Object(m) => AgentSpec(m.clone()),
-                other => {
-                    self.problem(
-                        &format!("{p}.opponents.{j}"),
-                        format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
-                    );
-                    continue;
-                }
+            let Some(entry) = self
+                .written_entry(o, &format!("{p}.opponents.{j}"), "")
+                .map(AgentSpec)
+            else {
+                continue;
             };
             if let Some(d) = self.entry_def(&entry, &format!("{p}.opponents.{j}"), rules) {
                 opponents.push(d);
