@@ -36,7 +36,7 @@ use dhumbal_agents::registry::Standalone;
 use dhumbal_game::rng::{
     ChaChaStreams, Purpose, PyRandom, PythonStreams, Streams, chacha_stream, deal_id,
 };
-use dhumbal_game::{Event, Observer, Preset, RoundState, Table};
+use dhumbal_game::{Preset, Table};
 use dhumbal_runner::folder::{self, Refusal};
 use dhumbal_runner::human::{
     self, Advisor, Console, History, Human, PublicLog, SharedConsole, game_summary, round_summary,
@@ -178,16 +178,6 @@ impl TraceFile {
                 Err(e) => self.error = Some(e),
             }
         }
-    }
-}
-
-/// Two observers of one round.
-struct Both<A, B>(A, B);
-
-impl<A: Observer, B: Observer> Observer for Both<A, B> {
-    fn event(&mut self, state: &RoundState, event: &Event) {
-        self.0.event(state, event);
-        self.1.event(state, event);
     }
 }
 
@@ -337,15 +327,8 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
                 c
             }
         };
-        let standings = table.standings().to_vec();
-        let active = table.active().to_vec();
-        let mut observer = Both(
-            RoundObserver {
-                tracer: &tracer,
-                round,
-                standings: &standings,
-                active: &active,
-            },
+        let mut observer = (
+            RoundObserver::new(&tracer, round, &table),
             PublicLog {
                 history: &history,
                 labels: &labels,

@@ -412,6 +412,46 @@ macro_rules! pass_on_to {
     };
 }
 
+/// Inside `impl Agent for X`, implements [`Agent::call`], [`Agent::discard`] and [`Agent::pick`]
+/// for an agent that answers every decision with a [`Choice`] through its own method
+/// `$decide(&mut self, &Observation) -> Result<Choice, AgentError>` (a person at a terminal or
+/// a page, a solved policy): the answer of the phase asked, or, for an answer of another
+/// phase, the error `$mismatch(choice, phase asked)`.
+#[macro_export]
+macro_rules! answer_by {
+    ($decide:ident, $mismatch:expr) => {
+        fn call(
+            &mut self,
+            obs: &$crate::Observation<'_>,
+            _rng: &mut dyn $crate::rng::RandomSource,
+        ) -> ::std::result::Result<bool, $crate::AgentError> {
+            self.$decide(obs)?
+                .into_call()
+                .map_err(|other| $mismatch(other, $crate::Phase::Call))
+        }
+
+        fn discard(
+            &mut self,
+            obs: &$crate::Observation<'_>,
+            _rng: &mut dyn $crate::rng::RandomSource,
+        ) -> ::std::result::Result<$crate::Discard, $crate::AgentError> {
+            self.$decide(obs)?
+                .into_discard()
+                .map_err(|other| $mismatch(other, $crate::Phase::Discard))
+        }
+
+        fn pick(
+            &mut self,
+            obs: &$crate::Observation<'_>,
+            _rng: &mut dyn $crate::rng::RandomSource,
+        ) -> ::std::result::Result<$crate::Pick, $crate::AgentError> {
+            self.$decide(obs)?
+                .into_pick()
+                .map_err(|other| $mismatch(other, $crate::Phase::Pick))
+        }
+    };
+}
+
 /// Implements [`Agent`] for a pointer type by handing every call to the agent it points to.
 macro_rules! delegate_agent {
     ($(#[$doc:meta])* $ptr:ty) => {

@@ -106,6 +106,14 @@ pub trait Observer {
 
 impl Observer for () {}
 
+/// Two observers of one round, each told every event in turn (a trace and a person's log).
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    fn event(&mut self, state: &RoundState, event: &Event) {
+        self.0.event(state, event);
+        self.1.event(state, event);
+    }
+}
+
 /// Who plays a round's seats: a slice of agents, one per seat, or one object that answers for
 /// every seat (a search agent's simulations, where the tree decides for all players).
 pub trait Seats {

@@ -27,12 +27,11 @@ pub const FILE: &str = "stats.json";
 pub const FORMAT: u32 = 1;
 
 /// What [`StatsFile::read`] expects.
-pub const KIND: Kind = Kind {
-    what: "stage's statistics",
-    format: FORMAT,
-    unnumbered: 1,
-    remedy: "write the report again with this version (`dhumbal-run report RUN --force`)",
-};
+pub const KIND: Kind = Kind::new(
+    "stage's statistics",
+    FORMAT,
+    "write the report again with this version (`dhumbal-run report RUN --force`)",
+);
 
 /// What the report writes: the file's format, then the analysis, then a sequential stage's
 /// test.

@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use dhumbal_agents::escape_controls;
 use dhumbal_game::rng::{ChaChaSource, RandomSource};
 use dhumbal_game::{
-    Agent, AgentError, Card, CardSet, Choice, Discard, EndReason, Event, Observation, Observer,
-    Phase, Pick, RoundOutcome, RoundState, Rules, classify,
+    Agent, AgentError, Card, CardSet, Choice, EndReason, Event, Observation, Observer, Phase, Pick,
+    RoundOutcome, RoundState, Rules, classify,
 };
 
 use crate::render::{self, Decision, Entry, Paint, Scene};
@@ -395,35 +395,17 @@ impl Agent for Human {
         }
     }
 
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        _rng: &mut dyn RandomSource,
-    ) -> Result<bool, AgentError> {
-        self.decide(obs)?
-            .into_call()
-            .map_err(|other| AgentError(format!("answered {other} to a call")))
-    }
+    dhumbal_game::answer_by!(decide, mismatch);
+}
 
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        _rng: &mut dyn RandomSource,
-    ) -> Result<Discard, AgentError> {
-        self.decide(obs)?
-            .into_discard()
-            .map_err(|other| AgentError(format!("answered {other} to a discard")))
-    }
-
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        _rng: &mut dyn RandomSource,
-    ) -> Result<Pick, AgentError> {
-        self.decide(obs)?
-            .into_pick()
-            .map_err(|other| AgentError(format!("answered {other} to a pick")))
-    }
+/// The error of an answer `other` of another phase than the one `asked`.
+pub(crate) fn mismatch(other: Choice, asked: Phase) -> AgentError {
+    let asked = match asked {
+        Phase::Call => "call",
+        Phase::Discard => "discard",
+        Phase::Pick => "pick",
+    };
+    AgentError(format!("answered {other} to a {asked}"))
 }
 
 /// What a line typed at a decision means.
@@ -754,7 +736,7 @@ pub fn game_summary(
 mod tests {
     use super::*;
     use dhumbal_game::cards::parse_cards as cards;
-    use dhumbal_game::{Hand, Oracle, Preset};
+    use dhumbal_game::{Discard, Hand, Oracle, Preset};
 
     fn with_obs(hand: &str, phase: Phase, pickable: &[Card], f: impl FnOnce(&Observation<'_>)) {
         let rules = Rules::preset(Preset::Paper);

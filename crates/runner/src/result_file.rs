@@ -20,6 +20,25 @@ pub struct Kind {
     pub remedy: &'static str,
 }
 
+impl Kind {
+    /// A kind whose files written before the `format` key existed have format 1 (as every
+    /// result file's have).
+    pub const fn new(what: &'static str, format: u32, remedy: &'static str) -> Kind {
+        Kind {
+            what,
+            format,
+            unnumbered: 1,
+            remedy,
+        }
+    }
+}
+
+/// The format of a file written before the `format` key existed, for a type's
+/// `#[serde(default = "result_file::format_one")]`.
+pub fn format_one() -> u32 {
+    1
+}
+
 /// Why a result file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

@@ -505,17 +505,10 @@ impl Run<'_> {
     /// when selected (it may have finished before without its summary: a kill after the last
     /// part).
     fn restore(&mut self, at: &StageAt<'_>, selected: bool) -> Result<()> {
-        let StageAt {
-            lineup,
-            dir,
-            dataset,
-            key,
-            saved_seconds,
-        } = *at;
-        let (stage, units) = (lineup.stage, lineup.units());
-        let on_disk = dataset.totals(key.agents.len());
+        let (stage, units, dataset) = (at.lineup.stage, at.lineup.units(), at.dataset);
+        let on_disk = dataset.totals(at.key.agents.len());
         let mut result = dataset.is_complete(units).then(|| {
-            let mut r = stage_result(lineup, dir, on_disk, saved_seconds);
+            let mut r = stage_result(at.lineup, at.dir, on_disk, at.saved_seconds);
             r.restored = true;
             r
         });
@@ -533,9 +526,7 @@ impl Run<'_> {
                 result.seconds,
             );
             self.progress.save(&self.progress_file)?;
-            let heard = Instant::now();
-            self.reporter.stage_done(stage, result);
-            self.reporter_seconds += heard.elapsed().as_secs_f64();
+            self.stage_done(stage, result);
         }
         self.results.push(result);
         Ok(())
@@ -650,11 +641,16 @@ impl Run<'_> {
         }
         result.intervals = reporter.intervals(stage, &result);
         finish_stage(&result, &dataset, scenario, opts)?;
-        let heard = Instant::now();
-        reporter.stage_done(stage, &result);
-        self.reporter_seconds += heard.elapsed().as_secs_f64();
+        self.stage_done(stage, &result);
         self.results.push(Some(result));
         Ok(())
+    }
+
+    /// Tells the reporter that `stage` is done; the time it takes is not the run's.
+    fn stage_done(&mut self, stage: &Stage, result: &StageResult) {
+        let heard = Instant::now();
+        self.reporter.stage_done(stage, result);
+        self.reporter_seconds += heard.elapsed().as_secs_f64();
     }
 
     /// The run's report, and its manifest (a whole run of every stage only).

@@ -19,18 +19,10 @@ use crate::totals::{Z_95, wilson};
 pub struct SummaryRow {
     pub agent: String,
     pub kind: String,
-    pub rounds: u64,
-    pub wins: u64,
-    pub win_rate: f64,
-    /// The design's 95% interval of the win rate (`summary.csv`'s `win_ci95_low`,
-    /// `win_ci95_high`): stats.json's `ci95`, by deal (game) in blocked designs, else Wilson;
-    /// how it was computed is `win_ci_method`. `None` without rounds.
-    pub win_ci: Option<(f64, f64)>,
-    /// `deal`, `game` or `wilson` (stats.json's `ci95_method`).
-    pub win_ci_method: &'static str,
-    /// The Wilson score interval, every round counted as independent
-    /// (`win_ci95_wilson_low`, `win_ci95_wilson_high`).
-    pub win_wilson: Option<(f64, f64)>,
+    /// Rounds played and won (`summary.csv`'s `rounds`, `wins`, `win_rate`, `win_ci95_*`);
+    /// the design's interval is stats.json's `win.ci95`, by deal (game) in blocked designs,
+    /// else Wilson.
+    pub rounds: WinRate,
     pub mean_coin_delta: f64,
     pub mean_points_delta: f64,
     pub calls: u64,
@@ -40,19 +32,48 @@ pub struct SummaryRow {
     pub pile_picks_per_round: f64,
     pub decisions: u64,
     pub mean_decision_us: Option<f64>,
-    /// Point games (each game and seating arrangement counted once) and games won; 0 under
-    /// coin scoring.
-    pub games: u64,
-    pub game_wins: u64,
-    pub game_win_rate: f64,
-    /// The design's 95% interval of the game-win rate (stats.json's `games.ci95`): by game
-    /// where a game is played in several seat arrangements, else Wilson over games; `None`
-    /// without games.
-    pub game_win_ci: Option<(f64, f64)>,
-    /// `game` or `wilson`.
-    pub game_win_ci_method: &'static str,
-    /// The Wilson interval over games, as if they were independent.
-    pub game_win_wilson: Option<(f64, f64)>,
+    /// Point games (each game and seating arrangement counted once) played and won; 0 under
+    /// coin scoring (`games`, `game_wins`, `game_win_rate`, `game_win_ci95_*`); the design's
+    /// interval is stats.json's `games.ci95`, by game where a game is played in several seat
+    /// arrangements, else Wilson over games.
+    pub games: WinRate,
+}
+
+/// How often an agent won: rounds, or point games.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WinRate {
+    pub played: u64,
+    pub won: u64,
+    pub rate: f64,
+    /// The design's 95% interval of the rate (`*_ci95_low`, `*_ci95_high`); how it was
+    /// computed is `ci_method`. `None` when none were played.
+    pub ci: Option<(f64, f64)>,
+    /// `deal`, `game` or `wilson` (stats.json's `ci95_method`).
+    pub ci_method: &'static str,
+    /// The Wilson score interval, each one played counted as independent
+    /// (`*_ci95_wilson_low`, `*_ci95_wilson_high`).
+    pub wilson: Option<(f64, f64)>,
+}
+
+impl WinRate {
+    /// `won` of `played` at `rate`, with the design's interval and its method where the report
+    /// gave them, else Wilson's.
+    fn new(
+        played: u64,
+        won: u64,
+        rate: f64,
+        design: Option<(Option<(f64, f64)>, &'static str)>,
+    ) -> WinRate {
+        let wilson = wilson(won, played, Z_95);
+        WinRate {
+            played,
+            won,
+            rate,
+            ci: design.map_or(wilson, |d| d.0),
+            ci_method: design.map_or("wilson", |d| d.1),
+            wilson,
+        }
+    }
 }
 
 /// One agent's headline intervals as the design asks for them: what the stage's report puts
@@ -85,18 +106,16 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
                     x as f64 / t.rounds as f64
                 }
             };
-            let win_wilson = wilson(t.wins, t.rounds, Z_95);
-            let game_win_wilson = wilson(t.game_wins, t.games, Z_95);
             let design = result.intervals.as_ref().and_then(|d| d.get(slot));
             SummaryRow {
                 agent: def.id.clone(),
                 kind: def.kind.clone(),
-                rounds: t.rounds,
-                wins: t.wins,
-                win_rate: t.win_rate(),
-                win_ci: design.map_or(win_wilson, |d| d.win),
-                win_ci_method: design.map_or("wilson", |d| d.win_method),
-                win_wilson,
+                rounds: WinRate::new(
+                    t.rounds,
+                    t.wins,
+                    t.win_rate(),
+                    design.map(|d| (d.win, d.win_method)),
+                ),
                 mean_coin_delta: t.mean_coin_delta(),
                 mean_points_delta: t.mean_points_delta(),
                 calls: t.calls,
@@ -106,12 +125,12 @@ pub fn rows(result: &StageResult) -> Vec<SummaryRow> {
                 pile_picks_per_round: per_round(t.pile_picks),
                 decisions: t.decisions,
                 mean_decision_us: t.mean_decision_us(),
-                games: t.games,
-                game_wins: t.game_wins,
-                game_win_rate: t.game_win_rate(),
-                game_win_ci: design.map_or(game_win_wilson, |d| d.game_win),
-                game_win_ci_method: design.map_or("wilson", |d| d.game_win_method),
-                game_win_wilson,
+                games: WinRate::new(
+                    t.games,
+                    t.game_wins,
+                    t.game_win_rate(),
+                    design.map(|d| (d.game_win, d.game_win_method)),
+                ),
             }
         })
         .collect()
@@ -157,45 +176,48 @@ fn summary_frame(result: &StageResult) -> PolarsResult<DataFrame> {
         ),
     ];
     let games = [
-        col_u("games", &|r| r.games),
-        col_u("game_wins", &|r| r.game_wins),
+        col_u("games", &|r| r.games.played),
+        col_u("game_wins", &|r| r.games.won),
     ];
     // No games (no rounds): no interval, rather than a made-up [0, 1]. `*_ci95_*` is the
     // design's interval (stats.json's `ci95`, named by `*_ci95_method`), as in the report's
     // tables/agents.csv; `*_ci95_wilson_*` counts every game (round) as independent.
-    let game_rates = [
-        col_f("game_win_rate", &|r| r.game_win_rate),
-        col_o("game_win_ci95_low", &|r| r.game_win_ci.map(|c| c.0)),
-        col_o("game_win_ci95_high", &|r| r.game_win_ci.map(|c| c.1)),
-        col_s("game_win_ci95_method", &|r| r.game_win_ci_method),
-        col_o("game_win_ci95_wilson_low", &|r| {
-            r.game_win_wilson.map(|c| c.0)
-        }),
-        col_o("game_win_ci95_wilson_high", &|r| {
-            r.game_win_wilson.map(|c| c.1)
-        }),
-    ];
+    let rate_columns = |prefix: &str, of: fn(&SummaryRow) -> &WinRate| {
+        [
+            col_f(&format!("{prefix}_rate"), &|r| of(r).rate),
+            col_o(&format!("{prefix}_ci95_low"), &|r| of(r).ci.map(|c| c.0)),
+            col_o(&format!("{prefix}_ci95_high"), &|r| of(r).ci.map(|c| c.1)),
+            col_s(&format!("{prefix}_ci95_method"), &|r| of(r).ci_method),
+            col_o(&format!("{prefix}_ci95_wilson_low"), &|r| {
+                of(r).wilson.map(|c| c.0)
+            }),
+            col_o(&format!("{prefix}_ci95_wilson_high"), &|r| {
+                of(r).wilson.map(|c| c.1)
+            }),
+        ]
+    };
+    let game_rates = rate_columns("game_win", |r| &r.games);
     let per_round = [
-        col_u("rounds", &|r| r.rounds),
-        col_u("wins", &|r| r.wins),
-        col_f("win_rate", &|r| r.win_rate),
-        col_o("win_ci95_low", &|r| r.win_ci.map(|c| c.0)),
-        col_o("win_ci95_high", &|r| r.win_ci.map(|c| c.1)),
-        col_s("win_ci95_method", &|r| r.win_ci_method),
-        col_o("win_ci95_wilson_low", &|r| r.win_wilson.map(|c| c.0)),
-        col_o("win_ci95_wilson_high", &|r| r.win_wilson.map(|c| c.1)),
-        col_f("mean_coin_delta", &|r| r.mean_coin_delta),
-        col_f("mean_points_delta", &|r| r.mean_points_delta),
-        col_u("calls", &|r| r.calls),
-        col_f("calls_per_round", &|r| r.calls_per_round),
-        col_o("call_success_rate", &|r| r.call_success_rate),
-        col_f("cards_discarded_per_round", &|r| {
-            r.cards_discarded_per_round
-        }),
-        col_f("pile_picks_per_round", &|r| r.pile_picks_per_round),
-        col_u("decisions", &|r| r.decisions),
-        col_o("mean_decision_us", &|r| r.mean_decision_us),
-    ];
+        &[
+            col_u("rounds", &|r| r.rounds.played),
+            col_u("wins", &|r| r.rounds.won),
+        ][..],
+        &rate_columns("win", |r| &r.rounds),
+        &[
+            col_f("mean_coin_delta", &|r| r.mean_coin_delta),
+            col_f("mean_points_delta", &|r| r.mean_points_delta),
+            col_u("calls", &|r| r.calls),
+            col_f("calls_per_round", &|r| r.calls_per_round),
+            col_o("call_success_rate", &|r| r.call_success_rate),
+            col_f("cards_discarded_per_round", &|r| {
+                r.cards_discarded_per_round
+            }),
+            col_f("pile_picks_per_round", &|r| r.pile_picks_per_round),
+            col_u("decisions", &|r| r.decisions),
+            col_o("mean_decision_us", &|r| r.mean_decision_us),
+        ],
+    ]
+    .concat();
     let columns: Vec<Column> = if result.points {
         [&names[..], &games, &game_rates, &per_round].concat()
     } else {
@@ -222,8 +244,8 @@ fn method_label(method: &str) -> &'static str {
 fn interval_note(rows: &[SummaryRow], points: bool) -> Option<String> {
     let first = rows.first()?;
     let shown = [
-        Some(first.win_ci_method),
-        points.then_some(first.game_win_ci_method),
+        Some(first.rounds.ci_method),
+        points.then_some(first.games.ci_method),
     ];
     if shown.iter().flatten().all(|m| *m == "wilson") {
         return None;
@@ -256,12 +278,12 @@ pub fn table(result: &StageResult) -> String {
     let label = |m: Option<&'static str>| method_label(m.unwrap_or("wilson"));
     let game_ci = format!(
         "95% CI ({})",
-        label(rows.first().map(|r| r.game_win_ci_method))
+        label(rows.first().map(|r| r.games.ci_method))
     );
     let win_ci = format!(
         "95% CI{} ({})",
         if points { "/round" } else { "" },
-        label(rows.first().map(|r| r.win_ci_method))
+        label(rows.first().map(|r| r.rounds.ci_method))
     );
     let column = |heading: &str, width, cell: &dyn Fn(&SummaryRow) -> String| TableColumn {
         heading: heading.to_string(),
@@ -271,11 +293,11 @@ pub fn table(result: &StageResult) -> String {
     let mut columns = Vec::new();
     if points {
         columns.extend([
-            column("games", 7, &|r| r.games.to_string()),
-            column("games won", 10, &|r| r.game_wins.to_string()),
-            column("game win %", 11, &|r| pct(r.game_win_rate)),
+            column("games", 7, &|r| r.games.played.to_string()),
+            column("games won", 10, &|r| r.games.won.to_string()),
+            column("game win %", 11, &|r| pct(r.games.rate)),
             column(&game_ci, 17, &|r| {
-                r.game_win_ci.map_or("-".to_string(), interval)
+                r.games.ci.map_or("-".to_string(), interval)
             }),
         ]);
     }
@@ -285,9 +307,11 @@ pub fn table(result: &StageResult) -> String {
         ("win %", 8)
     };
     columns.extend([
-        column("rounds", 9, &|r| r.rounds.to_string()),
-        column(win, win_width, &|r| pct(r.win_rate)),
-        column(&win_ci, 17, &|r| r.win_ci.map_or("-".to_string(), interval)),
+        column("rounds", 9, &|r| r.rounds.played.to_string()),
+        column(win, win_width, &|r| pct(r.rounds.rate)),
+        column(&win_ci, 17, &|r| {
+            r.rounds.ci.map_or("-".to_string(), interval)
+        }),
         if points {
             column("points/round", 13, &|r| {
                 format!("{:.3}", r.mean_points_delta)
@@ -344,7 +368,7 @@ pub fn table(result: &StageResult) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// [`MANIFEST_FORMAT`]; files written before the key existed have the same layout (1).
-    #[serde(default = "format_one")]
+    #[serde(default = "result_file::format_one")]
     pub format: u32,
     pub program: String,
     pub version: String,
@@ -392,18 +416,13 @@ pub struct ManifestWinner {
 /// The format of `manifest.json` this build writes and reads.
 pub const MANIFEST_FORMAT: u32 = 1;
 
-fn format_one() -> u32 {
-    1
-}
-
 /// What [`Manifest::read`] expects.
-pub const MANIFEST_KIND: Kind = Kind {
-    what: "run manifest",
-    format: MANIFEST_FORMAT,
-    unnumbered: 1,
-    remedy: "run the scenario again with this version (`--force`), or use the version that \
+pub const MANIFEST_KIND: Kind = Kind::new(
+    "run manifest",
+    MANIFEST_FORMAT,
+    "run the scenario again with this version (`--force`), or use the version that \
              wrote it",
-};
+);
 
 impl Manifest {
     /// The manifest of a run of `scenario` with `opts` that gave `report`; an error when a

@@ -375,14 +375,7 @@ impl Lineup<'_> {
             let played = match &tracer {
                 None => table.play_round(&mut agents, streams, &mut ()),
                 Some(t) => {
-                    let standings = table.standings().to_vec();
-                    let active = table.active().to_vec();
-                    let mut observer = RoundObserver {
-                        tracer: t,
-                        round,
-                        standings: &standings,
-                        active: &active,
-                    };
+                    let mut observer = RoundObserver::new(t, round, &table);
                     table.play_round(&mut agents, streams, &mut observer)
                 }
             };

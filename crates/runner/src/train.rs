@@ -449,13 +449,12 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 pub const MANIFEST_FORMAT: u32 = 1;
 
 /// What [`Manifest::read`] expects.
-pub const MANIFEST_KIND: Kind = Kind {
-    what: "training manifest",
-    format: MANIFEST_FORMAT,
-    unnumbered: 1,
-    remedy: "train again with this version (`dhumbal-run train FILE --force`), or use the \
+pub const MANIFEST_KIND: Kind = Kind::new(
+    "training manifest",
+    MANIFEST_FORMAT,
+    "train again with this version (`dhumbal-run train FILE --force`), or use the \
              version that wrote it",
-};
+);
 
 /// A training's `manifest.json`, rewritten as each run of it ends: what was trained (the
 /// `train:` entry as resolved), how far, on what, and the last evaluation against each
@@ -463,7 +462,7 @@ pub const MANIFEST_KIND: Kind = Kind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// [`MANIFEST_FORMAT`].
-    #[serde(default = "format_one")]
+    #[serde(default = "result_file::format_one")]
     pub format: u32,
     pub program: String,
     /// The scenario file, as given.
@@ -480,10 +479,6 @@ pub struct Manifest {
     pub threads: usize,
     pub seconds_this_run: f64,
     pub last_evaluations: Vec<LastEvaluation>,
-}
-
-fn format_one() -> u32 {
-    1
 }
 
 /// What readers use of a `train:` entry as resolved.

@@ -360,22 +360,31 @@ async fn action(
 ) -> Result<Response, ApiError> {
     let session = authorised(&app, &headers, &code)?;
     let b: Act = body(raw, r#"{"seq": N, "action": I}"#)?;
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    let request = Request::Act {
+    ask(&session, |reply| Request::Act {
         seq: b.seq,
         index: b.action,
         reply,
-    };
-    if session.requests.send(request).is_err() {
-        return Err(over(&session));
-    }
-    match answer.await {
-        Ok(Ok(())) => {}
-        Ok(Err(refused)) => return Err(refused.into()),
-        Err(_) => return Err(over(&session)),
-    }
+    })
+    .await?;
     let state = settled(&session, |s| s.after(b.seq)).await;
     Ok(ok(json!({ "participant": session.code, "state": state })))
+}
+
+/// Sends the session's thread the request `made` around a reply channel, and awaits its
+/// answer: what it gives, or its refusal; a thread that has ended is [`over`].
+async fn ask<T>(
+    session: &Session,
+    made: impl FnOnce(tokio::sync::oneshot::Sender<Result<T, Refused>>) -> Request,
+) -> Result<T, ApiError> {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    if session.requests.send(made(reply)).is_err() {
+        return Err(over(session));
+    }
+    match answer.await {
+        Ok(Ok(given)) => Ok(given),
+        Ok(Err(refused)) => Err(refused.into()),
+        Err(_) => Err(over(session)),
+    }
 }
 
 /// The refusal of a request to a session whose thread has ended.
@@ -403,17 +412,6 @@ async fn hint(
 ) -> Result<Response, ApiError> {
     let session = authorised(&app, &headers, &code)?;
     let b: AskHint = body(raw, r#"{"seq": N}"#)?;
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    if session
-        .requests
-        .send(Request::Hint { seq: b.seq, reply })
-        .is_err()
-    {
-        return Err(over(&session));
-    }
-    match answer.await {
-        Ok(Ok(h)) => Ok(ok(json!({ "hint": h }))),
-        Ok(Err(refused)) => Err(refused.into()),
-        Err(_) => Err(over(&session)),
-    }
+    let h = ask(&session, |reply| Request::Hint { seq: b.seq, reply }).await?;
+    Ok(ok(json!({ "hint": h })))
 }

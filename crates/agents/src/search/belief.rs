@@ -31,10 +31,9 @@
 use dhumbal_game::cards::{Card, CardSet, Discard, Hand, Pile};
 use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::MAX_PLAYERS;
-use dhumbal_game::{Agent, AgentError, Event, Observation, Pick, Resume, RoundState, Seats, Table};
+use dhumbal_game::{AgentError, Event, Observation, Pick, Resume, RoundState, Seats, Table};
 
 use super::{Determinizer, Rollout, SimStreams};
-use crate::RandomAgent;
 
 /// How a belief samples and weighs its worlds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -459,6 +458,24 @@ impl Replay<'_> {
             self.next
         ))
     }
+
+    /// What the logged event due now says `seat` did, read by `of` (the seat and what it
+    /// did, where the event is of the kind asked), and the log moved past it; out of step
+    /// where it is another kind or another seat's.
+    #[inline]
+    fn due<T>(
+        &mut self,
+        seat: usize,
+        of: impl FnOnce(Event) -> Option<(usize, T)>,
+    ) -> Result<T, AgentError> {
+        match self.log.get(self.next).and_then(|l| of(l.event)) {
+            Some((s, done)) if s == seat => {
+                self.next += 1;
+                Ok(done)
+            }
+            _ => Err(self.out_of_step(seat)),
+        }
+    }
 }
 
 impl Seats for Replay<'_> {
@@ -474,11 +491,7 @@ impl Seats for Replay<'_> {
     ) -> Result<bool, AgentError> {
         // Nobody called (a call ends the round); the model's answer is weighed.
         if seat != self.me {
-            let would = match self.model {
-                Rollout::Random => RandomAgent::choose_call(&mut *self.rng),
-                Rollout::Heuristic(h) => h.call(obs, &mut *self.rng)?,
-                Rollout::Agent(a) => a.call(obs, &mut *self.rng)?,
-            };
+            let would = self.model.call(obs, &mut *self.rng)?;
             self.mismatches += u32::from(would);
         }
         Ok(false)
@@ -498,23 +511,12 @@ impl Seats for Replay<'_> {
         {
             self.next += 1;
         }
-        let Some(Logged {
-            event: Event::Discarded { seat: s, cards },
-            ..
-        }) = self.log.get(self.next).copied()
-        else {
-            return Err(self.out_of_step(seat));
-        };
-        if s != seat {
-            return Err(self.out_of_step(seat));
-        }
-        self.next += 1;
+        let cards = self.due(seat, |e| match e {
+            Event::Discarded { seat, cards } => Some((seat, cards)),
+            _ => None,
+        })?;
         if seat != self.me {
-            let would = match self.model {
-                Rollout::Random => RandomAgent::choose_discard(obs, &mut *self.rng),
-                Rollout::Heuristic(h) => h.discard(obs, &mut *self.rng)?,
-                Rollout::Agent(a) => a.discard(obs, &mut *self.rng)?,
-            };
+            let would = self.model.discard(obs, &mut *self.rng)?;
             self.mismatches += u32::from(would.to_set() != cards.to_set());
         }
         Ok(cards)
@@ -526,23 +528,12 @@ impl Seats for Replay<'_> {
         obs: &Observation<'_>,
         _rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
-        let Some(Logged {
-            event: Event::Took { seat: s, pick },
-            ..
-        }) = self.log.get(self.next).copied()
-        else {
-            return Err(self.out_of_step(seat));
-        };
-        if s != seat {
-            return Err(self.out_of_step(seat));
-        }
-        self.next += 1;
+        let pick = self.due(seat, |e| match e {
+            Event::Took { seat, pick } => Some((seat, pick)),
+            _ => None,
+        })?;
         if seat != self.me {
-            let would = match self.model {
-                Rollout::Random => RandomAgent::choose_pick(obs, &mut *self.rng),
-                Rollout::Heuristic(h) => h.pick(obs, &mut *self.rng)?,
-                Rollout::Agent(a) => a.pick(obs, &mut *self.rng)?,
-            };
+            let would = self.model.pick(obs, &mut *self.rng)?;
             self.mismatches += u32::from(would != pick);
         }
         Ok(pick)

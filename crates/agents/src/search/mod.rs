@@ -176,6 +176,48 @@ impl Rollout {
             Rollout::Agent(a) => a.name(),
         }
     }
+
+    // Its decisions, each drawn from `rng` (a concrete stream: a random rollout draws without
+    // dynamic dispatch): a search's rollouts, and the moves a belief weighs.
+
+    #[inline]
+    fn call<R: RandomSource>(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut R,
+    ) -> Result<bool, AgentError> {
+        match self {
+            Rollout::Random => Ok(RandomAgent::choose_call(rng)),
+            Rollout::Heuristic(h) => h.call(obs, rng),
+            Rollout::Agent(a) => a.call(obs, rng),
+        }
+    }
+
+    #[inline]
+    fn discard<R: RandomSource>(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut R,
+    ) -> Result<Discard, AgentError> {
+        match self {
+            Rollout::Random => Ok(RandomAgent::choose_discard(obs, rng)),
+            Rollout::Heuristic(h) => h.discard(obs, rng),
+            Rollout::Agent(a) => a.discard(obs, rng),
+        }
+    }
+
+    #[inline]
+    fn pick<R: RandomSource>(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut R,
+    ) -> Result<Pick, AgentError> {
+        match self {
+            Rollout::Random => Ok(RandomAgent::choose_pick(obs, rng)),
+            Rollout::Heuristic(h) => h.pick(obs, rng),
+            Rollout::Agent(a) => a.pick(obs, rng),
+        }
+    }
 }
 
 /// A search agent: its settings, its rollout policy, and memory reused across decisions.
@@ -880,11 +922,7 @@ impl Seats for Sim<'_> {
         _rng: &mut dyn RandomSource,
     ) -> Result<bool, AgentError> {
         if !self.tree_decides(seat) {
-            return match self.rollout {
-                Rollout::Random => Ok(RandomAgent::choose_call(&mut *self.rng)),
-                Rollout::Heuristic(h) => h.call(obs, &mut *self.rng),
-                Rollout::Agent(a) => a.call(obs, &mut *self.rng),
-            };
+            return self.rollout.call(obs, &mut *self.rng);
         }
         Ok(self.tree_call(seat, obs))
     }
@@ -935,11 +973,7 @@ impl Seats for Sim<'_> {
         _rng: &mut dyn RandomSource,
     ) -> Result<Pick, AgentError> {
         if !self.tree_decides(seat) {
-            return match self.rollout {
-                Rollout::Random => Ok(RandomAgent::choose_pick(obs, &mut *self.rng)),
-                Rollout::Heuristic(h) => h.pick(obs, &mut *self.rng),
-                Rollout::Agent(a) => a.pick(obs, &mut *self.rng),
-            };
+            return self.rollout.pick(obs, &mut *self.rng);
         }
         Ok(self.tree_pick(seat, obs))
     }

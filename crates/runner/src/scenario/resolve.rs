@@ -956,6 +956,33 @@ impl Resolver<'_> {
         (matches, session_len)
     }
 
+    /// An agent written where a field takes one (`tune:`'s `agent` and `opponents`, an
+    /// exploit's `target`, a study's `agents` and `hints`, a training's opponents): a kind's
+    /// name, as `{kind: NAME}`, or a mapping as in `agents:`.
+    /// Anything else is a problem at `path`, whose message names what the field takes
+    /// besides an agent in `or_else` (`" or false"`, or nothing).
+    pub(super) fn written_entry(
+        &mut self,
+        written: &Value,
+        path: &str,
+        or_else: &str,
+    ) -> Option<serde_json::Map<String, Value>> {
+        match written {
+            Value::String(kind) => Some(serde_json::Map::from_iter([(
+                "kind".to_string(),
+                Value::from(kind.clone()),
+            )])),
+            Value::Object(m) => Some(m.clone()),
+            other => {
+                self.problem(
+                    path,
+                    format!("expected an agent (a kind's name, or a mapping as in `agents:`){or_else}, got {other}"),
+                );
+                None
+            }
+        }
+    }
+
     pub(super) fn agent(
         &mut self,
         a: &AgentSpec,

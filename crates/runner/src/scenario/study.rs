@@ -2,7 +2,7 @@
 //! the table, the hints, the texts shown before play, and who may play; each field checked
 //! with its place in the file.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use dhumbal_agents::registry::join as at;
 use dhumbal_game::rules::Scoring;
@@ -124,19 +124,8 @@ impl Resolver<'_> {
         let mut out: Vec<super::AgentDef> = Vec::new();
         for (i, a) in s.agents.iter().enumerate() {
             let pa = at(&at(p, "agents"), &i.to_string());
-            let a = match a {
-                Value::String(kind) => AgentSpec(Map::from_iter([(
-                    "kind".to_string(),
-                    Value::from(kind.clone()),
-                )])),
-                Value::Object(m) => AgentSpec(m.clone()),
-                other => {
-                    self.problem(
-                        &pa,
-                        format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
-                    );
-                    continue;
-                }
+            let Some(a) = self.written_entry(a, &pa, "").map(AgentSpec) else {
+                continue;
             };
             if a.0.contains_key("winner_of") {
                 self.problem(
@@ -205,19 +194,9 @@ impl Resolver<'_> {
         p: &str,
         rules: Option<&std::sync::Arc<dhumbal_game::Rules>>,
     ) -> Option<super::AgentDef> {
-        let entry: Map<String, Value> = match s.hints.as_ref()? {
+        let entry = match s.hints.as_ref()? {
             Value::Bool(false) | Value::Null => return None,
-            Value::String(kind) => {
-                Map::from_iter([("kind".to_string(), Value::from(kind.clone()))])
-            }
-            Value::Object(m) => m.clone(),
-            other => {
-                self.problem(
-                    &at(p, "hints"),
-                    format!("expected an agent (a kind's name, or a mapping as in `agents:`) or false, got {other}"),
-                );
-                return None;
-            }
+            written => self.written_entry(written, &at(p, "hints"), " or false")?,
         };
         let def = self.entry_def(&AgentSpec(entry), &at(p, "hints"), rules)?;
         if def.recipe.build(&def.id).oracle() {

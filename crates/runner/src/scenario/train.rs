@@ -74,18 +74,7 @@ impl Resolver<'_> {
 
     /// An agent given as a kind's name or as an entry (a mapping as in `agents:`).
     fn short_agent(&mut self, value: &Value, p: &str, rules: Option<&Arc<Rules>>) -> Option<Named> {
-        let entry = match value {
-            Value::String(kind) => AgentSpec(
-                [("kind".to_string(), Value::from(kind.clone()))]
-                    .into_iter()
-                    .collect(),
-            ),
-            Value::Object(m) => AgentSpec(m.clone()),
-            other => {
-                self.problem(p, format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"));
-                return None;
-            }
-        };
+        let entry = AgentSpec(self.written_entry(value, p, "")?);
         match self.agent(&entry, p, rules, &[])? {
             SeatEntry::Agent(d) => Some((d.id, d.recipe)),
             SeatEntry::WinnerOf(_) => None,

@@ -201,19 +201,7 @@ impl Resolver<'_> {
         p: &str,
         rules: Option<&Arc<Rules>>,
     ) -> Option<Written> {
-        let written_agent = match &t.agent {
-            Value::String(kind) => {
-                Map::from_iter([("kind".to_string(), Value::from(kind.clone()))])
-            }
-            Value::Object(m) => m.clone(),
-            other => {
-                self.problem(
-                    &at(p, "agent"),
-                    format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
-                );
-                return None;
-            }
-        };
+        let written_agent = self.written_entry(&t.agent, &at(p, "agent"), "")?;
         let mut base = Value::Object(written_agent.clone());
         let id = base
             .as_object_mut()
@@ -317,19 +305,11 @@ impl Resolver<'_> {
         }
         let mut opponents: Vec<AgentDef> = Vec::new();
         for (j, o) in given.iter().enumerate() {
-            let entry = match o {
-                Value::String(kind) => AgentSpec(Map::from_iter([(
-                    "kind".to_string(),
-                    Value::from(kind.clone()),
-                )])),
-                Value::Object(m) => AgentSpec(m.clone()),
-                other => {
-                    self.problem(
-                        &format!("{p}.opponents.{j}"),
-                        format!("expected an agent (a kind's name, or a mapping as in `agents:`), got {other}"),
-                    );
-                    continue;
-                }
+            let Some(entry) = self
+                .written_entry(o, &format!("{p}.opponents.{j}"), "")
+                .map(AgentSpec)
+            else {
+                continue;
             };
             if let Some(d) = self.entry_def(&entry, &format!("{p}.opponents.{j}"), rules) {
                 opponents.push(d);

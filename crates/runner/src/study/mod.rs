@@ -29,8 +29,7 @@ use serde_json::Value;
 
 use dhumbal_game::rng::{ChaChaStreams, RandomSource, Streams, deal_id};
 use dhumbal_game::{
-    Agent, AgentError, Choice, Discard, Event, Observation, Observer, Phase, Pick, RoundOutcome,
-    RoundState, Rules, Table,
+    Agent, AgentError, Choice, Event, Observation, Phase, Pick, RoundOutcome, Rules, Table,
 };
 
 use crate::error::{Doing, Error, Result};
@@ -676,45 +675,7 @@ impl Agent for Person {
         });
     }
 
-    fn call(
-        &mut self,
-        obs: &Observation<'_>,
-        _rng: &mut dyn RandomSource,
-    ) -> std::result::Result<bool, AgentError> {
-        self.decide(obs)?
-            .into_call()
-            .map_err(|other| AgentError(format!("answered {other} to a call")))
-    }
-
-    fn discard(
-        &mut self,
-        obs: &Observation<'_>,
-        _rng: &mut dyn RandomSource,
-    ) -> std::result::Result<Discard, AgentError> {
-        self.decide(obs)?
-            .into_discard()
-            .map_err(|other| AgentError(format!("answered {other} to a discard")))
-    }
-
-    fn pick(
-        &mut self,
-        obs: &Observation<'_>,
-        _rng: &mut dyn RandomSource,
-    ) -> std::result::Result<Pick, AgentError> {
-        self.decide(obs)?
-            .into_pick()
-            .map_err(|other| AgentError(format!("answered {other} to a pick")))
-    }
-}
-
-/// Two observers of one round.
-struct Both<A, B>(A, B);
-
-impl<A: Observer, B: Observer> Observer for Both<A, B> {
-    fn event(&mut self, state: &RoundState, event: &Event) {
-        self.0.event(state, event);
-        self.1.event(state, event);
-    }
+    dhumbal_game::answer_by!(decide, crate::human::mismatch);
 }
 
 /// Plays participant `who`'s games from where their journal ends, answering through `desk`;
@@ -932,15 +893,8 @@ fn play_game(
             break;
         }
         streams.set_deal(deal_id(m, round));
-        let standings = table.standings().to_vec();
-        let active = table.active().to_vec();
-        let mut observer = Both(
-            RoundObserver {
-                tracer: &tracer,
-                round,
-                standings: &standings,
-                active: &active,
-            },
+        let mut observer = (
+            RoundObserver::new(&tracer, round, &table),
             PublicLog {
                 history: &history,
                 labels: &labels,

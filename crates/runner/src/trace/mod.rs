@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use dhumbal_game::{
     Candidate, Card, CardSet, Choice, Event, Explanation, Observation, Observer, Phase, Pick,
-    RoundOutcome, RoundState,
+    RoundOutcome, RoundState, Table,
 };
 
 use crate::scenario::rules_spec::ScoringName;
@@ -454,9 +454,22 @@ pub fn seat_json(seat: usize, slot: usize, agent: &str, kind: &str, params: Valu
 pub struct RoundObserver<'a> {
     pub tracer: &'a Tracer,
     pub round: u32,
-    pub standings: &'a [i64],
+    pub standings: Vec<i64>,
     /// The seats still in the game.
-    pub active: &'a [bool],
+    pub active: Vec<bool>,
+}
+
+impl<'a> RoundObserver<'a> {
+    /// The observer of round `round`, about to be played at `table`: the standings and the
+    /// seats still in as they are before it.
+    pub fn new(tracer: &'a Tracer, round: u32, table: &Table) -> RoundObserver<'a> {
+        RoundObserver {
+            tracer,
+            round,
+            standings: table.standings().to_vec(),
+            active: table.active().to_vec(),
+        }
+    }
 }
 
 impl Observer for RoundObserver<'_> {
@@ -496,8 +509,8 @@ impl Observer for RoundObserver<'_> {
                 hands: SeatHands(s, players),
                 pile: Cards(s.pile().as_slice()),
                 stock: s.stock().len(),
-                standings: self.standings,
-                active: self.active,
+                standings: &self.standings,
+                active: &self.active,
             }),
             Event::Took {
                 seat,

@@ -129,13 +129,12 @@ pub struct Searched {
 }
 
 /// What [`Manifest::read`] expects.
-pub const KIND: Kind = Kind {
-    what: "tuning manifest",
-    format: FORMAT,
-    unnumbered: 1,
-    remedy: "run the tuning again with `dhumbal-run tune FILE --force`, or report it with the \
+pub const KIND: Kind = Kind::new(
+    "tuning manifest",
+    FORMAT,
+    "run the tuning again with `dhumbal-run tune FILE --force`, or report it with the \
              version that wrote it",
-};
+);
 
 impl Manifest {
     /// The manifest of tuning `t` as its search starts.
