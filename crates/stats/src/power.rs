@@ -459,6 +459,29 @@ mod tests {
         assert!(calls.get() <= 10, "cubic: {} evaluations", calls.get());
     }
 
+    /// Where f reaches the target from the guess down, the bracket is found by halving
+    /// towards `lo`: the first point below the target bounds it; where f reaches the target
+    /// all the way down, the answer is the last point tried, 200 halvings from the start (or
+    /// the first within 1e-12 relative of the one before it).
+    #[test]
+    fn the_bracket_halves_towards_lo() {
+        // f reaches 1 exactly at 1: the halving stops below it, Brent's steps land on it.
+        let x = solve_increasing(|x| x.min(1.0), 1.0, 0.0, 4.0).unwrap();
+        assert!((x - 1.0).abs() <= 1e-9, "{x}");
+        // Reached everywhere above lo = 0: 2^-200 of the start, after 201 evaluations.
+        let (x, k) = counted(|| solve_increasing(|_| 1.0, 0.5, 0.0, 1.0));
+        assert_eq!((x, k), (Some(2f64.powi(-200)), 201));
+        assert_eq!(
+            solve_increasing(|_| f64::NAN, 0.5, 0.0, 1.0),
+            Some(2f64.powi(-200))
+        );
+        // Above lo = 4 (from 8 = 2·lo): within 1e-12 relative of the previous point.
+        assert_eq!(
+            solve_increasing(|_| 1.0, 0.5, 4.0, 1.0),
+            Some(4.0 + 2f64.powi(-37))
+        );
+    }
+
     /// Inputs with no answer end (no endless halving towards a bound that is not a number).
     #[test]
     fn solves_without_an_answer_end() {
