@@ -1112,6 +1112,66 @@ fn factorial(k: usize) -> f64 {
 mod tests {
     use super::*;
 
+    fn g(agents: &[usize], places: &[u32]) -> Game {
+        Game {
+            agents: agents.to_vec(),
+            places: places.to_vec(),
+        }
+    }
+
+    /// The Elo scale: 400/ln 10 points per unit of log-strength, so that 3 wins to 1 between
+    /// two agents is 400·log10(3) Elo (an expected score of 3/4).
+    #[test]
+    fn three_wins_to_one_is_400_log10_3_elo() {
+        assert!((ELO_PER_NAT - 173.717_792_761_300_7).abs() < 1e-9);
+        let units: Vec<Vec<Game>> = [[0, 1], [0, 1], [0, 1], [1, 0]]
+            .iter()
+            .map(|p| vec![g(&[0, 1], p)])
+            .collect();
+        let theta = fit(2, &units, Model::BradleyTerry, 0.0).unwrap();
+        let elo = (theta[0] - theta[1]) * ELO_PER_NAT;
+        assert!((elo - 400.0 * 3f64.log10()).abs() < 1e-6, "{elo}");
+    }
+
+    /// What the data count as they are added: units over strata, games, distinct games and
+    /// patterns, seats per agent.
+    #[test]
+    fn the_data_count_what_was_added() {
+        let mut data = Data::new(3, Model::PlackettLuce);
+        assert_eq!((data.agents(), data.model()), (3, Model::PlackettLuce));
+        let a = g(&[0, 1, 2], &[0, 1, 2]);
+        let b = g(&[2, 1, 0], &[0, 1, 1]);
+        data.add_unit(0, &[a.clone(), b.clone()]).unwrap();
+        data.add_unit(0, &[b, a.clone()]).unwrap();
+        data.add_unit(1, std::slice::from_ref(&a)).unwrap();
+        assert_eq!(data.units(), 3);
+        assert_eq!(data.games(), 5);
+        assert_eq!(data.distinct_games(), 2);
+        assert_eq!(data.patterns(), 2);
+        assert_eq!(data.seats_played(), &[5, 5, 5]);
+        let bt = Data::new(2, Model::BradleyTerry);
+        assert_eq!((bt.agents(), bt.model()), (2, Model::BradleyTerry));
+    }
+
+    /// The message of data that cannot be rated names the agents of both groups, the largest
+    /// of them included.
+    #[test]
+    fn an_unconnected_comparison_names_both_groups() {
+        let e = RatingError::NotConnected {
+            top: vec![3, 1],
+            rest: vec![0, 2],
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("agent 3, agent 1 never finished behind agent 0, agent 2"),
+            "{text}"
+        );
+        assert_eq!(e.largest_agent(), 3);
+        assert_eq!(RatingError::Absent(4).largest_agent(), 4);
+        assert_eq!(RatingError::BadAnchor(2).largest_agent(), 2);
+        assert_eq!(RatingError::BadOptions("x".into()).largest_agent(), 0);
+    }
+
     /// Both ways of drawing a resample give the multinomial of `m` uniform draws of a unit:
     /// every resample keeps the stratum's size, and over many resamples each pattern's count
     /// has mean `m·p`, variance `m·p·(1-p)` and covariance `-m·p·q` with another (p, q: the
