@@ -482,6 +482,30 @@ mod tests {
         );
     }
 
+    /// Huge effects need the fewest observations the tests allow: the answer stays where
+    /// the degrees of freedom are positive (n > 1 differences; n1·(1 + ratio) > 2) and
+    /// reaches the power asked there.
+    #[test]
+    fn huge_effects_stay_where_the_test_exists() {
+        for es in [3.0, 8.0, 20.0] {
+            let n = ttest_paired_sample_size(es, 0.05, 0.8).unwrap();
+            assert!(n > 1.0, "paired es {es}: {n}");
+            assert!(
+                (ttest_paired_power(es, n, 0.05) - 0.8).abs() < 1e-9,
+                "paired es {es}"
+            );
+            for ratio in [0.5, 1.0, 3.0] {
+                let n1 = ttest_ind_sample_size(es, 0.05, 0.8, ratio).unwrap();
+                assert!(n1 * (1.0 + ratio) > 2.0, "es {es} ratio {ratio}: {n1}");
+                let p = ttest_ind_power(es, n1, 0.05, ratio);
+                assert!(
+                    (p - 0.8).abs() < 1e-9,
+                    "es {es} ratio {ratio}: {n1}, power {p}"
+                );
+            }
+        }
+    }
+
     /// Inputs with no answer end (no endless halving towards a bound that is not a number).
     #[test]
     fn solves_without_an_answer_end() {
