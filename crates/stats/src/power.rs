@@ -395,6 +395,10 @@ mod tests {
             None,
             "two observations in all"
         );
+        assert!(
+            ttest_ind_mde(1.0, 0.05, 0.8, 1.5).is_some(),
+            "2.5 observations in all"
+        );
         assert_eq!(ttest_paired_mde(1.0, 0.05, 0.8), None, "one difference");
         for p in [1e-9, 0.999_999] {
             assert!(sample_size_eq5(0.1, 0.25, p, 0.5).is_some(), "alpha {p}");
