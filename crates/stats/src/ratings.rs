@@ -281,6 +281,8 @@ pub struct Data {
 /// shows.
 pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
+/// The hasher of [`FxMap`]: public only so that the report's record collector can keep the
+/// model's game ids in the same kind of map.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Fx(u64);
 
