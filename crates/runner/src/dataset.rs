@@ -277,10 +277,15 @@ impl Dataset {
             parts.push(Part { path, meta });
         }
         parts.sort_by_key(|p| (p.meta.start, p.meta.end));
-        // The decision of a sequential stage, if it was computed from these records.
-        let stop = crate::sequential::Outcome::read(stage_dir)?
-            .filter(|o| parts.first().is_some_and(|p| p.meta.scenario == o.scenario))
-            .map(|o| o.stop_units);
+        // The decision of a sequential stage (or of an `exploit:` responder's test of its
+        // gain), if it was computed from these records.
+        let ours = |scenario: &str| parts.first().is_some_and(|p| p.meta.scenario == scenario);
+        let stop = match crate::sequential::Outcome::read(stage_dir)? {
+            Some(o) => ours(&o.scenario).then_some(o.stop_units),
+            None => crate::exploit::GainOutcome::read(stage_dir)?
+                .filter(|o| ours(&o.scenario))
+                .map(|o| o.stop_units),
+        };
         Ok(Dataset { dir, parts, stop })
     }
 

@@ -40,6 +40,8 @@ const STAGE_FILES: &[&str] = &[
     "summary.csv",
     crate::sequential::DECISION_FILE,
     "sequential.json.tmp",
+    crate::exploit::GAIN_TEST_FILE,
+    "gain-test.json.tmp",
     "report.md",
     "stats.json",
     "tables",

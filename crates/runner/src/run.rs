@@ -457,7 +457,7 @@ impl Run<'_> {
         let key = key_of(&self.hash, &lineup);
         let dataset = Dataset::open(&dir)?;
         dataset.check(&key)?;
-        if selected && opts.shard.is_some() && stage.sequential.is_some() {
+        if selected && opts.shard.is_some() && stage.tests_sequentially() {
             return Err(Refusal(format!(
                 "stage `{}` is a sequential test: it decides when to stop from its deals in \
                  order, so it cannot be split into shards; play it without --shard (shards can \
@@ -588,7 +588,7 @@ impl Run<'_> {
         // Played whole here, no part of it on disk: a tap may see every record (of a stage
         // begun before, by this run or a shard, it could not).
         let whole = opts.shard.is_none()
-            && stage.sequential.is_none()
+            && !stage.tests_sequentially()
             && units > 0
             && dataset.units_done() == 0;
         let job = crate::pipeline::StageJob {
@@ -601,14 +601,18 @@ impl Run<'_> {
             pulse: &pulse,
             tap: whole.then(|| reporter.tap(stage, &lineup.agents)).flatten(),
         };
-        let (written, failure, tap) = match &stage.sequential {
-            None => {
-                let played = crate::pipeline::play_stage(job);
-                (played.written, played.failure, played.tap)
-            }
-            Some(plan) => {
+        let (written, failure, tap) = match (&stage.sequential, &stage.gain_test) {
+            (Some(plan), _) => {
                 let (written, failure) = play_sequential(plan, &self.hash, dir, part_units, job);
                 (written, failure, None)
+            }
+            (None, Some(plan)) => {
+                let (written, failure) = play_gain_test(plan, &self.hash, dir, part_units, job);
+                (written, failure, None)
+            }
+            (None, None) => {
+                let played = crate::pipeline::play_stage(job);
+                (played.written, played.failure, played.tap)
             }
         };
         written?;
@@ -1259,12 +1263,9 @@ fn shard_seconds(dirs: &[PathBuf]) -> std::collections::HashMap<String, f64> {
 }
 
 /// Plays a sequential stage (`job.work` is ignored): batches of `plan.every` matches in match
-/// order, each the units no part holds yet, and after each batch the test on the scores of
-/// every match so far, read back from the records on disk; it stops at the first look that
-/// decides (or at the stage's maximum) and keeps the outcome in the stage's folder
-/// ([`crate::sequential::DECISION_FILE`]), which makes the stage complete at its stop. Looks
-/// fall on the same matches whatever the threads, and a resumed run replays the same looks
-/// from the records, so the stop is the same.
+/// order, and after each batch the test on the scores of every match so far, read back from
+/// the records on disk ([`play_in_looks`]); the outcome is kept in the stage's folder
+/// ([`crate::sequential::DECISION_FILE`]), which makes the stage complete at its stop.
 fn play_sequential(
     plan: &crate::sequential::Plan,
     scenario_hash: &str,
@@ -1273,6 +1274,120 @@ fn play_sequential(
     job: crate::pipeline::StageJob<'_, '_>,
 ) -> (Result<()>, Option<Halt>) {
     use crate::sequential::{Outcome, decide_course, match_scores, sequential};
+    let stage = job.lineup.stage;
+    let arrangements = stage.arrangements();
+    let per = u64::from(stage.session.unwrap_or(1));
+    let points = stage.is_points();
+    let config = plan.config(arrangements, if points { 1 } else { per });
+    let max = stage.matches;
+    let shape = crate::sequential::Shape {
+        max_matches: max,
+        arrangements,
+        rounds_per_match: if points { 1 } else { per },
+        points,
+        agents: job.lineup.agents.len() as u64,
+    };
+    let mut scores: Vec<f64> = Vec::new();
+    let mut look = |from: u64, to: u64| -> Result<Option<Outcome>> {
+        let dataset = Dataset::open(dir)?;
+        Ok(if plan.decide {
+            // The pair may change from look to look: every look is replayed from the
+            // records, as the report does.
+            let (pair, all, course) = decide_course(&dataset, plan, shape, to)?;
+            Outcome::new(scenario_hash, &stage.name, &pair, shape, &all, &course)
+        } else {
+            scores.extend(match_scores(
+                &dataset,
+                plan,
+                from..to,
+                arrangements,
+                per,
+                points,
+            )?);
+            let course = sequential(&scores, &config, plan.every, max).map_err(|source| {
+                Error::Sequential {
+                    stage: stage.name.clone(),
+                    source,
+                }
+            })?;
+            Outcome::new(scenario_hash, &stage.name, plan, shape, &scores, &course)
+        })
+    };
+    play_in_looks(plan.every, dir, part_units, job, &mut look)
+}
+
+/// Plays an `exploit:` responder's stage that tests its gain sequentially (`job.work` is
+/// ignored): looks every `plan.every` deals, the gains read back from its records and from
+/// the self-play's (the folder `plan.against` beside `dir`, played in full before it); the
+/// outcome is kept in the stage's folder ([`crate::exploit::GAIN_TEST_FILE`]).
+fn play_gain_test(
+    plan: &crate::exploit::GainPlan,
+    scenario_hash: &str,
+    dir: &Path,
+    part_units: u64,
+    job: crate::pipeline::StageJob<'_, '_>,
+) -> (Result<()>, Option<Halt>) {
+    use crate::exploit::{GainOutcome, deal_gains};
+    let stage = job.lineup.stage;
+    let arrangements = stage.arrangements();
+    let points = stage.is_points();
+    let max = stage.matches;
+    let against = dir.parent().unwrap_or(Path::new(".")).join(&plan.against);
+    let mut gains: Vec<f64> = Vec::new();
+    let mut look = |from: u64, to: u64| -> Result<Option<GainOutcome>> {
+        let mine = Dataset::open(dir)?;
+        let base = Dataset::open(&against)?;
+        gains.extend(deal_gains(
+            plan,
+            &mine,
+            &base,
+            points,
+            arrangements,
+            from..to,
+        )?);
+        let course = GainOutcome::course(plan, &gains, max)?;
+        Ok(GainOutcome::new(
+            scenario_hash,
+            &stage.name,
+            plan,
+            arrangements,
+            max,
+            &gains,
+            &course,
+        ))
+    };
+    play_in_looks(plan.every, dir, part_units, job, &mut look)
+}
+
+/// A sequential test's outcome, kept in the stage's folder when the test decides.
+trait Decided {
+    fn save(&self, stage_dir: &Path) -> Result<()>;
+}
+
+impl Decided for crate::sequential::Outcome {
+    fn save(&self, stage_dir: &Path) -> Result<()> {
+        crate::sequential::Outcome::save(self, stage_dir)
+    }
+}
+
+impl Decided for crate::exploit::GainOutcome {
+    fn save(&self, stage_dir: &Path) -> Result<()> {
+        crate::exploit::GainOutcome::save(self, stage_dir)
+    }
+}
+
+/// Plays a stage in batches of `every` matches in match order, each the units no part holds
+/// yet, and after each batch calls `look` with the batch's matches; it stops at the first look
+/// whose test decides, keeping the outcome, or at the stage's maximum. Looks fall
+/// on the same matches whatever the threads, and a resumed run replays the same looks from the
+/// records, so the stop is the same.
+fn play_in_looks<O: Decided>(
+    every: u64,
+    dir: &Path,
+    part_units: u64,
+    job: crate::pipeline::StageJob<'_, '_>,
+    look: &mut dyn FnMut(u64, u64) -> Result<Option<O>>,
+) -> (Result<()>, Option<Halt>) {
     let crate::pipeline::StageJob {
         lineup,
         pool,
@@ -1284,21 +1399,10 @@ fn play_sequential(
     } = job;
     let stage = lineup.stage;
     let arrangements = stage.arrangements();
-    let per = u64::from(stage.session.unwrap_or(1));
-    let points = stage.is_points();
-    let config = plan.config(arrangements, if points { 1 } else { per });
     let max = stage.matches;
-    let shape = crate::sequential::Shape {
-        max_matches: max,
-        arrangements,
-        rounds_per_match: if points { 1 } else { per },
-        points,
-        agents: lineup.agents.len() as u64,
-    };
-    let mut scores: Vec<f64> = Vec::new();
     let mut from = 0;
     while from < max {
-        let to = (from + plan.every).min(max);
+        let to = (from + every).min(max);
         let units = from * arrangements..to * arrangements;
         let dataset = match Dataset::open(dir) {
             Ok(d) => d,
@@ -1323,45 +1427,7 @@ fn play_sequential(
                 return (played.written, played.failure);
             }
         }
-        let looked = (|| -> Result<Option<Outcome>> {
-            let dataset = Dataset::open(dir)?;
-            if plan.decide {
-                // The pair may change from look to look: every look is replayed from the
-                // records, as the report does.
-                let (pair, all, course) = decide_course(&dataset, plan, shape, to)?;
-                return Ok(Outcome::new(
-                    scenario_hash,
-                    &stage.name,
-                    &pair,
-                    shape,
-                    &all,
-                    &course,
-                ));
-            }
-            scores.extend(match_scores(
-                &dataset,
-                plan,
-                from..to,
-                arrangements,
-                per,
-                points,
-            )?);
-            let course = sequential(&scores, &config, plan.every, max).map_err(|source| {
-                Error::Sequential {
-                    stage: stage.name.clone(),
-                    source,
-                }
-            })?;
-            Ok(Outcome::new(
-                scenario_hash,
-                &stage.name,
-                plan,
-                shape,
-                &scores,
-                &course,
-            ))
-        })();
-        match looked {
+        match look(from, to) {
             Err(e) => return (Err(e), None),
             Ok(Some(outcome)) => return (outcome.save(dir), None),
             Ok(None) => {}

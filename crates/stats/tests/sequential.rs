@@ -2,7 +2,7 @@
 //! (scripts/reference/sprt_fixture.py: the LLR, Wald's bounds with and without the overshoot
 //! correction, the estimate and the interval after a stop), and its error rates and lengths on
 //! simulated unit scores (`sequential:` at α = β = 0.05 and at α = 0.05, β = 0.2; `decide:`
-//! with two equal leaders). The stages that run it are tested in the workspace's
+//! with two equal leaders; an `exploit:` entry's test of gain > margin). The stages that run it are tested in the workspace's
 //! tests/sequential.rs.
 
 use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, chacha_stream};
@@ -475,6 +475,71 @@ fn asymmetric_error_rates_are_kept_with_the_overshoot_correction() {
     );
     assert!(plain_alpha < alpha && plain_beta < beta);
     assert!(under_h0.mean_length < plain_h0.mean_length);
+}
+
+/// The test of an `exploit:` entry's gain (scores in [-1, 1], reference 0, H0 gain = margin,
+/// H1 gain = margin + delta, differences of shares), as the runner sets it up: heads-up
+/// per-deal gains of -1/2, 0 and +1/2 (the responder won one rotation more or fewer than the
+/// target's self-play), margin 0.02, delta 0.05, alpha 0.05, beta 0.2, a look every 25 deals.
+/// Under H0 H1 is accepted in at most alpha of 10,000 simulated tests, under H1 H0 in at most
+/// beta (each within three Monte Carlo standard errors), neither far below: the margin is
+/// where the test is centred, not 0, and the asymmetric rates are kept.
+#[test]
+fn the_test_of_an_exploit_gain_keeps_its_error_rates() {
+    let (margin, delta) = (0.02, 0.05);
+    let config = SprtConfig {
+        hypotheses: Hypotheses::ScoreDifference {
+            d0: margin,
+            d1: margin + delta,
+        },
+        alpha: 0.05,
+        beta: 0.2,
+        reference: 0.0,
+        games_per_unit: 1.0,
+        range: (-1.0, 1.0),
+        overshoot: true,
+    };
+    // P(+1/2) = 0.3 + gain, P(-1/2) = 0.3 - gain, P(0) = 0.4: the mean is the gain.
+    let gain_unit = |gain: f64| {
+        move |rng: &mut ChaChaSource| {
+            let u = rng.random();
+            if u < 0.3 + gain {
+                0.5
+            } else if u < 0.6 {
+                -0.5
+            } else {
+                0.0
+            }
+        }
+    };
+    let runs = 10_000u64;
+    let n = runs as f64;
+    let looks = (25, 100_000);
+    let at_h0 = gain_unit(margin);
+    let at_h1 = gain_unit(margin + delta);
+    let under_h0 = simulate_with(&config, looks, &at_h0, 21, runs, &|_, _| {});
+    let under_h1 = simulate_with(&config, looks, &at_h1, 22, runs, &|_, _| {});
+    // At no gain at all the test is nearly always right.
+    let at_zero = gain_unit(0.0);
+    let under_zero = simulate_with(&config, looks, &at_zero, 23, runs, &|_, _| {});
+    let (alpha, beta) = (under_h0.h1 as f64 / n, under_h1.h0 as f64 / n);
+    println!(
+        "gain test: alpha {alpha:.4} (0.05), beta {beta:.4} (0.2), mean lengths {:.0} and {:.0} \
+         deals; at gain 0: H1 in {} of {runs}",
+        under_h0.mean_length, under_h1.mean_length, under_zero.h1
+    );
+    let se = |p: f64| (p * (1.0 - p) / n).sqrt();
+    assert!(alpha <= 0.05 + 3.0 * se(0.05), "false H1 rate {alpha}");
+    assert!(beta <= 0.2 + 3.0 * se(0.2), "false H0 rate {beta}");
+    assert!(
+        alpha >= 0.03 && beta >= 0.14,
+        "{alpha} {beta}: too conservative"
+    );
+    assert!((under_zero.h1 as f64 / n) < 0.01, "{}", under_zero.h1);
+    assert_eq!(
+        under_h0.undecided + under_h1.undecided + under_zero.undecided,
+        0
+    );
 }
 
 /// After a stop, the median-unbiased estimate's 95% interval (`Adjusted`) covers the true

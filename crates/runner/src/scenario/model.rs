@@ -110,6 +110,9 @@ pub struct Stage {
     pub spec: Value,
     /// A sequential test: the stage plays until it decides, at most `matches`.
     pub sequential: Option<crate::sequential::Plan>,
+    /// An `exploit:` responder's sequential test of its gain over the target's self-play: the
+    /// stage plays until it decides, at most `matches`.
+    pub gain_test: Option<crate::exploit::GainPlan>,
 }
 
 impl Stage {
@@ -124,6 +127,12 @@ impl Stage {
 
     pub fn players(&self) -> usize {
         self.rules.players()
+    }
+
+    /// Whether it stops when a sequential test decides (`sequential:`, `decide:`, or an
+    /// `exploit:` entry's test of gain), so that it is played in looks, in match order.
+    pub fn tests_sequentially(&self) -> bool {
+        self.sequential.is_some() || self.gain_test.is_some()
     }
 
     /// Seatings each deal is played under.
@@ -156,6 +165,9 @@ impl Stage {
     pub fn describe_sample(&self) -> String {
         let line = self.describe_size();
         match &self.sequential {
+            None if self.gain_test.is_some() => {
+                format!("{line}, at most: stops when its test of the gain decides")
+            }
             None => line,
             Some(p) if p.decide => format!("{line}, at most: stops when its winner is decided"),
             Some(_) => format!("{line}, at most: stops when its sequential test decides"),

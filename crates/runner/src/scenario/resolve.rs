@@ -392,6 +392,7 @@ impl Resolver<'_> {
             session: session_len,
             spec,
             sequential: None,
+            gain_test: None,
         })
     }
 
@@ -547,7 +548,7 @@ impl Resolver<'_> {
     }
 
     /// `every` deals (games) of a sequential entry at `at_entry`, checked, in matches.
-    fn look_interval(
+    pub(super) fn look_interval(
         &mut self,
         at_entry: &str,
         every: Option<u64>,

@@ -329,6 +329,34 @@ pub struct ExploitSpec {
     /// Seed of the measurement's deals (default: derived from the scenario's and the id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// A sequential test of gain > margin: each responder's stage plays its deals in order,
+    /// looks every `every` deals (games) and stops when the test decides, so that a large
+    /// gain (or none) is settled in few deals; `deals` (`games`) is then the most it plays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<GainTestSpec>,
+}
+
+/// An `exploit:` entry's sequential test (a GSPRT on the per-deal gains): H0 the gain is the
+/// entry's `margin`, H1 it is `margin + delta`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct GainTestSpec {
+    /// The gain above the margin the test should find with probability 1 - beta (default
+    /// 0.05, i.e. 5 points of rounds or games won; above 0, and margin + delta below 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<f64>,
+    /// Probability of accepting H1 when H0 holds (default 0.05; between 0 and 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Probability of accepting H0 when H1 holds (default 0.05; between 0 and 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Deals (games) between looks at the test (default 100, or the most if smaller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u64>,
+    /// Whether the bounds are corrected for the overshoot between looks (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overshoot: Option<bool>,
 }
 
 /// A study with people (`study:`, docs/studies.md): whom each participant faces, in which

@@ -1022,6 +1022,7 @@ fn study_stage(study: &Study, def: &AgentDef, me: usize) -> Stage {
         session: study.rounds,
         spec: study.spec.clone(),
         sequential: None,
+        gain_test: None,
     }
 }
 

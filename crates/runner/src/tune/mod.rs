@@ -677,6 +677,7 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> Result<(f64, (f64, f64),
             session: if points { None } else { Some(1) },
             spec: Value::Null,
             sequential: None,
+            gain_test: None,
         };
         let lineup = Lineup::untimed(&stage, agents);
         let (records, halt) = lineup.play_chunk(0..lineup.units(), &Pulse::default());
