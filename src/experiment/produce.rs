@@ -452,7 +452,7 @@ pub fn exploits(
         ));
         play_apart(&run, mode, "exploit", path, &x.id, how, hooks)?;
         let methods: Vec<String> = x.methods().map(String::from).collect();
-        let result = dhumbal_report::exploit::compute(&dir, &x.id, &methods, x.margin)?;
+        let result = dhumbal_report::exploit::compute(&dir, &x.id, &methods, &x.budgets, x.margin)?;
         for m in &result.methods {
             let deals: Vec<u64> = m.top_deals.iter().map(|(d, _)| *d).collect();
             dhumbal_runner::exploit::trace_deals(x, &m.method, &deals, &dir)?;

@@ -1121,6 +1121,117 @@ mod tests {
         }
     }
 
+    /// Plackett-Luce games without ties, one with an agent in two seats: the objective is
+    /// the penalised log-likelihood written out choice by choice (each place's agent chosen
+    /// among the seats not yet placed, an agent in two seats counted twice), its gradient is
+    /// the derivative of that value and its negated Hessian the negated derivative of the
+    /// gradient (central differences).
+    #[test]
+    fn the_objective_is_the_penalised_log_likelihood_with_its_derivatives() {
+        let games = [
+            g(&[0, 1, 2], &[0, 1, 2]),
+            g(&[2, 0, 1], &[0, 1, 2]),
+            g(&[1, 2], &[1, 0]),
+            g(&[0, 0, 1], &[0, 1, 2]),
+            g(&[0, 0, 1], &[2, 1, 0]),
+        ];
+        let mut data = Data::new(3, Model::PlackettLuce);
+        for game in &games {
+            data.add_unit(0, std::slice::from_ref(game)).unwrap();
+        }
+        let (s, _) = data.stats(&data.multiplicities());
+        let alpha = 0.7;
+        let theta = [0.3, -0.2, 0.5];
+        let written_out = |theta: &[f64]| {
+            let mut f = -alpha * theta.iter().map(|t| t * t).sum::<f64>();
+            for game in &games {
+                let mut seats: Vec<usize> = (0..game.agents.len()).collect();
+                seats.sort_by_key(|&k| game.places[k]);
+                for k in 0..seats.len() - 1 {
+                    let chosen = theta[game.agents[seats[k]]];
+                    let among: f64 = seats[k..]
+                        .iter()
+                        .map(|&j| theta[game.agents[j]].exp())
+                        .sum();
+                    f += chosen - among.ln();
+                }
+            }
+            f
+        };
+        let at = data.objective(&s, &theta, alpha, true);
+        assert!(
+            (at.f - written_out(&theta)).abs() < 1e-12,
+            "{} {}",
+            at.f,
+            written_out(&theta)
+        );
+        // Without derivatives: the same value, and none of them.
+        let plain = data.objective(&s, &theta, alpha, false);
+        assert_eq!(plain.f, at.f);
+        let h = 1e-5;
+        for i in 0..3 {
+            let moved = |d: f64| {
+                let mut t = theta;
+                t[i] += d;
+                t
+            };
+            let df = (written_out(&moved(h)) - written_out(&moved(-h))) / (2.0 * h);
+            assert!(
+                (at.grad[i] - df).abs() < 1e-7,
+                "grad {i}: {} {df}",
+                at.grad[i]
+            );
+            let (up, down) = (
+                data.objective(&s, &moved(h), alpha, true),
+                data.objective(&s, &moved(-h), alpha, true),
+            );
+            for j in 0..3 {
+                let dg = (up.grad[j] - down.grad[j]) / (2.0 * h);
+                assert!(
+                    (at.neg_hess[j][i] + dg).abs() < 1e-6,
+                    "hessian {j} {i}: {} {}",
+                    at.neg_hess[j][i],
+                    -dg
+                );
+            }
+        }
+    }
+
+    /// An agent that never plays stays at 0 and changes nothing of the others' fit: the
+    /// plain MLE's mean is pinned over the agents that play.
+    #[test]
+    fn an_agent_that_never_plays_changes_no_one_s_rating() {
+        let units: Vec<Vec<Game>> = [[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0], [0, 1, 2]]
+            .iter()
+            .map(|p| vec![g(&[0, 1, 2], p)])
+            .collect();
+        for model in [Model::PlackettLuce, Model::BradleyTerry] {
+            for alpha in [0.0, 0.5] {
+                let three = fit(3, &units, model, alpha).unwrap();
+                let four = fit(4, &units, model, alpha).unwrap();
+                assert_eq!(four[3], 0.0, "{model:?} {alpha}");
+                for (a, b) in three.iter().zip(&four) {
+                    assert!(
+                        (a - b).abs() < 1e-9,
+                        "{model:?} {alpha}: {three:?} {four:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Up to 16 seats make a game, 17 do not.
+    #[test]
+    fn a_game_has_at_most_16_seats() {
+        for seats in [16usize, 17, 18] {
+            let mut data = Data::new(seats, Model::PlackettLuce);
+            let agents: Vec<usize> = (0..seats).collect();
+            let places: Vec<u32> = (0..seats as u32).collect();
+            let got = data.game_id(&agents, &places);
+            assert_eq!(got.is_ok(), seats <= 16, "{seats}: {got:?}");
+        }
+    }
+
     /// The Elo scale: 400/ln 10 points per unit of log-strength, so that 3 wins to 1 between
     /// two agents is 400·log10(3) Elo (an expected score of 3/4).
     #[test]

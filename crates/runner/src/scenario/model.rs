@@ -373,6 +373,9 @@ pub struct Exploit {
     pub tuning: Option<String>,
     /// The training its `learn` method runs (an entry of the scenario's trainings), if any.
     pub training: Option<String>,
+    /// The stages of a search responder given several budgets (`iterations: [...]`), each
+    /// with its iterations per decision: the gain against the budget.
+    pub budgets: Vec<(String, u64)>,
 }
 
 impl Exploit {

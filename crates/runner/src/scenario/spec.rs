@@ -309,7 +309,8 @@ pub struct ExploitSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<RulesSpec>,
     /// The best responders, by method: `search: {iterations, particles, softness, ...}` (or
-    /// `search: {}` for the defaults); `tune: {params, budget, batch, optimizer, agent, seed,
+    /// `search: {}` for the defaults; `iterations: [100, 300, 1000]` measures a responder
+    /// per budget, `search-<iterations>`, and draws the gain against the budget); `tune: {params, budget, batch, optimizer, agent, seed,
     /// output}` (a `tune:` entry's search against the target at its table; `params` required);
     /// `learn: {algorithm, episodes, hidden, hyper, preset, encoding, seed, checkpoint,
     /// device}` (a network trained against the frozen target, PPO by default);
