@@ -1347,6 +1347,235 @@ mod tests {
         }
     }
 
+    /// Where a bucket of the top 12 bits falls on one pattern, the table gives that pattern:
+    /// the one the multiply-and-shift gives for every word of the bucket (its first, middle
+    /// and last), on strata of several sizes and shapes.
+    #[test]
+    fn the_draw_table_agrees_with_the_multiply_and_shift() {
+        let shift = 32 - TABLE_BITS;
+        for (n, patterns) in [
+            (5usize, 2u32),
+            (1000, 7),
+            (4095, 300),
+            (4097, 4097),
+            (70_000, 9),
+        ] {
+            let sorted: Vec<u32> = (0..n)
+                .map(|i| ((i as u64 * u64::from(patterns)) / n as u64) as u32)
+                .collect();
+            let Sampler::ByUnit { sorted, table } = Sampler::by_unit(sorted) else {
+                unreachable!()
+            };
+            assert_eq!(table.len(), 1 << TABLE_BITS);
+            let mut answered = 0;
+            for (b, &t) in table.iter().enumerate() {
+                let first = (b as u32) << shift;
+                let words = [
+                    first,
+                    first + (1 << (shift - 1)),
+                    first | ((1 << shift) - 1),
+                ];
+                let direct: Vec<u32> = words
+                    .iter()
+                    .map(|&x| sorted[((u64::from(x) * n as u64) >> 32) as usize])
+                    .collect();
+                if t == u32::MAX {
+                    continue;
+                }
+                answered += 1;
+                assert!(
+                    direct.iter().all(|&p| p == t),
+                    "n {n}, bucket {b}: {t} {direct:?}"
+                );
+            }
+            // Few patterns: nearly every bucket is answered by the table.
+            if patterns < 10 {
+                assert!(answered > 4000, "n {n}: {answered}");
+            }
+        }
+    }
+
+    /// With more units than buckets, each of its own pattern, nearly every draw goes past the
+    /// table to the multiply-and-shift: the draws are still uniform over the units (the share
+    /// that falls in each tenth of them is a tenth).
+    #[test]
+    fn draws_past_the_table_are_uniform() {
+        let n = 20_000u32;
+        let sampler = Sampler::by_unit((0..n).collect());
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut counts = vec![0u32; n as usize];
+        let resamples = 50;
+        for _ in 0..resamples {
+            sampler.draw(&mut rng, &mut counts);
+        }
+        let draws = f64::from(n) * f64::from(resamples);
+        for tenth in 0..10 {
+            let from = (tenth * n / 10) as usize;
+            let got: f64 = counts[from..from + (n / 10) as usize]
+                .iter()
+                .map(|&c| f64::from(c))
+                .sum::<f64>()
+                / draws;
+            // Five standard errors of a share of 1/10 over a million draws.
+            assert!(
+                (got - 0.1).abs() < 5.0 * (0.09 / draws).sqrt(),
+                "tenth {tenth}: {got}"
+            );
+        }
+    }
+
+    /// Gaussian elimination: a system with a known solution (a pivot that must be swapped in
+    /// first), and a singular one refused.
+    #[test]
+    fn solve_finds_the_solution_or_says_singular() {
+        let a = vec![
+            vec![0.0, 2.0, 1.0],
+            vec![1.0, 1.0, 0.0],
+            vec![2.0, 1.0, 3.0],
+        ];
+        let want = [1.0, -2.0, 0.5];
+        let b: Vec<f64> = a
+            .iter()
+            .map(|row| row.iter().zip(&want).map(|(x, y)| x * y).sum())
+            .collect();
+        let x = solve(a, b).unwrap();
+        for (got, want) in x.iter().zip(want) {
+            assert!((got - want).abs() < 1e-12, "{x:?}");
+        }
+        let singular = vec![vec![1.0, 2.0], vec![2.0, 4.0]];
+        assert_eq!(solve(singular, vec![1.0, 2.0]), None);
+        assert_eq!(solve(vec![vec![f64::NAN]], vec![1.0]), None);
+    }
+
+    /// The penalty must be finite and at least 0; the level strictly between 0 and 1; the
+    /// anchor an agent that played.
+    #[test]
+    fn options_outside_their_ranges_are_refused() {
+        let units: Vec<Vec<Game>> = [[0, 1, 2], [1, 0, 2], [2, 1, 0], [0, 2, 1]]
+            .iter()
+            .map(|p| vec![g(&[0, 1, 2], p)])
+            .collect();
+        for alpha in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = fit(3, &units, Model::PlackettLuce, alpha).unwrap_err();
+            assert!(matches!(e, RatingError::BadOptions(_)), "{alpha}: {e}");
+        }
+        assert!(fit(3, &units, Model::PlackettLuce, 0.0).is_ok());
+        let opts = |f: &dyn Fn(&mut RatingOptions)| {
+            let mut o = RatingOptions {
+                resamples: 20,
+                threads: 1,
+                ..RatingOptions::default()
+            };
+            f(&mut o);
+            o
+        };
+        for level in [0.0, 1.0, -0.5, 1.5] {
+            let e = rate(3, &units, &opts(&|o| o.confidence = level)).unwrap_err();
+            assert!(matches!(e, RatingError::BadOptions(_)), "{level}: {e}");
+        }
+        assert!(rate(3, &units, &opts(&|o| o.confidence = 0.5)).is_ok());
+        // Agent 3 of 4 never played: neither it nor agent 4 (none) can be the anchor.
+        for anchor in [3, 4] {
+            let e = rate(4, &units, &opts(&|o| o.anchor = Some(anchor))).unwrap_err();
+            assert_eq!(e, RatingError::BadAnchor(anchor));
+        }
+        assert_eq!(
+            rate(4, &units, &opts(&|_| {})).unwrap_err(),
+            RatingError::Absent(3)
+        );
+    }
+
+    /// Without an anchor the agents' mean is 0; a narrower level gives a narrower interval
+    /// inside the wider one, each around the estimate.
+    #[test]
+    fn the_mean_is_zero_and_levels_nest() {
+        let units: Vec<Vec<Game>> = (0..60)
+            .map(|i| {
+                vec![g(
+                    &[0, 1, 2],
+                    &[[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]][i % 4],
+                )]
+            })
+            .collect();
+        let at = |confidence: f64| {
+            rate(
+                3,
+                &units,
+                &RatingOptions {
+                    resamples: 400,
+                    confidence,
+                    threads: 2,
+                    ..RatingOptions::default()
+                },
+            )
+            .unwrap()
+        };
+        let (wide, narrow) = (at(0.95), at(0.5));
+        let mean = wide.ratings.iter().map(|r| r.elo).sum::<f64>() / 3.0;
+        assert!(mean.abs() < 1e-9, "{mean}");
+        assert!(wide.ratings[0].elo > 0.0, "{wide:?}");
+        for (w, n) in wide.ratings.iter().zip(&narrow.ratings) {
+            let (wl, wh, nl, nh) = (
+                w.low.unwrap(),
+                w.high.unwrap(),
+                n.low.unwrap(),
+                n.high.unwrap(),
+            );
+            assert!(wl < nl && nl < nh && nh < wh, "{wl} {nl} {nh} {wh}");
+            assert!(nl < n.elo && n.elo < nh, "{nl} {} {nh}", n.elo);
+        }
+    }
+
+    /// Three units in a cycle (A ahead of B, B of C, C of A): a resample is strongly connected
+    /// only when it draws each unit once (2/9 of them), and then it is the data. With alpha 0
+    /// the others are counted and left out, so the interval is the estimate itself.
+    #[test]
+    fn disconnected_resamples_are_counted_and_left_out() {
+        let units: Vec<Vec<Game>> = [[0usize, 1], [1, 2], [2, 0]]
+            .iter()
+            .map(|&[a, b]| vec![g(&[a, b], &[0, 1])])
+            .collect();
+        let r = rate(
+            3,
+            &units,
+            &RatingOptions {
+                model: Model::BradleyTerry,
+                alpha: 0.0,
+                resamples: 900,
+                threads: 2,
+                ..RatingOptions::default()
+            },
+        )
+        .unwrap();
+        let share = r.disconnected_resamples as f64 / 900.0;
+        assert!((share - 7.0 / 9.0).abs() < 0.06, "{share}");
+        for rating in &r.ratings {
+            assert!(rating.elo.abs() < 1e-6, "{r:?}");
+            assert!(
+                rating.low.unwrap().abs() < 1e-6 && rating.high.unwrap().abs() < 1e-6,
+                "{r:?}"
+            );
+        }
+    }
+
+    /// A group that never finished behind the rest is named with the rest, leaving out an agent
+    /// that never played.
+    #[test]
+    fn an_unconnected_group_is_named_without_the_absent() {
+        let units: Vec<Vec<Game>> = [[0usize, 1], [0, 2], [1, 2], [2, 1]]
+            .iter()
+            .map(|&[a, b]| vec![g(&[a, b], &[0, 1])])
+            .collect();
+        let e = fit(4, &units, Model::BradleyTerry, 0.0).unwrap_err();
+        assert_eq!(
+            e,
+            RatingError::NotConnected {
+                top: vec![0],
+                rest: vec![1, 2]
+            }
+        );
+    }
+
     /// One pattern, or patterns given in any order: the counts still sum to the units.
     #[test]
     fn by_pattern_edge_cases() {
