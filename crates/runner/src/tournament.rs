@@ -456,29 +456,16 @@ impl Lineup<'_> {
         cols.begin_round();
         for seat in (0..o.seats).filter(|&s| o.active[s]) {
             let slot = slots[seat];
-            cols.push(crate::records::Row {
-                slot: slot as u32,
+            cols.push(crate::records::Row::of_seat(
+                o,
+                seat,
+                slot,
                 deal,
-                rotation: arrangement as u32,
-                round: o.round,
-                seat: seat as u8,
-                starter: o.starter == seat,
-                won: o.winner == Some(seat),
-                called: o.caller == Some(seat),
-                call_success: o.caller == Some(seat) && o.call_success,
-                coin_delta: o.coin_delta[seat],
-                points_delta: o.points_delta[seat],
-                standing: table.standings()[seat],
-                hand_value: o.hand_values[seat],
-                cards_discarded: u32::from(o.cards_discarded[seat]),
-                pile_picks: u32::from(o.pile_picks[seat]),
-                turns: o.turns,
-                end_reason: o.end,
-                decisions: u32::from(o.decisions[seat]),
-                decision_ns: timed.then(|| clock::to_nanos(agents[seat].ticks)),
-                eliminated: o.eliminated[seat],
-                game_won: game_winner == Some(seat),
-            });
+                arrangement as u32,
+                table.standings(),
+                game_winner,
+                timed.then(|| clock::to_nanos(agents[seat].ticks)),
+            ));
         }
     }
 

@@ -927,7 +927,16 @@ fn play_game(
             } else {
                 seated[s].take_nanos()
             };
-            rows.push(records::row(&outcome, table.standings(), s, m, leader, ns));
+            rows.push(crate::records::Row::of_seat(
+                &outcome,
+                s,
+                s,
+                m,
+                0,
+                table.standings(),
+                leader,
+                Some(ns),
+            ));
         }
         let summary = round_line(&outcome, table.standings(), &labels, points);
         let lines = sh.history.all();
