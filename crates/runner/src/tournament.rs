@@ -34,6 +34,16 @@ pub struct Lineup<'a> {
     pub trace: TraceSelection,
 }
 
+/// Whether play at `table` is over after `round` rounds: a coin session when it has played its
+/// `session` rounds, a point game (no session) when [`Table::game_over`] says so.
+#[inline]
+pub fn over(table: &Table, round: u32, session: Option<u32>) -> bool {
+    match session {
+        Some(len) => round >= len,
+        None => table.game_over(),
+    }
+}
+
 /// Whether deal `deal` (the records' `deal` number) is one whose decisions are timed when one
 /// deal in `every` is: a fixed hash of the number, so the sample is the same on every run
 /// and thread count, is spread evenly over sessions and games, and takes all seats and
@@ -342,11 +352,7 @@ impl Lineup<'_> {
         // Rounds not yet added to the pulse, and when it was last told.
         let (mut unreported, mut told) = (0u64, clock::ticks());
         loop {
-            let done = match stage.session {
-                Some(len) => round >= len,
-                None => table.game_over(),
-            };
-            if done {
+            if over(&table, round, stage.session) {
                 break;
             }
             if pulse.stopping() {

@@ -885,11 +885,7 @@ fn play_game(
     let mut rows = crate::records::Records::default();
     let mut round = 0u32;
     loop {
-        let over = match study.rounds {
-            Some(len) => round >= len,
-            None => table.game_over(),
-        };
-        if over {
+        if crate::tournament::over(&table, round, study.rounds) {
             break;
         }
         streams.set_deal(deal_id(m, round));
