@@ -43,7 +43,7 @@ use dhumbal_runner::human::{
 };
 use dhumbal_runner::render::Paint;
 use dhumbal_runner::scenario::{self, AgentDef, Generator, Overrides, SeatEntry, Stage};
-use dhumbal_runner::tournament::Timed;
+use dhumbal_runner::tournament::{self, Timed};
 use dhumbal_runner::trace::{self, RoundObserver, Tracer};
 
 use super::settings;
@@ -313,11 +313,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     };
     let mut round = 0u32;
     let finished = loop {
-        let done = match stage.session {
-            Some(len) => round >= len,
-            None => table.game_over(),
-        };
-        if done {
+        if tournament::over(&table, round, stage.session) {
             break true;
         }
         let streams: &mut dyn Streams = match (&mut python, &mut chacha) {
@@ -366,11 +362,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             paint,
         ));
         human::show(&console, &text);
-        let more = match stage.session {
-            Some(len) => round < len,
-            None => !table.game_over(),
-        };
-        if !more {
+        if tournament::over(&table, round, stage.session) {
             continue;
         }
         if !table.active()[seat] {

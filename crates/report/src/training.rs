@@ -107,34 +107,22 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
         .collect();
     let mut files = Vec::new();
 
-    let mut cumulative = Vec::with_capacity(reward.len());
-    let mut total = 0.0;
-    for (i, &(e, r)) in reward.iter().enumerate() {
-        total += r;
-        cumulative.push((e, total / (i + 1) as f64));
-    }
-    let fig = lines(
+    files.extend(figure(
+        &out,
+        "training_reward",
         title("(a) Reward per episode"),
-        "episode",
-        reward_label,
+        ["episode", reward_label],
         &[
             band(&format!("{w}-episode mean"), moving(&reward, w)),
-            band("mean so far", cumulative),
+            band("mean so far", running_mean(&reward)),
         ],
-        Width::OneColumn,
-    )?;
-    files.extend(fig.write(&out, "training_reward")?);
+    )?);
 
+    // 100 for a win: the running mean is the percentage won so far.
     let wins: Vec<(f64, f64)> = (0..episodes.len())
-        .map(|i| (x(i), f64::from(u8::from(episodes[i].win))))
+        .map(|i| (x(i), 100.0 * f64::from(u8::from(episodes[i].win))))
         .collect();
-    let mut cum = Vec::with_capacity(wins.len());
-    let mut won = 0.0;
-    for (i, &(e, w)) in wins.iter().enumerate() {
-        won += w;
-        cum.push((e, 100.0 * won / (i + 1) as f64));
-    }
-    let mut series = vec![band("training, cumulative", cum)];
+    let mut series = vec![band("training, cumulative", running_mean(&wins))];
     let mut opponents: Vec<&str> = Vec::new();
     for e in &evals {
         if !opponents.contains(&e.opponent.as_str()) {
@@ -156,18 +144,20 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
             ),
         });
     }
-    let fig = lines(
+    files.extend(figure(
+        &out,
+        "training_win_rate",
         title("(b) Win rate"),
-        "episode",
-        if tabular {
-            "games won (%)"
-        } else {
-            "rounds won (%)"
-        },
+        [
+            "episode",
+            if tabular {
+                "games won (%)"
+            } else {
+                "rounds won (%)"
+            },
+        ],
         &series,
-        Width::OneColumn,
-    )?;
-    files.extend(fig.write(&out, "training_win_rate")?);
+    )?);
 
     let steps: Vec<(f64, f64)> = (0..episodes.len())
         .map(|i| (x(i), f64::from(episodes[i].steps)))
@@ -175,10 +165,11 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
     let turns: Vec<(f64, f64)> = (0..episodes.len())
         .map(|i| (x(i), f64::from(episodes[i].turns)))
         .collect();
-    let fig = lines(
+    files.extend(figure(
+        &out,
+        "training_length",
         title("(c) Episode length"),
-        "episode",
-        &format!("{w}-episode mean"),
+        ["episode", &format!("{w}-episode mean")],
         &if tabular {
             [
                 band("turns of the game", moving(&turns, w)),
@@ -190,18 +181,15 @@ pub fn figures(dir: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
                 band("learner's decisions", moving(&steps, w)),
             ]
         },
-        Width::OneColumn,
-    )?;
-    files.extend(fig.write(&out, "training_length")?);
+    )?);
 
-    let fig = lines(
+    files.extend(figure(
+        &out,
+        "training_reward_sd",
         title("(d) Reward variability"),
-        "episode",
-        &format!("{w}-episode SD of the reward"),
+        ["episode", &format!("{w}-episode SD of the reward")],
         &[band("rolling SD", rolling_sd(&reward, w))],
-        Width::OneColumn,
-    )?;
-    files.extend(fig.write(&out, "training_reward_sd")?);
+    )?);
     if tabular && dir.join("policy.csv").is_file() {
         files.extend(policy_figures(&dir.join("policy.csv"), &out, titles)?);
     }
@@ -260,6 +248,13 @@ const MIN_VISITS: u64 = 100;
 pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathBuf>> {
     let rows = read_policy(path)?;
     let title = |t: &'static str| if titles { t } else { "" };
+    // The states met with `own` cards held (in the order of the file) where `at` holds.
+    let met = |own: usize, at: &dyn Fn(&PolicyRow) -> bool| -> Vec<&PolicyRow> {
+        rows.iter()
+            .filter(|r| r.own == own && at(r) && r.visits >= MIN_VISITS)
+            .collect()
+    };
+    let held = |own: usize| format!("{own} card{} held", if own == 1 { "" } else { "s" });
     let mut files = Vec::new();
     let mut call_at = Vec::new();
     let mut delay = Vec::new();
@@ -267,10 +262,7 @@ pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathB
         let mut calls = Vec::new();
         let mut delays = Vec::new();
         for opp in 1..=5 {
-            let met: Vec<&PolicyRow> = rows
-                .iter()
-                .filter(|r| r.own == own && r.opponent == opp && r.visits >= MIN_VISITS)
-                .collect();
+            let met = met(own, &|r| r.opponent == opp);
             if met.is_empty() {
                 continue;
             }
@@ -286,34 +278,28 @@ pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathB
             let d = met.iter().filter(|r| r.action == 1).count();
             delays.push((opp as f64, 100.0 * d as f64 / met.len() as f64));
         }
-        let label = format!("{own} card{} held", if own == 1 { "" } else { "s" });
-        call_at.push(band(&label, calls));
-        delay.push(band(&label, delays));
+        call_at.push(band(&held(own), calls));
+        delay.push(band(&held(own), delays));
     }
-    let fig = lines(
+    files.extend(figure(
+        out,
+        "policy_calls",
         title("(e) Where the policy calls"),
-        "cards the opponent holds",
-        "calls up to this hand value",
+        ["cards the opponent holds", "calls up to this hand value"],
         &call_at,
-        Width::OneColumn,
-    )?;
-    files.extend(fig.write(out, "policy_calls")?);
-    let fig = lines(
+    )?);
+    files.extend(figure(
+        out,
+        "policy_delay",
         title("(f) Delay-collect"),
-        "cards the opponent holds",
-        "states met where it delays (%)",
+        ["cards the opponent holds", "states met where it delays (%)"],
         &delay,
-        Width::OneColumn,
-    )?;
-    files.extend(fig.write(out, "policy_delay")?);
+    )?);
     let mut values = Vec::new();
     for own in 1..=5 {
         let mut pts = Vec::new();
         for v in 1..=64 {
-            let met: Vec<&PolicyRow> = rows
-                .iter()
-                .filter(|r| r.own == own && r.value == v && r.visits >= MIN_VISITS)
-                .collect();
+            let met = met(own, &|r| r.value == v);
             let n: u64 = met.iter().map(|r| r.visits).sum();
             if n == 0 {
                 continue;
@@ -327,18 +313,40 @@ pub fn policy_figures(path: &Path, out: &Path, titles: bool) -> Result<Vec<PathB
                 pts.push((v as f64, x));
             }
         }
-        values.push(band(
-            &format!("{own} card{} held", if own == 1 { "" } else { "s" }),
-            pts,
-        ));
+        values.push(band(&held(own), pts));
     }
-    let fig = lines(
+    files.extend(figure(
+        out,
+        "policy_value",
         title("(g) Value function"),
-        "hand value",
-        "value of the macro played",
+        ["hand value", "value of the macro played"],
         &values,
-        Width::OneColumn,
-    )?;
-    files.extend(fig.write(out, "policy_value")?);
+    )?);
     Ok(files)
+}
+
+/// `series` drawn one column wide with `title` and the axes' `labels` (x, y), written to
+/// `out` as `name`: the files written.
+fn figure(
+    out: &Path,
+    name: &str,
+    title: &str,
+    [x_label, y_label]: [&str; 2],
+    series: &[Band],
+) -> Result<Vec<PathBuf>> {
+    let fig = lines(title, x_label, y_label, series, Width::OneColumn)?;
+    Ok(fig.write(out, name)?)
+}
+
+/// The mean of the values up to each point, at its x.
+fn running_mean(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut total = 0.0;
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            total += y;
+            (x, total / (i + 1) as f64)
+        })
+        .collect()
 }

@@ -540,14 +540,22 @@ mod tests {
             .unwrap();
     }
 
+    /// A stage folder of `units` units with the parts of `written` written, in that order, and
+    /// its writer.
+    fn stage_with(units: u64, written: &[Range<u64>]) -> (tempfile::TempDir, PartWriter) {
+        let dir = tempfile::tempdir().unwrap();
+        let w = PartWriter::new(dir.path(), key(units), false).unwrap();
+        for part in written {
+            write(&w, part.clone());
+        }
+        (dir, w)
+    }
+
     /// Parts written out of order are found in unit order with their totals; what is missing
     /// is the complement; a complete dataset checks, and the CSV holds every row.
     #[test]
     fn parts_record_what_they_hold() {
-        let dir = tempfile::tempdir().unwrap();
-        let w = PartWriter::new(dir.path(), key(10), false).unwrap();
-        write(&w, 4..7);
-        write(&w, 0..4);
+        let (dir, w) = stage_with(10, &[4..7, 0..4]);
         let ds = Dataset::open(dir.path()).unwrap();
         ds.check(&key(10)).unwrap();
         assert_eq!(ds.units_done(), 7);
@@ -580,18 +588,15 @@ mod tests {
     /// Overlapping parts, and parts of another scenario, are refused by name.
     #[test]
     fn overlaps_and_strangers_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let w = PartWriter::new(dir.path(), key(6), false).unwrap();
-        write(&w, 0..4);
-        write(&w, 3..6);
+        let (dir, _) = stage_with(6, &[0..4, 3..6]);
         let err = Dataset::open(dir.path())
             .unwrap()
             .check_complete()
             .unwrap_err()
             .to_string();
         assert!(err.contains("the same units (3..4)"), "{err}");
-        let dir = tempfile::tempdir().unwrap();
-        write(&PartWriter::new(dir.path(), key(6), false).unwrap(), 0..3);
+        let (dir, w) = stage_with(6, &[]);
+        write(&w, 0..3);
         let mut other = key(6);
         other.scenario = "def".into();
         let err = Dataset::open(dir.path())

@@ -794,26 +794,18 @@ mod tests {
             assert_eq!(read("H"), Answer::History);
             assert_eq!(read("q"), Answer::Quit);
             assert_eq!(read(""), Answer::Again);
-            let Answer::Invalid(why) = read("0") else {
-                panic!()
-            };
-            assert!(why.contains("1 to"), "{why}");
-            let Answer::Invalid(why) = read("99") else {
-                panic!()
-            };
-            assert!(why.contains("no option 99"), "{why}");
-            let Answer::Invalid(why) = read("3s") else {
-                panic!()
-            };
-            assert!(why.contains("3♠ is not in the hand"), "{why}");
-            let Answer::Invalid(why) = read("2c ks") else {
-                panic!()
-            };
-            assert!(why.contains("neither one rank nor"), "{why}");
-            let Answer::Invalid(why) = read("banana") else {
-                panic!()
-            };
-            assert!(why.contains("`banana`"), "{why}");
+            for (line, reason) in [
+                ("0", "1 to"),
+                ("99", "no option 99"),
+                ("3s", "3♠ is not in the hand"),
+                ("2c ks", "neither one rank nor"),
+                ("banana", "`banana`"),
+            ] {
+                let Answer::Invalid(why) = read(line) else {
+                    panic!("{line:?} read as {:?}", read(line))
+                };
+                assert!(why.contains(reason), "{line:?}: {why}");
+            }
         });
         with_obs("9H 10H", Phase::Call, &[], |obs| {
             let legal = legal_choices(obs);

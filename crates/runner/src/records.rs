@@ -12,7 +12,7 @@ use polars_core::prelude::{
 
 use polars_io::prelude::{CsvReadOptions, SerReader};
 
-use dhumbal_game::EndReason;
+use dhumbal_game::{EndReason, RoundOutcome};
 
 /// One row: a seat's view of one round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +40,48 @@ pub struct Row {
     pub decision_ns: Option<u64>,
     pub eliminated: bool,
     pub game_won: bool,
+}
+
+impl Row {
+    /// Seat `seat`'s row of the round `o`, played by the agent in `slot` in `deal`'s
+    /// `rotation`: `standings` are the table's before the round, `game_winner` the game's
+    /// winner once the game is over.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn of_seat(
+        o: &RoundOutcome,
+        seat: usize,
+        slot: usize,
+        deal: u64,
+        rotation: u32,
+        standings: &[i64],
+        game_winner: Option<usize>,
+        decision_ns: Option<u64>,
+    ) -> Row {
+        Row {
+            slot: slot as u32,
+            deal,
+            rotation,
+            round: o.round,
+            seat: seat as u8,
+            starter: o.starter == seat,
+            won: o.winner == Some(seat),
+            called: o.caller == Some(seat),
+            call_success: o.caller == Some(seat) && o.call_success,
+            coin_delta: o.coin_delta[seat],
+            points_delta: o.points_delta[seat],
+            standing: standings[seat],
+            hand_value: o.hand_values[seat],
+            cards_discarded: u32::from(o.cards_discarded[seat]),
+            pile_picks: u32::from(o.pile_picks[seat]),
+            turns: o.turns,
+            end_reason: o.end,
+            decisions: u32::from(o.decisions[seat]),
+            decision_ns,
+            eliminated: o.eliminated[seat],
+            game_won: game_winner == Some(seat),
+        }
+    }
 }
 
 /// The rows of one unit (or a chunk of units), in play order.

@@ -34,6 +34,16 @@ pub struct Lineup<'a> {
     pub trace: TraceSelection,
 }
 
+/// Whether play at `table` is over after `round` rounds: a coin session when it has played its
+/// `session` rounds, a point game (no session) when [`Table::game_over`] says so.
+#[inline]
+pub fn over(table: &Table, round: u32, session: Option<u32>) -> bool {
+    match session {
+        Some(len) => round >= len,
+        None => table.game_over(),
+    }
+}
+
 /// Whether deal `deal` (the records' `deal` number) is one whose decisions are timed when one
 /// deal in `every` is: a fixed hash of the number, so the sample is the same on every run
 /// and thread count, is spread evenly over sessions and games, and takes all seats and
@@ -342,11 +352,7 @@ impl Lineup<'_> {
         // Rounds not yet added to the pulse, and when it was last told.
         let (mut unreported, mut told) = (0u64, clock::ticks());
         loop {
-            let done = match stage.session {
-                Some(len) => round >= len,
-                None => table.game_over(),
-            };
-            if done {
+            if over(&table, round, stage.session) {
                 break;
             }
             if pulse.stopping() {
@@ -456,29 +462,16 @@ impl Lineup<'_> {
         cols.begin_round();
         for seat in (0..o.seats).filter(|&s| o.active[s]) {
             let slot = slots[seat];
-            cols.push(crate::records::Row {
-                slot: slot as u32,
+            cols.push(crate::records::Row::of_seat(
+                o,
+                seat,
+                slot,
                 deal,
-                rotation: arrangement as u32,
-                round: o.round,
-                seat: seat as u8,
-                starter: o.starter == seat,
-                won: o.winner == Some(seat),
-                called: o.caller == Some(seat),
-                call_success: o.caller == Some(seat) && o.call_success,
-                coin_delta: o.coin_delta[seat],
-                points_delta: o.points_delta[seat],
-                standing: table.standings()[seat],
-                hand_value: o.hand_values[seat],
-                cards_discarded: u32::from(o.cards_discarded[seat]),
-                pile_picks: u32::from(o.pile_picks[seat]),
-                turns: o.turns,
-                end_reason: o.end,
-                decisions: u32::from(o.decisions[seat]),
-                decision_ns: timed.then(|| clock::to_nanos(agents[seat].ticks)),
-                eliminated: o.eliminated[seat],
-                game_won: game_winner == Some(seat),
-            });
+                arrangement as u32,
+                table.standings(),
+                game_winner,
+                timed.then(|| clock::to_nanos(agents[seat].ticks)),
+            ));
         }
     }
 

@@ -64,6 +64,21 @@ impl Resolver<'_> {
         });
     }
 
+    /// Reports each of `fields` of `p` (a field's name, and whether it is given) that is
+    /// given where it does not belong: `why(field)` says why.
+    pub(super) fn misplaced(
+        &mut self,
+        p: &str,
+        fields: &[(&str, bool)],
+        why: impl Fn(&str) -> String,
+    ) {
+        for &(field, given) in fields {
+            if given {
+                self.problem(&at(p, field), why(field));
+            }
+        }
+    }
+
     /// Whether a value at `path`, or one inside or around it, did not read: checks that
     /// depend on it would only report the placeholder.
     fn unread(&self, path: &str) -> bool {
@@ -86,28 +101,32 @@ impl Resolver<'_> {
         // (the stages' seats, opponents, a tuning's confirmation) may name them before they
         // exist, and the run makes each missing one before play.
         let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        // An exploit entry's `method` writes the file its `key` names, or `default(id)`.
+        let exploit_files =
+            |method: &'static str, key: &'static str, default: fn(&str) -> String| {
+                let folder = &folder;
+                spec.exploit.iter().flatten().filter_map(move |x| {
+                    let file = x
+                        .methods
+                        .get(method)?
+                        .get(key)
+                        .and_then(|o| o.as_str())
+                        .map_or_else(|| default(&x.id), String::from);
+                    Some(folder.join(file))
+                })
+            };
         self.planned = (spec
             .train
             .iter()
             .flatten()
             .map(|t| folder.join(&t.checkpoint)))
         .chain(spec.tune.iter().flatten().map(|t| folder.join(&t.output)))
-        .chain(spec.exploit.iter().flatten().filter_map(|x| {
-            let tune = x.methods.get("tune")?;
-            let file = tune
-                .get("output")
-                .and_then(|o| o.as_str())
-                .map_or_else(|| super::exploit::tuned_file(&x.id), String::from);
-            Some(folder.join(file))
-        }))
-        .chain(spec.exploit.iter().flatten().filter_map(|x| {
-            let learn = x.methods.get("learn")?;
-            let file = learn
-                .get("checkpoint")
-                .and_then(|o| o.as_str())
-                .map_or_else(|| super::exploit::learned_file(&x.id), String::from);
-            Some(folder.join(file))
-        }))
+        .chain(exploit_files("tune", "output", super::exploit::tuned_file))
+        .chain(exploit_files(
+            "learn",
+            "checkpoint",
+            super::exploit::learned_file,
+        ))
         .collect();
         let mut trainings = self.trainings(spec, seed);
         let mut tunings = self.tunings(spec, seed);
@@ -412,22 +431,21 @@ impl Resolver<'_> {
         };
         let at_seq = at(prefix, entry);
         let (mut own, mut defaults) = (own.clone(), defaults.clone());
-        for (field, given) in [
-            ("deals", own.deals.is_some()),
-            ("rounds", own.rounds.is_some()),
-            ("games", own.games.is_some()),
-        ] {
-            if given {
-                self.problem(
-                    &at(prefix, field),
-                    format!(
-                        "a stage with `{entry}:` plays until its test decides, at most \
-                         `{entry}.max_deals` deals (coins) or `{entry}.max_games` games \
-                         (points); remove `{field}` and give the maximum in `{at_seq}`"
-                    ),
-                );
-            }
-        }
+        self.misplaced(
+            prefix,
+            &[
+                ("deals", own.deals.is_some()),
+                ("rounds", own.rounds.is_some()),
+                ("games", own.games.is_some()),
+            ],
+            |field| {
+                format!(
+                    "a stage with `{entry}:` plays until its test decides, at most \
+                     `{entry}.max_deals` deals (coins) or `{entry}.max_games` games \
+                     (points); remove `{field}` and give the maximum in `{at_seq}`"
+                )
+            },
+        );
         (own.deals, own.rounds, own.games) = (None, None, None);
         (defaults.deals, defaults.rounds, defaults.games) = (None, None, None);
         if self.unread(&at_seq) {

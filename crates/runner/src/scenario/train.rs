@@ -477,23 +477,22 @@ impl Resolver<'_> {
 
     /// Reports each field of a network's entry that a tabular entry gives.
     fn network_fields(&mut self, t: &TrainSpec, p: &str) {
-        for (field, given) in [
-            ("encoding", t.encoding.is_some()),
-            ("hidden", t.hidden.is_some()),
-            ("preset", t.preset.is_some()),
-            ("device", t.device.is_some()),
-            ("seating", t.seating.is_some()),
-        ] {
-            if given {
-                self.problem(
-                    &at(p, field),
-                    format!(
-                        "is for networks (dqn, ddqn, ppo); `{}` learns a table over the tabular plan's 1,600 states, with the learner's seat drawn per game",
-                        t.algorithm
-                    ),
-                );
-            }
-        }
+        self.misplaced(
+            p,
+            &[
+                ("encoding", t.encoding.is_some()),
+                ("hidden", t.hidden.is_some()),
+                ("preset", t.preset.is_some()),
+                ("device", t.device.is_some()),
+                ("seating", t.seating.is_some()),
+            ],
+            |_| {
+                format!(
+                    "is for networks (dqn, ddqn, ppo); `{}` learns a table over the tabular plan's 1,600 states, with the learner's seat drawn per game",
+                    t.algorithm
+                )
+            },
+        );
     }
 
     /// A tabular learner's opponents as written (default [random]) and as resolved: agent

@@ -885,11 +885,7 @@ fn play_game(
     let mut rows = crate::records::Records::default();
     let mut round = 0u32;
     loop {
-        let over = match study.rounds {
-            Some(len) => round >= len,
-            None => table.game_over(),
-        };
-        if over {
+        if crate::tournament::over(&table, round, study.rounds) {
             break;
         }
         streams.set_deal(deal_id(m, round));
@@ -927,7 +923,16 @@ fn play_game(
             } else {
                 seated[s].take_nanos()
             };
-            rows.push(records::row(&outcome, table.standings(), s, m, leader, ns));
+            rows.push(crate::records::Row::of_seat(
+                &outcome,
+                s,
+                s,
+                m,
+                0,
+                table.standings(),
+                leader,
+                Some(ns),
+            ));
         }
         let summary = round_line(&outcome, table.standings(), &labels, points);
         let lines = sh.history.all();

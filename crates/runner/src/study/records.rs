@@ -5,54 +5,21 @@
 
 use std::path::Path;
 
-use polars_core::prelude::{Column, DataFrame, DataType};
+use polars_core::prelude::{
+    BooleanType, ChunkedArray, Column, DataFrame, Int64Type, PolarsDataType, PolarsPhysicalType,
+    StringType, UInt32Type, UInt64Type,
+};
 use polars_io::prelude::ParquetWriter;
-
-use dhumbal_game::RoundOutcome;
 
 use super::Folder;
 use crate::error::{Doing, Error, Result};
-use crate::records::{Categories, Records, Row};
+use crate::records::{Categories, Records};
 
 /// The columns a study adds to the records.
 pub const STUDY_COLUMNS: [(&str, &str); 2] = [
     ("participant", "the participant's code"),
     ("human", "this row is the participant's seat"),
 ];
-
-/// Seat `s`'s row of a round of game `deal`.
-pub(super) fn row(
-    o: &RoundOutcome,
-    standings: &[i64],
-    s: usize,
-    deal: u64,
-    leader: Option<usize>,
-    ns: u64,
-) -> Row {
-    Row {
-        slot: s as u32,
-        deal,
-        rotation: 0,
-        round: o.round,
-        seat: s as u8,
-        starter: o.starter == s,
-        won: o.winner == Some(s),
-        called: o.caller == Some(s),
-        call_success: o.caller == Some(s) && o.call_success,
-        coin_delta: o.coin_delta[s],
-        points_delta: o.points_delta[s],
-        standing: standings[s],
-        hand_value: o.hand_values[s],
-        cards_discarded: u32::from(o.cards_discarded[s]),
-        pile_picks: u32::from(o.pile_picks[s]),
-        turns: o.turns,
-        end_reason: o.end,
-        decisions: u32::from(o.decisions[s]),
-        decision_ns: Some(ns),
-        eliminated: o.eliminated[s],
-        game_won: leader == Some(s),
-    }
-}
 
 /// Writes game `g` of `code` (`ids`: each seat's agent id, `human` for the person), whole:
 /// a temporary file synced, then renamed.
@@ -132,12 +99,52 @@ pub fn read(dir: &Path) -> Result<Vec<StudyRow>> {
 }
 
 fn read_frame(df: &DataFrame, out: &mut Vec<StudyRow>) -> std::result::Result<(), String> {
-    let col = |name: &str| {
-        df.column(name)
-            .map_err(|_| format!("no column `{name}`: not a study's records"))
-    };
-    let typed = |name: &str, want: DataType| -> std::result::Result<Column, String> {
-        let c = col(name)?;
+    let participant = Col::<StringType>::read(df, "participant")?;
+    let human = Col::<BooleanType>::read(df, "human")?;
+    let agent = Col::<StringType>::read(df, "agent")?;
+    let deal = Col::<UInt64Type>::read(df, "deal")?;
+    let round = Col::<UInt32Type>::read(df, "round")?;
+    let seat = Col::<UInt32Type>::read(df, "seat")?;
+    let won = Col::<BooleanType>::read(df, "won")?;
+    let standing = Col::<Int64Type>::read(df, "standing")?;
+    let coin = Col::<Int64Type>::read(df, "coin_delta")?;
+    let points = Col::<Int64Type>::read(df, "points_delta")?;
+    let decisions = Col::<UInt32Type>::read(df, "decisions")?;
+    let ns = Col::<UInt64Type>::read(df, "decision_ns")?;
+    let game_won = Col::<BooleanType>::read(df, "game_won")?;
+    for i in 0..df.height() {
+        out.push(StudyRow {
+            participant: participant.at(i)?.into(),
+            human: human.at(i)?,
+            agent: agent.at(i)?.into(),
+            deal: deal.at(i)?,
+            round: round.at(i)?,
+            seat: seat.at(i)?,
+            won: won.at(i)?,
+            standing: standing.at(i)?,
+            coin_delta: coin.at(i)?,
+            points_delta: points.at(i)?,
+            decisions: decisions.at(i)?,
+            decision_ns: ns.values.get(i),
+            game_won: game_won.at(i)?,
+        });
+    }
+    Ok(())
+}
+
+/// A column of a study's records, found by name and checked for its type: a record column's
+/// as `docs/records.md` gives it (an enum's names read as strings), a study column's `T`.
+struct Col<T: PolarsDataType> {
+    name: &'static str,
+    values: ChunkedArray<T>,
+}
+
+impl<T: PolarsPhysicalType> Col<T> {
+    fn read(df: &DataFrame, name: &'static str) -> std::result::Result<Col<T>, String> {
+        let c = df
+            .column(name)
+            .map_err(|_| format!("no column `{name}`: not a study's records"))?;
+        let want = T::get_static_dtype();
         let ok = match crate::records::column(name) {
             Some(def) => def.ty.matches(c.dtype()),
             None => c.dtype() == &want,
@@ -145,57 +152,20 @@ fn read_frame(df: &DataFrame, out: &mut Vec<StudyRow>) -> std::result::Result<()
         if !ok {
             return Err(format!("column `{name}` is {}, not {want}", c.dtype()));
         }
-        Ok(c.clone())
-    };
-    let e = |x: polars_core::error::PolarsError| x.to_string();
-    let participant = typed("participant", DataType::String)?;
-    let participant = participant.str().map_err(e)?;
-    let human = typed("human", DataType::Boolean)?;
-    let human = human.bool().map_err(e)?;
-    let agent = typed("agent", DataType::String)?
-        .cast(&DataType::String)
-        .map_err(e)?;
-    let agent = agent.str().map_err(e)?;
-    let deal = typed("deal", DataType::UInt64)?;
-    let deal = deal.u64().map_err(e)?;
-    let round = typed("round", DataType::UInt32)?;
-    let round = round.u32().map_err(e)?;
-    let seat = typed("seat", DataType::UInt32)?;
-    let seat = seat.u32().map_err(e)?;
-    let won = typed("won", DataType::Boolean)?;
-    let won = won.bool().map_err(e)?;
-    let standing = typed("standing", DataType::Int64)?;
-    let standing = standing.i64().map_err(e)?;
-    let coin = typed("coin_delta", DataType::Int64)?;
-    let coin = coin.i64().map_err(e)?;
-    let points = typed("points_delta", DataType::Int64)?;
-    let points = points.i64().map_err(e)?;
-    let decisions = typed("decisions", DataType::UInt32)?;
-    let decisions = decisions.u32().map_err(e)?;
-    let ns = typed("decision_ns", DataType::UInt64)?;
-    let ns = ns.u64().map_err(e)?;
-    let game_won = typed("game_won", DataType::Boolean)?;
-    let game_won = game_won.bool().map_err(e)?;
-    let missing = |name: &str| format!("column `{name}` has an empty value");
-    for i in 0..df.height() {
-        out.push(StudyRow {
-            participant: participant
-                .get(i)
-                .ok_or_else(|| missing("participant"))?
-                .into(),
-            human: human.get(i).ok_or_else(|| missing("human"))?,
-            agent: agent.get(i).ok_or_else(|| missing("agent"))?.into(),
-            deal: deal.get(i).ok_or_else(|| missing("deal"))?,
-            round: round.get(i).ok_or_else(|| missing("round"))?,
-            seat: seat.get(i).ok_or_else(|| missing("seat"))?,
-            won: won.get(i).ok_or_else(|| missing("won"))?,
-            standing: standing.get(i).ok_or_else(|| missing("standing"))?,
-            coin_delta: coin.get(i).ok_or_else(|| missing("coin_delta"))?,
-            points_delta: points.get(i).ok_or_else(|| missing("points_delta"))?,
-            decisions: decisions.get(i).ok_or_else(|| missing("decisions"))?,
-            decision_ns: ns.get(i),
-            game_won: game_won.get(i).ok_or_else(|| missing("game_won"))?,
-        });
+        let e = |x: polars_core::error::PolarsError| x.to_string();
+        let c = c.cast(&want).map_err(e)?;
+        let values = c.as_materialized_series().unpack::<T>().map_err(e)?;
+        Ok(Col {
+            name,
+            values: values.clone(),
+        })
     }
-    Ok(())
+
+    /// Row `i`'s value; an empty one is an error.
+    fn at(&self, i: usize) -> std::result::Result<T::Physical<'_>, String> {
+        let name = self.name;
+        self.values
+            .get(i)
+            .ok_or_else(|| format!("column `{name}` has an empty value"))
+    }
 }
