@@ -459,8 +459,23 @@ pub fn exploits(
         }
         let page = dhumbal_report::exploit::write(&dir, &result)?;
         for m in &result.methods {
+            let unit = if result.measure == "games" {
+                "games"
+            } else {
+                "deals"
+            };
+            // A sequential test's decision, where the entry asked for one.
+            let decided = m.sequential.as_ref().map_or(String::new(), |t| {
+                format!(
+                    "; sequential test of gain > {:+.2} points: {} after {} of at most {} {unit}",
+                    100.0 * t.plan.margin,
+                    t.decision,
+                    t.deals,
+                    t.max_deals
+                )
+            });
             hooks.say(&format!(
-                "exploit `{}`: {} gains {:+.2} points [{:+.2}, {:+.2}] over {}'s self-play ({} {})",
+                "exploit `{}`: {} gains {:+.2} points [{:+.2}, {:+.2}] over {}'s self-play ({} {unit}{decided})",
                 x.id,
                 m.method,
                 100.0 * m.gain,
@@ -468,11 +483,6 @@ pub fn exploits(
                 100.0 * m.ci_high,
                 x.target.id,
                 m.deals,
-                if result.measure == "games" {
-                    "games"
-                } else {
-                    "deals"
-                },
             ));
         }
         hooks.say(&format!("exploit `{}`: report in {}", x.id, page.display()));
