@@ -55,6 +55,9 @@ pub struct TrainPlan {
     pub evaluation: Option<Evaluation>,
     /// Where the checkpoint goes (and a `.train` file beside it with what resuming needs).
     pub checkpoint: PathBuf,
+    /// A checkpoint to start from (`init:`, a warm start): its networks' weights, not its
+    /// optimizer, progress or replay buffer; the same algorithm, encoding and widths.
+    pub init: Option<PathBuf>,
     pub device: DeviceChoice,
     /// The scenario's hash and the program, recorded in the checkpoint.
     pub scenario_hash: String,

@@ -298,6 +298,13 @@ impl Algo for Dqn {
         progress.insert("replay_len".into(), json!(n));
     }
 
+    fn warm(&mut self, tensors: &Tensors) -> Result<(), LoadError> {
+        self.online.load("q", tensors)?;
+        self.target.load("q_target", tensors)?;
+        self.refresh();
+        Ok(())
+    }
+
     fn load(
         &mut self,
         tensors: &Tensors,

@@ -52,6 +52,9 @@ pub(crate) trait Algo {
         sidecar: &Tensors,
         progress: &Map<String, Value>,
     ) -> Result<(), net::LoadError>;
+    /// Takes the networks' weights of a checkpoint (a warm start): not its optimizer's state,
+    /// counters or replay buffer.
+    fn warm(&mut self, tensors: &Tensors) -> Result<(), net::LoadError>;
 }
 
 fn device(choice: DeviceChoice) -> Result<Device, TrainError> {
@@ -145,6 +148,8 @@ pub fn train(
         done = episodes;
         pool = restored;
         event(Event::Resumed(done));
+    } else if let Some(init) = &plan.init {
+        warm(plan, init, algo.as_mut())?;
     }
     if pool.is_empty() {
         pool.push(algo.acting().0);
@@ -300,6 +305,25 @@ fn save(
 /// A checkpoint that cannot be resumed from, as training reports it.
 fn checkpoint_error(e: impl std::fmt::Display) -> TrainError {
     TrainError::Checkpoint(e.to_string())
+}
+
+/// Starts the networks from the weights of the checkpoint `path` (`init:`), refused where it
+/// is another algorithm's or encoding's, or its networks have other widths.
+fn warm(plan: &TrainPlan, path: &std::path::Path, algo: &mut dyn Algo) -> Result<(), TrainError> {
+    let c = Checkpoint::read(path).map_err(checkpoint_error)?;
+    for (what, there, here) in [
+        ("algorithm", c.text("algorithm"), plan.algorithm.name()),
+        ("encoding", c.text("encoding"), plan.encoding.name()),
+    ] {
+        if there != here {
+            return Err(TrainError::Checkpoint(format!(
+                "cannot start from {}: it was trained with {what} {there}, this training has {here}",
+                path.display()
+            )));
+        }
+    }
+    algo.warm(&c.tensors)
+        .map_err(|e| TrainError::Checkpoint(format!("cannot start from {}: {e}", path.display())))
 }
 
 /// Reads a checkpoint to resume from: checks it belongs to this plan, loads the algorithm's

@@ -220,6 +220,13 @@ impl Algo for Ppo {
         self.refresh();
         Ok(())
     }
+
+    fn warm(&mut self, tensors: &Tensors) -> Result<(), LoadError> {
+        self.policy.load("policy", tensors)?;
+        self.value.load("value", tensors)?;
+        self.refresh();
+        Ok(())
+    }
 }
 
 /// Fisher-Yates over indices with a [`RandomSource`].

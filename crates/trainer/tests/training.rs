@@ -403,3 +403,99 @@ fn resuming_from_a_checkpoint_with_non_finite_weights_is_refused() {
         "the file is left as it was"
     );
 }
+
+/// `init:` (a warm start) takes the networks of the checkpoint it names: stopped before its
+/// first update, a warm-started training's checkpoint holds the same networks as the one it
+/// started from (for both algorithms), a cold one does not; the same algorithm with other
+/// widths, another algorithm, the entry's own checkpoint and a missing file are refused.
+#[test]
+fn a_warm_start_takes_the_networks_of_its_init() {
+    let extra =
+        "    hyper: {episodes_per_iteration: 16, warmup: 64, batch_size: 32, minibatch: 64}\n";
+    for (algorithm, nets) in [("ppo", ["policy", "value"]), ("ddqn", ["q", "q_target"])] {
+        let dir = tempfile::tempdir().unwrap();
+        let first = scenario(dir.path(), &yaml(algorithm, 64, extra));
+        run(first.trainings[0].neural().unwrap(), 2, false, None);
+        let from = dir.path().join("model.safetensors");
+        let warm_yaml = |init: &str, hidden: &str| {
+            yaml(algorithm, 64, extra)
+                .replace(
+                    "checkpoint: model.safetensors",
+                    "checkpoint: warm.safetensors",
+                )
+                .replace("hidden: [64, 32]", hidden)
+                + format!("    init: {init}\n").as_str()
+        };
+        let stopped_at_once = |plan: &TrainPlan| {
+            let stop = AtomicBool::new(true);
+            dhumbal_torch::train(plan, false, &stop, &mut |_| {})
+        };
+        let warm = scenario(
+            dir.path(),
+            &warm_yaml("model.safetensors", "hidden: [64, 32]"),
+        );
+        let plan = warm.trainings[0].neural().unwrap();
+        assert_eq!(plan.init.as_deref(), Some(from.as_path()));
+        assert_eq!(
+            stopped_at_once(plan).unwrap(),
+            Ended::Stopped { episodes: 0 }
+        );
+        let (a, b) = (
+            tensors(&from),
+            tensors(&dir.path().join("warm.safetensors")),
+        );
+        let of = |t: &std::collections::BTreeMap<String, (Vec<usize>, Vec<f32>)>, net: &str| {
+            t.iter()
+                .filter(|(k, _)| k.split('.').next() == Some(net))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        };
+        for net in nets {
+            assert!(!of(&a, net).is_empty(), "{algorithm}: no {net} in {a:?}");
+            assert!(of(&a, net) == of(&b, net), "{algorithm}: {net} differs");
+        }
+        // Without it, the networks are the seed's.
+        let cold = yaml(algorithm, 64, extra).replace(
+            "checkpoint: model.safetensors",
+            "checkpoint: cold.safetensors",
+        );
+        let cold = scenario(dir.path(), &cold);
+        stopped_at_once(cold.trainings[0].neural().unwrap()).unwrap();
+        let c = tensors(&dir.path().join("cold.safetensors"));
+        assert!(of(&a, nets[0]) != of(&c, nets[0]), "{algorithm}");
+        // Other widths: refused when training starts, naming the file.
+        let wide = scenario(dir.path(), &warm_yaml("model.safetensors", "hidden: [32]"));
+        let e = stopped_at_once(wide.trainings[0].neural().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("cannot start from"), "{e}");
+        // A missing file, and the entry's own checkpoint: refused at `init`, nothing trained.
+        for (init, says) in [
+            ("nothing.safetensors", "cannot read"),
+            ("warm.safetensors", "own checkpoint"),
+        ] {
+            let path = dir.path().join("train.yaml");
+            std::fs::write(&path, warm_yaml(init, "hidden: [64, 32]")).unwrap();
+            let e = dhumbal::scenario::load(&path, &Default::default())
+                .err()
+                .unwrap_or_else(|| panic!("{init} accepted"))
+                .to_string();
+            assert!(e.contains("init") && e.contains(says), "{e}");
+        }
+    }
+    // Another algorithm's checkpoint.
+    let dir = tempfile::tempdir().unwrap();
+    let first = scenario(dir.path(), &yaml("ppo", 32, extra));
+    run(first.trainings[0].neural().unwrap(), 2, false, None);
+    let body = yaml("ddqn", 32, extra)
+        .replace("checkpoint: model.safetensors", "checkpoint: q.safetensors")
+        + "    init: model.safetensors\n";
+    let other = scenario(dir.path(), &body);
+    let stop = AtomicBool::new(true);
+    let e = dhumbal_torch::train(
+        other.trainings[0].neural().unwrap(),
+        false,
+        &stop,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("algorithm"), "{e}");
+}

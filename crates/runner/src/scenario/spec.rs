@@ -312,7 +312,7 @@ pub struct ExploitSpec {
     /// `search: {}` for the defaults; `iterations: [100, 300, 1000]` measures a responder
     /// per budget, `search-<iterations>`, and draws the gain against the budget); `tune: {params, budget, batch, optimizer, agent, seed,
     /// output}` (a `tune:` entry's search against the target at its table; `params` required);
-    /// `learn: {algorithm, episodes, hidden, hyper, preset, encoding, seed, checkpoint,
+    /// `learn: {algorithm, episodes, hidden, hyper, preset, encoding, seed, checkpoint, init,
     /// device}` (a network trained against the frozen target, PPO by default);
     /// `self: {}` (the target as its own responder: a check that reads zero).
     pub methods: BTreeMap<String, Value>,
@@ -459,6 +459,11 @@ pub struct TrainSpec {
     /// Where the checkpoint goes (.safetensors; a tabular policy: .csv), relative to the
     /// scenario file.
     pub checkpoint: String,
+    /// A network to start from (a warm start): a checkpoint of the same algorithm, encoding
+    /// and hidden widths (a shipped one, say), relative to the scenario file; its weights are
+    /// taken, not its optimizer or progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<String>,
     /// `auto` (default: CUDA when present), `cpu` or `cuda`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,

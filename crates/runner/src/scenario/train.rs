@@ -147,6 +147,7 @@ impl Resolver<'_> {
             );
         }
         self.network_checkpoint(t, p, folder);
+        let init = self.network_init(t, p, folder);
         if self.reported > before {
             return None;
         }
@@ -173,6 +174,11 @@ impl Resolver<'_> {
             },
             "checkpoint": t.checkpoint,
         });
+        let mut resolved = resolved;
+        if let Some((file, digest)) = &init {
+            // The file's content is what the network starts from: part of the hash.
+            resolved["init"] = serde_json::json!({"file": file, "fnv1a": digest});
+        }
         // The hash covers what the network learns from: not the episode count (training
         // further resumes the same run) nor the evaluation (it never touches training).
         let hash = learned_hash(&resolved, &["episodes", "evaluate"]);
@@ -193,6 +199,7 @@ impl Resolver<'_> {
                 hyper,
                 evaluation: Some(evaluation),
                 checkpoint: folder.join(&t.checkpoint),
+                init: init.map(|(file, _)| folder.join(file)),
                 device,
                 scenario_hash: hash,
                 program: crate::dataset::PROGRAM.to_string(),
@@ -475,6 +482,36 @@ impl Resolver<'_> {
         })
     }
 
+    /// A network's `init:` (a checkpoint to start from), checked: a file that exists, not the
+    /// entry's own checkpoint; with the 64-bit FNV-1a of its bytes, in hex.
+    fn network_init(&mut self, t: &TrainSpec, p: &str, folder: &Path) -> Option<(String, String)> {
+        let file = t.init.as_ref()?;
+        let path = folder.join(file);
+        if *file == t.checkpoint {
+            self.problem(
+                &at(p, "init"),
+                "is the entry's own checkpoint: to train it further, raise `episodes` (the run resumes); to start afresh from a copy, name the copy",
+            );
+            return None;
+        }
+        match std::fs::read(&path) {
+            Ok(bytes) => Some((
+                file.clone(),
+                format!("{:016x}", dhumbal_game::hash::fnv1a(&bytes)),
+            )),
+            Err(e) => {
+                self.problem(
+                    &at(p, "init"),
+                    format!(
+                        "cannot read {} ({e}): expected a checkpoint (.safetensors) of the same algorithm, encoding and widths, relative to the scenario file",
+                        path.display()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
     /// Reports each field of a network's entry that a tabular entry gives.
     fn network_fields(&mut self, t: &TrainSpec, p: &str) {
         self.misplaced(
@@ -485,6 +522,7 @@ impl Resolver<'_> {
                 ("preset", t.preset.is_some()),
                 ("device", t.device.is_some()),
                 ("seating", t.seating.is_some()),
+                ("init", t.init.is_some()),
             ],
             |_| {
                 format!(
