@@ -85,6 +85,32 @@ pub fn read<T: DeserializeOwned>(path: &Path, kind: &Kind) -> Result<T, ReadErro
     parse(&text, kind, path)
 }
 
+/// [`read`], with `None` where the file does not exist.
+pub fn read_if_there<T: DeserializeOwned>(
+    path: &Path,
+    kind: &Kind,
+) -> Result<Option<T>, ReadError> {
+    match read(path, kind) {
+        Ok(v) => Ok(Some(v)),
+        Err(ReadError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `value` as pretty JSON to `dir/name` through a temporary file beside it (never half
+/// written).
+pub fn save<T: serde::Serialize>(dir: &Path, name: &str, value: &T) -> crate::Result<()> {
+    use crate::error::Doing;
+    let path = dir.join(name);
+    let tmp = dir.join(format!("{name}.tmp"));
+    let text = serde_json::to_vec_pretty(value).doing("cannot write", &tmp)?;
+    std::fs::write(&tmp, text).doing("cannot write", &tmp)?;
+    std::fs::rename(&tmp, &path).doing("cannot save", &path)?;
+    Ok(())
+}
+
 /// Parses `text`, the contents of the file at `path`, as a `T` of `kind`'s format.
 pub fn parse<T: DeserializeOwned>(text: &str, kind: &Kind, path: &Path) -> Result<T, ReadError> {
     let invalid = |message: String| ReadError::Invalid {

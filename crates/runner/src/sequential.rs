@@ -77,7 +77,7 @@ fn format_one() -> u32 {
 }
 
 /// An LLR as kept in a file: an infinite one (a hypothesis the data rule out) as a large one.
-fn storable(x: f64) -> f64 {
+pub(crate) fn storable(x: f64) -> f64 {
     x.clamp(-1e12, 1e12)
 }
 
@@ -277,25 +277,13 @@ impl Outcome {
 
     /// Writes it into `stage_dir` (through a temporary file).
     pub fn save(&self, stage_dir: &std::path::Path) -> crate::Result<()> {
-        use crate::error::Doing;
-        let path = stage_dir.join(DECISION_FILE);
-        let tmp = stage_dir.join(format!("{DECISION_FILE}.tmp"));
-        let text = serde_json::to_vec_pretty(self).doing("cannot write", &tmp)?;
-        std::fs::write(&tmp, text).doing("cannot write", &tmp)?;
-        std::fs::rename(&tmp, &path).doing("cannot save", &path)?;
-        Ok(())
+        result_file::save(stage_dir, DECISION_FILE, self)
     }
 
     /// The outcome kept in `stage_dir`, if any: a file that cannot be read, or of another
     /// format (refused with what to do), is an error.
     pub fn read(stage_dir: &std::path::Path) -> Result<Option<Outcome>, ReadError> {
-        match result_file::read(&stage_dir.join(DECISION_FILE), &DECISION_KIND) {
-            Ok(o) => Ok(Some(o)),
-            Err(ReadError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
+        result_file::read_if_there(&stage_dir.join(DECISION_FILE), &DECISION_KIND)
     }
 }
 
