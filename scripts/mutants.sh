@@ -16,11 +16,12 @@
 # MODULE is one of sequential, stats, power, ratings, sweep, optimizers, or all (each in
 # turn). Each module's mutants are tested by its crate's unit tests and the fixture tests
 # that check it against the Python references (tests/fixtures/, scripts/reference/), not the
-# whole suite (a module's slowest simulations are skipped: `skip` below). A mutant still
-# costs a rebuild of the crates above the mutated one: about 4 minutes on the loaded 2-core
-# development machine (the tests: under a minute), so a whole module (150 to 950 mutants)
-# is a run of hours to days there; select with -F REGEX (mutant names, as --list prints
-# them) or --lines. cargo-mutants 27.1.0's -F and -E do not filter its struct-field
+# whole suite (a module's slowest simulations are skipped: `skip` below). Every module lives
+# in a small crate that knows no game (dhumbal-stats, dhumbal-optimize), so a mutant costs a
+# rebuild of that crate and its tests: 5 to 10 seconds on the loaded 2-core development
+# machine, a minute for the sequential test's simulations; a whole module (20 to 1,010
+# mutants) is minutes to hours. Select with -F REGEX (mutant names, as --list prints them)
+# or --lines. cargo-mutants 27.1.0's -F and -E do not filter its struct-field
 # deletions ("delete field x from struct S expression"): --lines FILE:LINE,LINE,... (this
 # script's option, repeatable) selects by line, every kind of mutant included (it becomes
 # cargo-mutants' --in-diff, with a diff that marks those lines as added).
@@ -31,9 +32,9 @@
 # mutant behind: `git diff` shows it, marked `/* ~ changed by cargo-mutants ~ */`). It builds
 # in the release profile and target/ that scripts/test.sh uses, with the packages selected so
 # that every dependency's features stay those of the workspace build (no dependency is built
-# again), incremental compilation on for the runner, the report and the root package, and 16
-# codegen units for the runner (only while mutants run: those crates are built again by the
-# next plain `cargo build --release`, no other crate is). Results: target/mutants/MODULE/mutants.out/
+# again), incremental compilation and 16 codegen units for the mutated crate (only while
+# mutants run: that crate and those above it are built again by the next plain `cargo build
+# --release`). Results: target/mutants/MODULE/mutants.out/
 # (outcomes.json, caught.txt, missed.txt, unviable.txt, timeout.txt, a log per mutant).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,11 +75,10 @@ if ! { [ -x "$mutants" ] && cargo install --list --root "$tools" | grep -q "^car
 fi
 
 # The files of each module, the crate that owns them, and the tests that check it. The
-# statistics (sequential, stats, power, ratings) are crates/stats (dhumbal-stats): a mutant
-# there rebuilds that small crate and its own tests, the fixture tests against the Python
-# references among them (crates/stats/tests/), seconds. The sweep's summary and the
-# optimizers live in the report and the runner: their mutants rebuild the crates above and run
-# the root package's fixture tests (tests/*.rs), minutes each.
+# statistics (sequential, stats, power, ratings, and the sweep's paired differences) are
+# crates/stats (dhumbal-stats), the optimizers crates/optimize (dhumbal-optimize): small crates
+# that know no game, so that a mutant rebuilds its crate and that crate's own tests alone (the
+# fixture tests against the Python references among them, crates/stats/tests/), seconds.
 files=()
 tests=()
 skip=()
@@ -110,17 +110,18 @@ select_module() {
             tests=(ratings)
             ;;
         sweep)
-            # The paired differences of a sweep's points.
-            owner=dhumbal-report
-            files=(crates/report/src/sweep.rs)
-            tests=(sweeps)
+            # The paired differences of a sweep's points (the report's sweep.rs tallies the
+            # records per unit and shows these numbers; tests/sweeps.rs checks the whole).
+            owner=dhumbal-stats
+            files=(crates/stats/src/paired.rs)
+            tests=(analysis)
             ;;
         optimizers)
             # NTBEA's and SPSA's steps and the final round of a tuning.
-            owner=dhumbal-runner
-            files=(crates/runner/src/optimize/ntbea.rs crates/runner/src/optimize/spsa.rs
-                crates/runner/src/optimize/mod.rs)
-            tests=(tuning)
+            owner=dhumbal-optimize
+            files=(crates/optimize/src/ntbea.rs crates/optimize/src/spsa.rs
+                crates/optimize/src/lib.rs)
+            tests=()
             ;;
         *)
             echo "mutants: no module '$1' (sequential, stats, power, ratings, sweep, optimizers, all)" >&2
@@ -141,37 +142,19 @@ run_module() {
     local args=(--in-place --workspace --no-shuffle --baseline=skip --output "target/mutants/$module_name")
     local f t
     for f in "${files[@]}"; do args+=(--file "$f"); done
-    if [ "$owner" = dhumbal-stats ]; then
-        # The crate's unit tests and the module's reference tests (crates/stats/tests/).
-        args+=(--test-package dhumbal-stats --cargo-arg=--lib)
-        for t in "${tests[@]}"; do args+=("--cargo-arg=--test=$t"); done
-        args+=("--cargo-arg=--config=profile.release.package.dhumbal-stats.incremental=true")
-        args+=("--cargo-arg=--config=profile.release.package.dhumbal-stats.codegen-units=16")
-    else
-        # The owner's unit tests and the root package's fixture tests; dhumbal-python is
-        # named only so that the dependencies' features are the workspace's (its lib has no
-        # tests).
-        args+=(--test-package "$owner" --test-package dhumbal --test-package dhumbal-python)
-        args+=(--cargo-arg=--lib)
-        for t in "${tests[@]}"; do args+=("--cargo-arg=--test=$t"); done
-        local crate
-        for crate in dhumbal-runner dhumbal-report dhumbal; do
-            args+=("--cargo-arg=--config=profile.release.package.$crate.incremental=true")
-        done
-        args+=(--cargo-arg=--config=profile.release.package.dhumbal-runner.codegen-units=16)
-    fi
+    # The crate's unit tests and the module's reference tests (crates/stats/tests/).
+    args+=(--test-package "$owner" --cargo-arg=--lib)
+    for t in ${tests[@]+"${tests[@]}"}; do args+=("--cargo-arg=--test=$t"); done
+    args+=("--cargo-arg=--config=profile.release.package.$owner.incremental=true")
+    args+=("--cargo-arg=--config=profile.release.package.$owner.codegen-units=16")
     if [ "${#skip[@]}" -gt 0 ]; then
         args+=(--cargo-test-arg=--)
         for t in "${skip[@]}"; do args+=("--cargo-test-arg=--skip=$t"); done
     fi
-    # A mutant that loops is killed: generous limits for a loaded 2-core machine. The
-    # statistics' tests take under a second there but for the sequential test's simulations
-    # (a minute); the report's and the runner's tests, under a minute.
-    local limit=300
-    if [ "$owner" = dhumbal-stats ]; then
-        limit=10
-        [ "$module_name" = sequential ] && limit=240
-    fi
+    # A mutant that loops is killed: generous limits for a loaded 2-core machine. The tests
+    # take under a second there but for the sequential test's simulations (a minute).
+    local limit=10
+    [ "$module_name" = sequential ] && limit=240
     args+=(--profile release --build-timeout 1200 --timeout "$limit")
     # Display and Debug: no statistic.
     args+=(--exclude-re '<impl .*(Display|Debug) for ')

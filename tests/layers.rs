@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 /// Each workspace crate and the workspace crates it may depend on.
-const GRAPH: [(&str, &[&str]); 13] = [
+const GRAPH: [(&str, &[&str]); 14] = [
     ("game", &[]),
     ("agents", &["dhumbal-game"]),
     // Exact best responses on small variants: the engine and the agents' families, nothing of
@@ -15,12 +15,15 @@ const GRAPH: [(&str, &[&str]); 13] = [
     ("learn", &["dhumbal-agents", "dhumbal-game"]),
     // The statistics: numbers in, numbers out (the game only in its tests' simulations).
     ("stats", &[]),
+    // The optimizers of tuning: asked and told numbers, the game's random streams only.
+    ("optimize", &["dhumbal-game"]),
     (
         "runner",
         &[
             "dhumbal-agents",
             "dhumbal-game",
             "dhumbal-learn",
+            "dhumbal-optimize",
             "dhumbal-stats",
         ],
     ),

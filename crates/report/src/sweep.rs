@@ -18,13 +18,12 @@ use dhumbal_runner::resolved::SweepMode;
 use dhumbal_runner::summary::Manifest;
 use serde_json::Value;
 
-use super::dist::t_quantile;
 use super::error::{Doing, Error, Result};
 use super::figures::FigureSpec;
-use super::stats::Moments;
 use super::stats_file::{Agent, Rate, StatsFile};
 use super::tables::{csv_num, num, signed};
 use dhumbal_plots::{self as plots, Band, Width};
+use dhumbal_stats::paired::{Paired, Tally, paired_rates};
 
 /// One point of a sweep as the summary needs it.
 struct Point {
@@ -179,16 +178,6 @@ fn rate_estimate(r: Option<&Rate>) -> Estimate {
     r.map_or((None, None, None), |r| estimate(r.rate, r.ci95))
 }
 
-/// A paired difference between two points: its mean over the units both played, the 95% t
-/// interval on the units, and how many units.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Paired {
-    pub difference: f64,
-    pub low: f64,
-    pub high: f64,
-    pub units: u64,
-}
-
 /// A rate compared across the points of a sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Measure {
@@ -230,57 +219,32 @@ impl Measure {
     }
 }
 
-/// Per agent (slot order), per unit: (games won, games, rounds won, rounds).
-type Outcomes = Vec<BTreeMap<u64, [f64; 4]>>;
+/// Per agent (slot order), per measure (by [`Measure::index`]: games, then rounds), per unit:
+/// the agent's tally.
+type Outcomes = Vec<[BTreeMap<u64, Tally>; 2]>;
 
-/// Each agent's outcomes per unit in the records of `dir`: games won and games played (a
-/// game counts once per arrangement; point scoring), rounds won and rounds played. The unit is
+/// Each agent's outcomes per unit in the records of `dir`: games won of games played (a
+/// game counts once per arrangement; point scoring), rounds won of rounds played. The unit is
 /// the game, or the deal (the session, for sessions of `session` rounds).
 fn outcomes(dir: &Path, agents: &[String], points: bool, session: u64) -> Result<Outcomes> {
-    let mut out: Outcomes = vec![BTreeMap::new(); agents.len()];
+    let mut out: Outcomes = vec![Default::default(); agents.len()];
     super::load::for_each_row(dir, agents, |r| {
         let unit = if points { r.deal } else { r.deal / session };
-        let e = out[usize::from(r.slot)].entry(unit).or_insert([0.0; 4]);
+        let [games, rounds] = &mut out[usize::from(r.slot)];
+        let g = games.entry(unit).or_default();
         if points && r.round == 0 {
-            e[1] += 1.0;
+            g.trials += 1.0;
         }
         if r.game_won {
-            e[0] += 1.0;
+            g.successes += 1.0;
         }
-        e[3] += 1.0;
+        let t = rounds.entry(unit).or_default();
+        t.trials += 1.0;
         if r.won {
-            e[2] += 1.0;
+            t.successes += 1.0;
         }
     })?;
     Ok(out)
-}
-
-/// The paired difference `a` − `b` of one agent's per-unit outcomes, over the units both have.
-fn paired(a: &BTreeMap<u64, [f64; 4]>, b: &BTreeMap<u64, [f64; 4]>, m: Measure) -> Option<Paired> {
-    let (k, n) = (2 * m.index(), 2 * m.index() + 1);
-    let mut moments = Moments::new();
-    for (unit, x) in a {
-        let (ka, na) = (x[k], x[n]);
-        if let Some(y) = b.get(unit)
-            && let (kb, nb) = (y[k], y[n])
-            && na > 0.0
-            && nb > 0.0
-        {
-            moments.push(ka / na - kb / nb);
-        }
-    }
-    let mean = moments.mean()?;
-    let half = if moments.n >= 2 {
-        t_quantile(0.975, (moments.n - 1) as f64) * moments.se()?
-    } else {
-        f64::NAN
-    };
-    Some(Paired {
-        difference: mean,
-        low: mean - half,
-        high: mean + half,
-        units: moments.n,
-    })
 }
 
 /// Writes each sweep's `sweep.csv` and figures into `reports/<sweep>/`, and returns the
@@ -326,7 +290,11 @@ fn compare(sweep: &Sweep, run: &Path) -> Result<Comparisons> {
         .collect::<Result<_>>()?;
     let against = |k: usize, j: Option<usize>, m: Measure| -> Vec<Option<Paired>> {
         (0..agents.len())
-            .map(|a| j.and_then(|j| paired(&per_point[k][a], &per_point[j][a], m)))
+            .map(|a| {
+                j.and_then(|j| {
+                    paired_rates(&per_point[k][a][m.index()], &per_point[j][a][m.index()])
+                })
+            })
             .collect()
     };
     let table = |m: Measure, other: &dyn Fn(usize) -> Option<usize>| -> Vec<Vec<Option<Paired>>> {
@@ -389,8 +357,8 @@ fn csv(sweep: &Sweep, c: &Comparisons) -> String {
                     match list[k][a] {
                         Some(d) => row.extend([
                             csv_num(Some(d.difference)),
-                            csv_num(Some(d.low)),
-                            csv_num(Some(d.high)),
+                            csv_num(d.ci95.map(|c| c.0)),
+                            csv_num(d.ci95.map(|c| c.1)),
                             d.units.to_string(),
                         ]),
                         None => row.extend(std::iter::repeat_n(String::new(), 4)),
@@ -796,9 +764,9 @@ fn shown(d: Option<Paired>) -> String {
         Some(d) => format!(
             "{} [{}, {}]{}",
             signed(100.0 * d.difference),
-            num(Some(100.0 * d.low), 2),
-            num(Some(100.0 * d.high), 2),
-            if d.low > 0.0 || d.high < 0.0 { "*" } else { "" }
+            num(d.ci95.map(|c| 100.0 * c.0), 2),
+            num(d.ci95.map(|c| 100.0 * c.1), 2),
+            if d.excludes_zero() { "*" } else { "" }
         ),
         None => "–".into(),
     }

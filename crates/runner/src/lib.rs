@@ -19,7 +19,7 @@ pub mod error;
 pub mod exploit;
 pub mod folder;
 pub mod human;
-pub mod optimize;
+pub use dhumbal_optimize as optimize;
 mod part_file;
 mod pipeline;
 mod progress;

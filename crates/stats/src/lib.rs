@@ -12,6 +12,7 @@
 //! the same code inside the runner or the report cost a rebuild of everything above them.
 
 pub mod dist;
+pub mod paired;
 pub mod power;
 pub mod ratings;
 pub mod sequential;

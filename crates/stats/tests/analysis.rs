@@ -445,3 +445,52 @@ fn measured_design_power_matches_statsmodels() {
     assert_eq!(MeasuredDesign::new(0.0, 40), None);
     assert_eq!(MeasuredDesign::new(0.01, 1), None);
 }
+
+#[test]
+fn paired_rates_match_scipy() {
+    use dhumbal_stats::paired::{Tally, paired_rates};
+    use std::collections::BTreeMap;
+    let fx = fixture("paired.json");
+    let side = |v: &serde_json::Value| -> BTreeMap<u64, Tally> {
+        v.as_object()
+            .unwrap()
+            .iter()
+            .map(|(unit, t)| {
+                let t = f64s(t);
+                let tally = Tally {
+                    successes: t[0],
+                    trials: t[1],
+                };
+                (unit.parse().unwrap(), tally)
+            })
+            .collect()
+    };
+    let cases = fx["cases"].as_array().unwrap();
+    assert!(cases.len() >= 9);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let got = paired_rates(&side(&case["a"]), &side(&case["b"]));
+        let want = &case["expected"];
+        let Some(got) = got else {
+            assert!(
+                want.is_null(),
+                "{name}: no difference, the reference has one"
+            );
+            continue;
+        };
+        assert_eq!(got.units, want["units"].as_u64().unwrap(), "{name} units");
+        close(
+            got.difference,
+            f(&want["difference"]),
+            &format!("{name} difference"),
+        );
+        match (got.ci95, &want["ci95"]) {
+            (None, w) => assert!(w.is_null(), "{name}: no interval, the reference has one"),
+            (Some((low, high)), w) => {
+                let w = f64s(w);
+                close(low, w[0], &format!("{name} low"));
+                close(high, w[1], &format!("{name} high"));
+            }
+        }
+    }
+}
