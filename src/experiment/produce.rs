@@ -492,7 +492,39 @@ pub fn exploits(
             result,
         });
     }
+    if let Some(page) = exploit_overview(&scenario)? {
+        hooks.say(&format!(
+            "exploit: every entry side by side in {}",
+            page.display()
+        ));
+    }
     Ok(done)
+}
+
+/// With more than one `exploit:` entry, their overview (`exploit/report.md`, one CSV and one
+/// figure of every entry measured so far) written again; the page.
+fn exploit_overview(scenario: &Scenario) -> Result<Option<PathBuf>, Error> {
+    let [first, _, ..] = scenario.exploits.as_slice() else {
+        return Ok(None);
+    };
+    let entries: Vec<_> = scenario
+        .exploits
+        .iter()
+        .map(|x| {
+            let dir = x.dir(scenario);
+            let result = (!dhumbal_runner::exploit::needs_work(&dir))
+                .then(|| dhumbal_report::exploit::Exploitability::read(&dir))
+                .transpose()?;
+            Ok((x.id.clone(), result))
+        })
+        .collect::<Result<_, Error>>()?;
+    let dir = first.dir(scenario);
+    let parent = dir.parent().unwrap_or(&dir);
+    Ok(Some(dhumbal_report::exploit::write_overview(
+        parent,
+        &scenario.name,
+        &entries,
+    )?))
 }
 
 /// The entries of `scenario` whose measurement is missing.
