@@ -97,7 +97,7 @@ select_module() {
             # Wilson, and the distributions under them.
             owner=dhumbal-stats
             files=(crates/stats/src/stats.rs crates/stats/src/dist.rs)
-            tests=(analysis ratings)
+            tests=(analysis ratings dist)
             ;;
         power)
             owner=dhumbal-stats
