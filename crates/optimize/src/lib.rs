@@ -434,6 +434,265 @@ mod tests {
             .is_ok()
         );
     }
+
+    const LIMIT: i64 = MAX_DIM_VALUES as i64; // 2^31
+
+    fn int(lo: i64, hi: i64, step: i64) -> Dim {
+        Dim::Int { lo, hi, step }
+    }
+
+    #[test]
+    fn an_int_range_may_have_2_pow_31_values_and_no_more() {
+        // Exactly 2^31 values: 0..=2^31 - 1 by 1, 0..=2^32 - 2 by 2, and 0..2^32 - 1 by 2
+        // (whose `hi` is off the grid), and from a negative `lo`.
+        for d in [
+            int(0, LIMIT - 1, 1),
+            int(0, 2 * LIMIT - 2, 2),
+            int(0, 2 * LIMIT - 1, 2),
+            int(-5, LIMIT - 6, 1),
+        ] {
+            assert_eq!(d.check(), Ok(()), "{d:?}");
+            assert_eq!(d.grid_len() as u64, MAX_DIM_VALUES, "{d:?}");
+        }
+        // One more value is refused, with the count.
+        for (lo, hi, step) in [(0, LIMIT, 1), (0, 2 * LIMIT, 2), (-5, LIMIT - 5, 1)] {
+            assert_eq!(
+                int(lo, hi, step).check(),
+                Err(DomainError::IntTooMany {
+                    lo,
+                    hi,
+                    step,
+                    count: i128::from(LIMIT) + 1
+                })
+            );
+        }
+        // The whole i64 range (2^64 - 1 wide): by 2^33, 2^31 values; by 2^32, 2^32 values.
+        assert_eq!(int(i64::MIN, i64::MAX, 1 << 33).check(), Ok(()));
+        assert_eq!(
+            int(i64::MIN, i64::MAX, 1 << 33).grid_len() as u64,
+            MAX_DIM_VALUES
+        );
+        assert_eq!(
+            int(i64::MIN, i64::MAX, 1 << 32).check(),
+            Err(DomainError::IntTooMany {
+                lo: i64::MIN,
+                hi: i64::MAX,
+                step: 1 << 32,
+                count: 1 << 32
+            })
+        );
+        assert_eq!(int(3, 3, 1).check(), Ok(()));
+        assert_eq!(int(3, 3, 1).grid_len(), 1);
+    }
+
+    #[test]
+    fn real_levels_and_choices_run_from_1_to_2_pow_31() {
+        let real = |lo, hi, levels| Dim::Real { lo, hi, levels };
+        let limit = MAX_DIM_VALUES as usize;
+        assert_eq!(real(0.0, 1.0, 2).check(), Ok(()));
+        assert_eq!(real(0.0, 1.0, limit).check(), Ok(()));
+        for levels in [0, limit + 1] {
+            assert_eq!(
+                real(0.0, 1.0, levels).check(),
+                Err(DomainError::RealLevels { levels })
+            );
+        }
+        // One level is a range of one value only.
+        assert_eq!(real(-0.5, -0.5, 1).check(), Ok(()));
+        assert_eq!(
+            real(-0.5, 0.5, 1).check(),
+            Err(DomainError::RealOneLevel { lo: -0.5, hi: 0.5 })
+        );
+        assert_eq!(
+            real(0.5, -0.5, 3).check(),
+            Err(DomainError::RealEmpty { lo: 0.5, hi: -0.5 })
+        );
+        assert_eq!(Dim::Choice { n: 1 }.check(), Ok(()));
+        assert_eq!(Dim::Choice { n: limit }.check(), Ok(()));
+        for n in [0, limit + 1] {
+            assert_eq!(
+                Dim::Choice { n }.check(),
+                Err(DomainError::ChoiceCount { n })
+            );
+        }
+    }
+
+    #[test]
+    fn a_real_grid_ends_exactly_at_lo_and_hi() {
+        // lo + (hi - lo) · 1 is 0.20000000000000004 here: the last level must be hi itself.
+        let (lo, hi) = (-0.1, 0.2);
+        assert_ne!(lo + (hi - lo), hi);
+        let d = Dim::Real { lo, hi, levels: 4 };
+        assert_eq!(d.grid_value(0), lo);
+        assert_eq!(d.grid_value(3), hi);
+        for (i, want) in [(1, 0.0), (2, 0.1)] {
+            assert!((d.grid_value(i) - want).abs() < 1e-15, "level {i}");
+        }
+        assert_eq!(d.nearest_index(hi), 3);
+        assert!(d.is_valid(hi, true));
+        // A single level is lo.
+        let one = Dim::Real {
+            lo: 2.5,
+            hi: 2.5,
+            levels: 1,
+        };
+        assert_eq!(one.grid_value(0), 2.5);
+    }
+
+    #[test]
+    fn nearest_index_maps_each_grid_value_back_and_ties_to_the_lower() {
+        // lo away from 0, so that the position is measured from lo over the grid's span.
+        let d = int(100, 104, 1);
+        for i in 0..5 {
+            assert_eq!(d.nearest_index(d.grid_value(i)), i);
+        }
+        assert_eq!(d.nearest_index(101.4), 1);
+        assert_eq!(d.nearest_index(101.6), 2);
+        let real = Dim::Real {
+            lo: 10.0,
+            hi: 20.0,
+            levels: 11,
+        };
+        for i in 0..11 {
+            assert_eq!(real.nearest_index(real.grid_value(i)), i);
+        }
+        // Halfway between two grid values: the lower index.
+        let even = int(0, 4, 2);
+        assert_eq!(even.nearest_index(1.0), 0);
+        assert_eq!(even.nearest_index(1.0 + 1e-9), 1);
+        assert_eq!(even.nearest_index(3.0), 1);
+        assert_eq!(even.nearest_index(3.0 + 1e-9), 2);
+        assert_eq!(real.nearest_index(12.5), 2);
+        assert_eq!(d.nearest_index(102.5), 2);
+        // Out of range: the nearest end; NaN: the first.
+        assert_eq!(even.nearest_index(-7.0), 0);
+        assert_eq!(even.nearest_index(f64::INFINITY), 2);
+        assert_eq!(even.nearest_index(f64::NAN), 0);
+        assert_eq!(int(5, 7, 3).nearest_index(9.0), 0);
+    }
+
+    #[test]
+    fn normalize_puts_the_first_grid_value_at_0_and_the_last_at_1() {
+        let d = int(100, 104, 1);
+        assert_eq!(d.normalize(100.0), 0.0);
+        assert_eq!(d.normalize(101.0), 0.25);
+        assert_eq!(d.normalize(103.0), 0.75);
+        assert_eq!(d.normalize(104.0), 1.0);
+        assert_eq!(d.normalize(90.0), 0.0);
+        assert_eq!(d.normalize(110.0), 1.0);
+        assert_eq!(d.normalize(f64::NAN), 0.0);
+        // The last grid value, not hi, is 1.
+        assert_eq!(int(1, 10, 4).normalize(9.0), 1.0);
+        assert_eq!(int(1, 10, 4).normalize(5.0), 0.5);
+        let real = Dim::Real {
+            lo: -1.0,
+            hi: 3.0,
+            levels: 5,
+        };
+        assert_eq!(real.normalize(0.0), 0.25);
+        assert_eq!(real.normalize(2.0), 0.75);
+        assert_eq!(int(5, 5, 1).normalize(5.0), 0.0);
+        assert_eq!(Dim::Choice { n: 1 }.normalize(3.0), 0.0);
+    }
+
+    #[test]
+    fn denormalize_rounds_to_the_nearest_grid_value_halves_up() {
+        // Three grid values 0, 2, 4 at u = 0, 0.5, 1.
+        let d = int(0, 4, 2);
+        for (u, want) in [
+            (0.0, 0.0),
+            (0.2, 0.0),
+            (0.25, 2.0),
+            (0.3, 2.0),
+            (0.5, 2.0),
+            (0.74, 2.0),
+            (0.75, 4.0),
+            (1.0, 4.0),
+            (-0.5, 0.0),
+            (1.5, 4.0),
+        ] {
+            assert_eq!(d.denormalize(u), want, "u = {u}");
+        }
+        assert_eq!(Dim::Choice { n: 3 }.denormalize(0.25), 1.0);
+        assert_eq!(int(7, 7, 2).denormalize(0.9), 7.0);
+        // A real anywhere in [lo, hi], hi exactly at 1.
+        let real = Dim::Real {
+            lo: -0.1,
+            hi: 0.2,
+            levels: 4,
+        };
+        assert_eq!(real.denormalize(1.0), 0.2);
+        assert_eq!(real.denormalize(2.0), 0.2);
+        assert_eq!(real.denormalize(0.0), -0.1);
+        assert_eq!(real.denormalize(-1.0), -0.1);
+        assert!((real.denormalize(0.5) - 0.05).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_real_is_valid_in_its_closed_range_or_on_its_levels() {
+        let d = Dim::Real {
+            lo: 0.0,
+            hi: 1.0,
+            levels: 5,
+        };
+        for v in [0.0, 0.3, 1.0] {
+            assert!(d.is_valid(v, false), "{v}");
+        }
+        for v in [-0.5, -1e-12, 1.0 + 1e-12, 1.5, f64::NAN] {
+            assert!(!d.is_valid(v, false), "{v}");
+        }
+        assert!(d.is_valid(0.25, true));
+        assert!(d.is_valid(1.0, true));
+        assert!(!d.is_valid(0.3, true));
+        assert!(!d.is_valid(1.25, true));
+        assert!(int(1, 10, 4).is_valid(9.0, false));
+        assert!(!int(1, 10, 4).is_valid(10.0, false));
+        assert!(!int(1, 10, 4).is_valid(-3.0, false));
+    }
+
+    #[test]
+    fn a_dim_without_values_contains_nothing_and_indexes_without_underflow() {
+        // Refused by `check`, but `nearest_index` and `contains` guard `n - 1` themselves.
+        for d in [
+            Dim::Choice { n: 0 },
+            Dim::Real {
+                lo: 0.0,
+                hi: 1.0,
+                levels: 0,
+            },
+        ] {
+            assert_eq!(d.grid_len(), 0);
+            for v in [0.0, 0.5, 5.0] {
+                assert_eq!(d.nearest_index(v), 0, "{d:?} at {v}");
+                assert!(!d.is_valid(v, true), "{d:?} at {v}");
+            }
+            assert!(!Space { dims: vec![d] }.contains(&[0.0], true));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "ntbea: told 2 values for an ask of 1 points")]
+    fn a_tell_of_the_wrong_count_panics() {
+        check_values(&[0.5, 0.5], 1, "ntbea");
+    }
+
+    #[test]
+    #[should_panic(expected = "spsa: told a value that is not finite")]
+    fn a_tell_of_a_value_not_finite_panics() {
+        check_values(&[0.5, f64::INFINITY], 2, "spsa");
+    }
+
+    #[test]
+    #[should_panic(expected = "told a value that is not finite")]
+    fn a_tell_of_nan_panics() {
+        check_values(&[f64::NAN], 1, "ntbea");
+    }
+
+    #[test]
+    fn finite_values_of_the_right_count_are_accepted() {
+        check_values(&[0.0, -3.5], 2, "spsa");
+        check_values(&[1e300], 1, "ntbea");
+    }
 }
 
 /// Test helpers shared by the optimizers' tests: synthetic noisy objectives.
