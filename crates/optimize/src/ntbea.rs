@@ -542,4 +542,281 @@ mod tests {
         // Another seed takes another path.
         assert_ne!(record(space, make(42), 30).0, record(space, make(43), 30).0);
     }
+
+    #[test]
+    fn k_explore_for_games_is_one_over_the_root_of_the_games() {
+        for (games, k) in [(0, 1.0), (1, 1.0), (4, 0.5), (100, 0.1), (400, 0.05)] {
+            assert_eq!(
+                NtbeaSettings::k_explore_for_games(games),
+                k,
+                "{games} games"
+            );
+        }
+    }
+
+    fn three_by_three() -> Space {
+        Space {
+            dims: vec![Dim::Choice { n: 3 }, Dim::Choice { n: 3 }],
+        }
+    }
+
+    /// NTBEA over 3 × 3 choices with the default settings (tuples: each dim, and the pair,
+    /// which is the full tuple), told `told` at the points given.
+    fn told(told: &[([u32; 2], f64)]) -> Ntbea {
+        let mut o = Ntbea::new(
+            &three_by_three(),
+            &vec![0.0, 0.0],
+            &NtbeaSettings::default(),
+            1,
+        );
+        for (x, v) in told {
+            o.current = x.to_vec();
+            o.tell(&[*v]);
+        }
+        o
+    }
+
+    fn close(got: f64, want: f64) {
+        assert!(
+            (got - want).abs() < 1e-12,
+            "{got} where {want} was expected"
+        );
+    }
+
+    #[test]
+    fn the_model_mean_averages_the_means_of_the_tuples_that_have_seen_a_point() {
+        let o = told(&[([0, 0], 0.2), ([0, 0], 0.5), ([1, 2], 0.8)]);
+        assert_eq!(o.tuples.len(), 3);
+        assert_eq!(o.evaluations, 3);
+        // (0, 0) told 0.2 and 0.5: every tuple's mean there is 0.35.
+        close(o.mean_estimate(&[0, 0]).unwrap(), 0.35);
+        close(o.mean_estimate(&[1, 2]).unwrap(), 0.8);
+        // (0, 2): dim 0 at 0 has 0.35, dim 1 at 2 has 0.8; the pair has not seen it.
+        close(o.mean_estimate(&[0, 2]).unwrap(), (0.35 + 0.8) / 2.0);
+        // (2, 0): only dim 1 at 0 has been seen.
+        close(o.mean_estimate(&[2, 0]).unwrap(), 0.35);
+        // (2, 1): no tuple has seen it.
+        assert_eq!(o.mean_estimate(&[2, 1]), None);
+    }
+
+    #[test]
+    fn the_upper_bound_adds_k_times_the_mean_exploration_term_over_all_tuples() {
+        // Before any evaluation: no mean and ln(1 + 0) = 0, so every bound is 0.
+        let fresh = told(&[]);
+        for x in [[0, 0], [2, 1]] {
+            assert_eq!(fresh.mean_estimate(&x), None);
+            assert_eq!(fresh.upper_bound(&x), 0.0);
+        }
+        let o = told(&[([0, 0], 0.2), ([0, 0], 0.5), ([1, 2], 0.8)]);
+        // N = 3 evaluations; k_explore 0.3, epsilon 0.1 (the defaults); three tuples.
+        let term = |n: f64| (4.0f64.ln() / (n + 0.1)).sqrt();
+        // (0, 0): each tuple has seen it twice.
+        close(o.upper_bound(&[0, 0]), 0.35 + 0.3 * term(2.0));
+        // (0, 2): dim 0 at 0 twice, dim 1 at 2 once, the pair never.
+        close(
+            o.upper_bound(&[0, 2]),
+            0.575 + 0.3 * (term(2.0) + term(1.0) + term(0.0)) / 3.0,
+        );
+        // (2, 1): nothing seen, mean 0, every tuple's largest term.
+        close(o.upper_bound(&[2, 1]), 0.3 * term(0.0));
+        // By hand: sqrt(ln 4 / 0.1) = sqrt(20 ln 2) = 3.7233, times 0.3.
+        close(o.upper_bound(&[2, 1]), 0.3 * (20.0 * 2.0f64.ln()).sqrt());
+        assert!((o.upper_bound(&[2, 1]) - 1.116_99).abs() < 1e-5);
+    }
+
+    #[test]
+    fn other_value_draws_each_other_value_uniformly() {
+        let space = Space {
+            dims: vec![
+                Dim::Choice { n: 4 },
+                Dim::Int {
+                    lo: 0,
+                    hi: 1,
+                    step: 1,
+                },
+            ],
+        };
+        let mut o = Ntbea::new(&space, &vec![0.0, 0.0], &NtbeaSettings::default(), 5);
+        let draws = 6000;
+        for from in 0..4u32 {
+            let mut counts = [0usize; 4];
+            for _ in 0..draws {
+                let v = o.other_value(0, from);
+                assert!(v < 4, "{v}");
+                counts[v as usize] += 1;
+            }
+            assert_eq!(counts[from as usize], 0, "from {from}: {counts:?}");
+            // 2,000 expected for each of the three others; a standard deviation is 37.
+            for v in (0..4).filter(|&v| v != from) {
+                assert!(
+                    counts[v as usize].abs_diff(draws / 3) < 150,
+                    "from {from}: {counts:?}"
+                );
+            }
+        }
+        // Of two values, always the other.
+        for from in 0..2u32 {
+            for _ in 0..100 {
+                assert_eq!(o.other_value(1, from), 1 - from);
+            }
+        }
+    }
+
+    #[test]
+    fn a_mutation_changes_each_dim_with_probability_one_over_d_and_at_least_one() {
+        // Four dims with several values (d = 4) and one with a single value.
+        let space = Space {
+            dims: vec![
+                Dim::Choice { n: 3 },
+                Dim::Int {
+                    lo: 0,
+                    hi: 8,
+                    step: 2,
+                },
+                Dim::Real {
+                    lo: 0.0,
+                    hi: 1.0,
+                    levels: 4,
+                },
+                Dim::Choice { n: 2 },
+                Dim::Int {
+                    lo: 5,
+                    hi: 7,
+                    step: 3,
+                },
+            ],
+        };
+        let start = vec![1.0, 8.0, 0.0, 1.0, 5.0];
+        let mut o = Ntbea::new(&space, &start, &NtbeaSettings::default(), 9);
+        let parent = o.current.clone();
+        assert_eq!(parent, [1, 4, 0, 1, 0]);
+        let draws = 20_000;
+        let (mut by_dim, mut by_count) = ([0usize; 5], [0usize; 6]);
+        for _ in 0..draws {
+            let y = o.mutate();
+            assert!(space.contains(&o.point(&y), true), "{y:?}");
+            let changed: Vec<usize> = (0..5).filter(|&i| y[i] != parent[i]).collect();
+            assert!(!changed.is_empty(), "a mutation equal to its parent");
+            changed.iter().for_each(|&i| by_dim[i] += 1);
+            by_count[changed.len()] += 1;
+        }
+        // Mutating does not move the current point.
+        assert_eq!(o.current, parent);
+        assert_eq!(by_dim[4], 0, "the single value changed");
+        // Each dim with probability p = 1/4, and when none was (probability q^4, q = 3/4)
+        // one of the four: p + q^4/4 = 0.3291 each.
+        let (p, q) = (0.25, 0.75f64);
+        let freq = |n: usize| n as f64 / draws as f64;
+        for (i, &n) in by_dim[..4].iter().enumerate() {
+            assert!(
+                (freq(n) - (p + q.powi(4) / 4.0)).abs() < 0.015,
+                "dim {i}: {by_dim:?}"
+            );
+        }
+        // The number changed: Binomial(4, 1/4), with 0 counted as 1.
+        let want = [
+            0.0,
+            4.0 * p * q.powi(3) + q.powi(4),
+            6.0 * p * p * q * q,
+            4.0 * p.powi(3) * q,
+            p.powi(4),
+            0.0,
+        ];
+        for k in 0..6 {
+            assert!(
+                (freq(by_count[k]) - want[k]).abs() < 0.012,
+                "{k} changed: {by_count:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_step_moves_to_the_first_neighbour_with_the_highest_bound() {
+        // A twin with the same seed draws the step's neighbours (mutations of the same current
+        // point from the same stream); ties in the bound are common here (each mutation that
+        // changes only dim 0 has the same bound), and the first drawn wins.
+        let mut distinct_ties = 0;
+        for seed in 0..40 {
+            let settings = NtbeaSettings::default();
+            let mut o = Ntbea::new(&three_by_three(), &vec![0.0, 0.0], &settings, seed);
+            let mut twin = Ntbea::new(&three_by_three(), &vec![0.0, 0.0], &settings, seed);
+            assert_eq!(o.neighbours, 5);
+            let drawn: Vec<Vec<u32>> = (0..5).map(|_| twin.mutate()).collect();
+            o.tell(&[0.5]);
+            let bounds: Vec<f64> = drawn.iter().map(|y| o.upper_bound(y)).collect();
+            let top = bounds.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let first = &drawn[bounds.iter().position(|&b| b == top).unwrap()];
+            let last = &drawn[bounds.iter().rposition(|&b| b == top).unwrap()];
+            assert_eq!(&o.current, first, "seed {seed}: {drawn:?} {bounds:?}");
+            distinct_ties += usize::from(first != last);
+        }
+        assert!(
+            distinct_ties >= 5,
+            "{distinct_ties} seeds with distinct ties"
+        );
+    }
+
+    #[test]
+    fn describe_gives_the_settings_and_the_run_so_far() {
+        let settings = NtbeaSettings {
+            k_explore: 0.25,
+            neighbours: 7,
+            epsilon: 0.5,
+            three_tuples: true,
+            recommend_grid_limit: 99,
+            ..NtbeaSettings::default()
+        };
+        let mut o = ntbea(&space(), &START.to_vec(), &settings, 11);
+        for v in [0.1, 0.9] {
+            o.ask();
+            o.tell(&[v]);
+        }
+        assert_eq!(
+            o.describe(),
+            json!({
+                "optimizer": "ntbea",
+                "source": "Lucas, Liu and Perez-Liebana, CEC 2018; TabletopGames ParameterSearch",
+                "seed": 11,
+                "k_explore": 0.25,
+                "neighbours": 7,
+                "neighbours_used": 7,
+                "epsilon": 0.5,
+                // 4 single dims, 6 pairs, 4 triples and the whole.
+                "tuples": {"one": true, "two": true, "three": true, "full": true, "count": 15},
+                "recommend_grid_limit": 99,
+                "grid_size": 500,
+                "evaluations": 2,
+            })
+        );
+        // On 9 points at most a quarter, but at least 5, are scored; the pair is the whole.
+        let small = ntbea(
+            &three_by_three(),
+            &vec![0.0, 0.0],
+            &NtbeaSettings::default(),
+            3,
+        )
+        .describe();
+        assert_eq!(small["neighbours"], 50);
+        assert_eq!(small["neighbours_used"], 5);
+        assert_eq!(small["tuples"]["count"], 3);
+        assert_eq!(small["grid_size"], 9);
+        assert_eq!(small["evaluations"], 0);
+        assert_eq!(small["k_explore"], 0.3);
+    }
+
+    #[test]
+    #[should_panic(expected = "ntbea: told 2 values for an ask of 1 points")]
+    fn a_tell_of_two_values_panics() {
+        let mut o = ntbea(&space(), &START.to_vec(), &NtbeaSettings::default(), 1);
+        o.ask();
+        o.tell(&[0.5, 0.5]);
+    }
+
+    #[test]
+    #[should_panic(expected = "ntbea: told a value that is not finite")]
+    fn a_tell_of_nan_panics() {
+        let mut o = ntbea(&space(), &START.to_vec(), &NtbeaSettings::default(), 1);
+        o.ask();
+        o.tell(&[f64::NAN]);
+    }
 }
