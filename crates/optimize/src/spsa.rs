@@ -425,4 +425,404 @@ mod tests {
         };
         check_deterministic_and_replayable(&space, || spsa(&space, &start, &fixed, 7), false);
     }
+
+    fn close(got: f64, want: f64, what: &str) {
+        assert!(
+            (got - want).abs() < 1e-12,
+            "{what}: {got} where {want} was expected"
+        );
+    }
+
+    fn real(lo: f64, hi: f64) -> Dim {
+        Dim::Real { lo, hi, levels: 5 }
+    }
+
+    #[test]
+    fn c_k_is_c_over_k_plus_1_to_the_gamma_and_at_least_one_grid_step() {
+        let space = Space {
+            dims: vec![
+                real(0.0, 1.0),
+                Dim::Int {
+                    lo: 0,
+                    hi: 10,
+                    step: 1,
+                },
+                Dim::Choice { n: 3 },
+                Dim::Int {
+                    lo: 4,
+                    hi: 4,
+                    step: 1,
+                },
+            ],
+        };
+        let o = Spsa::new(
+            &space,
+            &vec![0.5, 5.0, 1.0, 4.0],
+            &SpsaSettings::default(),
+            1,
+        );
+        // c = 0.2, γ = 0.101: c / (k + 1)^γ, by hand (0.2 / 1000^0.101 = 0.0995: about half of
+        // c after 1,000 iterations).
+        for (k, c) in [
+            (0, 0.2),
+            (1, 0.186_477_297_287_366_5),
+            (9, 0.158_500_266_096_094_36),
+            (99, 0.125_611_671_762_663_58),
+            (999, 0.099_547_416_995_787_2),
+        ] {
+            let got = o.c_k(k);
+            close(got[0], c, "real");
+            // An integer's step is 1/10 of its range, a choice's 1/2; one value: no floor.
+            close(got[1], c.max(0.1), "int");
+            assert_eq!(got[2], 0.5);
+            close(got[3], c, "single value");
+        }
+        assert_eq!(o.c_k(999)[1], 0.1);
+    }
+
+    /// Δ of each iteration as the optimizer's stream gives it: +1 when `below(2)` draws 0.
+    fn deltas(seed: u64, dims: usize, iterations: usize) -> Vec<Vec<f64>> {
+        let mut rng = stream(seed, STREAM_TAG);
+        (0..iterations)
+            .map(|_| {
+                (0..dims)
+                    .map(|_| if rng.below(2) == 0 { 1.0 } else { -1.0 })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_asks_are_theta_plus_then_minus_c_k_delta_clamped_to_the_box() {
+        let space = Space {
+            dims: vec![real(-1.0, 3.0), real(0.0, 1.0), real(10.0, 20.0)],
+        };
+        // θ = (0.25, 0.5, 0.9): the last at 0.9 ± 0.2 reaches the box's edge.
+        let start = vec![0.0, 0.5, 19.0];
+        let settings = SpsaSettings {
+            a: Some(0.01),
+            ..SpsaSettings::default()
+        };
+        let seed = 17;
+        let mut o = Spsa::new(&space, &start, &settings, seed);
+        let iterations = 12;
+        let deltas = deltas(seed, 3, iterations);
+        let plus = deltas.iter().flatten().filter(|&&d| d > 0.0).count();
+        assert!((8..=28).contains(&plus), "{plus} of 36 are +1");
+        for (k, delta) in deltas.iter().enumerate() {
+            let theta = o.theta.clone();
+            let asked = o.ask();
+            let c = 0.2 / (k as f64 + 1.0).powf(0.101);
+            for (i, d) in space.dims.iter().enumerate() {
+                let Dim::Real { lo, hi, .. } = *d else {
+                    unreachable!()
+                };
+                for (j, sign) in [(0, 1.0), (1, -1.0)] {
+                    let u = (theta[i] + sign * c * delta[i]).clamp(0.0, 1.0);
+                    close(asked[j][i], lo + (hi - lo) * u, "ask");
+                    if u == 1.0 {
+                        assert_eq!(asked[j][i], hi);
+                    }
+                }
+            }
+            o.tell(&[0.6, 0.4]);
+        }
+    }
+
+    #[test]
+    fn a_step_with_a_given_gain_is_spalls_update() {
+        let space = Space {
+            dims: vec![
+                real(-1.0, 3.0),
+                real(0.0, 1.0),
+                Dim::Int {
+                    lo: 0,
+                    hi: 10,
+                    step: 1,
+                },
+                Dim::Int {
+                    lo: 5,
+                    hi: 7,
+                    step: 3,
+                },
+            ],
+        };
+        let settings = SpsaSettings {
+            a: Some(0.05),
+            stability: Some(4.0),
+            ..SpsaSettings::default()
+        };
+        let seed = 5;
+        let mut o = Spsa::new(&space, &vec![0.0, 0.5, 5.0, 5.0], &settings, seed);
+        let mut theta = [0.25, 0.5, 0.5, 0.0];
+        assert_eq!(o.theta, theta);
+        let told = [(0.7, 0.4), (0.2, 0.6), (0.55, 0.5), (0.3, 0.3), (0.9, 0.1)];
+        let deltas = deltas(seed, 4, told.len());
+        for (k, &(y_plus, y_minus)) in told.iter().enumerate() {
+            o.ask();
+            o.tell(&[y_plus, y_minus]);
+            // a_k = a / (k + 1 + A)^α, c_k = c / (k + 1)^γ (the integer's at least 0.1).
+            let a_k = 0.05 / (k as f64 + 1.0 + 4.0).powf(0.602);
+            let c_k = 0.2 / (k as f64 + 1.0).powf(0.101);
+            if k == 0 {
+                // By hand: 0.05 / 5^0.602 = 0.018975.
+                assert!((a_k - 0.018_975_361_6).abs() < 1e-10);
+            }
+            for i in 0..3 {
+                let c = if i == 2 { c_k.max(0.1) } else { c_k };
+                let g = (y_plus - y_minus) / (2.0 * c * deltas[k][i]);
+                theta[i] = (theta[i] + a_k * g).clamp(0.0, 1.0);
+                close(o.theta[i], theta[i], &format!("θ{i} after iteration {k}"));
+            }
+            // The dim with one value stays.
+            assert_eq!(o.theta[3], 0.0);
+        }
+        // The first step, by hand: 0.018975 · 0.3 / 0.4 = 0.014232 along Δ.
+        let mut o = Spsa::new(&space, &vec![0.0, 0.5, 5.0, 5.0], &settings, seed);
+        o.ask();
+        o.tell(&[0.7, 0.4]);
+        for i in 0..3 {
+            let moved = (o.theta[i] - [0.25, 0.5, 0.5][i]) * deltas[0][i];
+            assert!((moved - 0.014_231_521_2).abs() < 1e-10, "{moved}");
+        }
+        // The recommendation: θ in natural units, the integer on its grid.
+        let rec = o.recommend();
+        close(rec[0], -1.0 + 4.0 * o.theta[0], "recommendation");
+        close(rec[1], o.theta[1], "recommendation");
+        assert_eq!(rec[2], 5.0);
+        assert_eq!(rec[3], 5.0);
+    }
+
+    #[test]
+    fn a_large_step_stops_at_the_box() {
+        let space = Space {
+            dims: vec![real(-1.0, 3.0), real(0.0, 1.0), real(2.0, 4.0)],
+        };
+        let settings = SpsaSettings {
+            a: Some(50.0),
+            ..SpsaSettings::default()
+        };
+        let seed = 8;
+        let mut o = Spsa::new(&space, &vec![0.0, 0.5, 3.0], &settings, seed);
+        o.ask();
+        o.tell(&[0.9, 0.1]);
+        // Ascending: each coordinate goes to the end Δ points to (y+ > y−).
+        let delta = &deltas(seed, 3, 1)[0];
+        let rec = o.recommend();
+        for (i, d) in space.dims.iter().enumerate() {
+            let Dim::Real { lo, hi, .. } = *d else {
+                unreachable!()
+            };
+            let (u, end) = if delta[i] > 0.0 { (1.0, hi) } else { (0.0, lo) };
+            assert_eq!(o.theta[i], u);
+            assert_eq!(rec[i], end);
+        }
+    }
+
+    /// Three dims (two reals, an integer 0..=20), θ = 0.5 each; settings: 100 iterations
+    /// (A = 10), `calibration` as given.
+    fn calibrating(calibration: usize, iterations: usize, seed: u64) -> Spsa {
+        let space = Space {
+            dims: vec![
+                real(0.0, 1.0),
+                real(-2.0, 2.0),
+                Dim::Int {
+                    lo: 0,
+                    hi: 20,
+                    step: 1,
+                },
+            ],
+        };
+        let settings = SpsaSettings {
+            iterations,
+            calibration,
+            ..SpsaSettings::default()
+        };
+        Spsa::new(&space, &vec![0.5, 0.0, 10.0], &settings, seed)
+    }
+
+    /// The steps of a calibrated run told `told`, checked against Spall's update with
+    /// a_k,i = initial_step · (1 + A)^α / mean · 2 c_0,i over (k + 1 + A)^α, `means[k]` the
+    /// mean |y+ − y−| iteration k uses (None: no move); and the calibrated mean after each.
+    fn check_calibrated_steps(
+        mut o: Spsa,
+        seed: u64,
+        stability: f64,
+        told: &[(f64, f64)],
+        means: &[Option<f64>],
+        scales: &[Option<f64>],
+    ) {
+        let deltas = deltas(seed, 3, told.len());
+        let mut theta = o.theta.clone();
+        let (alpha, gamma, step) = (0.602, 0.101, 0.03);
+        for (k, &(y_plus, y_minus)) in told.iter().enumerate() {
+            o.ask();
+            o.tell(&[y_plus, y_minus]);
+            if let Some(mean) = means[k] {
+                let c_k = 0.2 / (k as f64 + 1.0).powf(gamma);
+                let decay = (k as f64 + 1.0 + stability).powf(alpha);
+                for i in 0..3 {
+                    let a = step * (1.0 + stability).powf(alpha) / mean * 2.0 * 0.2;
+                    let g = (y_plus - y_minus) / (2.0 * c_k * deltas[k][i]);
+                    theta[i] = (theta[i] + a / decay * g).clamp(0.0, 1.0);
+                }
+            }
+            for (i, (&got, &want)) in o.theta.iter().zip(&theta).enumerate() {
+                close(got, want, &format!("θ{i} after iteration {k}"));
+            }
+            let described = o.describe()["calibrated_mean_abs_difference"].as_f64();
+            match (described, scales[k]) {
+                (Some(got), Some(want)) => close(got, want, "calibrated mean"),
+                (got, want) => assert_eq!(got, want, "calibrated mean after iteration {k}"),
+            }
+            assert_eq!(o.describe()["iterations_done"], k + 1);
+        }
+    }
+
+    #[test]
+    fn the_first_calibrated_step_moves_each_coordinate_by_initial_step() {
+        for seed in [2, 3] {
+            let mut o = calibrating(3, 100, seed);
+            o.ask();
+            o.tell(&[0.3, 0.8]);
+            // y+ < y−: each coordinate moves 0.03 against its Δ.
+            let delta = &deltas(seed, 3, 1)[0];
+            for (&got, &d) in o.theta.iter().zip(delta) {
+                close(got, 0.5 - 0.03 * d, "θ after the first step");
+            }
+            assert_eq!(o.theta.len(), 3);
+        }
+    }
+
+    #[test]
+    fn the_gain_is_calibrated_on_the_first_iterations_then_fixed() {
+        // Calibration over 3 iterations (min(3, 100/10)): the means 0.25, 0.375, then 0.3,
+        // which stays.
+        let seed = 4;
+        let told = [
+            (0.75, 0.5),
+            (0.25, 0.75),
+            (0.6, 0.45),
+            (1.0, 0.0),
+            (0.5, 0.5),
+            (0.2, 0.3),
+        ];
+        let m = Some(0.9 / 3.0);
+        check_calibrated_steps(
+            calibrating(3, 100, seed),
+            seed,
+            10.0,
+            &told,
+            &[Some(0.25), Some(0.375), m, m, m, m],
+            &[None, None, m, m, m, m],
+        );
+        // With `iterations` 20, calibration is cut to 2 (a tenth), A = 2.
+        let m = Some(0.375);
+        check_calibrated_steps(
+            calibrating(3, 20, seed),
+            seed,
+            2.0,
+            &told,
+            &[Some(0.25), m, m, m, m, m],
+            &[None, m, m, m, m, m],
+        );
+    }
+
+    #[test]
+    fn calibration_goes_on_while_every_difference_is_zero() {
+        // Calibration 1 (min(10, 10/10)), A = 1: the first iteration's difference is 0, so
+        // nothing moves and the second (mean 0.2 / 2) sets the gain.
+        let seed = 6;
+        let told = [(0.0, 0.0), (1.0, 0.8), (0.5, 0.6), (0.4, 0.4)];
+        let m = Some(0.1);
+        check_calibrated_steps(
+            calibrating(10, 10, seed),
+            seed,
+            1.0,
+            &told,
+            &[None, m, m, m],
+            &[None, m, m, m],
+        );
+        // Zero differences only: never calibrated, never moved.
+        let mut o = calibrating(10, 10, seed);
+        for _ in 0..5 {
+            o.ask();
+            o.tell(&[1.0, 1.0]);
+        }
+        assert_eq!(o.theta, [0.5, 0.5, 0.5]);
+        assert_eq!(o.scale, None);
+    }
+
+    #[test]
+    fn describe_gives_the_settings_resolved_and_the_run_so_far() {
+        let space = space();
+        let start = vec![0.0; 5];
+        let settings = SpsaSettings {
+            iterations: 30,
+            c: 0.25,
+            initial_step: 0.04,
+            alpha: 0.7,
+            gamma: 0.2,
+            ..SpsaSettings::default()
+        };
+        let mut o = spsa(&space, &start, &settings, 12);
+        let source = "Spall, IEEE TAES 34(3), 1998; as fishtest and OpenBench use it";
+        assert_eq!(
+            o.describe(),
+            json!({
+                "optimizer": "spsa",
+                "source": source,
+                "seed": 12,
+                "iterations": 30,
+                "c": 0.25,
+                "a": null,
+                "initial_step": 0.04,
+                // min(10, 30/10), and a tenth of the iterations.
+                "calibration": 3,
+                "stability": 3.0,
+                "alpha": 0.7,
+                "gamma": 0.2,
+                "calibrated_mean_abs_difference": null,
+                "iterations_done": 0,
+            })
+        );
+        for told in [[0.5, 0.25], [0.25, 0.5], [1.0, 0.25]] {
+            o.ask();
+            o.tell(&told);
+        }
+        let d = o.describe();
+        close(
+            d["calibrated_mean_abs_difference"].as_f64().unwrap(),
+            (0.25 + 0.25 + 0.75) / 3.0,
+            "calibrated mean",
+        );
+        assert_eq!(d["iterations_done"], 3);
+        let fixed = SpsaSettings {
+            iterations: 5,
+            a: Some(0.02),
+            stability: Some(2.5),
+            ..SpsaSettings::default()
+        };
+        let d = spsa(&space, &start, &fixed, 1).describe();
+        assert_eq!(d["a"], 0.02);
+        assert_eq!(d["stability"], 2.5);
+        assert_eq!(d["calibration"], 1);
+        assert_eq!(d["iterations"], 5);
+    }
+
+    #[test]
+    #[should_panic(expected = "spsa: told 1 values for an ask of 2 points")]
+    fn a_tell_of_one_value_panics() {
+        let mut o = spsa(&space(), &vec![0.0; 5], &SpsaSettings::default(), 1);
+        o.ask();
+        o.tell(&[0.5]);
+    }
+
+    #[test]
+    #[should_panic(expected = "spsa: told a value that is not finite")]
+    fn a_tell_of_an_infinite_value_panics() {
+        let mut o = spsa(&space(), &vec![0.0; 5], &SpsaSettings::default(), 1);
+        o.ask();
+        o.tell(&[0.5, f64::NEG_INFINITY]);
+    }
 }
