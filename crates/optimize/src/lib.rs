@@ -333,15 +333,12 @@ fn check_values(values: &[f64], expected: usize, who: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::testing::{int, real};
     use super::*;
 
     #[test]
     fn grid_values_and_snapping() {
-        let int = Dim::Int {
-            lo: 1,
-            hi: 10,
-            step: 4,
-        };
+        let int = int(1, 10, 4);
         assert_eq!(int.grid_len(), 3);
         assert_eq!(
             (0..3).map(|i| int.grid_value(i)).collect::<Vec<_>>(),
@@ -350,11 +347,7 @@ mod tests {
         assert_eq!(int.nearest_index(10.0), 2);
         assert_eq!(int.nearest_index(6.9), 1);
         assert_eq!(int.nearest_index(-3.0), 0);
-        let real = Dim::Real {
-            lo: -1.0,
-            hi: 1.0,
-            levels: 5,
-        };
+        let real = real(-1.0, 1.0, 5);
         assert_eq!(
             (0..5).map(|i| real.grid_value(i)).collect::<Vec<_>>(),
             [-1.0, -0.5, 0.0, 0.5, 1.0]
@@ -377,69 +370,17 @@ mod tests {
 
     #[test]
     fn malformed_dims_are_refused() {
-        assert!(
-            Dim::Int {
-                lo: 0,
-                hi: 5,
-                step: 0
-            }
-            .check()
-            .is_err()
-        );
-        assert!(
-            Dim::Int {
-                lo: 5,
-                hi: 0,
-                step: 1
-            }
-            .check()
-            .is_err()
-        );
-        assert!(
-            Dim::Int {
-                lo: i64::MIN,
-                hi: i64::MAX,
-                step: 1
-            }
-            .check()
-            .is_err()
-        );
-        assert!(
-            Dim::Real {
-                lo: 0.0,
-                hi: 1.0,
-                levels: 1
-            }
-            .check()
-            .is_err()
-        );
-        assert!(
-            Dim::Real {
-                lo: 0.0,
-                hi: f64::NAN,
-                levels: 3
-            }
-            .check()
-            .is_err()
-        );
+        assert!(int(0, 5, 0).check().is_err());
+        assert!(int(5, 0, 1).check().is_err());
+        assert!(int(i64::MIN, i64::MAX, 1).check().is_err());
+        assert!(real(0.0, 1.0, 1).check().is_err());
+        assert!(real(0.0, f64::NAN, 3).check().is_err());
         assert!(Dim::Choice { n: 0 }.check().is_err());
         assert!(Space { dims: vec![] }.check().is_err());
-        assert!(
-            Dim::Real {
-                lo: 2.0,
-                hi: 2.0,
-                levels: 1
-            }
-            .check()
-            .is_ok()
-        );
+        assert!(real(2.0, 2.0, 1).check().is_ok());
     }
 
     const LIMIT: i64 = MAX_DIM_VALUES as i64; // 2^31
-
-    fn int(lo: i64, hi: i64, step: i64) -> Dim {
-        Dim::Int { lo, hi, step }
-    }
 
     #[test]
     fn an_int_range_may_have_2_pow_31_values_and_no_more() {
@@ -531,11 +472,7 @@ mod tests {
         assert_eq!(d.nearest_index(hi), 3);
         assert!(d.is_valid(hi, true));
         // A single level is lo.
-        let one = Dim::Real {
-            lo: 2.5,
-            hi: 2.5,
-            levels: 1,
-        };
+        let one = real(2.5, 2.5, 1);
         assert_eq!(one.grid_value(0), 2.5);
     }
 
@@ -548,11 +485,7 @@ mod tests {
         }
         assert_eq!(d.nearest_index(101.4), 1);
         assert_eq!(d.nearest_index(101.6), 2);
-        let real = Dim::Real {
-            lo: 10.0,
-            hi: 20.0,
-            levels: 11,
-        };
+        let real = real(10.0, 20.0, 11);
         for i in 0..11 {
             assert_eq!(real.nearest_index(real.grid_value(i)), i);
         }
@@ -584,11 +517,7 @@ mod tests {
         // The last grid value, not hi, is 1.
         assert_eq!(int(1, 10, 4).normalize(9.0), 1.0);
         assert_eq!(int(1, 10, 4).normalize(5.0), 0.5);
-        let real = Dim::Real {
-            lo: -1.0,
-            hi: 3.0,
-            levels: 5,
-        };
+        let real = real(-1.0, 3.0, 5);
         assert_eq!(real.normalize(0.0), 0.25);
         assert_eq!(real.normalize(2.0), 0.75);
         assert_eq!(int(5, 5, 1).normalize(5.0), 0.0);
@@ -616,11 +545,7 @@ mod tests {
         assert_eq!(Dim::Choice { n: 3 }.denormalize(0.25), 1.0);
         assert_eq!(int(7, 7, 2).denormalize(0.9), 7.0);
         // A real anywhere in [lo, hi], hi exactly at 1.
-        let real = Dim::Real {
-            lo: -0.1,
-            hi: 0.2,
-            levels: 4,
-        };
+        let real = real(-0.1, 0.2, 4);
         assert_eq!(real.denormalize(1.0), 0.2);
         assert_eq!(real.denormalize(2.0), 0.2);
         assert_eq!(real.denormalize(0.0), -0.1);
@@ -630,11 +555,7 @@ mod tests {
 
     #[test]
     fn a_real_is_valid_in_its_closed_range_or_on_its_levels() {
-        let d = Dim::Real {
-            lo: 0.0,
-            hi: 1.0,
-            levels: 5,
-        };
+        let d = real(0.0, 1.0, 5);
         for v in [0.0, 0.3, 1.0] {
             assert!(d.is_valid(v, false), "{v}");
         }
@@ -653,14 +574,7 @@ mod tests {
     #[test]
     fn a_dim_without_values_contains_nothing_and_indexes_without_underflow() {
         // Refused by `check`, but `nearest_index` and `contains` guard `n - 1` themselves.
-        for d in [
-            Dim::Choice { n: 0 },
-            Dim::Real {
-                lo: 0.0,
-                hi: 1.0,
-                levels: 0,
-            },
-        ] {
+        for d in [Dim::Choice { n: 0 }, real(0.0, 1.0, 0)] {
             assert_eq!(d.grid_len(), 0);
             for v in [0.0, 0.5, 5.0] {
                 assert_eq!(d.nearest_index(v), 0, "{d:?} at {v}");
@@ -701,6 +615,16 @@ pub(crate) mod testing {
     use super::*;
     use dhumbal_game::rng::RandomSource;
 
+    /// An integer dimension, shorter to write in a test.
+    pub fn int(lo: i64, hi: i64, step: i64) -> Dim {
+        Dim::Int { lo, hi, step }
+    }
+
+    /// A real dimension, shorter to write in a test.
+    pub fn real(lo: f64, hi: f64, levels: usize) -> Dim {
+        Dim::Real { lo, hi, levels }
+    }
+
     /// A standard normal draw (Box-Muller).
     pub fn gaussian(rng: &mut ChaChaSource) -> f64 {
         let u1 = 1.0 - rng.random();
@@ -713,22 +637,10 @@ pub(crate) mod testing {
     pub fn mixed_space(last: Dim) -> Space {
         Space {
             dims: vec![
-                Dim::Int {
-                    lo: 1,
-                    hi: 10,
-                    step: 4,
-                },
-                Dim::Real {
-                    lo: -1.0,
-                    hi: 1.0,
-                    levels: 7,
-                },
+                int(1, 10, 4),
+                real(-1.0, 1.0, 7),
                 Dim::Choice { n: 4 },
-                Dim::Int {
-                    lo: 5,
-                    hi: 5,
-                    step: 3,
-                },
+                int(5, 5, 3),
                 last,
             ],
         }

@@ -368,7 +368,7 @@ impl Optimizer for Ntbea {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{
-        check_deterministic_and_replayable, gaussian, mixed_space, noise, record,
+        check_deterministic_and_replayable, gaussian, int, mixed_space, noise, real, record,
     };
     use super::super::{Dim, Optimizer, Point, Space};
     use super::*;
@@ -378,22 +378,10 @@ mod tests {
     fn space() -> Space {
         Space {
             dims: vec![
-                Dim::Int {
-                    lo: 0,
-                    hi: 8,
-                    step: 2,
-                },
-                Dim::Real {
-                    lo: 0.0,
-                    hi: 1.0,
-                    levels: 5,
-                },
+                int(0, 8, 2),
+                real(0.0, 1.0, 5),
                 Dim::Choice { n: 5 },
-                Dim::Int {
-                    lo: -3,
-                    hi: 4,
-                    step: 2,
-                },
+                int(-3, 4, 2),
             ],
         }
     }
@@ -530,11 +518,7 @@ mod tests {
 
     #[test]
     fn deterministic_replayable_and_on_the_grid() {
-        let space = mixed_space(Dim::Real {
-            lo: 0.5,
-            hi: 2.5,
-            levels: 3,
-        });
+        let space = mixed_space(real(0.5, 2.5, 3));
         let (start, settings) = (vec![5.0, 0.0, 3.0, 5.0, 0.5], NtbeaSettings::default());
         let (space, start, settings) = (&space, &start, &settings);
         let make = |seed| move || ntbea(space, start, settings, seed);
@@ -627,14 +611,7 @@ mod tests {
     #[test]
     fn other_value_draws_each_other_value_uniformly() {
         let space = Space {
-            dims: vec![
-                Dim::Choice { n: 4 },
-                Dim::Int {
-                    lo: 0,
-                    hi: 1,
-                    step: 1,
-                },
-            ],
+            dims: vec![Dim::Choice { n: 4 }, int(0, 1, 1)],
         };
         let mut o = Ntbea::new(&space, &vec![0.0, 0.0], &NtbeaSettings::default(), 5);
         let draws = 6000;
@@ -668,22 +645,10 @@ mod tests {
         let space = Space {
             dims: vec![
                 Dim::Choice { n: 3 },
-                Dim::Int {
-                    lo: 0,
-                    hi: 8,
-                    step: 2,
-                },
-                Dim::Real {
-                    lo: 0.0,
-                    hi: 1.0,
-                    levels: 4,
-                },
+                int(0, 8, 2),
+                real(0.0, 1.0, 4),
                 Dim::Choice { n: 2 },
-                Dim::Int {
-                    lo: 5,
-                    hi: 7,
-                    step: 3,
-                },
+                int(5, 7, 3),
             ],
         };
         let start = vec![1.0, 8.0, 0.0, 1.0, 5.0];

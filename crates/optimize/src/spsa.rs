@@ -287,19 +287,13 @@ impl Optimizer for Spsa {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{
-        check_deterministic_and_replayable, gaussian, mixed_space, noise, record,
+        check_deterministic_and_replayable, gaussian, int, mixed_space, noise, real, record,
     };
     use super::*;
 
     fn space() -> Space {
         Space {
-            dims: (0..5)
-                .map(|i| Dim::Real {
-                    lo: -1.0,
-                    hi: 1.0 + i as f64,
-                    levels: 9,
-                })
-                .collect(),
+            dims: (0..5).map(|i| real(-1.0, 1.0 + i as f64, 9)).collect(),
         }
     }
 
@@ -404,11 +398,7 @@ mod tests {
 
     #[test]
     fn deterministic_replayable_and_on_the_grid() {
-        let space = mixed_space(Dim::Int {
-            lo: -100,
-            hi: 100,
-            step: 1,
-        });
+        let space = mixed_space(int(-100, 100, 1));
         let start = vec![5.0, 0.3, 3.0, 5.0, -100.0];
         let settings = SpsaSettings {
             iterations: 30,
@@ -433,26 +423,19 @@ mod tests {
         );
     }
 
-    fn real(lo: f64, hi: f64) -> Dim {
-        Dim::Real { lo, hi, levels: 5 }
+    /// A real dimension of five levels (SPSA searches the whole interval).
+    fn real5(lo: f64, hi: f64) -> Dim {
+        real(lo, hi, 5)
     }
 
     #[test]
     fn c_k_is_c_over_k_plus_1_to_the_gamma_and_at_least_one_grid_step() {
         let space = Space {
             dims: vec![
-                real(0.0, 1.0),
-                Dim::Int {
-                    lo: 0,
-                    hi: 10,
-                    step: 1,
-                },
+                real5(0.0, 1.0),
+                int(0, 10, 1),
                 Dim::Choice { n: 3 },
-                Dim::Int {
-                    lo: 4,
-                    hi: 4,
-                    step: 1,
-                },
+                int(4, 4, 1),
             ],
         };
         let o = Spsa::new(
@@ -495,7 +478,7 @@ mod tests {
     #[test]
     fn the_asks_are_theta_plus_then_minus_c_k_delta_clamped_to_the_box() {
         let space = Space {
-            dims: vec![real(-1.0, 3.0), real(0.0, 1.0), real(10.0, 20.0)],
+            dims: vec![real5(-1.0, 3.0), real5(0.0, 1.0), real5(10.0, 20.0)],
         };
         // θ = (0.25, 0.5, 0.9): the last at 0.9 ± 0.2 reaches the box's edge.
         let start = vec![0.0, 0.5, 19.0];
@@ -533,18 +516,10 @@ mod tests {
     fn a_step_with_a_given_gain_is_spalls_update() {
         let space = Space {
             dims: vec![
-                real(-1.0, 3.0),
-                real(0.0, 1.0),
-                Dim::Int {
-                    lo: 0,
-                    hi: 10,
-                    step: 1,
-                },
-                Dim::Int {
-                    lo: 5,
-                    hi: 7,
-                    step: 3,
-                },
+                real5(-1.0, 3.0),
+                real5(0.0, 1.0),
+                int(0, 10, 1),
+                int(5, 7, 3),
             ],
         };
         let settings = SpsaSettings {
@@ -596,7 +571,7 @@ mod tests {
     #[test]
     fn a_large_step_stops_at_the_box() {
         let space = Space {
-            dims: vec![real(-1.0, 3.0), real(0.0, 1.0), real(2.0, 4.0)],
+            dims: vec![real5(-1.0, 3.0), real5(0.0, 1.0), real5(2.0, 4.0)],
         };
         let settings = SpsaSettings {
             a: Some(50.0),
@@ -623,15 +598,7 @@ mod tests {
     /// (A = 10), `calibration` as given.
     fn calibrating(calibration: usize, iterations: usize, seed: u64) -> Spsa {
         let space = Space {
-            dims: vec![
-                real(0.0, 1.0),
-                real(-2.0, 2.0),
-                Dim::Int {
-                    lo: 0,
-                    hi: 20,
-                    step: 1,
-                },
-            ],
+            dims: vec![real5(0.0, 1.0), real5(-2.0, 2.0), int(0, 20, 1)],
         };
         let settings = SpsaSettings {
             iterations,
