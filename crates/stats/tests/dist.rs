@@ -176,6 +176,18 @@ fn the_noncentral_t_matches_scipy_on_both_sides_of_zero() {
     ] {
         assert!(nct_cdf(t, df, nc).is_nan(), "t = {t}, df = {df}, nc = {nc}");
     }
+    // At t = 0 the series is its first term, Φ(-nc), exactly: far in its tail too (1.1e-19 at
+    // nc = 9, which the reflection 1 - Φ(9) would round to 0).
+    for nc in [-2.0, 0.0, 0.8, 9.0, 30.0] {
+        for df in [1.0, 25.0] {
+            assert_eq!(
+                nct_cdf(0.0, df, nc),
+                normal_cdf(-nc),
+                "df = {df}, nc = {nc}"
+            );
+        }
+    }
+    assert!(nct_cdf(0.0, 4.0, 9.0) > 1e-19);
     assert_eq!(nct_cdf(f64::INFINITY, 3.0, 2.0), 1.0);
     assert_eq!(nct_cdf(f64::NEG_INFINITY, 3.0, 2.0), 0.0);
     none_failed();
