@@ -101,32 +101,13 @@ impl Resolver<'_> {
         // (the stages' seats, opponents, a tuning's confirmation) may name them before they
         // exist, and the run makes each missing one before play.
         let folder = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        // An exploit entry's `method` writes the file its `key` names, or `default(id)`.
-        let exploit_files =
-            |method: &'static str, key: &'static str, default: fn(&str) -> String| {
-                let folder = &folder;
-                spec.exploit.iter().flatten().filter_map(move |x| {
-                    let file = x
-                        .methods
-                        .get(method)?
-                        .get(key)
-                        .and_then(|o| o.as_str())
-                        .map_or_else(|| default(&x.id), String::from);
-                    Some(folder.join(file))
-                })
-            };
         self.planned = (spec
             .train
             .iter()
             .flatten()
             .map(|t| folder.join(&t.checkpoint)))
         .chain(spec.tune.iter().flatten().map(|t| folder.join(&t.output)))
-        .chain(exploit_files("tune", "output", super::exploit::tuned_file))
-        .chain(exploit_files(
-            "learn",
-            "checkpoint",
-            super::exploit::learned_file,
-        ))
+        .chain(super::exploit::responder_files(spec).map(|(_, _, file)| folder.join(file)))
         .collect();
         let mut trainings = self.trainings(spec, seed);
         let mut tunings = self.tunings(spec, seed);
