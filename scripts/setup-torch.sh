@@ -35,6 +35,17 @@ fi
 
 have=$("$venv/bin/python" -c 'import torch, setuptools; print(torch.__version__.split("+")[0])' 2>/dev/null || true)
 if [ "$have" != "$torch_version" ]; then
+    # The wheel and its CUDA libraries take about 5.5 GB installed, and pip unpacks the
+    # downloads beside them: say so before pip fails half-way with "No space left on device".
+    need_kb=$((8 * 1024 * 1024))
+    for place in "$venv" "${TMPDIR:-/tmp}"; do
+        free_kb=$(df -Pk "$place" 2>/dev/null | awk 'NR == 2 { print $4 }')
+        if [ -n "$free_kb" ] && [ "$free_kb" -lt "$need_kb" ]; then
+            echo "setup-torch: torch==$torch_version needs about 8 GB free; $place has $((free_kb / 1024 / 1024)) GB." >&2
+            echo "  Free some space there (or set DHUMBAL_VENV, or TMPDIR for pip's unpacking, to a disk that has it), then run this again." >&2
+            exit 1
+        fi
+    done
     echo "setup-torch: installing torch==$torch_version and setuptools into $venv (a few GB, once)" >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
         "torch==$torch_version" "setuptools<82"
