@@ -13,6 +13,22 @@ use common::{
     arg, has, has_all, json_file, killed, lacks, refused, run, scenario, text, tmp, tmp_scenario,
 };
 
+/// A league of four that plays until its winner is decided, then a final that seats it.
+const LEAGUE_THEN_FINAL: &str = "  - name: league
+    decide: {elo: 20, max_deals: 3000, every: 100}
+    agents:
+      - kind: aggressive
+      - kind: conservative
+      - kind: balanced
+      - kind: random
+  - name: final
+    rules: {players: 2}
+    deals: 50
+    agents:
+      - winner_of: league
+      - kind: random
+";
+
 /// A heads-up stage, `aggressive` against `random`, looked at every 50 deals.
 fn strong(max: u64) -> String {
     format!(
@@ -168,8 +184,7 @@ fn the_stop_is_the_same_whatever_the_threads_and_resumes() {
     assert_eq!(a, outcome(&cut.join("test")));
 }
 
-/// Bad `sequential:` entries are refused with the file, line, field and what is valid; a
-/// sequential stage is not split into shards.
+/// Bad `sequential:` entries are refused with the file, line, field and what is valid.
 #[test]
 fn bad_entries_are_refused_with_where_and_what() {
     let dir = tmp();
@@ -248,38 +263,100 @@ fn bad_entries_are_refused_with_where_and_what() {
         assert!(t.contains(says), "{says:?} not in {t}");
     }
     lacks(&t, "stages.0.deals");
-    let file = scenario(dir.path(), "ok.yaml", &base);
-    let out = dir.path().join("sharded");
-    let t = refused(&[arg(&file), "--out", arg(&out), "--shard", "0/2"]);
-    has(&t, "cannot be split into shards");
+}
+
+/// A sequential test and a `decide:` league played as shards, one look per wave of three
+/// (as scripts/slurm/drive.sbatch submits them): each wave plays one look, `status` says where
+/// the test stands and exits with 3 until it decides, a merge before then says it has not
+/// decided, and the merged study has the single run's outcomes byte for byte and its records.
+#[test]
+fn shards_play_a_sequential_test_one_look_per_wave() {
+    let test = "  - name: test
+    rules: {players: 2}
+    sequential: {candidate: aggressive, baseline: random, elo0: 0, elo1: 10, max_deals: 1000, every: 50}
+    agents:
+      - kind: aggressive
+      - kind: random
+";
+    let body = format!(
+        "name: waves\nseed: 11\nseating: rotate\nrules: {{preset: paper}}\n\
+         output: {{chunk_rounds: 64, decision_timing: false}}\nstages:\n{test}{LEAGUE_THEN_FINAL}"
+    );
+    let (dir, file) = tmp_scenario("waves.yaml", &body);
+    let single = dir.path().join("single");
+    go(&[arg(&file), "--out", arg(&single), "--no-report"]);
+    let shards = dir.path().join("shards");
+    let status = |stage: &str| run(&["status", arg(&shards), "--stage", stage]);
+    let shard = |i: u64, stage: &str| {
+        let shard = format!("{i}/3");
+        go(&[
+            arg(&file),
+            "--out",
+            arg(&shards),
+            "--shard",
+            &shard,
+            "--stage",
+            stage,
+        ])
+    };
+    assert_eq!(status("test").status.code(), Some(3), "no run yet");
+    for stage in ["test", "league"] {
+        let mut waves = 0;
+        while status(stage).status.code() == Some(3) {
+            waves += 1;
+            assert!(waves <= 5, "stage {stage}: still not decided after 5 waves");
+            for i in 0..3 {
+                has(&shard(i, stage), "the test's look");
+            }
+            if stage == "test" && waves == 1 {
+                // One look on disk, not decided: what status and merge say.
+                let t = text(&status(stage));
+                has_all(
+                    &t,
+                    &["not decided: 50 of at most 1000 matches", "LLR", "bounds"],
+                );
+                let t = refused(&["merge", arg(&shards)]);
+                has_all(&t, &["has not decided yet", "--shard I/3 --stage test"]);
+            }
+        }
+        assert_eq!(
+            waves, 2,
+            "stage {stage}: the single run decided after two looks"
+        );
+        let t = text(&status(stage));
+        has(&t, "decided after");
+    }
+    for i in 0..3 {
+        shard(i, "final");
+    }
+    go(&["merge", arg(&shards), "--no-report"]);
+    for stage in ["test", "league"] {
+        let read = |root: &Path| std::fs::read(root.join(stage).join("sequential.json")).unwrap();
+        assert_eq!(
+            read(&single),
+            read(&shards),
+            "stage {stage}: sequential.json"
+        );
+    }
+    let t = go(&[
+        "rerun",
+        arg(&shards),
+        "--out",
+        arg(&dir.path().join("rerun")),
+        "--no-report",
+    ]);
+    has(&t, "rerun reproduces");
 }
 
 /// A league that plays until its leader is resolved from the second: it stops early, says who
 /// leads whom, seats that leader in the next stage, and the overview lists the decision.
 #[test]
 fn a_stage_plays_until_its_winner_is_decided() {
-    let body = "\
-name: decide
-seed: 11
-seating: rotate
-rules: {preset: paper}
-output: {decision_timing: false}
-stages:
-  - name: league
-    decide: {elo: 20, max_deals: 3000, every: 100}
-    agents:
-      - kind: aggressive
-      - kind: conservative
-      - kind: balanced
-      - kind: random
-  - name: final
-    rules: {players: 2}
-    deals: 50
-    agents:
-      - winner_of: league
-      - kind: random
-";
-    let (dir, file) = tmp_scenario("decide.yaml", body);
+    let body = format!(
+        "name: decide\nseed: 11\nseating: rotate\nrules: {{preset: paper}}\n\
+         output: {{decision_timing: false}}\nstages:\n{LEAGUE_THEN_FINAL}"
+    );
+    let (dir, file) = tmp_scenario("decide.yaml", &body);
     let out = dir.path().join("out");
     let t = go(&[arg(&file), "--out", arg(&out)]);
     let o = outcome(&out.join("league"));

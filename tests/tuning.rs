@@ -300,6 +300,17 @@ stages:
 ",
     );
     let out = dir.path().join("out");
+    // A shard plays stages only: the tuning first, on one machine (nothing played or tuned).
+    let t = refused(&[arg(&file), "--out", arg(&out), "--shard", "0/2"]);
+    has_all(
+        &t,
+        &[
+            "`tune:` entry `agg` cannot be split into shards",
+            "without --shard first",
+            "its stages then split into shards",
+        ],
+    );
+    assert!(!dir.path().join("agg.json").exists() && !out.join("check").exists());
     let o = run(&[arg(&file), "--out", arg(&out)]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");

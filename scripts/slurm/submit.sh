@@ -32,7 +32,14 @@ and must not hold another study (dhumbal-run refuses). Jobs run in the current
 directory (--chdir), where their logs go (dhumbal-shard-<array>_<task>.out,
 dhumbal-merge-<job>.out). Threads per shard: pass --cpus-per-task=T after --.
 
+  - A stage with a sequential test (`sequential:`, `decide:`) is played one look
+    at a time: its job is a driver (drive.sbatch, one CPU) that submits an array
+    of TASKS shards per look (sbatch --wait) until the test decides, and the next
+    stage depends on the driver. Its --time must cover every look of the stage:
+    see --driver-time.
 Options:
+  --driver-time T  sbatch --time of the drivers of sequential stages (default:
+                 the --time given after --, else the partition's default)
   --no-report    pass --no-report to the merge (no statistics reports)
   --csv          pass --csv to the merge (also write rounds.csv)
   --dry-run      print the sbatch commands, submit nothing (made-up job ids)
@@ -58,6 +65,7 @@ EOF
 die() { echo "$PROG: $*" >&2; exit 2; }
 
 merge_args=()
+driver_time=()
 dry_run=0
 pos=()
 extra=()
@@ -66,6 +74,10 @@ while [ $# -gt 0 ]; do
         -h|--help) usage; exit 0 ;;
         --no-report|--csv) merge_args+=("$1"); shift ;;
         --dry-run) dry_run=1; shift ;;
+        --driver-time)
+            [ $# -ge 2 ] || die "--driver-time needs a value (sbatch's --time format, say 12:00:00)"
+            driver_time=(--time="$2"); shift 2 ;;
+        --driver-time=*) driver_time=(--time="${1#--driver-time=}"); shift ;;
         --) shift; extra=("$@"); break ;;
         -*) die "unknown option '$1' (sbatch options go after --; see --help)" ;;
         *) pos+=("$1"); shift ;;
@@ -117,9 +129,16 @@ if [ "$rc" -ne 0 ]; then
 fi
 printf '%s\n' "$vout" >&2
 stages=()
+looks=()
 while IFS= read -r line; do
     if [[ "$line" =~ ^\ \ stage\ \`([^\`]+)\`: ]]; then
         stages+=("${BASH_REMATCH[1]}")
+        # A sequential test (`sequential:`, `decide:`) is played one look per wave by a
+        # driver job (drive.sbatch).
+        case "$line" in
+            *"at most: stops when"*) looks+=(1) ;;
+            *) looks+=(0) ;;
+        esac
     fi
 done <<<"$vout"
 [ "${#stages[@]}" -ge 1 ] || die "could not read the stage names from '$BIN validate' (lines '  stage \`NAME\`: ...')"
@@ -170,8 +189,15 @@ common=(--chdir="$PWD")
 array=(--array="0-$((TASKS - 1))")
 prev=""
 first=""
-for stage in "${stages[@]}"; do
-    args=("${common[@]}" "${array[@]}")
+for index in "${!stages[@]}"; do
+    stage="${stages[$index]}"
+    if [ "${looks[$index]}" -eq 1 ]; then
+        # The driver: one CPU, the arrays' own options passed on to the arrays it submits
+        # (--cpus-per-task=1 after them wins for the driver itself).
+        args=("${common[@]}")
+    else
+        args=("${common[@]}" "${array[@]}")
+    fi
     if [ -z "$first" ] && [ "$user_hold" -eq 0 ]; then
         args+=(--hold)
     fi
@@ -182,9 +208,16 @@ for stage in "${stages[@]}"; do
     if [ -n "$prev" ]; then
         args+=(--dependency="afterok:$prev" --kill-on-invalid-dep=yes)
     fi
-    submit "${args[@]}" ${extra[@]+"${extra[@]}"} \
-        "$SCRIPT_DIR/shard.sbatch" "$SCENARIO" "$OUT" ${stage_args[@]+"${stage_args[@]}"}
-    echo "stage $stage: $JOBID"
+    if [ "${looks[$index]}" -eq 1 ]; then
+        submit "${args[@]}" ${extra[@]+"${extra[@]}"} --cpus-per-task=1 \
+            ${driver_time[@]+"${driver_time[@]}"} "$SCRIPT_DIR/drive.sbatch" "$SCENARIO" "$OUT" \
+            "$stage" "$TASKS" "$(( ${#stages[@]} > 1 ? 1 : 0 ))" ${extra[@]+"${extra[@]}"}
+        echo "stage $stage: $JOBID (driver: one array per look)"
+    else
+        submit "${args[@]}" ${extra[@]+"${extra[@]}"} \
+            "$SCRIPT_DIR/shard.sbatch" "$SCENARIO" "$OUT" ${stage_args[@]+"${stage_args[@]}"}
+        echo "stage $stage: $JOBID"
+    fi
     prev="$JOBID"
     [ -n "$first" ] || first="$JOBID"
     if [ "${#stages[@]}" -eq 1 ]; then

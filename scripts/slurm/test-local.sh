@@ -15,6 +15,11 @@
 #  3. A failing shard cancels what depends on it: submitted into a folder that holds
 #     another study, the first stage's tasks fail, and the second stage's array and
 #     the merge are cancelled (DependencyNeverSatisfied) instead of pending forever.
+#  4. Sequential stages (sequential.yaml: an SPRT and a `decide:` league, then a final):
+#     submit.sh gives each test a driver job (drive.sbatch) that submits one array per
+#     look. The first driver is killed during its first wave (the jobs after it are
+#     cancelled); submit.sh again completes the study from the parts on disk, and the
+#     records and both outcome files (sequential.json) equal a single machine's.
 #
 # Environment:
 #   DHUMBAL_RUN      the program (default: dhumbal-run on PATH, else target/release/dhumbal-run)
@@ -31,6 +36,7 @@ REPO="$(cd "$SCRIPT_DIR/../.." && pwd -P)"
 LC="$SCRIPT_DIR/local-cluster.sh"
 SUBMIT="$SCRIPT_DIR/submit.sh"
 STUDY="$SCRIPT_DIR/study.yaml"
+SEQ="$SCRIPT_DIR/sequential.yaml"
 TASKS=4
 TIMEOUT="${SLURM_TEST_TIMEOUT:-180}"
 
@@ -228,6 +234,46 @@ grep -h 'Use another --out' "$WORK/dhumbal-shard-${L_ID}_0.out" \
     || { show_logs; fail "the failing shard's log does not say why"; }
 echo "league tasks FAILED; final array and merge CANCELLED (DependencyNeverSatisfied)"
 [ ! -e "$WORK/dhumbal-merge-$M_ID.out" ] || fail "the cancelled merge job left a log (it ran?)"
+
+# ---------------------------------------------------------------- 4. sequential stages
+step "4. submit $SEQ (sequential and decide: stages, drivers) and kill the first driver"
+OUT4="$WORK/sequential"
+submit "$SEQ" "$OUT4" "$TASKS"
+read -r D_ID _ <<<"$JOBS"
+# Kill the first driver once its first wave is in the queue: the jobs after it are cancelled
+# (afterok), and submit.sh again must go on from the parts on disk to the same files.
+for _ in $(seq 1 300); do
+    [ -z "$(squeue -h -n "$(printf 'dhumbal-look-%s' "$(printf '%s' "$OUT4//test" | cksum | cut -d' ' -f1)")" -o %i)" ] || break
+    sleep 0.2
+done
+scancel "$D_ID"
+# shellcheck disable=SC2086
+wait_jobs $JOBS
+[ "$WAIT_RC" -eq 1 ] || { show_logs; fail "local-cluster.sh wait exit $WAIT_RC after the driver was killed, expected 1"; }
+grep -qE "^${D_ID} CANCELLED" <<<"$WAIT_OUT" || fail "the killed driver $D_ID is not CANCELLED"
+step "4. submit again; wait for jobs"
+submit "$SEQ" "$OUT4" "$TASKS"
+# shellcheck disable=SC2086
+wait_jobs $JOBS
+if [ "$WAIT_RC" -ne 0 ]; then
+    show_logs
+    fail "not every job COMPLETED after the driver was submitted again (local-cluster.sh wait exit $WAIT_RC)"
+fi
+STATUS="$("$BIN" status "$OUT4")" || fail "dhumbal-run status $OUT4 failed"
+echo "$STATUS"
+grep -q "stage \`league\`: sequential test, decided" <<<"$STATUS" || fail "status does not say the league decided"
+step "4. one machine: the same records and outcomes"
+"$BIN" "$SEQ" --out "$OUT4-single" --no-report --threads 2 >/dev/null 2>&1 || fail "the single-machine run of $SEQ failed"
+for stage in test league; do
+    cmp "$OUT4/$stage/sequential.json" "$OUT4-single/$stage/sequential.json" \
+        || fail "stage $stage: sequential.json differs from the single-machine run's"
+done
+RERUN_OUT="$("$BIN" rerun "$OUT4" --out "$OUT4-rerun" --no-report --threads 2 2>&1)" \
+    || { echo "$RERUN_OUT"; fail "dhumbal-run rerun of $OUT4 failed"; }
+grep -q 'rerun reproduces' <<<"$RERUN_OUT" || { echo "$RERUN_OUT"; fail "rerun of $OUT4 did not reproduce it"; }
+n="$(find "$WORK" -maxdepth 1 -name 'dhumbal-drive-*.out' | wc -l)"
+echo "sequential.json of both tests equal to one machine's; records reproduced; $n driver logs"
+grep -h "wave .* ended" "$WORK"/dhumbal-drive-*.out | head -8
 
 step "stop the cluster"
 stop_cluster

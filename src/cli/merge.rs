@@ -79,8 +79,30 @@ fn incomplete(
         line
     };
     let shared = word(&dirs[0]);
-    match i.count {
-        Some(count) => {
+    match (i.looks, i.count) {
+        (Some(looks), count) if !looks.decided => {
+            let n = count.map_or("N".to_string(), |c| c.to_string());
+            text.push_str(&format!(
+                "It is a sequential test that has not decided yet: {} of at most {} matches \
+                 are on disk, in order. Each look is played by every shard, then the test \
+                 looks: run every shard of it again, once per look, until it decides \
+                 (`dhumbal-run status {shared} --stage {}` exits with 0 once it has; \
+                 scripts/slurm/drive.sbatch does all this on Slurm):\n  {}, for each I from 0 \
+                 to {}\n",
+                looks.matches_done,
+                looks.max,
+                settings::shell_word(&i.stage),
+                command(&shared, format!("I/{n}"), &i.stage),
+                count.map_or("N-1".to_string(), |c| (c - 1).to_string()),
+            ));
+            for later in &i.later {
+                text.push_str(&format!(
+                    "then the shards of stage `{later}` (after `{}` is complete)\n",
+                    i.stage
+                ));
+            }
+        }
+        (_, Some(count)) => {
             let names: Vec<String> = i
                 .shards
                 .iter()
@@ -134,7 +156,7 @@ fn incomplete(
                 ));
             }
         }
-        None => {
+        (_, None) => {
             text.push_str(&format!(
                 "No shard of this study has run yet (no shards/I-of-N.json): run each of its N \
                  shards, `{}` for I from 0 to N-1",

@@ -29,6 +29,7 @@ pub mod schema;
 pub mod serve;
 pub mod settings;
 pub mod show;
+pub mod status;
 pub mod train;
 pub mod tune;
 pub mod validate;
@@ -90,6 +91,15 @@ pub enum Command {
     /// the folder the shards shared (finished in place); several DIRs (shards run with their
     /// own --out) are gathered into --out. The merged records equal a single run's.
     Merge(merge::MergeArgs),
+    /// Where a run or a study played as shards stands, read from its folder alone (nothing is
+    /// written; it may run while shards play, from a cluster's login node): each stage's units
+    /// on disk, a sequential test's looks and its LLR against its bounds, the shards that owe
+    /// their share. With --stage NAME, the exit code is 0 when that stage is complete and 3
+    /// when it is not yet.
+    #[command(after_help = "Examples:
+  dhumbal-run status /scratch/champ
+          dhumbal-run status /scratch/champ --stage league && echo decided")]
+    Status(status::StatusArgs),
     /// Train the learning agents a scenario declares (`train:`, docs/learning.md): DQN, Double
     /// DQN or PPO, against the opponents listed, with evaluation on fixed deals. Writes the
     /// checkpoint each entry names and <output>/train/<id>/ (episodes.parquet,
@@ -226,6 +236,7 @@ where
         },
         Some(Command::Rerun(args)) => rerun::rerun(args),
         Some(Command::Merge(args)) => merge::merge(args),
+        Some(Command::Status(args)) => status::status(args),
         Some(Command::Validate(args)) => validate::validate(args),
         Some(Command::Train(args)) => train::train(args),
         Some(Command::Tune(args)) => tune::tune(args),

@@ -174,6 +174,25 @@ fn waiting_message(w: &runner::Waiting, scenario: &Scenario, base: &str, shard: 
     );
 }
 
+/// Where a sequential test played one look per wave of shards stands.
+fn looks_state(looks: &runner::Looks) -> String {
+    if looks.decided {
+        return format!(
+            "complete: the test decided after {} matches (of at most {})",
+            looks.matches_done, looks.max
+        );
+    }
+    let next = (looks.matches_done / looks.every.max(1)) * looks.every;
+    format!(
+        "the test has not decided: {} of at most {} matches on disk; its next look plays \
+         matches {}..{} (every shard plays its share of each look, one wave per look)",
+        looks.matches_done,
+        looks.max,
+        next,
+        (next + looks.every).min(looks.max)
+    )
+}
+
 /// `shards 1/3, 2/3` (`shard 1/3` for one; the first eight and a count for more).
 fn shard_list(shards: &[u64], count: u64) -> String {
     let mut names: Vec<String> = shards
@@ -215,6 +234,17 @@ fn next_steps(
             String::new()
         };
         let missing = &stage.shards_missing;
+        if stage.looks.is_some() {
+            text.push_str(&format!(
+                "  stage `{}`: a sequential test, one look per wave: {base} --shard I/{n}{flag}, \
+                 for each I from 0 to {}, again after each wave until it decides \
+                 (scripts/slurm/drive.sbatch does this on Slurm)\n",
+                stage.name,
+                shard.count - 1,
+                n = shard.count
+            ));
+            continue;
+        }
         let run = match missing.as_slice() {
             [] => format!("{base} --shard I/{}{flag}", shard.count),
             [one] => format!("{base} --shard {one}/{}{flag}", shard.count),
@@ -332,12 +362,18 @@ fn shard_played(
                 "this shard's share (units {}..{} of {}) was on disk already: nothing to play",
                 stage.share.start, stage.share.end, stage.units
             ),
+            _ if stage.looks.is_some() => format!(
+                "played {} rounds, this shard's share of the test's look",
+                stage.rounds_now
+            ),
             _ => format!(
                 "played {} rounds, this shard's share (units {}..{} of {})",
                 stage.rounds_now, stage.share.start, stage.share.end, stage.units
             ),
         };
-        let state = if stage.complete {
+        let state = if let Some(looks) = stage.looks {
+            looks_state(&looks)
+        } else if stage.complete {
             "complete: every unit is on disk".to_string()
         } else if stage.shards_missing.len() as u64 == shard.count {
             "not started: no shard's share is on disk yet".to_string()

@@ -276,7 +276,10 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
         mode: if only { options.mode } else { Mode::Resume },
         overrides: &options.overrides,
     };
-    if options.shard.is_none() || only {
+    if let Some(shard) = options.shard {
+        refuse_shard(path, &scenario, shard, only)?;
+    }
+    if options.shard.is_none() {
         let missing: Vec<usize> = (0..scenario.trainings.len())
             .filter(|&i| only || !scenario.trainings[i].output().exists())
             .collect();
@@ -320,6 +323,52 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
     let settings = stages::Settings::of(path, options);
     outcome.played = Some(stages::play(&scenario, &settings, hooks)?);
     Ok(outcome)
+}
+
+/// A shard plays stages alone: a file's trainings, tunings and exploitability entries run on
+/// one machine (each is a loop of steps that depend on the ones before; several shards
+/// running one would write the same files at once). Refused (bad input) when the file has no
+/// stages, or when one of those sections has work left, saying what to run first.
+fn refuse_shard(path: &Path, scenario: &Scenario, shard: Shard, only: bool) -> Result<(), Error> {
+    let mut pending: Vec<String> = Vec::new();
+    for t in &scenario.trainings {
+        if only || !t.output().exists() {
+            pending.push(format!("`train:` entry `{}`", t.id()));
+        }
+    }
+    for (i, t) in scenario.tunings.iter().enumerate() {
+        if only || dhumbal_runner::tune::needs_work(scenario, i) {
+            pending.push(format!("`tune:` entry `{}`", t.id));
+        }
+    }
+    let unmeasured = if only {
+        (0..scenario.exploits.len()).collect()
+    } else {
+        produce::unmeasured(scenario)
+    };
+    for i in unmeasured {
+        pending.push(format!("`exploit:` entry `{}`", scenario.exploits[i].id));
+    }
+    if pending.is_empty() && !only {
+        return Ok(());
+    }
+    let file = shell_word(&path.display().to_string());
+    Err(Error::BadInput(if only && pending.is_empty() {
+        format!("--shard {shard}: {file} has no stages to split into shards")
+    } else {
+        format!(
+            "--shard {shard}: {} cannot be split into shards: a training, a tuning or an \
+             exploitability entry is a loop whose every step depends on the ones before, and \
+             runs on one machine. Run `dhumbal-run {file}` without --shard first (on a \
+             cluster: as one job){}; nothing was played",
+            pending.join(", "),
+            if only {
+                String::new()
+            } else {
+                "; its stages then split into shards".to_string()
+            }
+        )
+    }))
 }
 
 /// The scenario at `path` with the overrides, or every problem as bad input.

@@ -218,6 +218,22 @@ fn clear(dir: &Path) -> Result<()> {
         for f in STAGE_FILES {
             remove(&stage.join(f))?;
         }
+        // A test's outcome half saved by a killed shard (`sequential.json.<pid>.tmp`).
+        for entry in std::fs::read_dir(&stage).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let outcome = [
+                crate::sequential::DECISION_FILE,
+                crate::exploit::GAIN_TEST_FILE,
+            ]
+            .iter()
+            .any(|f| {
+                name.strip_prefix(f)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            });
+            if outcome && name.ends_with(".tmp") {
+                remove(&entry.path())?;
+            }
+        }
         // Gone if it held nothing else.
         let _ = std::fs::remove_dir(&stage);
     }

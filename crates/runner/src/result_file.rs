@@ -100,11 +100,12 @@ pub fn read_if_there<T: DeserializeOwned>(
 }
 
 /// Writes `value` as pretty JSON to `dir/name` through a temporary file beside it (never half
-/// written).
+/// written). The temporary file is the process's own: shards that find the same outcome may
+/// save it at once.
 pub fn save<T: serde::Serialize>(dir: &Path, name: &str, value: &T) -> crate::Result<()> {
     use crate::error::Doing;
     let path = dir.join(name);
-    let tmp = dir.join(format!("{name}.tmp"));
+    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
     let text = serde_json::to_vec_pretty(value).doing("cannot write", &tmp)?;
     std::fs::write(&tmp, text).doing("cannot write", &tmp)?;
     std::fs::rename(&tmp, &path).doing("cannot save", &path)?;

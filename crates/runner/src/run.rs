@@ -70,6 +70,15 @@ impl Shard {
         bound(self.index)..bound(self.index + 1)
     }
 
+    /// This shard's share of the units `look` (a sequential test's look, played by every
+    /// shard before the test looks): an equal, contiguous slice, so that the shards are busy
+    /// alike whatever the part grid.
+    pub fn within(&self, look: std::ops::Range<u64>) -> std::ops::Range<u64> {
+        let len = u128::from(look.end - look.start);
+        let bound = |i: u64| look.start + (len * u128::from(i) / u128::from(self.count)) as u64;
+        bound(self.index)..bound(self.index + 1)
+    }
+
     /// `I/N` with I from 0.
     pub fn parse(text: &str) -> std::result::Result<Shard, BadShard> {
         let bad = || BadShard(text.to_string());
@@ -272,8 +281,44 @@ pub struct ShardStage {
     pub share: std::ops::Range<u64>,
     /// Every unit of the stage is on disk.
     pub complete: bool,
-    /// The shards (indices, of this shard's count) whose share is not all on disk.
+    /// The shards (indices, of this shard's count) whose share is not all on disk (of a
+    /// sequential test: of its first look not on disk).
     pub shards_missing: Vec<u64>,
+    /// A sequential test's stage, played one look per wave of shards: where it stands.
+    pub looks: Option<Looks>,
+}
+
+/// Where a sequential test played by shards stands: matches on disk in order, its looks, and
+/// whether it has decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Looks {
+    /// Matches per look.
+    pub every: u64,
+    /// Matches on disk from the first on, in order (the looks taken, or being taken).
+    pub matches_done: u64,
+    /// The test's maximum.
+    pub max: u64,
+    /// The test has decided (its outcome is saved), after `matches_done` matches.
+    pub decided: bool,
+}
+
+impl Looks {
+    /// Of `stage`, from `dataset`; `None` for a stage not played in looks.
+    fn of(stage: &Stage, dataset: &Dataset) -> Option<Looks> {
+        let every = look_matches(stage)?;
+        let arrangements = stage.arrangements().max(1);
+        let units = stage_units(stage);
+        let done = dataset
+            .missing(0..units)
+            .first()
+            .map_or(units, |gap| gap.start);
+        Some(Looks {
+            every,
+            matches_done: done / arrangements,
+            max: stage.matches,
+            decided: dataset.stop.is_some(),
+        })
+    }
 }
 
 /// The units of a stage (every seating of every session or game).
@@ -287,12 +332,50 @@ fn part_units(scenario: &Scenario, stage: &Stage) -> u64 {
     (scenario.output.chunk_rounds / per_unit).max(1)
 }
 
+/// The matches of a look of `stage`, if it is played in looks (a sequential test).
+fn look_matches(stage: &Stage) -> Option<u64> {
+    match (&stage.sequential, &stage.gain_test) {
+        (Some(plan), _) => Some(plan.every),
+        (None, Some(plan)) => Some(plan.every),
+        (None, None) => None,
+    }
+}
+
+/// The units of the first look of a sequential `stage` that `dataset` lacks units of (up to
+/// the test's stop, if it has stopped); `None` once every look it needs is on disk.
+fn open_look(stage: &Stage, dataset: &Dataset) -> Option<std::ops::Range<u64>> {
+    let every = look_matches(stage)?.max(1);
+    let arrangements = stage.arrangements().max(1);
+    let first = dataset
+        .missing(0..dataset.target(stage_units(stage)))
+        .first()?
+        .start;
+    let look = first / arrangements / every;
+    let from = look * every;
+    let to = (from + every).min(stage.matches);
+    Some(from * arrangements..to * arrangements)
+}
+
+/// What `shard` plays of `stage` now: its share of the stage, or of a sequential test, its
+/// share of the first look not on disk (a look is played by every shard, then the test looks;
+/// see [`play_in_looks`]); empty when it has nothing to play.
+fn shard_share(
+    scenario: &Scenario,
+    stage: &Stage,
+    dataset: &Dataset,
+    shard: Shard,
+) -> std::ops::Range<u64> {
+    if look_matches(stage).is_none() {
+        return shard.units(stage_units(stage), part_units(scenario, stage));
+    }
+    open_look(stage, dataset).map_or(0..0, |look| shard.within(look))
+}
+
 /// The shards of `count` whose share of `stage` is not all in `dataset`.
 fn shards_missing(scenario: &Scenario, stage: &Stage, dataset: &Dataset, count: u64) -> Vec<u64> {
-    let (units, part) = (stage_units(stage), part_units(scenario, stage));
     (0..count)
         .filter(|&index| {
-            let share = Shard { index, count }.units(units, part);
+            let share = shard_share(scenario, stage, dataset, Shard { index, count });
             !share.is_empty() && !dataset.missing(share).is_empty()
         })
         .collect()
@@ -315,12 +398,189 @@ fn shard_status(
             played: now.is_some(),
             rounds_now: now.map_or(0, |(_, r)| *r),
             units,
-            share: shard.units(units, part_units(scenario, stage)),
+            share: shard_share(scenario, stage, &dataset, shard),
             complete: dataset.is_complete(units),
             shards_missing: shards_missing(scenario, stage, &dataset, shard.count),
+            looks: Looks::of(stage, &dataset),
         });
     }
     Ok(out)
+}
+
+/// Where one stage of a run (single or shards) stands on disk: [`status`].
+#[derive(Clone, Debug)]
+pub struct StageStatus {
+    pub name: String,
+    /// Units the stage needs (a sequential test that has stopped: up to its stop), and those
+    /// on disk.
+    pub units: u64,
+    pub units_done: u64,
+    pub complete: bool,
+    /// A stage that seats the winner of an earlier one that is not complete: that stage.
+    pub waits_for: Option<String>,
+    /// A sequential test's looks, and its LLR at the last look on disk.
+    pub looks: Option<Looks>,
+    pub test: Option<TestStanding>,
+    /// The shards (of the study's count, read from `shards/I-of-N.json`) that still owe their
+    /// share of it (of a sequential test: of its next look).
+    pub shards_missing: Vec<u64>,
+}
+
+/// A sequential test's state at its last look on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestStanding {
+    /// Matches the LLR rests on (whole looks on disk).
+    pub matches: u64,
+    pub llr: f64,
+    pub bounds: (f64, f64),
+    /// `decide:`: the leader and its closest rival at that look.
+    pub pair: Option<(String, String)>,
+    /// Once it has decided: the decision, as its outcome file says it.
+    pub decision: Option<String>,
+}
+
+/// The study's number of shards, from the progress files shards leave in `root/shards/`
+/// (`I-of-N.json`; the most common N, the larger where two are as common); `None` if no shard
+/// left one.
+pub fn shard_count(root: &Path) -> Option<u64> {
+    let mut counts: Vec<u64> = std::fs::read_dir(root.join(SHARDS_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let (i, n) = name.strip_suffix(".json")?.split_once("-of-")?;
+            let (i, n) = (i.parse::<u64>().ok()?, n.parse::<u64>().ok()?);
+            (i < n).then_some(n)
+        })
+        .collect();
+    counts.sort_unstable();
+    counts
+        .chunk_by(|a, b| a == b)
+        .max_by_key(|run| (run.len(), run[0]))
+        .map(|run| run[0])
+}
+
+/// Where every stage of the run in `scenario`'s output folder stands, read from the disk
+/// alone (nothing is written, and nothing needs to be running): units on disk, a sequential
+/// test's looks and LLR, the shards that owe their share.
+pub fn status(scenario: &Scenario) -> Result<Vec<StageStatus>> {
+    let hash = scenario.hash();
+    let count = shard_count(&scenario.output.dir);
+    let mut results: Vec<Option<StageResult>> = Vec::new();
+    let mut out = Vec::with_capacity(scenario.stages.len());
+    for (index, stage) in scenario.stages.iter().enumerate() {
+        let dir = scenario.stage_dir(index);
+        let dataset = Dataset::open(&dir)?;
+        let units = dataset.target(stage_units(stage));
+        let units_done = units
+            - dataset
+                .missing(0..units)
+                .iter()
+                .map(|g| g.end - g.start)
+                .sum::<u64>();
+        let complete = units_done == units;
+        let agents = seat_agents(stage, &results, &scenario.stages);
+        let waits_for = match &agents {
+            Err(Error::Waiting(w)) => Some(w.waits_for.clone()),
+            _ => None,
+        };
+        let looks = Looks::of(stage, &dataset);
+        let test = match (&stage.sequential, looks, &agents) {
+            (Some(plan), Some(looks), Ok(agents)) if looks.matches_done >= looks.every => Some(
+                test_standing(plan, stage, agents.len(), &dir, &dataset, looks)?,
+            ),
+            _ => None,
+        };
+        let result = match agents {
+            Ok(agents) if complete => {
+                let lineup = Lineup {
+                    stage,
+                    agents,
+                    decision_sample: scenario.output.decision_sample,
+                    trace: scenario.output.trace.clone(),
+                };
+                dataset.check(&key_of(&hash, &lineup))?;
+                Some(stage_result(
+                    &lineup,
+                    &dir,
+                    dataset.totals(lineup.agents.len()),
+                    0.0,
+                ))
+            }
+            _ => None,
+        };
+        results.push(result);
+        out.push(StageStatus {
+            name: stage.name.clone(),
+            units,
+            units_done,
+            complete,
+            waits_for,
+            looks,
+            test,
+            shards_missing: count.map_or_else(Vec::new, |n| {
+                if complete {
+                    Vec::new()
+                } else {
+                    shards_missing(scenario, stage, &dataset, n)
+                }
+            }),
+        });
+    }
+    Ok(out)
+}
+
+/// A sequential test's LLR at the last whole look of `looks` on disk, replayed from the records
+/// as a run's looks are.
+fn test_standing(
+    plan: &crate::sequential::Plan,
+    stage: &Stage,
+    agents: usize,
+    stage_dir: &Path,
+    dataset: &Dataset,
+    looks: Looks,
+) -> Result<TestStanding> {
+    use crate::sequential::{decide_course, match_scores, sequential};
+    let shape = test_shape(stage, agents);
+    let every = looks.every.max(1);
+    let upto = if looks.decided {
+        looks.matches_done
+    } else {
+        (looks.matches_done / every) * every
+    };
+    let (pair, course) = if plan.decide {
+        let (pair, _, course) = decide_course(dataset, plan, shape, upto)?;
+        let names = (pair.candidate.clone(), pair.baseline.clone());
+        (Some(names), course)
+    } else {
+        let scores = match_scores(
+            dataset,
+            plan,
+            0..upto,
+            shape.arrangements,
+            shape.rounds_per_match,
+            shape.points,
+        )?;
+        let config = plan.config(shape.arrangements, shape.rounds_per_match);
+        let course = sequential(&scores, &config, plan.every, stage.matches).map_err(|source| {
+            Error::Sequential {
+                stage: stage.name.clone(),
+                source,
+            }
+        })?;
+        (None, course)
+    };
+    Ok(TestStanding {
+        matches: upto,
+        llr: course.llr,
+        bounds: course.bounds,
+        pair,
+        decision: crate::sequential::Outcome::read(stage_dir)
+            .ok()
+            .flatten()
+            .map(|o| o.decision),
+    })
 }
 
 /// Plays every stage of `scenario` (or a shard's share of them), writing records, summaries
@@ -457,15 +717,6 @@ impl Run<'_> {
         let key = key_of(&self.hash, &lineup);
         let dataset = Dataset::open(&dir)?;
         dataset.check(&key)?;
-        if selected && opts.shard.is_some() && stage.tests_sequentially() {
-            return Err(Refusal(format!(
-                "stage `{}` is a sequential test: it decides when to stop from its deals in \
-                 order, so it cannot be split into shards; play it without --shard (shards can \
-                 play the other stages with --stage)",
-                stage.name
-            ))
-            .into());
-        }
         let saved_seconds = self
             .progress
             .stages
@@ -550,7 +801,12 @@ impl Run<'_> {
         }
         let part_units = part_units(scenario, stage);
         let rounds_before = self.rounds_now;
-        let slice = opts.shard.map_or(0..units, |s| s.units(units, part_units));
+        // A shard's share; of a sequential test, the whole stage (its looks are shared out
+        // as they come, in play_in_looks).
+        let slice = match opts.shard {
+            Some(s) if !stage.tests_sequentially() => s.units(units, part_units),
+            _ => 0..units,
+        };
         let work = crate::pipeline::cut(&dataset.missing(slice.clone()), part_units);
         set_stage(
             &mut self.progress,
@@ -603,11 +859,13 @@ impl Run<'_> {
         };
         let (written, failure, tap) = match (&stage.sequential, &stage.gain_test) {
             (Some(plan), _) => {
-                let (written, failure) = play_sequential(plan, &self.hash, dir, part_units, job);
+                let (written, failure) =
+                    play_sequential(plan, &self.hash, dir, part_units, opts.shard, job);
                 (written, failure, None)
             }
             (None, Some(plan)) => {
-                let (written, failure) = play_gain_test(plan, &self.hash, dir, part_units, job);
+                let (written, failure) =
+                    play_gain_test(plan, &self.hash, dir, part_units, opts.shard, job);
                 (written, failure, None)
             }
             (None, None) => {
@@ -1025,6 +1283,8 @@ pub struct Incomplete {
     pub later: Vec<String>,
     /// Several folders (shards with an --out of their own) were given, not one they shared.
     pub separate: bool,
+    /// A sequential test's stage: where its looks stand.
+    pub looks: Option<Looks>,
 }
 
 impl Incomplete {
@@ -1061,8 +1321,15 @@ impl std::fmt::Display for Incomplete {
             self.gap_list(),
             self.dir.display()
         )?;
-        match self.count {
-            Some(count) => {
+        match (self.looks, self.count) {
+            (Some(looks), _) if !looks.decided => write!(
+                f,
+                "It is a sequential test that has not decided yet ({} of at most {} matches on \
+                 disk, in order): run every shard again, once per look, until it decides \
+                 (scripts/slurm/drive.sbatch does this on Slurm)",
+                looks.matches_done, looks.max
+            )?,
+            (_, Some(count)) => {
                 let names: Vec<String> = self
                     .shards
                     .iter()
@@ -1075,7 +1342,7 @@ impl std::fmt::Display for Incomplete {
                     names.join(", ")
                 )?;
             }
-            None => f.write_str("No shard has started it: run the study's shards")?,
+            (_, None) => f.write_str("No shard has started it: run the study's shards")?,
         }
         if !self.later.is_empty() {
             write!(
@@ -1156,6 +1423,7 @@ fn incomplete(
         shards,
         later,
         separate: dirs.len() > 1,
+        looks: Looks::of(stage, dataset),
     })
 }
 
@@ -1271,6 +1539,7 @@ fn play_sequential(
     scenario_hash: &str,
     dir: &Path,
     part_units: u64,
+    shard: Option<Shard>,
     job: crate::pipeline::StageJob<'_, '_>,
 ) -> (Result<()>, Option<Halt>) {
     use crate::sequential::{Outcome, decide_course, match_scores, sequential};
@@ -1278,15 +1547,9 @@ fn play_sequential(
     let arrangements = stage.arrangements();
     let per = u64::from(stage.session.unwrap_or(1));
     let points = stage.is_points();
-    let config = plan.config(arrangements, if points { 1 } else { per });
+    let shape = test_shape(stage, job.lineup.agents.len());
+    let config = plan.config(arrangements, shape.rounds_per_match);
     let max = stage.matches;
-    let shape = crate::sequential::Shape {
-        max_matches: max,
-        arrangements,
-        rounds_per_match: if points { 1 } else { per },
-        points,
-        agents: job.lineup.agents.len() as u64,
-    };
     let mut scores: Vec<f64> = Vec::new();
     let mut look = |from: u64, to: u64| -> Result<Option<Outcome>> {
         let dataset = Dataset::open(dir)?;
@@ -1313,7 +1576,7 @@ fn play_sequential(
             Outcome::new(scenario_hash, &stage.name, plan, shape, &scores, &course)
         })
     };
-    play_in_looks(plan.every, dir, part_units, job, &mut look)
+    play_in_looks(plan.every, dir, part_units, shard, job, &mut look)
 }
 
 /// Plays an `exploit:` responder's stage that tests its gain sequentially (`job.work` is
@@ -1325,6 +1588,7 @@ fn play_gain_test(
     scenario_hash: &str,
     dir: &Path,
     part_units: u64,
+    shard: Option<Shard>,
     job: crate::pipeline::StageJob<'_, '_>,
 ) -> (Result<()>, Option<Halt>) {
     use crate::exploit::{GainOutcome, deal_gains};
@@ -1356,7 +1620,23 @@ fn play_gain_test(
             &course,
         ))
     };
-    play_in_looks(plan.every, dir, part_units, job, &mut look)
+    play_in_looks(plan.every, dir, part_units, shard, job, &mut look)
+}
+
+/// What the matches of `stage` (with `agents` agents) are, for its sequential test.
+fn test_shape(stage: &Stage, agents: usize) -> crate::sequential::Shape {
+    let points = stage.is_points();
+    crate::sequential::Shape {
+        max_matches: stage.matches,
+        arrangements: stage.arrangements(),
+        rounds_per_match: if points {
+            1
+        } else {
+            u64::from(stage.session.unwrap_or(1))
+        },
+        points,
+        agents: agents as u64,
+    }
 }
 
 /// A sequential test's outcome, kept in the stage's folder when the test decides.
@@ -1381,10 +1661,18 @@ impl Decided for crate::exploit::GainOutcome {
 /// whose test decides, keeping the outcome, or at the stage's maximum. Looks fall
 /// on the same matches whatever the threads, and a resumed run replays the same looks from the
 /// records, so the stop is the same.
+///
+/// A shard replays the looks on disk the same way, then plays its share of the first look
+/// that lacks units ([`Shard::within`]) and returns: the test looks once every shard has played
+/// its share, so one array of shards is one look (scripts/slurm/drive.sbatch submits them until
+/// the test decides). The shard that completes a look (any that finds it complete) takes the
+/// look and keeps the outcome if it decides; every shard computes the same one from the same
+/// records, so which one writes it does not matter.
 fn play_in_looks<O: Decided>(
     every: u64,
     dir: &Path,
     part_units: u64,
+    shard: Option<Shard>,
     job: crate::pipeline::StageJob<'_, '_>,
     look: &mut dyn FnMut(u64, u64) -> Result<Option<O>>,
 ) -> (Result<()>, Option<Halt>) {
@@ -1408,7 +1696,9 @@ fn play_in_looks<O: Decided>(
             Ok(d) => d,
             Err(e) => return (Err(e), None),
         };
-        let work = crate::pipeline::cut(&dataset.missing(units), part_units);
+        let mine = shard.map_or(units.clone(), |s| s.within(units.clone()));
+        let work = crate::pipeline::cut(&dataset.missing(mine), part_units);
+        let others_owe = shard.is_some() && !dataset.missing(units.clone()).is_empty();
         if !work.is_empty() {
             if pulse.stopping() {
                 return (Ok(()), Some(Halt::Stopped));
@@ -1427,10 +1717,22 @@ fn play_in_looks<O: Decided>(
                 return (played.written, played.failure);
             }
         }
+        if others_owe {
+            // Played its share of this look: the test looks once the other shards have too.
+            match Dataset::open(dir) {
+                Ok(d) if d.missing(units).is_empty() => {}
+                Ok(_) => return (Ok(()), None),
+                Err(e) => return (Err(e), None),
+            }
+        }
         match look(from, to) {
             Err(e) => return (Err(e), None),
             Ok(Some(outcome)) => return (outcome.save(dir), None),
             Ok(None) => {}
+        }
+        if others_owe {
+            // The look this shard completed did not decide: the next array plays the next.
+            return (Ok(()), None);
         }
         from = to;
     }

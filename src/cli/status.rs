@@ -1,0 +1,141 @@
+//! `dhumbal-run status DIR`: where a run or a sharded study stands, read from its folder.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use dhumbal_runner::folder;
+use dhumbal_runner::run as runner;
+
+use super::settings;
+
+/// `dhumbal-run status`.
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The run's folder (the shards' shared folder, for a study played as shards).
+    pub dir: PathBuf,
+    /// Only this stage; the exit code then says whether it is complete (0) or not yet (3), so
+    /// that a script (scripts/slurm/drive.sbatch) can wait on it.
+    #[arg(long)]
+    pub stage: Option<String>,
+}
+
+/// `dhumbal-run status`.
+pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let StatusArgs { dir, stage } = args;
+    let saved = match folder::saved_run(&dir) {
+        Ok(saved) => saved,
+        // Before the first shard has copied the scenario in: nothing to report yet.
+        Err(_) if stage.is_some() && !dir.join(folder::SOURCE_DIR).exists() => {
+            println!(
+                "{}: no run has started here yet (no {}/)",
+                dir.display(),
+                folder::SOURCE_DIR
+            );
+            return Ok(ExitCode::from(3));
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let scenario = match settings::load_saved(&saved, &dir) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    if let Some(name) = &stage
+        && !scenario.stages.iter().any(|s| &s.name == name)
+    {
+        let names: Vec<&str> = scenario.stages.iter().map(|s| s.name.as_str()).collect();
+        eprintln!(
+            "error: --stage {}: the study in {} has no such stage; its stages are: {}",
+            settings::shell_word(name),
+            dir.display(),
+            names.join(", ")
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let stages = runner::status(&scenario)?;
+    let count = runner::shard_count(&dir);
+    let finished = dir.join("manifest.json").is_file();
+    println!(
+        "`{}` in {}: {}",
+        scenario.name,
+        dir.display(),
+        match (finished, count) {
+            (true, Some(n)) => format!("played as {n} shards, merged"),
+            (true, None) => "finished".to_string(),
+            (false, Some(n)) => format!("played as {n} shards, not merged yet"),
+            (false, None) =>
+                "not finished (a run in progress, or stopped: --resume goes on)".to_string(),
+        }
+    );
+    for s in stages
+        .iter()
+        .filter(|s| stage.as_ref().is_none_or(|n| &s.name == n))
+    {
+        println!("  stage `{}`: {}", s.name, describe(s, count));
+    }
+    Ok(match stage {
+        Some(name) if !stages.iter().any(|s| s.name == name && s.complete) => ExitCode::from(3),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// One stage's line.
+fn describe(s: &runner::StageStatus, count: Option<u64>) -> String {
+    let mut text = match (&s.waits_for, s.looks) {
+        (Some(of), _) if s.units_done == 0 => {
+            return format!("waits for the winner of `{of}`");
+        }
+        (_, Some(looks)) if looks.decided => format!(
+            "sequential test, decided after {} of at most {} matches",
+            looks.matches_done, looks.max
+        ),
+        (_, Some(looks)) => format!(
+            "sequential test, not decided: {} of at most {} matches on disk (a look every {})",
+            looks.matches_done, looks.max, looks.every
+        ),
+        (_, None) => format!(
+            "{} of {} units on disk ({:.1}%)",
+            s.units_done,
+            s.units,
+            100.0 * s.units_done as f64 / s.units.max(1) as f64
+        ),
+    };
+    if let Some(test) = &s.test {
+        text.push_str(&format!(
+            "; LLR {:.3} at {} matches, bounds [{:.3}, {:.3}]",
+            test.llr, test.matches, test.bounds.0, test.bounds.1
+        ));
+        if let Some((leader, rival)) = &test.pair {
+            text.push_str(&format!(" (`{leader}` leads, `{rival}` closest)"));
+        }
+        if let Some(decision) = &test.decision {
+            text.push_str(&format!(": {decision}"));
+        }
+    }
+    if s.complete {
+        text.push_str("; complete");
+    } else if let Some(n) = count {
+        let owing: Vec<String> = s
+            .shards_missing
+            .iter()
+            .map(|i| format!("{i}/{n}"))
+            .collect();
+        let what = if s.looks.is_some() {
+            "of the next look"
+        } else {
+            "of the stage"
+        };
+        if !owing.is_empty() {
+            text.push_str(&format!(
+                "; {} of {n} shards owe their share {what}: {}",
+                owing.len(),
+                owing.join(", ")
+            ));
+        }
+    }
+    text
+}
