@@ -185,17 +185,44 @@ pub fn z_sum(alpha: f64, power: f64) -> f64 {
     normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power)
 }
 
+// The z-tests' closed forms (one side of the two-sided rejection region ignored), where the
+// t-test solves start: n1 = (z/es)²·(1 + ratio)/ratio for two samples, n = (z/es)² for one (or
+// paired), and the effects they detect, es = z/sqrt(n1·ratio/(1 + ratio)) and z/sqrt(n); z is
+// [`z_sum`].
+
+/// The z-test's first group for `effect_size` (two samples, `ratio·n1` in the second).
+fn z_ind_n1(effect_size: f64, alpha: f64, power: f64, ratio: f64) -> f64 {
+    let z = z_sum(alpha, power) / effect_size;
+    z * z * (1.0 + ratio) / ratio
+}
+
+/// The one-sample (paired) z-test's observations for `effect_size`.
+fn z_one_n(effect_size: f64, alpha: f64, power: f64) -> f64 {
+    let z = z_sum(alpha, power) / effect_size;
+    z * z
+}
+
+/// The effect the two-sample z-test detects with `n1` and `ratio·n1` observations.
+fn z_ind_mde(n1: f64, alpha: f64, power: f64, ratio: f64) -> f64 {
+    let n = n1 * ratio / (1.0 + ratio);
+    z_sum(alpha, power) / n.sqrt()
+}
+
+/// The effect the one-sample (paired) z-test detects with `n` observations.
+fn z_one_mde(n: f64, alpha: f64, power: f64) -> f64 {
+    z_sum(alpha, power) / n.sqrt()
+}
+
 /// Observations in the first group for the z-test to reach `power`.
 pub fn normal_ind_sample_size(effect_size: f64, alpha: f64, power: f64, ratio: f64) -> Option<f64> {
     if effect_size == 0.0 || !valid_prob(alpha) || !valid_prob(power) {
         return None;
     }
-    let z = z_sum(alpha, power) / effect_size;
     solve_increasing(
         |n| normal_ind_power(effect_size, n, alpha, ratio),
         power,
         1.0,
-        z * z * (1.0 + ratio) / ratio,
+        z_ind_n1(effect_size, alpha, power, ratio),
     )
 }
 
@@ -209,12 +236,11 @@ pub fn ttest_ind_sample_size(effect_size: f64, alpha: f64, power: f64, ratio: f6
     }
     // Degrees of freedom must stay positive: n1·(1 + ratio) > 2.
     let lo = 2.0 / (1.0 + ratio) + 1e-9;
-    let z = z_sum(alpha, power) / effect_size;
     solve_increasing(
         |n| ttest_ind_power(effect_size, n, alpha, ratio),
         power,
         lo,
-        z * z * (1.0 + ratio) / ratio,
+        z_ind_n1(effect_size, alpha, power, ratio),
     )
 }
 
@@ -223,12 +249,11 @@ pub fn ttest_paired_sample_size(effect_size: f64, alpha: f64, power: f64) -> Opt
     if effect_size == 0.0 || !valid_prob(alpha) || !valid_prob(power) {
         return None;
     }
-    let z = z_sum(alpha, power) / effect_size;
     solve_increasing(
         |n| ttest_paired_power(effect_size, n, alpha),
         power,
         1.0 + 1e-9,
-        z * z,
+        z_one_n(effect_size, alpha, power),
     )
 }
 
@@ -238,12 +263,11 @@ pub fn ttest_ind_mde(n1: f64, alpha: f64, power: f64, ratio: f64) -> Option<f64>
     if n1 * (1.0 + ratio) <= 2.0 || !valid_prob(alpha) || !valid_prob(power) {
         return None;
     }
-    let n = n1 * ratio / (1.0 + ratio);
     solve_increasing(
         |es| ttest_ind_power(es, n1, alpha, ratio),
         power,
         0.0,
-        z_sum(alpha, power) / n.sqrt(),
+        z_ind_mde(n1, alpha, power, ratio),
     )
 }
 
@@ -256,7 +280,7 @@ pub fn ttest_paired_mde(n: f64, alpha: f64, power: f64) -> Option<f64> {
         |es| ttest_paired_power(es, n, alpha),
         power,
         0.0,
-        z_sum(alpha, power) / n.sqrt(),
+        z_one_mde(n, alpha, power),
     )
 }
 
@@ -344,6 +368,51 @@ mod tests {
         assert_eq!(normal_ind_sample_size(0.0, 0.05, 0.8, 1.0), None);
         assert_eq!(normal_ind_sample_size(0.3, 0.0, 0.8, 1.0), None);
         assert_eq!(normal_ind_sample_size(0.3, 0.05, 1.0, 1.0), None);
+    }
+
+    /// The solves' starting points are the z-tests' closed forms: the z-test's power there,
+    /// the far side of the rejection region left out, is the power asked, at unequal group
+    /// sizes too; and a guard's inputs with no answer (a level that is not a number) have none.
+    #[test]
+    fn the_guesses_are_the_z_tests_answers() {
+        let one_sided = |x: f64, alpha: f64| normal_cdf(x - normal_quantile(1.0 - alpha / 2.0));
+        for (alpha, power) in [(0.05, 0.8), (0.01, 0.9), (0.1, 0.5)] {
+            for ratio in [0.5, 1.0, 3.0] {
+                for es in [0.05, 0.3] {
+                    let n1 = z_ind_n1(es, alpha, power, ratio);
+                    let n2 = ratio * n1;
+                    let reach = es / (1.0 / n1 + 1.0 / n2).sqrt();
+                    assert!(
+                        (one_sided(reach, alpha) - power).abs() < 1e-9,
+                        "{es} {ratio}"
+                    );
+                }
+                for n1 in [30.0, 500.0] {
+                    let es = z_ind_mde(n1, alpha, power, ratio);
+                    let reach = es / (1.0 / n1 + 1.0 / (ratio * n1)).sqrt();
+                    assert!(
+                        (one_sided(reach, alpha) - power).abs() < 1e-9,
+                        "{n1} {ratio}"
+                    );
+                }
+            }
+            for es in [0.05, 0.3] {
+                let n = z_one_n(es, alpha, power);
+                assert!(
+                    (one_sided(es * n.sqrt(), alpha) - power).abs() < 1e-9,
+                    "{es}"
+                );
+            }
+            for n in [30.0, 500.0] {
+                let es = z_one_mde(n, alpha, power);
+                assert!(
+                    (one_sided(es * n.sqrt(), alpha) - power).abs() < 1e-9,
+                    "{n}"
+                );
+            }
+        }
+        assert_eq!(normal_ind_sample_size(0.3, f64::NAN, 0.8, 1.0), None);
+        assert_eq!(normal_ind_sample_size(0.3, 0.05, f64::NAN, 1.0), None);
     }
 
     /// The solves' answers reach the target power (statsmodels' own values are checked in
