@@ -92,9 +92,9 @@ pub enum Command {
     /// own --out) are gathered into --out. The merged records equal a single run's.
     Merge(merge::MergeArgs),
     /// Where a run or a study played as shards stands, read from its folder alone (nothing is
-    /// written; it may run while shards play, from a cluster's login node): each stage's units
-    /// on disk, a sequential test's looks and its LLR against its bounds, the shards that owe
-    /// their share. With --stage NAME, the exit code is 0 when that stage is complete and 3
+    /// written; it may run while shards play, from a cluster's login node): each tuning's
+    /// evaluations and deals of its budget, each stage's units on disk, a sequential test's
+    /// looks and its LLR against its bounds, the shards that owe their share. With --stage NAME, the exit code is 0 when that stage is complete and 3
     /// when it is not yet.
     #[command(after_help = "Examples:
   dhumbal-run status /scratch/champ

@@ -71,6 +71,14 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
                 "not finished (a run in progress, or stopped: --resume goes on)".to_string(),
         }
     );
+    for i in 0..scenario.tunings.len() {
+        if stage.is_none() {
+            println!(
+                "  {}",
+                tuning_line(&dhumbal_runner::tune::progress(&scenario, i)?)
+            );
+        }
+    }
     for s in stages
         .iter()
         .filter(|s| stage.as_ref().is_none_or(|n| &s.name == n))
@@ -81,6 +89,20 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         Some(name) if !stages.iter().any(|s| s.name == name && s.complete) => ExitCode::from(3),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// One tuning's line.
+fn tuning_line(p: &dhumbal_runner::tune::Progress) -> String {
+    let state = match (p.written, p.confirmed) {
+        (true, true) => "agent file written, confirmed",
+        (true, false) => "agent file written",
+        (false, _) if p.evaluations == 0 => "not started",
+        (false, _) => "searching (or stopped: --resume goes on)",
+    };
+    format!(
+        "tuning `{}`: {} evaluations, {} of {} deals; {state}",
+        p.id, p.evaluations, p.deals, p.budget
+    )
 }
 
 /// One stage's line.

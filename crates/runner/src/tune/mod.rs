@@ -147,6 +147,41 @@ pub fn needs_work(scenario: &Scenario, i: usize) -> bool {
         || (t.confirm.is_some() && dir.join(LOG).exists() && !confirmed(&dir.join("confirm")))
 }
 
+/// Where tuning `i` of `scenario` stands on disk ([`progress`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    pub id: String,
+    /// Evaluations in its log (whole asks), and the deals they played, of the budget.
+    pub evaluations: usize,
+    pub deals: u64,
+    pub budget: u64,
+    /// Its agent file exists; its confirmation was played to the end.
+    pub written: bool,
+    pub confirmed: bool,
+}
+
+/// Where tuning `i` of `scenario` stands, read from its folder alone (its evaluations log, as
+/// a resumed search replays it, and the files it writes last); a log of another search is an
+/// error.
+pub fn progress(scenario: &Scenario, i: usize) -> Result<Progress> {
+    let t = &scenario.tunings[i];
+    let dir = t.dir(scenario);
+    let log = dir.join(LOG);
+    let done = if log.exists() {
+        read_log(&log, &hash(t))?
+    } else {
+        Vec::new()
+    };
+    Ok(Progress {
+        id: t.id.clone(),
+        evaluations: done.len(),
+        deals: done.iter().map(|e| e.deals).sum(),
+        budget: t.budget,
+        written: t.output.exists(),
+        confirmed: confirmed(&dir.join("confirm")),
+    })
+}
+
 /// Whether the confirmation stage in `dir` (`tune/<id>/confirm/`) was played to its end and
 /// reported (its `stats.json`, the last file a confirmation writes).
 pub fn confirmed(dir: &Path) -> bool {
