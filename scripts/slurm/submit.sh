@@ -141,6 +141,9 @@ while IFS= read -r line; do
         esac
     fi
 done <<<"$vout"
+if grep -q '(to do: runs on one machine before the stages)' <<<"$vout"; then
+    die "the scenario has sections that run on one machine before its stages (the lines marked 'to do' above: trainings, tunings, exploitability entries; each is a loop of steps that depend on the ones before). Run them first, once, without shards: '$BIN' $SCENARIO --out $OUT (on a cluster: as one job), then submit again"
+fi
 [ "${#stages[@]}" -ge 1 ] || die "could not read the stage names from '$BIN validate' (lines '  stage \`NAME\`: ...')"
 
 if [ "$dry_run" -eq 0 ]; then

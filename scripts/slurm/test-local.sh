@@ -20,6 +20,8 @@
 #     look. The first driver is killed during its first wave (the jobs after it are
 #     cancelled); submit.sh again completes the study from the parts on disk, and the
 #     records and both outcome files (sequential.json) equal a single machine's.
+#  5. A scenario whose tuning has not run yet is refused by submit.sh (exit 2, nothing
+#     submitted): tunings run on one machine before the stages' shards.
 #
 # Environment:
 #   DHUMBAL_RUN      the program (default: dhumbal-run on PATH, else target/release/dhumbal-run)
@@ -274,6 +276,37 @@ grep -q 'rerun reproduces' <<<"$RERUN_OUT" || { echo "$RERUN_OUT"; fail "rerun o
 n="$(find "$WORK" -maxdepth 1 -name 'dhumbal-drive-*.out' | wc -l)"
 echo "sequential.json of both tests equal to one machine's; records reproduced; $n driver logs"
 grep -h "wave .* ended" "$WORK"/dhumbal-drive-*.out | head -8
+
+# ---------------------------------------------------------------- 5. one machine first
+step "5. a scenario whose tuning is not done is refused by submit.sh (nothing submitted)"
+cat >"$WORK/tuned.yaml" <<'YAML'
+name: tuned-first
+seed: 9
+rules: {preset: paper, players: 2}
+tune:
+  - id: agg
+    agent: aggressive
+    params:
+      pickup_threshold: {from: 2, to: 6}
+    opponents: [balanced]
+    budget: 120
+    batch: 60
+    output: agg.json
+stages:
+  - name: check
+    deals: 40
+    agents:
+      - tuned: agg.json
+      - kind: balanced
+YAML
+rc=0
+out="$("$SUBMIT" "$WORK/tuned.yaml" "$WORK/tuned" "$TASKS" 2>&1)" || rc=$?
+[ "$rc" -eq 2 ] || { echo "$out"; fail "submit.sh of a scenario with a tuning to do exited $rc, expected 2"; }
+grep -q "tune \`agg\`: .*(to do: runs on one machine before the stages)" <<<"$out" \
+    && grep -q "Run them first, once, without shards" <<<"$out" \
+    || { echo "$out"; fail "submit.sh did not say that the tuning runs first"; }
+! grep -q '^jobs:' <<<"$out" || fail "submit.sh submitted jobs for a scenario it refused"
+echo "refused (exit 2), naming the tuning and what to run"
 
 step "stop the cluster"
 stop_cluster

@@ -170,6 +170,47 @@ pub fn describe(scenario: &Scenario) -> Vec<String> {
             agents.join(", ")
         ));
     }
+    // The sections that run on one machine, before the stages (a shard refuses to start
+    // while one has work left: scripts/slurm/submit.sh reads these lines).
+    let first = "to do: runs on one machine before the stages";
+    for t in &scenario.trainings {
+        let state = if t.output().exists() {
+            "written"
+        } else {
+            first
+        };
+        lines.push(format!(
+            "  train `{}`: writes {} ({state})",
+            t.id(),
+            t.output().display()
+        ));
+    }
+    for (i, t) in scenario.tunings.iter().enumerate() {
+        let state = if dhumbal_runner::tune::needs_work(scenario, i) {
+            first
+        } else {
+            "written"
+        };
+        lines.push(format!(
+            "  tune `{}`: writes {} ({state})",
+            t.id,
+            t.output.display()
+        ));
+    }
+    let unmeasured = super::produce::unmeasured(scenario);
+    for (i, x) in scenario.exploits.iter().enumerate() {
+        let state = if unmeasured.contains(&i) {
+            first
+        } else {
+            "measured"
+        };
+        lines.push(format!(
+            "  exploit `{}`: target `{}`, into {} ({state})",
+            x.id,
+            x.target.id,
+            x.dir(scenario).display()
+        ));
+    }
     // Names and ids are refused with control characters; a path (`output.dir`) is not.
     lines
         .into_iter()
