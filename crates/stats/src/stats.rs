@@ -46,22 +46,6 @@ impl Moments {
         self.m2 += delta * (x - self.mean);
     }
 
-    /// Combines two sets of moments (Chan et al.).
-    pub fn merge(&mut self, other: &Moments) {
-        if other.n == 0 {
-            return;
-        }
-        if self.n == 0 {
-            *self = *other;
-            return;
-        }
-        let n = (self.n + other.n) as f64;
-        let delta = other.mean - self.mean;
-        self.m2 += other.m2 + delta * delta * self.n as f64 * other.n as f64 / n;
-        self.mean += delta * other.n as f64 / n;
-        self.n += other.n;
-    }
-
     /// Variance with `ddof` delta degrees of freedom (1: the sample variance; 0: the
     /// population variance NumPy's `np.var` gives by default).
     pub fn var(&self, ddof: u64) -> Option<f64> {
@@ -118,11 +102,6 @@ impl Cluster {
         self.ss += s * s;
         self.sn += s * count;
         self.nn += count * count;
-    }
-
-    /// Observations over all units.
-    pub fn count(&self) -> f64 {
-        self.n
     }
 
     pub fn mean(&self) -> Option<f64> {
@@ -628,5 +607,97 @@ mod tests {
             );
         }
         assert_eq!(wilson_z(0, 0, Z_95), None);
+    }
+
+    /// The two ways to moments agree: one value at a time (Welford) and two passes over a
+    /// slice, on values far from 0 as near it; the variance by hand.
+    #[test]
+    fn moments_one_at_a_time_and_in_two_passes_agree() {
+        let values = [3.0, 7.0, 7.0, 19.0];
+        // Mean 9, squared deviations 36 + 4 + 4 + 100 = 144.
+        for offset in [0.0, -50.0, 1e7] {
+            let shifted: Vec<f64> = values.iter().map(|v| v + offset).collect();
+            let two = Moments::from_slice(&shifted);
+            let mut one = Moments::new();
+            for v in &shifted {
+                one.push(*v);
+            }
+            for m in [two, one] {
+                assert_eq!(m.n, 4);
+                assert!((m.mean().unwrap() - 9.0 - offset).abs() < 1e-8, "{offset}");
+                assert!((m.var(1).unwrap() - 48.0).abs() < 1e-8, "{offset}");
+                assert!((m.var(0).unwrap() - 36.0).abs() < 1e-8, "{offset}");
+            }
+        }
+        assert_eq!(Moments::from_slice(&[]), Moments::default());
+        assert_eq!(Moments::new().mean(), None);
+    }
+
+    /// Too little to say is `None`, never a NaN or an infinity: no unit, one unit, units
+    /// without observations (of one agent), a difference without variance.
+    #[test]
+    fn clustered_quantities_need_what_they_need() {
+        let mut c = Cluster::default();
+        assert_eq!((c.mean(), c.var_mean()), (None, None));
+        // An empty unit first: the shift waits for a unit with observations.
+        c.push(0.0, 0.0);
+        assert_eq!((c.mean(), c.var_mean()), (None, None), "only an empty unit");
+        c.push(6.0, 3.0);
+        assert_eq!(c.mean(), Some(2.0));
+        // Two units (an empty one counts), residuals 0 and 0.
+        assert_eq!(
+            c.var_mean(),
+            Some(0.0),
+            "one unit with observations, two in all"
+        );
+        c.push(12.0, 3.0);
+        assert_eq!(c.mean(), Some(3.0));
+        // Units (0, 0), (6, 3), (12, 3): residuals S - 3n = 0, -3, 3; 3/2 · 18 / 6².
+        assert!((c.var_mean().unwrap() - 0.75).abs() < 1e-12);
+        let mut one = Cluster::default();
+        one.push(6.0, 3.0);
+        assert_eq!(one.var_mean(), None, "one unit");
+
+        let mut pair = ClusterPair::default();
+        pair.push(1.0, 1.0, 2.0, 1.0);
+        assert_eq!(pair.var_difference(), None, "one unit");
+        pair.push(3.0, 1.0, 4.0, 1.0);
+        // Differences -1 and -1: no variance, no test.
+        assert_eq!(pair.var_difference(), Some(0.0));
+        assert!(pair.test().is_none());
+        let mut lopsided = ClusterPair::default();
+        lopsided.push(1.0, 1.0, 0.0, 0.0);
+        lopsided.push(2.0, 1.0, 0.0, 0.0);
+        assert_eq!(lopsided.var_difference(), None, "b has no observation");
+        let mut other = ClusterPair::default();
+        other.push(0.0, 0.0, 1.0, 1.0);
+        other.push(0.0, 0.0, 2.0, 1.0);
+        assert_eq!(other.var_difference(), None, "a has no observation");
+    }
+
+    /// Units far from 0 (rounds of a game scored in the millions, say) keep their variance:
+    /// the sums are kept about the first unit's mean, so that the expansion of Σ(S_g - ȳ·n_g)²
+    /// does not cancel. Unshifted, values near 1e9 with a spread of 1 lose every digit of it.
+    #[test]
+    fn a_large_offset_does_not_cancel() {
+        let offset = 1e9;
+        // Units of 3 observations: deviations (summed) from the offset, and their count.
+        let units = [
+            (0.5, 3.0),
+            (-1.25, 3.0),
+            (2.0, 3.0),
+            (0.75, 3.0),
+            (-0.5, 3.0),
+        ];
+        let (mut far, mut near) = (Cluster::default(), Cluster::default());
+        for (dev, n) in units {
+            far.push(offset * n + dev, n);
+            near.push(dev, n);
+        }
+        let (m_far, m_near) = (far.mean().unwrap(), near.mean().unwrap());
+        assert!((m_far - offset - m_near).abs() < 1e-6, "{m_far} {m_near}");
+        let (v_far, v_near) = (far.var_mean().unwrap(), near.var_mean().unwrap());
+        assert!(v_near > 0.0);
+        assert!((v_far / v_near - 1.0).abs() < 1e-6, "{v_far} {v_near}");
     }
 }
