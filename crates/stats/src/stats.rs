@@ -665,6 +665,7 @@ mod tests {
         // Differences -1 and -1: no variance, no test.
         assert_eq!(pair.var_difference(), Some(0.0));
         assert!(pair.test().is_none());
+        assert_eq!(pair.cohen_dz(), None, "no spread: no standardised effect");
         let mut lopsided = ClusterPair::default();
         lopsided.push(1.0, 1.0, 0.0, 0.0);
         lopsided.push(2.0, 1.0, 0.0, 0.0);
