@@ -676,6 +676,32 @@ mod tests {
         assert_eq!(other.var_difference(), None, "a has no observation");
     }
 
+    /// Cohen's h on proportions whose arcsines are known: asin√(1/2) = π/4, asin√(1/4) = π/6,
+    /// so h(1/2, 1/4) = π/6; the full range is π; proportions outside [0, 1] are clamped.
+    #[test]
+    fn cohen_h_by_hand() {
+        use std::f64::consts::PI;
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} {b}");
+        close(cohen_h(0.5, 0.25), PI / 6.0);
+        close(cohen_h(0.25, 0.5), -PI / 6.0);
+        close(cohen_h(1.0, 0.0), PI);
+        close(cohen_h(1.2, -0.1), PI);
+        close(cohen_h(0.3, 0.3), 0.0);
+    }
+
+    /// A stratified rate's variance needs two units; its counts are the strata's
+    /// observations.
+    #[test]
+    fn stratified_rates_need_two_units() {
+        let mut s = Stratified::new(2);
+        s.push(&[1.0, 0.0], &[2.0, 1.0]);
+        assert_eq!(s.var(&[0.5, 0.5]), None, "one unit");
+        s.push(&[2.0, 1.0], &[2.0, 3.0]);
+        assert!(s.var(&[0.5, 0.5]).is_some_and(|v| v >= 0.0), "two units");
+        assert_eq!(s.counts(), &[4.0, 4.0]);
+        assert_eq!(s.rate(&[0.5, 0.5]), Some(0.5 * 0.75 + 0.5 * 0.25));
+    }
+
     /// Units far from 0 (rounds of a game scored in the millions, say) keep their variance:
     /// the sums are kept about the first unit's mean, so that the expansion of Σ(S_g - ȳ·n_g)²
     /// does not cancel. Unshifted, values near 1e9 with a spread of 1 lose every digit of it.
