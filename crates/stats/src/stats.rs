@@ -702,6 +702,27 @@ mod tests {
         assert_eq!(s.rate(&[0.5, 0.5]), Some(0.5 * 0.75 + 0.5 * 0.25));
     }
 
+    /// Tests and effects without a spread to measure have no answer (not an infinite
+    /// statistic); the pooled SD needs three observations in all, one in each group.
+    #[test]
+    fn no_spread_no_test() {
+        let ones = Moments::from_slice(&[1.0, 1.0, 1.0]);
+        let twos = Moments::from_slice(&[2.0, 2.0, 2.0]);
+        assert!(welch(&ones, &twos).is_none());
+        assert!(paired(&ones).is_none(), "constant differences");
+        assert_eq!(cohen_dz(&ones), None);
+        let one = Moments::from_slice(&[1.0]);
+        let two = Moments::from_slice(&[1.0, 3.0]);
+        assert_eq!(
+            pooled_sd(&one, &one, PooledSd::Population),
+            None,
+            "two in all"
+        );
+        // (0·0 + 1·1) / 1 with population variances: 1.
+        assert_eq!(pooled_sd(&one, &two, PooledSd::Population), Some(1.0));
+        assert_eq!(pooled_sd(&Moments::new(), &two, PooledSd::Population), None);
+    }
+
     /// Units far from 0 (rounds of a game scored in the millions, say) keep their variance:
     /// the sums are kept about the first unit's mean, so that the expansion of Σ(S_g - ȳ·n_g)²
     /// does not cancel. Unshifted, values near 1e9 with a spread of 1 lose every digit of it.
