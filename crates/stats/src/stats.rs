@@ -723,6 +723,26 @@ mod tests {
         assert_eq!(pooled_sd(&Moments::new(), &two, PooledSd::Population), None);
     }
 
+    /// Stars by the usual thresholds, each threshold itself in the band above it (p < 0.05 is
+    /// significant, p = 0.05 is not), none without a p-value.
+    #[test]
+    fn stars_by_threshold() {
+        let cases = [
+            (1e-9, "***"),
+            (0.000_999, "***"),
+            (0.001, "**"),
+            (0.009, "**"),
+            (0.01, "*"),
+            (0.049, "*"),
+            (0.05, ""),
+            (0.8, ""),
+        ];
+        for (p, want) in cases {
+            assert_eq!(stars(Some(p)), want, "{p}");
+        }
+        assert_eq!(stars(None), "");
+    }
+
     /// Units far from 0 (rounds of a game scored in the millions, say) keep their variance:
     /// the sums are kept about the first unit's mean, so that the expansion of Σ(S_g - ȳ·n_g)²
     /// does not cancel. Unshifted, values near 1e9 with a spread of 1 lose every digit of it.
