@@ -324,7 +324,7 @@ fn shards_play_a_sequential_test_one_look_per_wave() {
             "stage {stage}: the single run decided after two looks"
         );
         let t = text(&status(stage));
-        has(&t, "decided after");
+        has(&t, "ended after");
     }
     for i in 0..3 {
         shard(i, "final");

@@ -263,7 +263,7 @@ if [ "$WAIT_RC" -ne 0 ]; then
 fi
 STATUS="$("$BIN" status "$OUT4")" || fail "dhumbal-run status $OUT4 failed"
 echo "$STATUS"
-grep -q "stage \`league\`: sequential test, decided" <<<"$STATUS" || fail "status does not say the league decided"
+grep -q "stage \`league\`: sequential test, ended after" <<<"$STATUS" || fail "status does not say the league decided"
 step "4. one machine: the same records and outcomes"
 "$BIN" "$SEQ" --out "$OUT4-single" --no-report --threads 2 >/dev/null 2>&1 || fail "the single-machine run of $SEQ failed"
 for stage in test league; do

@@ -178,7 +178,7 @@ fn waiting_message(w: &runner::Waiting, scenario: &Scenario, base: &str, shard: 
 fn looks_state(looks: &runner::Looks) -> String {
     if looks.decided {
         return format!(
-            "complete: the test decided after {} matches (of at most {})",
+            "complete: the test ended after {} matches (of at most {})",
             looks.matches_done, looks.max
         );
     }

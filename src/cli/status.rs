@@ -112,7 +112,7 @@ fn describe(s: &runner::StageStatus, count: Option<u64>) -> String {
             return format!("waits for the winner of `{of}`");
         }
         (_, Some(looks)) if looks.decided => format!(
-            "sequential test, decided after {} of at most {} matches",
+            "sequential test, ended after {} of at most {} matches",
             looks.matches_done, looks.max
         ),
         (_, Some(looks)) => format!(

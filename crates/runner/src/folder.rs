@@ -360,6 +360,10 @@ pub struct SavedRun {
     pub resolved: Value,
     /// Its hash (`Scenario::hash`).
     pub hash: Option<String>,
+    /// The scenario file the run was started from, as it was named then (relative to the
+    /// folder it was started in): what reads the run when the copy cannot be loaded alone
+    /// (a network's checkpoint is not copied into `source/`).
+    pub original: Option<PathBuf>,
 }
 
 /// Reads `dir/source/run.json`; a folder without a readable one is refused (not a results
@@ -390,6 +394,7 @@ pub fn saved_run(dir: &Path) -> std::result::Result<SavedRun, Refusal> {
         },
         resolved: v["resolved"].clone(),
         hash: v["scenario_hash"].as_str().map(str::to_string),
+        original: v["scenario_file"].as_str().map(PathBuf::from),
     })
 }
 
