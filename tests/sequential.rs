@@ -300,6 +300,10 @@ fn shards_play_a_sequential_test_one_look_per_wave() {
         ])
     };
     assert_eq!(status("test").status.code(), Some(3), "no run yet");
+    // A name from the command line never reaches the terminal raw.
+    let t = refused(&["status", arg(&single), "--stage", "\u{1b}[31mX"]);
+    has_all(&t, &["no such stage", "\\x1b[31mX", "test, league, final"]);
+    lacks(&t, "\u{1b}");
     for stage in ["test", "league"] {
         let mut waves = 0;
         while status(stage).status.code() == Some(3) {

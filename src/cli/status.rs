@@ -10,6 +10,21 @@ use dhumbal_runner::run as runner;
 
 use super::settings;
 
+/// A line to standard output, control characters escaped: folder names and `--stage` come
+/// from the command line and are never passed raw to the terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", dhumbal_agents::escape_controls(&format!($($arg)*)))
+    };
+}
+
+/// The same to standard error.
+macro_rules! warn {
+    ($($arg:tt)*) => {
+        eprintln!("{}", dhumbal_agents::escape_controls(&format!($($arg)*)))
+    };
+}
+
 /// `dhumbal-run status`.
 #[derive(Args, Debug)]
 pub struct StatusArgs {
@@ -28,7 +43,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         Ok(saved) => saved,
         // Before the first shard has copied the scenario in: nothing to report yet.
         Err(_) if stage.is_some() && !dir.join(folder::SOURCE_DIR).exists() => {
-            println!(
+            say!(
                 "{}: no run has started here yet (no {}/)",
                 dir.display(),
                 folder::SOURCE_DIR
@@ -36,7 +51,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(3));
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            warn!("error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -48,7 +63,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         && !scenario.stages.iter().any(|s| &s.name == name)
     {
         let names: Vec<&str> = scenario.stages.iter().map(|s| s.name.as_str()).collect();
-        eprintln!(
+        warn!(
             "error: --stage {}: the study in {} has no such stage; its stages are: {}",
             settings::shell_word(name),
             dir.display(),
@@ -59,7 +74,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let stages = runner::status(&scenario)?;
     let count = runner::shard_count(&dir);
     let finished = dir.join("manifest.json").is_file();
-    println!(
+    say!(
         "`{}` in {}: {}",
         scenario.name,
         dir.display(),
@@ -73,7 +88,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     );
     for i in 0..scenario.tunings.len() {
         if stage.is_none() {
-            println!(
+            say!(
                 "  {}",
                 tuning_line(&dhumbal_runner::tune::progress(&scenario, i)?)
             );
@@ -83,7 +98,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|s| stage.as_ref().is_none_or(|n| &s.name == n))
     {
-        println!("  stage `{}`: {}", s.name, describe(s, count));
+        say!("  stage `{}`: {}", s.name, describe(s, count));
     }
     Ok(match stage {
         Some(name) if !stages.iter().any(|s| s.name == name && s.complete) => ExitCode::from(3),
