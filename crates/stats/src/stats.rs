@@ -610,12 +610,13 @@ mod tests {
     }
 
     /// The two ways to moments agree: one value at a time (Welford) and two passes over a
-    /// slice, on values far from 0 as near it; the variance by hand.
+    /// slice, on values far from 0 as near it; the variance by hand. Near 1e8 the squares
+    /// pass 2^53, so Σv² - n·m², equal on paper, loses the variance: both ways keep it.
     #[test]
     fn moments_one_at_a_time_and_in_two_passes_agree() {
-        let values = [3.0, 7.0, 7.0, 19.0];
-        // Mean 9, squared deviations 36 + 4 + 4 + 100 = 144.
-        for offset in [0.0, -50.0, 1e7] {
+        let values = [1.0, 2.0, 4.0, 8.0, 9.0];
+        // Mean 4.8, squared deviations 166 - 24²/5 = 50.8.
+        for offset in [0.0, -50.0, 1e8 + 0.37] {
             let shifted: Vec<f64> = values.iter().map(|v| v + offset).collect();
             let two = Moments::from_slice(&shifted);
             let mut one = Moments::new();
@@ -623,10 +624,10 @@ mod tests {
                 one.push(*v);
             }
             for m in [two, one] {
-                assert_eq!(m.n, 4);
-                assert!((m.mean().unwrap() - 9.0 - offset).abs() < 1e-8, "{offset}");
-                assert!((m.var(1).unwrap() - 48.0).abs() < 1e-8, "{offset}");
-                assert!((m.var(0).unwrap() - 36.0).abs() < 1e-8, "{offset}");
+                assert_eq!(m.n, 5);
+                assert!((m.mean().unwrap() - 4.8 - offset).abs() < 1e-6, "{offset}");
+                assert!((m.var(1).unwrap() - 12.7).abs() < 1e-6, "{offset}");
+                assert!((m.var(0).unwrap() - 10.16).abs() < 1e-6, "{offset}");
             }
         }
         assert_eq!(Moments::from_slice(&[]), Moments::default());
