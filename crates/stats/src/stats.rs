@@ -658,6 +658,14 @@ mod tests {
         let mut one = Cluster::default();
         one.push(6.0, 3.0);
         assert_eq!(one.var_mean(), None, "one unit");
+        let mut empty = Cluster::default();
+        empty.push(0.0, 0.0);
+        empty.push(0.0, 0.0);
+        assert_eq!(
+            (empty.mean(), empty.var_mean()),
+            (None, None),
+            "units without observations"
+        );
 
         let mut pair = ClusterPair::default();
         pair.push(1.0, 1.0, 2.0, 1.0);
