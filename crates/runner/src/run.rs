@@ -439,11 +439,9 @@ pub struct TestStanding {
     pub decision: Option<String>,
 }
 
-/// The study's number of shards, from the progress files shards leave in `root/shards/`
-/// (`I-of-N.json`; the most common N, the larger where two are as common); `None` if no shard
-/// left one.
-pub fn shard_count(root: &Path) -> Option<u64> {
-    let mut counts: Vec<u64> = std::fs::read_dir(root.join(SHARDS_DIR))
+/// The shards' progress files in `root/shards/`: (I, N) of each `I-of-N.json`.
+fn shard_files(root: &Path) -> Vec<(u64, u64)> {
+    std::fs::read_dir(root.join(SHARDS_DIR))
         .into_iter()
         .flatten()
         .flatten()
@@ -451,14 +449,24 @@ pub fn shard_count(root: &Path) -> Option<u64> {
             let name = entry.file_name().to_string_lossy().into_owned();
             let (i, n) = name.strip_suffix(".json")?.split_once("-of-")?;
             let (i, n) = (i.parse::<u64>().ok()?, n.parse::<u64>().ok()?);
-            (i < n).then_some(n)
+            (i < n).then_some((i, n))
         })
-        .collect();
+        .collect()
+}
+
+/// The most common of `counts` (the larger where two are as common).
+fn most_common(mut counts: Vec<u64>) -> Option<u64> {
     counts.sort_unstable();
     counts
         .chunk_by(|a, b| a == b)
         .max_by_key(|run| (run.len(), run[0]))
         .map(|run| run[0])
+}
+
+/// The study's number of shards, from the progress files shards leave in `root/shards/`
+/// (the most common N); `None` if no shard left one.
+pub fn shard_count(root: &Path) -> Option<u64> {
+    most_common(shard_files(root).into_iter().map(|(_, n)| n).collect())
 }
 
 /// Where every stage of the run in `scenario`'s output folder stands, read from the disk
@@ -1367,33 +1375,15 @@ fn incomplete(
 ) -> Result<Incomplete> {
     let stage = &scenario.stages[index];
     // The shards' progress files, `I-of-N.json`, in each folder.
-    let mut found: Vec<(u64, u64, PathBuf)> = Vec::new();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir.join(SHARDS_DIR)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some((i, n)) = name
-                .strip_suffix(".json")
-                .and_then(|stem| stem.split_once("-of-"))
-            else {
-                continue;
-            };
-            if let (Ok(i), Ok(n)) = (i.parse::<u64>(), n.parse::<u64>())
-                && i < n
-            {
-                found.push((i, n, dir.clone()));
-            }
-        }
-    }
-    // The most common count (the larger where two are as common).
-    let mut counts: Vec<u64> = found.iter().map(|(_, n, _)| *n).collect();
-    counts.sort_unstable();
-    let count = counts
-        .chunk_by(|a, b| a == b)
-        .max_by_key(|run| (run.len(), run[0]))
-        .map(|run| run[0]);
+    let found: Vec<(u64, u64, PathBuf)> = dirs
+        .iter()
+        .flat_map(|dir| {
+            shard_files(dir)
+                .into_iter()
+                .map(|(i, n)| (i, n, dir.clone()))
+        })
+        .collect();
+    let count = most_common(found.iter().map(|(_, n, _)| *n).collect());
     let shards = match count {
         Some(count) => shards_missing(scenario, stage, dataset, count)
             .into_iter()
