@@ -12,6 +12,8 @@
 #   scripts/mutants.sh power --list                # list the mutants, run nothing
 #   scripts/mutants.sh sequential --lines crates/stats/src/sequential.rs:560,561
 #                                                  # only the mutants on those lines
+#   scripts/mutants.sh sequential --quick          # first pass: no simulation runs, then
+#   scripts/mutants.sh sequential --iterate        # the missed ones again, with them
 #
 # MODULE is one of sequential, stats, power, ratings, sweep, optimizers, or all (each in
 # turn). Each module's mutants are tested by its crate's unit tests and the fixture tests
@@ -25,6 +27,12 @@
 # deletions ("delete field x from struct S expression"): --lines FILE:LINE,LINE,... (this
 # script's option, repeatable) selects by line, every kind of mutant included (it becomes
 # cargo-mutants' --in-diff, with a diff that marks those lines as added).
+#
+# --quick (this script's option) skips every simulation of the sequential test, so that a
+# mutant costs seconds instead of a minute. A mutant the quick tests catch is caught by the
+# whole set too (the quick tests are among them); the ones they miss are then run again with
+# the simulations by `--iterate` (cargo-mutants skips what an earlier run caught), and only
+# that second pass's missed mutants count as missed.
 #
 # cargo-mutants (a pinned version) is installed on first use into target/tools/ with `cargo
 # install --locked`. It mutates this working tree in place and restores each file after its
@@ -51,10 +59,14 @@ shift
 # --lines FILE:LINE,LINE,...: collected here, turned into a diff for --in-diff below.
 lines=()
 rest=()
+quick=
 while [ $# -gt 0 ]; do
     if [ "$1" = --lines ] && [ $# -ge 2 ]; then
         lines+=("$2")
         shift 2
+    elif [ "$1" = --quick ]; then
+        quick=1
+        shift
     else
         rest+=("$1")
         shift
@@ -133,6 +145,11 @@ select_module() {
         # the coverage of the interval after a stop. Those of the error rates at alpha = beta =
         # 0.05 and at alpha = 0.05, beta = 0.2, and of decide:'s alpha, stay.
         skip=(error_rates_and_lengths_by_design the_interval_after_a_stop_covers_the_truth)
+        if [ -n "$quick" ]; then
+            # --quick: the other simulations too (tests/sequential.rs; seconds, not a minute).
+            skip+=(simulated_error_rates_and_lengths asymmetric_error_rates_are_kept
+                the_test_of_an_exploit_gain_keeps_its_error_rates decide_keeps_its_alpha)
+        fi
     fi
 }
 
@@ -154,7 +171,7 @@ run_module() {
     # A mutant that loops is killed: generous limits for a loaded 2-core machine. The tests
     # take under a second there but for the sequential test's simulations (a minute).
     local limit=10
-    [ "$module_name" = sequential ] && limit=240
+    [ "$module_name" = sequential ] && [ -z "$quick" ] && limit=240
     args+=(--profile release --build-timeout 1200 --timeout "$limit")
     # Display and Debug: no statistic.
     args+=(--exclude-re '<impl .*(Display|Debug) for ')
