@@ -146,7 +146,9 @@ pub enum Command {
     /// stats.json, tables/ (CSV and LaTeX) and figures/ (SVG, PNG, PDF), beside the records or
     /// under --out; an existing report is replaced only with --force. See docs/analysis.md.
     /// Given a training's folder (`train/<id>/`), draws its four figures again (docs/learning.md);
-    /// given a tuning's (`tune/<id>/`), its report and figures (docs/tuning.md).
+    /// given a tuning's (`tune/<id>/`), its report and figures (docs/tuning.md); given an
+    /// exploitability measurement's (`exploit/<id>/`), its stages' reports and its page
+    /// (docs/exploitability.md).
     Report(report::ReportArgs),
     /// Sample size before a run: per stage, the deals (games under point scoring) needed to
     /// detect a difference DELTA in the headline outcome (win rate; games won under point

@@ -14,8 +14,10 @@ use crate::experiment::stages;
 /// `dhumbal-run report`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// A run's output folder (with manifest.json), one stage's folder, or a training's
-    /// folder (`train/<id>/`: its four figures are drawn again from its records).
+    /// A run's output folder (with manifest.json), one stage's folder, a training's folder
+    /// (`train/<id>/`: its four figures are drawn again from its records), a tuning's
+    /// (`tune/<id>/`: its page and figures) or an exploitability measurement's
+    /// (`exploit/<id>/`: each stage's report, then its page from exploitability.json).
     pub dir: PathBuf,
     /// Write the report here (one subfolder per stage for a staged run) instead of beside
     /// the records.
@@ -187,7 +189,19 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         if reports.len() == 1 { "" } else { "s" },
         start.elapsed().as_secs_f64()
     );
-    if dir.join("manifest.json").is_file() {
+    if dir.join(dhumbal_report::exploit::RESULT_FILE).is_file() {
+        // An exploitability measurement's folder: its page (the gains, the tests, the
+        // responders' play) again from its result, where a plain run has its overview.
+        let x = match dhumbal_report::exploit::Exploitability::read(&dir) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let page = dhumbal_report::exploit::write(out.as_deref().unwrap_or(&dir), &x)?;
+        println!("exploitability report in {}", page.display());
+    } else if dir.join("manifest.json").is_file() {
         let console = Console::new()?;
         stages::overview(
             &dir,
