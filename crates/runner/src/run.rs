@@ -865,22 +865,11 @@ impl Run<'_> {
             pulse: &pulse,
             tap: whole.then(|| reporter.tap(stage, &lineup.agents)).flatten(),
         };
-        let (written, failure, tap) = match (&stage.sequential, &stage.gain_test) {
-            (Some(plan), _) => {
-                let (written, failure) =
-                    play_sequential(plan, &self.hash, dir, part_units, opts.shard, job);
-                (written, failure, None)
-            }
-            (None, Some(plan)) => {
-                let (written, failure) =
-                    play_gain_test(plan, &self.hash, dir, part_units, opts.shard, job);
-                (written, failure, None)
-            }
-            (None, None) => {
-                let played = crate::pipeline::play_stage(job);
-                (played.written, played.failure, played.tap)
-            }
-        };
+        let crate::pipeline::Played {
+            written,
+            failure,
+            tap,
+        } = play_job(stage, &self.hash, dir, part_units, opts.shard, job);
         written?;
         let seconds = saved_seconds + stage_start.elapsed().as_secs_f64();
         match failure {
@@ -1518,6 +1507,29 @@ fn shard_seconds(dirs: &[PathBuf]) -> std::collections::HashMap<String, f64> {
         }
     }
     seconds
+}
+
+/// Plays a stage's job: a sequential test's or a gain test's look by look, any other
+/// stage's units as they come (only that one hands back the job's tap: the tests read their
+/// records back between looks, so no tap sees them in one pass).
+fn play_job<'t>(
+    stage: &Stage,
+    hash: &str,
+    dir: &Path,
+    part_units: u64,
+    shard: Option<Shard>,
+    job: crate::pipeline::StageJob<'_, 't>,
+) -> crate::pipeline::Played<'t> {
+    let (written, failure) = match (&stage.sequential, &stage.gain_test) {
+        (Some(plan), _) => play_sequential(plan, hash, dir, part_units, shard, job),
+        (None, Some(plan)) => play_gain_test(plan, hash, dir, part_units, shard, job),
+        (None, None) => return crate::pipeline::play_stage(job),
+    };
+    crate::pipeline::Played {
+        written,
+        failure,
+        tap: None,
+    }
 }
 
 /// Plays a sequential stage (`job.work` is ignored): batches of `plan.every` matches in match

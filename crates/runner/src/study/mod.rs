@@ -840,38 +840,16 @@ fn play_game(
     let me = study.seat_in(g);
     let def = &study.agents[k];
     let label = opponent_label(k);
-    let others = players > 2;
-    let labels: Vec<String> = (0..players)
-        .map(|s| match s {
-            s if s == me => "you".to_string(),
-            s if others => format!("{label} (seat {s})"),
-            _ => label.clone(),
-        })
-        .collect();
-    let ids: Vec<String> = (0..players)
-        .map(|s| match s {
-            s if s == me => "human".to_string(),
-            s if others => format!("{}@{s}", def.id),
-            _ => def.id.clone(),
-        })
-        .collect();
+    let (labels, ids) = seat_names(players, me, &label, &def.id);
     lock(shared).labels = labels.clone();
     let stage = study_stage(study, def, me);
     let tracer = Tracer::default();
     let reported = Arc::new(AtomicU64::new(0));
     let history = lock(shared).history.clone();
-    let advisor = study.advisor.as_ref().map(|a| Advisor {
-        agent: a.recipe.build(&a.id),
-        rng: dhumbal_game::rng::chacha_stream(
-            study.seed,
-            dhumbal_game::rng::Purpose::Agent(ADVISOR_SLOT),
-            deal_id(u64::from(g), 0),
-        ),
-    });
     let person = Person {
         shared: Arc::clone(shared),
         reported: Arc::clone(&reported),
-        advisor,
+        advisor: advisor(study, g),
         hint: None,
     };
     let (mut seated, seats_json) = seat(def, me, &ids, person, &reported, &tracer);
@@ -959,6 +937,40 @@ fn play_game(
         rounds: round,
         standings: table.standings().to_vec(),
         won: winner == me,
+    })
+}
+
+/// The seats' names in game: as the person sees them (`you`, the condition's label, with
+/// the seat at more than two players) and as the records keep them (`human`, the agent's
+/// id, `id@seat` at more than two players).
+fn seat_names(players: usize, me: usize, label: &str, id: &str) -> (Vec<String>, Vec<String>) {
+    let others = players > 2;
+    let labels = (0..players)
+        .map(|s| match s {
+            s if s == me => "you".to_string(),
+            s if others => format!("{label} (seat {s})"),
+            _ => label.to_string(),
+        })
+        .collect();
+    let ids = (0..players)
+        .map(|s| match s {
+            s if s == me => "human".to_string(),
+            s if others => format!("{id}@{s}"),
+            _ => id.to_string(),
+        })
+        .collect();
+    (labels, ids)
+}
+
+/// The study's advisor for game `g`, if it has one, on its own stream of that game.
+fn advisor(study: &Study, g: u32) -> Option<Advisor> {
+    study.advisor.as_ref().map(|a| Advisor {
+        agent: a.recipe.build(&a.id),
+        rng: dhumbal_game::rng::chacha_stream(
+            study.seed,
+            dhumbal_game::rng::Purpose::Agent(ADVISOR_SLOT),
+            deal_id(u64::from(g), 0),
+        ),
     })
 }
 
