@@ -1007,6 +1007,201 @@ mod tests {
     }
 
     #[test]
+    fn elo_models_by_name() {
+        assert_eq!(EloModel::Normalized.name(), "normalized");
+        assert_eq!(EloModel::Logistic.name(), "logistic");
+        assert_eq!(EloModel::Normalized.unit(), "nElo");
+        assert_eq!(EloModel::Logistic.unit(), "Elo");
+        for m in EloModel::ALL {
+            assert_eq!(EloModel::from_name(m.name()), Some(m));
+        }
+        assert_eq!(EloModel::from_name("elo"), None);
+        assert_eq!(EloModel::from_name(""), None);
+    }
+
+    /// Each check of `validate` at its edge: just inside is accepted, on or just past the
+    /// edge refused, and each condition refused on its own (one half of an `and` failing).
+    #[test]
+    fn every_check_of_a_configuration_at_its_edge() {
+        let base = SprtConfig::normalized(0.0, 5.0, 2.0);
+        let diff = |reference: f64, d0: f64, d1: f64| SprtConfig {
+            hypotheses: Hypotheses::ScoreDifference { d0, d1 },
+            reference,
+            ..base
+        };
+        let ok: Vec<(&str, SprtConfig)> = vec![
+            ("fishtest's", base),
+            (
+                "alpha near 0",
+                SprtConfig {
+                    alpha: 1e-9,
+                    ..base
+                },
+            ),
+            (
+                "beta near 1/2",
+                SprtConfig {
+                    beta: 0.499,
+                    ..base
+                },
+            ),
+            (
+                "one game a unit",
+                SprtConfig {
+                    games_per_unit: 1.0,
+                    ..base
+                },
+            ),
+            ("scores near the ends", diff(0.25, -0.2499, 0.7499)),
+        ];
+        for (what, c) in ok {
+            assert_eq!(c.validate(), Ok(()), "{what}");
+        }
+        let nan = f64::NAN;
+        let inf = f64::INFINITY;
+        let refused: Vec<(&str, SprtConfig)> = vec![
+            ("alpha 0", SprtConfig { alpha: 0.0, ..base }),
+            ("alpha 1/2", SprtConfig { alpha: 0.5, ..base }),
+            ("beta 0", SprtConfig { beta: 0.0, ..base }),
+            ("beta 1/2", SprtConfig { beta: 0.5, ..base }),
+            (
+                "an empty range",
+                SprtConfig {
+                    range: (1.0, 1.0),
+                    ..base
+                },
+            ),
+            (
+                "a range upside down",
+                SprtConfig {
+                    range: (1.0, 0.0),
+                    ..base
+                },
+            ),
+            (
+                "no upper end",
+                SprtConfig {
+                    range: (0.0, inf),
+                    ..base
+                },
+            ),
+            (
+                "no lower end",
+                SprtConfig {
+                    range: (-inf, 1.0),
+                    ..base
+                },
+            ),
+            (
+                "the reference at the low end",
+                SprtConfig {
+                    reference: 0.0,
+                    ..base
+                },
+            ),
+            (
+                "the reference at the high end",
+                SprtConfig {
+                    reference: 1.0,
+                    ..base
+                },
+            ),
+            (
+                "the reference above the range",
+                SprtConfig {
+                    reference: 2.0,
+                    ..base
+                },
+            ),
+            (
+                "the reference below the range",
+                SprtConfig {
+                    reference: -1.0,
+                    ..base
+                },
+            ),
+            (
+                "under a game a unit",
+                SprtConfig {
+                    games_per_unit: 0.999,
+                    ..base
+                },
+            ),
+            (
+                "infinitely many games",
+                SprtConfig {
+                    games_per_unit: inf,
+                    ..base
+                },
+            ),
+            ("H0's score below the range", diff(0.25, -0.3, 0.1)),
+            ("H1's score above the range", diff(0.75, -0.1, 0.3)),
+            ("H0's score at the low end", diff(0.25, -0.25, 0.1)),
+            ("H1's score at the high end", diff(0.75, -0.1, 0.25)),
+            ("equal hypotheses", SprtConfig::normalized(5.0, 5.0, 2.0)),
+            ("H0 above H1", SprtConfig::normalized(5.0, 0.0, 2.0)),
+            ("no H1", SprtConfig::normalized(0.0, nan, 2.0)),
+            ("an infinite H1", SprtConfig::normalized(0.0, inf, 2.0)),
+        ];
+        for (what, c) in refused {
+            assert!(
+                matches!(c.validate(), Err(SprtError::BadConfig(_))),
+                "{what}: {c:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_hypotheses_on_the_standardized_scale() {
+        // Normalized Elo: nElo / (800/ln 10) per game, times sqrt(games per unit).
+        let c = SprtConfig::normalized(-2.0, 3.0, 4.0);
+        let (t0, t1) = c.standardized(0.0).unwrap();
+        assert!((t0 - -2.0 * LN_10 / 800.0 * 2.0).abs() < 1e-15, "{t0}");
+        assert!((t1 - 3.0 * LN_10 / 800.0 * 2.0).abs() < 1e-15, "{t1}");
+        // A score difference: in units of the scores' spread, which it needs.
+        let d = SprtConfig {
+            hypotheses: Hypotheses::ScoreDifference { d0: 0.0, d1: 0.1 },
+            ..c
+        };
+        assert_eq!(d.standardized(0.25), Some((0.0, 0.4)));
+        let d = SprtConfig {
+            hypotheses: Hypotheses::ScoreDifference {
+                d0: -0.05,
+                d1: 0.15,
+            },
+            ..c
+        };
+        assert_eq!(d.standardized(0.5), Some((-0.1, 0.3)));
+        assert_eq!(d.standardized(0.0), None);
+        assert_eq!(d.standardized(-0.5), None);
+    }
+
+    #[test]
+    fn a_sample_counts_its_units_and_their_spread() {
+        // Scores 0, 1, 1, 1/2, 1/2, 1/2, 1/4, 1/4: mean 1/2, population variance
+        // (3·1/4 + 3·0 + 2·1/16)/8 = 7/64.
+        let s = Sample::from_scores(&[0.0, 1.0, 0.5, 1.0, 0.5, 0.25, 0.5, 0.25]);
+        assert_eq!(s.units(), 8);
+        let (mean, sd) = s.mean_sd().unwrap();
+        assert!((mean - 0.5).abs() < 1e-15, "{mean}");
+        assert!((sd - (7.0f64 / 64.0).sqrt()).abs() < 1e-15, "{sd}");
+        // Off centre, so that a sign slip in the deviations shows: 1, 1, 0 has mean 2/3 and
+        // variance 2/9.
+        let (mean, sd) = Sample::from_scores(&[1.0, 1.0, 0.0]).mean_sd().unwrap();
+        assert!((mean - 2.0 / 3.0).abs() < 1e-15 && (sd - (2.0f64 / 9.0).sqrt()).abs() < 1e-15);
+        assert_eq!(Sample::new().mean_sd(), None);
+        // No spread, no normalized Elo.
+        assert_eq!(
+            Sample::from_scores(&[0.75; 5]).normalized_elo(0.5, 2.0),
+            None
+        );
+        let one = Sample::from_scores(&[1.0, 0.0, 1.0]);
+        let nelo = one.normalized_elo(0.5, 1.0).unwrap();
+        let want = NELO_PER_T * (2.0 / 3.0 - 0.5) / (2.0f64 / 9.0).sqrt();
+        assert!((nelo - want).abs() < 1e-12, "{nelo} {want}");
+    }
+
+    #[test]
     fn the_estimate_is_on_three_scales() {
         let e = estimate(&[1.0, 0.5, 0.5, 1.0], 0.5, 2.0).unwrap();
         assert_eq!(e.score, 0.75);
