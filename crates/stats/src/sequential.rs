@@ -1202,6 +1202,34 @@ mod tests {
     }
 
     #[test]
+    fn the_secular_root_needs_both_signs() {
+        // The root exists only where the φ change sign; 0 is not a sign.
+        for phi in [
+            [0.0, 1.0],
+            [-1.0, 0.0],
+            [1.0, 2.0],
+            [-2.0, -1.0],
+            [0.0, 0.0],
+        ] {
+            assert_eq!(secular(&[0.5, 0.5], &phi), None, "{phi:?}");
+        }
+        // Symmetric: λ = 0; skewed: 0.25/(1 - λ) = 0.75·2/(1 + 2λ), so λ = 1/2... checked
+        // by the equation itself.
+        assert_eq!(secular(&[0.5, 0.5], &[-1.0, 1.0]), Some(0.0));
+        let (p, phi) = ([0.25, 0.75], [-1.0, 2.0]);
+        let l = secular(&p, &phi).unwrap();
+        let v: f64 = p
+            .iter()
+            .zip(&phi)
+            .map(|(pi, fi)| pi * fi / (1.0 + l * fi))
+            .sum();
+        assert!(
+            v.abs() < 1e-12 && 1.0 - l > 0.0 && 1.0 + 2.0 * l > 0.0,
+            "{l} {v}"
+        );
+    }
+
+    #[test]
     fn the_estimate_is_on_three_scales() {
         let e = estimate(&[1.0, 0.5, 0.5, 1.0], 0.5, 2.0).unwrap();
         assert_eq!(e.score, 0.75);
