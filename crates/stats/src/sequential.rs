@@ -1213,11 +1213,11 @@ mod tests {
         ] {
             assert_eq!(secular(&[0.5, 0.5], &phi), None, "{phi:?}");
         }
-        // Symmetric: λ = 0; skewed: 0.25/(1 - λ) = 0.75·2/(1 + 2λ), so λ = 1/2... checked
-        // by the equation itself.
+        // Symmetric: λ = 0. Skewed: -0.25/(1 - λ) + 1.5/(1 + 2λ) = 0 at λ = 5/8.
         assert_eq!(secular(&[0.5, 0.5], &[-1.0, 1.0]), Some(0.0));
         let (p, phi) = ([0.25, 0.75], [-1.0, 2.0]);
         let l = secular(&p, &phi).unwrap();
+        assert!((l - 0.625).abs() < 1e-12, "{l}");
         let v: f64 = p
             .iter()
             .zip(&phi)
