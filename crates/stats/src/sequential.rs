@@ -371,6 +371,8 @@ fn secular(p: &[f64], phi: &[f64]) -> Option<f64> {
     };
     let mut l = 0.0;
     for _ in 0..300 {
+        #[cfg(test)]
+        tests::count(&tests::SECULAR_STEPS);
         let (v, d) = f(l);
         if v == 0.0 {
             return Some(l);
@@ -411,6 +413,8 @@ fn closest_with_t(x: &[f64], p: &[f64], reference: f64, t: f64) -> Option<Vec<f6
     let mut q = p.to_vec();
     let mut phi = vec![0.0; x.len()];
     for _ in 0..200 {
+        #[cfg(test)]
+        tests::count(&tests::T_ITERATIONS);
         let mu: f64 = x.iter().zip(&q).map(|(xi, qi)| xi * qi).sum();
         let var: f64 = x
             .iter()
@@ -917,6 +921,27 @@ pub fn decide_look<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+    use std::thread::LocalKey;
+
+    thread_local! {
+        /// The steps `secular` took on this thread (Newton's, or bisection's where Newton
+        /// would leave the bracket).
+        pub(super) static SECULAR_STEPS: Cell<u32> = const { Cell::new(0) };
+        /// The fixed-point iterations `closest_with_t` took on this thread.
+        pub(super) static T_ITERATIONS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    pub(super) fn count(counter: &'static LocalKey<Cell<u32>>) {
+        counter.with(|n| n.set(n.get() + 1));
+    }
+
+    /// `f()` and how many times it counted on `counter`.
+    fn counted<T>(counter: &'static LocalKey<Cell<u32>>, f: impl FnOnce() -> T) -> (T, u32) {
+        counter.with(|n| n.set(0));
+        let out = f();
+        (out, counter.with(Cell::get))
+    }
 
     #[test]
     fn wald_bounds_are_fishtests() {
@@ -1227,6 +1252,80 @@ mod tests {
             v.abs() < 1e-12 && 1.0 - l > 0.0 && 1.0 + 2.0 * l > 0.0,
             "{l} {v}"
         );
+    }
+
+    /// Newton's steps, kept inside the bracket, find the root in a handful of steps where
+    /// bisection alone takes about fifty; the distributions are those the LLR meets (a
+    /// regularized sample, the hypotheses' means near its own).
+    #[test]
+    fn the_secular_root_takes_few_steps() {
+        let sample = Sample::from_scores(&[0.0, 0.25, 0.5, 0.5, 0.75, 1.0, 1.0, 0.5, 0.25, 1.0]);
+        let (x, c) = sample.regularized((0.0, 1.0));
+        let n: f64 = c.iter().sum();
+        let p: Vec<f64> = c.iter().map(|ci| ci / n).collect();
+        let mut most = 0;
+        for mu in [0.3, 0.45, 0.5, 0.55, 0.6, 0.7, 0.9] {
+            let phi: Vec<f64> = x.iter().map(|xi| xi - mu).collect();
+            let (l, steps) = counted(&SECULAR_STEPS, || secular(&p, &phi).unwrap());
+            let v: f64 = p
+                .iter()
+                .zip(&phi)
+                .map(|(pi, fi)| pi * fi / (1.0 + l * fi))
+                .sum();
+            assert!(v.abs() < 1e-13, "mu {mu}: residual {v}");
+            assert!(phi.iter().all(|fi| 1.0 + l * fi > 0.0), "mu {mu}: {l}");
+            most = most.max(steps);
+        }
+        assert!((3..=12).contains(&most), "{most} steps");
+    }
+
+    /// The t-value's closest distribution: a fixed point reached in a few iterations (each a
+    /// secular solve), and one whose t-value is the one asked for.
+    #[test]
+    fn the_closest_distribution_with_a_t_value_is_a_fixed_point_found_quickly() {
+        let sample = Sample::from_scores(&[0.0, 0.25, 0.5, 0.5, 0.75, 1.0, 1.0, 0.5, 0.25, 1.0]);
+        let (x, c) = sample.regularized((0.0, 1.0));
+        let n: f64 = c.iter().sum();
+        let p: Vec<f64> = c.iter().map(|ci| ci / n).collect();
+        for t in [-0.2, -0.05, 0.05, 0.2] {
+            let (q, iterations) =
+                counted(&T_ITERATIONS, || closest_with_t(&x, &p, 0.5, t).unwrap());
+            let mu: f64 = x.iter().zip(&q).map(|(xi, qi)| xi * qi).sum();
+            let var: f64 = x
+                .iter()
+                .zip(&q)
+                .map(|(xi, qi)| qi * (xi - mu).powi(2))
+                .sum();
+            assert!(((mu - 0.5) / var.sqrt() - t).abs() < 1e-10, "t {t}");
+            assert!((q.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            assert!(
+                (2..=40).contains(&iterations),
+                "t {t}: {iterations} iterations"
+            );
+        }
+    }
+
+    #[test]
+    fn decisions_by_name() {
+        assert_eq!(Decision::AcceptH1.as_str(), "H1 accepted");
+        assert_eq!(Decision::AcceptH0.as_str(), "H0 accepted");
+        assert_eq!(Decision::Undecided.as_str(), "undecided");
+        assert_eq!(Decision::Continue.as_str(), "continue");
+    }
+
+    #[test]
+    fn a_test_needs_looks_and_units() {
+        let c = SprtConfig::normalized(0.0, 5.0, 2.0);
+        for (every, max) in [(0, 10), (1, 0), (0, 0)] {
+            assert!(
+                matches!(
+                    sequential(&[0.5; 4], &c, every, max),
+                    Err(SprtError::BadConfig(_))
+                ),
+                "every {every}, max {max}"
+            );
+        }
+        assert!(sequential(&[0.5; 4], &c, 1, 4).is_ok());
     }
 
     #[test]
