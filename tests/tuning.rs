@@ -274,6 +274,102 @@ fn a_stopped_search_resumes_to_the_same_parameters() {
     assert_eq!(read(&dir.path().join("tuned/mine.json")), agent);
 }
 
+/// A tuning played by shards, wave after wave (as the Slurm driver submits them): each
+/// shard plays its share of the search's next evaluation, the one that finds every share on
+/// disk writes it to the log and goes on; the confirmation's looks are shared out the same
+/// way. The log, the agent file and the confirmation's decision are those of one machine.
+#[test]
+fn a_tuning_played_by_shards_is_the_single_machines() {
+    // TWO, smaller: 10 evaluations of `mine` and 5 SPSA pairs of `balanced`.
+    let small = TWO
+        .replace("budget: 1500", "budget: 500")
+        .replace("max_deals: 600", "max_deals: 200")
+        .replace("budget: 2000", "budget: 300");
+    let files = |dir: &Path, out: &Path| -> Vec<String> {
+        [
+            dir.join("tuned/mine.json"),
+            dir.join("tuned/balanced.json"),
+            out.join("tune/mine/evaluations.jsonl"),
+            out.join("tune/balanced/evaluations.jsonl"),
+            out.join("tune/mine/confirm/sequential.json"),
+        ]
+        .iter()
+        .map(|f| read(f))
+        .collect()
+    };
+    let one = tmp();
+    write_script(one.path());
+    let file = scenario(one.path(), "t.yaml", &small);
+    let out = one.path().join("out");
+    tune(&file, &out, &["--threads", "1"]);
+    let single = files(one.path(), &out);
+
+    let many = tmp();
+    write_script(many.path());
+    let file = scenario(many.path(), "t.yaml", &small);
+    let out = many.path().join("out");
+    let mut waves = 0;
+    loop {
+        waves += 1;
+        assert!(waves < 40, "not done after {waves} waves");
+        let mut all_done = true;
+        for i in 0..3 {
+            let shard = format!("{i}/3");
+            let o = run(&[
+                arg(&file),
+                "--out",
+                arg(&out),
+                "--shard",
+                &shard,
+                "--threads",
+                "1",
+            ]);
+            let t = text(&o);
+            match o.status.code() {
+                Some(0) => {}
+                Some(3) => {
+                    all_done = false;
+                    has(&t, "not yet: tuning `");
+                }
+                _ => panic!("shard {shard}, wave {waves}: {t}"),
+            }
+        }
+        if all_done {
+            break;
+        }
+    }
+    // One evaluation (an SPSA pair) a wave: 10 + 3, and the confirmation's looks.
+    assert!(waves >= 10, "{waves} waves");
+    assert_eq!(files(many.path(), &out), single);
+    // Nothing of the shards' parts is left, and the tuning is reported as one machine's is.
+    assert!(!out.join("tune/mine/parts").exists());
+    assert!(out.join("tune/mine/report.md").is_file());
+    assert!(out.join("tune/mine/confirm/report.md").is_file());
+    assert_eq!(
+        Manifest::read(&out.join("tune/mine")).unwrap().status,
+        Status::Finished
+    );
+
+    // A part of another search is refused, with what to do.
+    let other = tmp();
+    write_script(other.path());
+    let file = scenario(other.path(), "t.yaml", &small);
+    let out = other.path().join("out");
+    let o = run(&[arg(&file), "--out", arg(&out), "--shard", "0/2"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let parts = out.join("tune/mine/parts/ask-0");
+    let part = std::fs::read_dir(&parts)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let forged = read(&part).replacen("\"hash\":\"", "\"hash\":\"0", 1);
+    std::fs::write(&part, forged).unwrap();
+    let t = refused(&[arg(&file), "--out", arg(&out), "--shard", "1/2"]);
+    has_all(&t, &["a part of another search", "--force"]);
+}
+
 #[test]
 fn a_tournament_tunes_a_missing_agent_first() {
     let (dir, file) = tmp_scenario(
@@ -300,17 +396,6 @@ stages:
 ",
     );
     let out = dir.path().join("out");
-    // A shard plays stages only: the tuning first, on one machine (nothing played or tuned).
-    let t = refused(&[arg(&file), "--out", arg(&out), "--shard", "0/2"]);
-    has_all(
-        &t,
-        &[
-            "`tune:` entry `agg` cannot be split into shards",
-            "without --shard first",
-            "its stages then split into shards",
-        ],
-    );
-    assert!(!dir.path().join("agg.json").exists() && !out.join("check").exists());
     let o = run(&[arg(&file), "--out", arg(&out)]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");

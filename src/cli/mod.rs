@@ -315,7 +315,7 @@ pub(crate) fn exit_with(e: crate::experiment::Error) -> ExitCode {
                 eprintln!();
             }
         }
-        Error::NotYet { .. } => eprintln!("{}", escape_lines(&e.to_string())),
+        Error::NotYet { .. } | Error::Pending(_) => eprintln!("{}", escape_lines(&e.to_string())),
         Error::Interrupted { .. } => eprintln!("\n{}", escape_lines(&e.to_string())),
         Error::Failed(inner) => eprintln!("error: {}", escape_lines(&inner.to_string())),
     }

@@ -134,6 +134,11 @@ pub enum Error {
         /// The shard that had to stop (what it played is in `waiting`).
         shard: Option<Shard>,
     },
+    /// Not yet: a shard played its share of a tuning's evaluation (or of its confirmation's
+    /// look), and the other shards' shares are not all on disk; the next wave of shards goes
+    /// on from there. Exit code 3.
+    #[error("not yet: {0}")]
+    Pending(String),
     /// Stopped on request (Ctrl-C): everything finished is kept; `resume` finishes it.
     /// Exit code 130.
     #[error("{message}\nTo finish the run: {resume}")]
@@ -201,7 +206,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::BadInput(_) => 2,
-            Error::NotYet { .. } => 3,
+            Error::NotYet { .. } | Error::Pending(_) => 3,
             Error::Interrupted { .. } => 130,
             Error::Failed(_) => 1,
         }
@@ -275,9 +280,28 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
         threads: options.threads,
         mode: if only { options.mode } else { Mode::Resume },
         overrides: &options.overrides,
+        shard: None,
     };
     if let Some(shard) = options.shard {
         refuse_shard(path, &scenario, shard, only)?;
+        // A tuning's search and confirmation, this shard's share of their next step.
+        let missing: Vec<usize> = (0..scenario.tunings.len())
+            .filter(|&i| dhumbal_runner::tune::needs_work(&scenario, i))
+            .collect();
+        if !missing.is_empty() {
+            let sharded = produce::How {
+                shard: Some(shard),
+                mode: Mode::Fresh,
+                ..how
+            };
+            outcome.tuned.extend(produce::tunings(
+                path, &scenario, &missing, &sharded, hooks,
+            )?);
+            scenario = load(path, &options.overrides)?;
+        }
+        if only {
+            return Ok(outcome);
+        }
     }
     if options.shard.is_none() {
         let missing: Vec<usize> = (0..scenario.trainings.len())
@@ -336,11 +360,6 @@ fn refuse_shard(path: &Path, scenario: &Scenario, shard: Shard, only: bool) -> R
             pending.push(format!("`train:` entry `{}`", t.id()));
         }
     }
-    for (i, t) in scenario.tunings.iter().enumerate() {
-        if only || dhumbal_runner::tune::needs_work(scenario, i) {
-            pending.push(format!("`tune:` entry `{}`", t.id));
-        }
-    }
     let unmeasured = if only {
         (0..scenario.exploits.len()).collect()
     } else {
@@ -349,7 +368,7 @@ fn refuse_shard(path: &Path, scenario: &Scenario, shard: Shard, only: bool) -> R
     for i in unmeasured {
         pending.push(format!("`exploit:` entry `{}`", scenario.exploits[i].id));
     }
-    if pending.is_empty() && !only {
+    if pending.is_empty() && (!only || !scenario.tunings.is_empty()) {
         return Ok(());
     }
     let file = shell_word(&path.display().to_string());
@@ -357,9 +376,9 @@ fn refuse_shard(path: &Path, scenario: &Scenario, shard: Shard, only: bool) -> R
         format!("--shard {shard}: {file} has no stages to split into shards")
     } else {
         format!(
-            "--shard {shard}: {} cannot be split into shards: a training, a tuning or an \
-             exploitability entry is a loop whose every step depends on the ones before, and \
-             runs on one machine. Run `dhumbal-run {file}` without --shard first (on a \
+            "--shard {shard}: {} cannot be split into shards: a training or an exploitability \
+             entry is a loop whose every step depends on the ones before, and runs on one \
+             machine (a tuning splits: its evaluations are shared out). Run `dhumbal-run {file}` without --shard first (on a \
              cluster: as one job){}; nothing was played",
             pending.join(", "),
             if only {

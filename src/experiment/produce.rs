@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use dhumbal_runner::folder::{CommandLine, Refusal};
-use dhumbal_runner::run::RunReport;
+use dhumbal_runner::run::{RunReport, Shard};
 use dhumbal_runner::scenario::{Overrides, Scenario, Stage, Tuning};
 use dhumbal_runner::train::TrainOptions;
 use dhumbal_runner::tune::TuneOptions;
@@ -22,6 +22,9 @@ pub struct How<'a> {
     pub mode: Mode,
     /// The scenario's overrides (a trainer run as a child gets them again).
     pub overrides: &'a Overrides,
+    /// A shard's share of each tuning's next step (its evaluation, or its confirmation's
+    /// look; docs/cluster.md); trainings and exploitability entries do not split.
+    pub shard: Option<Shard>,
 }
 
 impl<'a> How<'a> {
@@ -36,6 +39,7 @@ impl<'a> How<'a> {
             threads,
             mode: Mode::from_flags(resume, force),
             overrides,
+            shard: None,
         }
     }
 
@@ -205,11 +209,22 @@ pub fn tunings(
                 resume: how.mode.resume(),
                 force: how.mode.force(),
                 stop: hooks.stop(),
+                shard: how.shard,
             },
             hooks.tunings(),
         )?;
         let id = scenario.tunings[i].id.clone();
         match &result {
+            Some(r) if r.waiting.is_some() => {
+                return Err(Error::Pending(format!(
+                    "tuning `{id}`: this shard played its share of evaluation {} of the search \
+                     ({} evaluations before it are in the log); the other shards' shares are \
+                     not all on disk yet: the next wave of shards goes on from there \
+                     (scripts/slurm/drive.sbatch submits the waves; docs/cluster.md)",
+                    r.waiting.unwrap_or_default(),
+                    r.evaluations
+                )));
+            }
             Some(r) if r.stopped => {
                 return Err(Error::Interrupted {
                     message: format!(
@@ -290,7 +305,44 @@ fn confirm(
         t.id,
         dir.display()
     ));
-    play_apart(&confirm, mode, "tune", path, &t.id, how, hooks)?;
+    let Some(shard) = how.shard else {
+        play_apart(&confirm, mode, "tune", path, &t.id, how, hooks)?;
+        return Ok(());
+    };
+    if mode == Mode::Force {
+        return Err(Error::BadInput(format!(
+            "--shard {shard}: {} holds the confirmation of another agent file than {}; shards \
+             do not replace it: confirm on one machine (`dhumbal-run tune {} --id {} --force`) \
+             or remove that folder",
+            dir.display(),
+            t.output.display(),
+            shell_word(&path.display().to_string()),
+            shell_word(&t.id)
+        )));
+    }
+    // This shard's share of the confirmation's next look (a sequential stage's looks are
+    // shared out as they come); once every look is on disk, the stage is merged here as
+    // `dhumbal-run merge` finishes a study played as shards (nothing is played).
+    let report = play_apart(&confirm, Mode::Fresh, "tune", path, &t.id, how, hooks)?;
+    if !report.shard_stages.iter().all(|s| s.complete) {
+        return Err(Error::Pending(format!(
+            "tuning `{}`: this shard played its share of the confirmation's next look; the \
+             other shards' shares are not all on disk yet: the next wave of shards goes on \
+             from there (docs/cluster.md)",
+            t.id
+        )));
+    }
+    let reporter = hooks.stages(true, "");
+    dhumbal_runner::run::merge(
+        &confirm,
+        &dhumbal_runner::run::MergeOptions {
+            dirs: vec![dir],
+            force: false,
+            csv: false,
+        },
+        &*reporter,
+    )?;
+    reporter.end();
     Ok(())
 }
 
@@ -343,7 +395,7 @@ fn play_apart(
             // The section's own page (`report.md`) is the overview of its stages.
             overview: false,
             csv: false,
-            shard: None,
+            shard: how.shard,
             stages: Vec::new(),
             command_line: CommandLine::default(),
             resume_command: format!(

@@ -589,6 +589,12 @@ impl Tuning {
         scenario.output.dir.join("tune").join(&self.id)
     }
 
+    /// The deals (games) an evaluation plays against each of its lineups: its `batch`
+    /// shared out evenly.
+    pub fn deals_per_lineup(&self) -> u64 {
+        self.batch / self.lineups.len().max(1) as u64
+    }
+
     /// The agent entry at `point`: the base entry with each tuned parameter set.
     pub fn entry_at(&self, point: &[f64]) -> Value {
         entry_at(&self.base, &self.params, point)

@@ -37,6 +37,7 @@ use crate::tournament::{Lineup, Pulse};
 use crate::train::{write_atomic, write_frame, write_json};
 
 pub mod manifest;
+mod shard;
 
 pub use manifest::{Manifest, Method, Searched, Status};
 
@@ -48,6 +49,10 @@ pub struct TuneOptions {
     /// Tune afresh over an existing agent file or log.
     pub force: bool,
     pub stop: Arc<AtomicBool>,
+    /// Play this shard's share of the search's next evaluation (docs/cluster.md): the search
+    /// goes on as far as the evaluations on disk take it, and waits for the other shards'
+    /// shares where they do not ([`TuneResult::waiting`]).
+    pub shard: Option<crate::run::Shard>,
 }
 
 /// One evaluation: a point played on the deals of its ask.
@@ -75,6 +80,30 @@ pub struct Evaluation {
     pub stage: u8,
 }
 
+impl Evaluation {
+    /// Point `index` of ask `ask` (search stage `stage`) as played: its objective, interval
+    /// and deals ([`evaluate`]); the search's totals and recommendation are filled in when
+    /// it is recorded.
+    fn played(
+        (ask, index, stage): (u64, usize, u8),
+        point: &[f64],
+        (value, ci, deals): (f64, (f64, f64), u64),
+    ) -> Evaluation {
+        Evaluation {
+            ask,
+            index,
+            point: point.to_vec(),
+            value,
+            ci_low: ci.0,
+            ci_high: ci.1,
+            deals,
+            deals_total: 0,
+            recommended: Vec::new(),
+            stage,
+        }
+    }
+}
+
 /// What a tuning reports while it runs (the CLI draws a progress bar).
 pub trait TuneReporter: Sync {
     fn start(&self, tuning: &Tuning, done_deals: u64);
@@ -98,6 +127,9 @@ pub struct TuneResult {
     pub evaluations: usize,
     pub deals: u64,
     pub stopped: bool,
+    /// Played as a shard: the evaluation (ask) whose other shares are not on disk yet, where
+    /// the search waits for the next wave of shards.
+    pub waiting: Option<u64>,
     pub seconds: f64,
     /// The best point, as `name=value` pairs, and as an agent entry.
     pub best: String,
@@ -122,7 +154,7 @@ pub fn tune(
     if t.output.exists() && !options.force {
         return Ok(None);
     }
-    if dir.join(LOG).exists() && !options.resume && !options.force {
+    if dir.join(LOG).exists() && !options.resume && !options.force && options.shard.is_none() {
         return Err(Refusal(format!(
             "{} holds the log of a search of `{}` that has not written {}: `--resume` continues it, `--force` starts afresh",
             dir.display(),
@@ -230,16 +262,24 @@ fn search(
     std::fs::create_dir_all(&dir).doing("cannot create", &dir)?;
     let log_path = dir.join(LOG);
     let hash = hash(t);
-    let done = earlier_evaluations(&dir, &log_path, &hash, options.force)?;
     let mut manifest = Manifest::running(t, &hash);
-    write_json(&dir.join(manifest::FILE), &manifest)?;
-    let log = open_log(&log_path, &hash)?;
+    let (done, log) = match options.shard {
+        // Shards read the log; whoever completes an evaluation writes it whole.
+        Some(_) if log_path.exists() => (read_log(&log_path, &hash)?, None),
+        Some(_) => (Vec::new(), None),
+        None => {
+            let done = earlier_evaluations(&dir, &log_path, &hash, options.force)?;
+            write_json(&dir.join(manifest::FILE), &manifest)?;
+            (done, Some(open_log(&log_path, &hash)?))
+        }
+    };
     let mut opt = optimizer(t);
     reporter.start(t, done.iter().map(|e| e.deals).sum());
     let mut run = Searching {
         t,
         reporter,
         stop: &options.stop,
+        shard: options.shard.map(|s| (s, dir.as_path(), hash.as_str())),
         log_path,
         log,
         done,
@@ -250,18 +290,34 @@ fn search(
     // The last share of the budget re-evaluates the best candidates on fresh deals: the
     // search's own estimate of its best point is one noisy evaluation or a model's guess.
     let final_budget = t.final_budget();
-    let mut stopped = run.explore(&mut *opt, t.budget - final_budget)?;
+    let mut flow = run.explore(&mut *opt, t.budget - final_budget)?;
     let mut best = opt.recommend();
-    if !stopped && final_budget > 0 {
+    if flow == Flow::Done && final_budget > 0 {
         let candidates = candidates(&best, &run.evaluations);
-        stopped = run.final_rounds(&candidates, &best, final_budget)?;
-        if !stopped {
+        flow = run.final_rounds(&candidates, &best, final_budget)?;
+        if flow == Flow::Done {
             best = pooled_best(&candidates, &run.evaluations);
         }
     }
     let Searching {
         evaluations, used, ..
     } = run;
+    if let Flow::Waiting(ask) = flow {
+        // Another shard completes this evaluation; nothing of the search's end is written.
+        return Ok(TuneResult {
+            id: t.id.clone(),
+            dir,
+            output: t.output.clone(),
+            evaluations: evaluations.len(),
+            deals: used,
+            stopped: false,
+            waiting: Some(ask),
+            seconds: started.elapsed().as_secs_f64(),
+            best: t.label(&best),
+            entry: Value::Null,
+        });
+    }
+    let stopped = flow == Flow::Stopped;
     let entry = agent_entry(t, &best);
     let frame_path = dir.join("evaluations.parquet");
     write_frame(
@@ -294,6 +350,9 @@ fn search(
         start_point: t.start.clone(),
     });
     write_json(&dir.join(manifest::FILE), &manifest)?;
+    if !stopped {
+        shard::clear(&dir);
+    }
     Ok(TuneResult {
         id: t.id.clone(),
         dir,
@@ -301,6 +360,7 @@ fn search(
         evaluations: evaluations.len(),
         deals: used,
         stopped,
+        waiting: None,
         seconds: started.elapsed().as_secs_f64(),
         best: t.label(&best),
         entry,
@@ -321,6 +381,7 @@ fn earlier_evaluations(
         for f in [LOG, "evaluations.parquet", manifest::FILE, "report.md"] {
             let _ = std::fs::remove_file(dir.join(f));
         }
+        shard::clear(dir);
         let _ = std::fs::remove_dir_all(dir.join("confirm"));
         return Ok(Vec::new());
     }
@@ -364,14 +425,28 @@ fn agent_entry(t: &Tuning, best: &[f64]) -> Value {
     e
 }
 
+/// How a search's loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    /// Its budget is spent.
+    Done,
+    /// On request (Ctrl-C).
+    Stopped,
+    /// A shard: the other shares of this ask are not on disk yet.
+    Waiting(u64),
+}
+
 /// A search under way: the log it appends to, the evaluations of an earlier run it replays
 /// (`done`), and what it has played so far.
 struct Searching<'a> {
     t: &'a Tuning,
     reporter: &'a dyn TuneReporter,
     stop: &'a AtomicBool,
+    /// Played as a shard: which, the tuning's folder and the search's hash (its parts'),
+    /// and no log open (it is written whole as each evaluation completes).
+    shard: Option<(crate::run::Shard, &'a Path, &'a str)>,
     log_path: PathBuf,
-    log: File,
+    log: Option<File>,
     done: Vec<Evaluation>,
     evaluations: Vec<Evaluation>,
     /// Deals (games) played, and the number of the next ask.
@@ -382,22 +457,24 @@ struct Searching<'a> {
 impl Searching<'_> {
     /// The optimizer's asks, each replayed from the log or played, and told, while they fit in
     /// `budget`; `true` if stopped on request.
-    fn explore(&mut self, opt: &mut dyn Optimizer, budget: u64) -> Result<bool> {
+    fn explore(&mut self, opt: &mut dyn Optimizer, budget: u64) -> Result<Flow> {
         let values = |evals: &[Evaluation]| evals.iter().map(|e| e.value).collect::<Vec<_>>();
         loop {
             let points = opt.ask();
             let cost = points.len() as u64 * self.t.batch;
             if self.used + cost > budget {
-                return Ok(false);
+                return Ok(Flow::Done);
             }
             let evals = match replayed(&self.done, self.ask, &points, &self.log_path)? {
                 Some(evals) => {
                     opt.tell(&values(&evals));
                     evals
                 }
-                None if self.stop.load(Ordering::SeqCst) => return Ok(true),
+                None if self.stop.load(Ordering::SeqCst) => return Ok(Flow::Stopped),
                 None => {
-                    let mut fresh = play(self.t, self.ask, &points, 0)?;
+                    let Some(mut fresh) = self.fresh(&points, 0)? else {
+                        return Ok(Flow::Waiting(self.ask));
+                    };
                     // The optimizer is told first, so that the log keeps the recommendation after
                     // this ask.
                     opt.tell(&values(&fresh));
@@ -414,16 +491,18 @@ impl Searching<'_> {
     /// The final re-evaluation of the `candidates` on fresh deals, one round of them after
     /// another while `budget` lasts (`best`: the search's recommendation, which the log keeps);
     /// `true` if stopped on request.
-    fn final_rounds(&mut self, candidates: &[Vec<f64>], best: &[f64], budget: u64) -> Result<bool> {
+    fn final_rounds(&mut self, candidates: &[Vec<f64>], best: &[f64], budget: u64) -> Result<Flow> {
         let rounds = budget / (self.t.batch * candidates.len() as u64);
         for _ in 0..rounds {
             for c in candidates {
                 let points = std::slice::from_ref(c);
                 let evals = match replayed(&self.done, self.ask, points, &self.log_path)? {
                     Some(evals) => evals,
-                    None if self.stop.load(Ordering::SeqCst) => return Ok(true),
+                    None if self.stop.load(Ordering::SeqCst) => return Ok(Flow::Stopped),
                     None => {
-                        let mut fresh = play(self.t, self.ask, points, 1)?;
+                        let Some(mut fresh) = self.fresh(points, 1)? else {
+                            return Ok(Flow::Waiting(self.ask));
+                        };
                         self.record(&mut fresh, best)?;
                         fresh
                     }
@@ -433,7 +512,19 @@ impl Searching<'_> {
                 self.ask += 1;
             }
         }
-        Ok(false)
+        Ok(Flow::Done)
+    }
+
+    /// The evaluations of the next ask (`points`, search stage `stage`), played here; as a
+    /// shard, this shard's share played and the whole put together if every share is on
+    /// disk (`None`: not yet).
+    fn fresh(&self, points: &[Vec<f64>], stage: u8) -> Result<Option<Vec<Evaluation>>> {
+        match self.shard {
+            None => play(self.t, self.ask, points, stage).map(Some),
+            Some((shard, dir, hash)) => {
+                shard::share(self.t, dir, hash, (self.ask, stage), points, shard)
+            }
+        }
     }
 
     /// Completes fresh evaluations (the deals so far, the recommendation after them), appends
@@ -445,10 +536,26 @@ impl Searching<'_> {
             total += e.deals;
             e.deals_total = total;
             e.recommended = best.to_vec();
-            let line = serde_json::to_string(e).doing("cannot write", path)?;
-            writeln!(self.log, "{line}").doing("cannot write", path)?;
         }
-        self.log.sync_data().doing("cannot write", path)?;
+        match &mut self.log {
+            Some(log) => {
+                for e in fresh.iter() {
+                    let line = serde_json::to_string(e).doing("cannot write", path)?;
+                    writeln!(log, "{line}").doing("cannot write", path)?;
+                }
+                log.sync_data().doing("cannot write", path)?;
+            }
+            None => {
+                // A shard: the whole log, the search's hash and every evaluation so far.
+                let hash = self.shard.map_or("", |(_, _, h)| h);
+                let mut text = format!("{}\n", json!({ "hash": hash }));
+                for e in self.evaluations.iter().chain(fresh.iter()) {
+                    text.push_str(&serde_json::to_string(e).doing("cannot write", path)?);
+                    text.push('\n');
+                }
+                write_atomic(path, text.as_bytes())?;
+            }
+        }
         let label = self.t.label(best);
         for e in fresh.iter() {
             self.reporter.evaluated(self.t, e, &label);
@@ -595,19 +702,11 @@ fn play(t: &Tuning, ask: u64, points: &[Vec<f64>], stage: u8) -> Result<Vec<Eval
         .iter()
         .enumerate()
         .map(|(index, p)| {
-            let (value, ci, deals) = evaluate(t, p, ask)?;
-            Ok(Evaluation {
-                ask,
-                index,
-                point: p.clone(),
-                value,
-                ci_low: ci.0,
-                ci_high: ci.1,
-                deals,
-                deals_total: 0,
-                recommended: Vec::new(),
-                stage,
-            })
+            Ok(Evaluation::played(
+                (ask, index, stage),
+                p,
+                evaluate(t, p, ask)?,
+            ))
         })
         .collect()
 }
@@ -691,72 +790,98 @@ pub fn agent_at(t: &Tuning, point: &[f64]) -> Result<AgentDef> {
 /// Plays `point` on the deals of ask `ask`; the objective, its interval and the deals played.
 pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> Result<(f64, (f64, f64), u64)> {
     let def = agent_at(t, point)?;
-    let per = t.batch / t.lineups.len().max(1) as u64;
+    let per = t.deals_per_lineup();
+    let mut values: Vec<f64> = Vec::with_capacity(t.batch as usize);
+    for i in 0..t.lineups.len() {
+        values.extend(deal_values(t, &def, point, ask, i, 0..per)?);
+    }
+    Ok(summarize(&values))
+}
+
+/// The objective of each deal `deals` (of the ask's `deals_per_lineup`) of lineup `lineup`
+/// at ask `ask`, `def` (the agent at `point`) in seat 0, in deal order: a deal's value is
+/// the same whether the lineup's deals are played whole or in slices (each deal draws from
+/// its own streams), which lets shards play an ask in shares.
+fn deal_values(
+    t: &Tuning,
+    def: &AgentDef,
+    point: &[f64],
+    ask: u64,
+    lineup: usize,
+    deals: std::ops::Range<u64>,
+) -> Result<Vec<f64>> {
     let points = matches!(t.objective, Objective::Games)
         || matches!(
             t.rules.variant().scoring,
             dhumbal_game::rules::Scoring::Points(_)
         );
-    let mut values: Vec<f64> = Vec::with_capacity(t.batch as usize);
-    for (i, others) in t.lineups.iter().enumerate() {
-        let mut agents = vec![def.clone()];
-        agents.extend(others.iter().cloned());
-        let stage = Stage {
-            name: format!("{}/{ask}", t.id),
-            seed: ask_seed(t.seed, ask, i),
-            generator: Generator::Chacha,
-            rules: t.rules.clone(),
-            seats: agents.iter().cloned().map(SeatEntry::Agent).collect(),
-            seating: t.seating,
-            matches: per,
-            session: if points { None } else { Some(1) },
-            spec: Value::Null,
-            sequential: None,
-            gain_test: None,
-        };
-        let lineup = Lineup::untimed(&stage, agents);
-        let (records, halt) = lineup.play_chunk(0..lineup.units(), &Pulse::default());
-        match halt {
-            None => {}
-            Some(crate::tournament::Halt::Failed(e)) => {
-                return Err(Error::Play(format!(
-                    "tuning `{}`, evaluation {ask} at {}: deal {}, seating arrangement {}, round {}: {}",
-                    t.id,
-                    t.label(point),
-                    e.matchno,
-                    e.arrangement,
-                    e.round,
-                    e.error
-                )));
-            }
-            // Its pulse is never told to stop: an evaluation plays to its end.
-            Some(crate::tournament::Halt::Stopped) => {
-                return Err(Error::Internal(format!(
-                    "tuning `{}`, evaluation {ask}: stopped",
-                    t.id
-                )));
-            }
+    let mut agents = vec![def.clone()];
+    agents.extend(t.lineups[lineup].iter().cloned());
+    let stage = Stage {
+        name: format!("{}/{ask}", t.id),
+        seed: ask_seed(t.seed, ask, lineup),
+        generator: Generator::Chacha,
+        rules: t.rules.clone(),
+        seats: agents.iter().cloned().map(SeatEntry::Agent).collect(),
+        seating: t.seating,
+        matches: t.deals_per_lineup(),
+        session: if points { None } else { Some(1) },
+        spec: Value::Null,
+        sequential: None,
+        gain_test: None,
+    };
+    let arrangements = stage.arrangements();
+    let lineup_play = Lineup::untimed(&stage, agents);
+    let (records, halt) = lineup_play.play_chunk(
+        deals.start * arrangements..deals.end * arrangements,
+        &Pulse::default(),
+    );
+    match halt {
+        None => {}
+        Some(crate::tournament::Halt::Failed(e)) => {
+            return Err(Error::Play(format!(
+                "tuning `{}`, evaluation {ask} at {}: deal {}, seating arrangement {}, round {}: {}",
+                t.id,
+                t.label(point),
+                e.matchno,
+                e.arrangement,
+                e.round,
+                e.error
+            )));
         }
-        let arrangements = stage.arrangements() as usize;
-        for deal in records.chunks(arrangements) {
-            let (mut won, mut rounds, mut coins, mut games_won) = (0u64, 0u64, 0i64, 0u64);
-            for unit in deal {
-                let mut game_won = false;
-                for r in unit.rows().iter().filter(|r| r.slot == 0) {
-                    rounds += 1;
-                    won += u64::from(r.won);
-                    coins += r.coin_delta;
-                    game_won |= r.game_won;
-                }
-                games_won += u64::from(game_won);
-            }
-            values.push(match t.objective {
-                Objective::Win => won as f64 / rounds.max(1) as f64,
-                Objective::Economic => coins as f64 / rounds.max(1) as f64,
-                Objective::Games => games_won as f64 / deal.len().max(1) as f64,
-            });
+        // Its pulse is never told to stop: an evaluation plays to its end.
+        Some(crate::tournament::Halt::Stopped) => {
+            return Err(Error::Internal(format!(
+                "tuning `{}`, evaluation {ask}: stopped",
+                t.id
+            )));
         }
     }
+    let mut values = Vec::with_capacity((deals.end - deals.start) as usize);
+    for deal in records.chunks(arrangements as usize) {
+        let (mut won, mut rounds, mut coins, mut games_won) = (0u64, 0u64, 0i64, 0u64);
+        for unit in deal {
+            let mut game_won = false;
+            for r in unit.rows().iter().filter(|r| r.slot == 0) {
+                rounds += 1;
+                won += u64::from(r.won);
+                coins += r.coin_delta;
+                game_won |= r.game_won;
+            }
+            games_won += u64::from(game_won);
+        }
+        values.push(match t.objective {
+            Objective::Win => won as f64 / rounds.max(1) as f64,
+            Objective::Economic => coins as f64 / rounds.max(1) as f64,
+            Objective::Games => games_won as f64 / deal.len().max(1) as f64,
+        });
+    }
+    Ok(values)
+}
+
+/// An evaluation's objective from its deals' values (in lineup order, then deal order): the
+/// mean, its 95% interval (normal) and the deals.
+fn summarize(values: &[f64]) -> (f64, (f64, f64), u64) {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     let var = if n > 1.0 {
@@ -765,7 +890,7 @@ pub fn evaluate(t: &Tuning, point: &[f64], ask: u64) -> Result<(f64, (f64, f64),
         0.0
     };
     let half = 1.96 * (var / n).sqrt();
-    Ok((mean, (mean - half, mean + half), values.len() as u64))
+    (mean, (mean - half, mean + half), values.len() as u64)
 }
 
 fn frame(t: &Tuning, evals: &[Evaluation]) -> PolarsResult<DataFrame> {
