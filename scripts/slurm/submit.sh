@@ -130,7 +130,13 @@ fi
 printf '%s\n' "$vout" >&2
 stages=()
 looks=()
+tunings=()
 while IFS= read -r line; do
+    # A tuning not done yet: searched (and confirmed) by waves of shards first, a driver job
+    # each (drive.sbatch tune:ID), one after the other (a tuning may seat an earlier one's).
+    if [[ "$line" =~ ^\ \ tune\ \`([^\`]+)\`:.*\(to\ do: ]]; then
+        tunings+=("${BASH_REMATCH[1]}")
+    fi
     if [[ "$line" =~ ^\ \ stage\ \`([^\`]+)\`: ]]; then
         stages+=("${BASH_REMATCH[1]}")
         # A sequential test (`sequential:`, `decide:`) is played one look per wave by a
@@ -142,9 +148,10 @@ while IFS= read -r line; do
     fi
 done <<<"$vout"
 if grep -q '(to do: runs on one machine before the stages)' <<<"$vout"; then
-    die "the scenario has sections that run on one machine before its stages (the lines marked 'to do' above: trainings, tunings, exploitability entries; each is a loop of steps that depend on the ones before). Run them first, once, without shards: '$BIN' $SCENARIO --out $OUT (on a cluster: as one job), then submit again"
+    die "the scenario has sections that run on one machine before its stages (the lines marked 'to do: runs on one machine' above: trainings, exploitability entries; each is a loop of steps that depend on the ones before). Run them first, once, without shards: '$BIN' $SCENARIO --out $OUT (on a cluster: as one job), then submit again"
 fi
-[ "${#stages[@]}" -ge 1 ] || die "could not read the stage names from '$BIN validate' (lines '  stage \`NAME\`: ...')"
+[ "${#stages[@]}" -ge 1 ] || [ "${#tunings[@]}" -ge 1 ] \
+    || die "could not read the stage names from '$BIN validate' (lines '  stage \`NAME\`: ...')"
 
 if [ "$dry_run" -eq 0 ]; then
     command -v sbatch >/dev/null 2>&1 || die "sbatch not found (is this a Slurm submit host?)"
@@ -192,6 +199,21 @@ common=(--chdir="$PWD")
 array=(--array="0-$((TASKS - 1))")
 prev=""
 first=""
+for id in ${tunings[@]+"${tunings[@]}"}; do
+    args=("${common[@]}")
+    if [ -z "$first" ] && [ "$user_hold" -eq 0 ]; then
+        args+=(--hold)
+    fi
+    if [ -n "$prev" ]; then
+        args+=(--dependency="afterok:$prev" --kill-on-invalid-dep=yes)
+    fi
+    submit "${args[@]}" ${extra[@]+"${extra[@]}"} --cpus-per-task=1 \
+        ${driver_time[@]+"${driver_time[@]}"} "$SCRIPT_DIR/drive.sbatch" "$SCENARIO" "$OUT" \
+        "tune:$id" "$TASKS" 1 ${extra[@]+"${extra[@]}"}
+    echo "tuning $id: $JOBID (driver: one array per evaluation)"
+    prev="$JOBID"
+    [ -n "$first" ] || first="$JOBID"
+done
 for index in "${!stages[@]}"; do
     stage="${stages[$index]}"
     if [ "${looks[$index]}" -eq 1 ]; then
@@ -228,9 +250,11 @@ for index in "${!stages[@]}"; do
     fi
 done
 
-submit "${common[@]}" --dependency="afterok:$prev" --kill-on-invalid-dep=yes \
-    ${extra[@]+"${extra[@]}"} "$SCRIPT_DIR/merge.sbatch" "$OUT" ${merge_args[@]+"${merge_args[@]}"}
-echo "merge: $JOBID"
+if [ "${#stages[@]}" -ge 1 ]; then
+    submit "${common[@]}" --dependency="afterok:$prev" --kill-on-invalid-dep=yes \
+        ${extra[@]+"${extra[@]}"} "$SCRIPT_DIR/merge.sbatch" "$OUT" ${merge_args[@]+"${merge_args[@]}"}
+    echo "merge: $JOBID"
+fi
 if [ "$user_hold" -eq 0 ]; then
     if [ "$dry_run" -eq 1 ]; then
         echo "dry-run: scontrol release $first" >&2

@@ -277,36 +277,79 @@ n="$(find "$WORK" -maxdepth 1 -name 'dhumbal-drive-*.out' | wc -l)"
 echo "sequential.json of both tests equal to one machine's; records reproduced; $n driver logs"
 grep -h "wave .* ended" "$WORK"/dhumbal-drive-*.out | head -8
 
-# ---------------------------------------------------------------- 5. one machine first
-step "5. a scenario whose tuning is not done is refused by submit.sh (nothing submitted)"
-cat >"$WORK/tuned.yaml" <<'YAML'
-name: tuned-first
+# ---------------------------------------------------------------- 5. a tuning by waves
+step "5. submit a scenario with a tuning (a Rhai script, two parameters) and a stage seating it"
+mkdir -p "$WORK/t5" "$WORK/t5-single"
+cp "$REPO/scenarios/heuristics/threshold.rhai" "$WORK/t5/"
+cp "$REPO/scenarios/heuristics/threshold.rhai" "$WORK/t5-single/"
+for d in t5 t5-single; do
+    cat >"$WORK/$d/tuned.yaml" <<'YAML'
+name: tuned-waves
 seed: 9
 rules: {preset: paper, players: 2}
 tune:
-  - id: agg
-    agent: aggressive
+  - id: mine
+    agent: {script: threshold.rhai}
     params:
-      pickup_threshold: {from: 2, to: 6}
-    opponents: [balanced]
-    budget: 120
+      call_at: {from: 2, to: 9}
+      take_at_most: [1, 3, 5]
+    opponents: [aggressive]
+    budget: 240
     batch: 60
-    output: agg.json
+    confirm: {max_deals: 200, every: 100}
+    output: mine.json
 stages:
   - name: check
     deals: 40
     agents:
-      - tuned: agg.json
+      - tuned: mine.json
+      - kind: balanced
+YAML
+done
+submit "$WORK/t5/tuned.yaml" "$WORK/t5/out" "$TASKS"
+grep -q '^tuning mine: [0-9]* (driver' <<<"$SUB_OUT" || fail "submit.sh did not submit a driver for the tuning"
+# shellcheck disable=SC2086
+wait_jobs $JOBS
+if [ "$WAIT_RC" -ne 0 ]; then
+    show_logs
+    fail "not every job of the tuning's scenario COMPLETED (local-cluster.sh wait exit $WAIT_RC)"
+fi
+step "5. one machine: the same agent file, evaluations and confirmation"
+"$BIN" "$WORK/t5-single/tuned.yaml" --out "$WORK/t5-single/out" --no-report --threads 2 >/dev/null 2>&1 \
+    || fail "the single-machine run of the tuning's scenario failed"
+cmp "$WORK/t5/mine.json" "$WORK/t5-single/mine.json" || fail "the agent file differs from one machine's"
+for f in tune/mine/evaluations.jsonl tune/mine/confirm/sequential.json; do
+    cmp "$WORK/t5/out/$f" "$WORK/t5-single/out/$f" || fail "$f differs from one machine's"
+done
+[ -f "$WORK/t5/out/check/summary.csv" ] || fail "the stage seating the tuned agent was not merged"
+grep -h "wave .* ended\|complete after" "$WORK"/dhumbal-drive-*.out | grep -c . | sed 's/^/driver log lines: /'
+echo "agent file, evaluations log and confirmation equal to one machine's"
+
+step "5. a scenario whose exploitability entry is not measured is refused by submit.sh"
+cat >"$WORK/measured.yaml" <<'YAML'
+name: measured-first
+seed: 9
+rules: {preset: paper, players: 2}
+exploit:
+  - id: agg
+    target: aggressive
+    deals: 20
+    methods: {self: {}}
+stages:
+  - name: check
+    deals: 40
+    agents:
+      - kind: aggressive
       - kind: balanced
 YAML
 rc=0
-out="$("$SUBMIT" "$WORK/tuned.yaml" "$WORK/tuned" "$TASKS" 2>&1)" || rc=$?
-[ "$rc" -eq 2 ] || { echo "$out"; fail "submit.sh of a scenario with a tuning to do exited $rc, expected 2"; }
-grep -q "tune \`agg\`: .*(to do: runs on one machine before the stages)" <<<"$out" \
+out="$("$SUBMIT" "$WORK/measured.yaml" "$WORK/measured" "$TASKS" 2>&1)" || rc=$?
+[ "$rc" -eq 2 ] || { echo "$out"; fail "submit.sh of a scenario with an entry to measure exited $rc, expected 2"; }
+grep -q "exploit \`agg\`: .*(to do: runs on one machine before the stages)" <<<"$out" \
     && grep -q "Run them first, once, without shards" <<<"$out" \
-    || { echo "$out"; fail "submit.sh did not say that the tuning runs first"; }
+    || { echo "$out"; fail "submit.sh did not say that the entry runs first"; }
 ! grep -q '^jobs:' <<<"$out" || fail "submit.sh submitted jobs for a scenario it refused"
-echo "refused (exit 2), naming the tuning and what to run"
+echo "refused (exit 2), naming the entry and what to run"
 
 step "stop the cluster"
 stop_cluster

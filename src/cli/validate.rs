@@ -21,6 +21,10 @@ pub struct ValidateArgs {
     /// Replace every stage's sample size, as for a run.
     #[arg(long)]
     pub rounds: Option<u64>,
+    /// The output folder, as for a run: what is already done there (a tuning's search and
+    /// confirmation) is marked so (the Slurm driver of a tuning reads it).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// `dhumbal-run validate`.
@@ -29,6 +33,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let overrides = Overrides {
         seed: args.seed,
         rounds: args.rounds,
+        out: args.out,
         ..Overrides::default()
     };
     let scenario = match settings::load(&path, &overrides) {

@@ -186,8 +186,10 @@ pub fn describe(scenario: &Scenario) -> Vec<String> {
         ));
     }
     for (i, t) in scenario.tunings.iter().enumerate() {
+        // A tuning splits into shards (one evaluation, or one confirmation look, a wave of
+        // them: scripts/slurm/drive.sbatch), before the stages.
         let state = if dhumbal_runner::tune::needs_work(scenario, i) {
-            first
+            "to do: searched and confirmed before the stages, by shards or on one machine"
         } else {
             "written"
         };
