@@ -1328,6 +1328,111 @@ mod tests {
         assert!(sequential(&[0.5; 4], &c, 1, 4).is_ok());
     }
 
+    /// Scores of `n` units with mean about `mean`: a fixed cycle of unit scores (no random
+    /// stream), so that a test on them stops where it stops on every machine.
+    fn cycle(n: usize, high: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| match i % 4 {
+                k if k < high => 1.0,
+                2 => 0.5,
+                _ => 0.0,
+            })
+            .collect()
+    }
+
+    /// The inference after a stop is the stagewise ordering's on the test's own design: its
+    /// looks (every `every` units, and the maximum when it is not a multiple), its bounds,
+    /// the stop's look and side, and the sum of the standardized scores; brought back to
+    /// the score and normalized Elo scales by the units' spread.
+    #[test]
+    fn the_inference_after_a_stop_is_on_the_tests_own_design() {
+        let mut config = SprtConfig::normalized(0.0, 10.0, 2.0);
+        config.overshoot = true;
+        for (scores, every, max, want) in [
+            // A strong candidate: H1 early; a weak one: H0.
+            (cycle(1000, 2), 40, 950, Decision::AcceptH1),
+            (cycle(1000, 1), 40, 950, Decision::AcceptH0),
+            // Undecided at its maximum, 130, a look that is not a multiple of 60.
+            (cycle(130, 2), 60, 130, Decision::Undecided),
+        ] {
+            let course = sequential(&scores, &config, every, max).unwrap();
+            assert_eq!(course.decision, want, "{course:?}");
+            let used = &scores[..course.units as usize];
+            let got = Adjusted::of(&config, &course, used, every, max).unwrap();
+            let (mean, sd) = Sample::from_scores(used).mean_sd().unwrap();
+            let (t0, t1) = config.standardized(sd).unwrap();
+            let mut looks: Vec<u64> = (1..=max / every).map(|k| k * every).collect();
+            if max % every != 0 {
+                looks.push(max);
+            }
+            let look = looks.iter().position(|&n| n == course.units).unwrap();
+            let side = match course.decision {
+                Decision::AcceptH1 => after::Side::Upper,
+                Decision::AcceptH0 => after::Side::Lower,
+                _ => after::Side::Max,
+            };
+            let design = after::Design {
+                t0,
+                t1,
+                bounds: course.bounds,
+                looks,
+            };
+            let found = design.infer(&after::Stop {
+                look,
+                side,
+                sum: used.len() as f64 * (mean - 0.5) / sd,
+            });
+            let score = |t: f64| 0.5 + t * sd;
+            let nelo = |t: f64| t * NELO_PER_T / 2f64.sqrt();
+            assert_eq!(got.score, score(found.estimate), "{course:?}");
+            assert_eq!(got.score_ci95, found.ci95.map(score));
+            assert_eq!(got.nelo, nelo(found.estimate));
+            assert_eq!(got.nelo_ci95, found.ci95.map(nelo));
+            assert_eq!(got.elo, Some(logistic_elo(got.score)));
+            assert!(got.score_ci95[0] < got.score && got.score < got.score_ci95[1]);
+            assert_eq!(got.method, ADJUSTED_METHOD);
+        }
+        // A test that goes on has no inference yet, nor one without a spread.
+        let going = sequential(&cycle(40, 2), &config, 40, 950).unwrap();
+        assert_eq!(going.decision, Decision::Continue);
+        assert_eq!(Adjusted::of(&config, &going, &cycle(40, 2), 40, 950), None);
+    }
+
+    /// A `decide:` look compares the leader with every other agent and names the one it is
+    /// least resolved from: the lowest LLR, never the leader itself.
+    #[test]
+    fn a_decide_look_names_the_closest_rival() {
+        let config = SprtConfig::normalized(0.0, 10.0, 2.0);
+        let against = |j: usize| -> Result<Vec<f64>, SprtError> {
+            Ok(match j {
+                1 => cycle(200, 3), // far behind the leader
+                2 => cycle(200, 1), // close
+                3 => cycle(200, 2),
+                _ => panic!("the leader against itself"),
+            })
+        };
+        let look = decide_look(0, 4, &config, 50, against, |e| e).unwrap();
+        let llr_of = |j| llr(&Sample::from_scores(&against(j).unwrap()), &config).unwrap();
+        assert_eq!(look.rival, 2, "{look:?}");
+        assert_eq!(look.llr, llr_of(2));
+        assert!(llr_of(2) < llr_of(3) && llr_of(3) < llr_of(1));
+        assert_eq!(look.scores, cycle(200, 1));
+        // Another leader, the same rule.
+        let against = |j: usize| -> Result<Vec<f64>, SprtError> {
+            Ok(match j {
+                0 => cycle(200, 2),
+                2 => cycle(200, 3),
+                _ => panic!("the leader against itself"),
+            })
+        };
+        assert_eq!(
+            decide_look(1, 3, &config, 50, against, |e| e)
+                .unwrap()
+                .rival,
+            0
+        );
+    }
+
     #[test]
     fn the_estimate_is_on_three_scales() {
         let e = estimate(&[1.0, 0.5, 0.5, 1.0], 0.5, 2.0).unwrap();
