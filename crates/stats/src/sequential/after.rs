@@ -150,6 +150,8 @@ impl Design {
 
     /// `P_θ(an outcome at least as extreme as `stop` in the stagewise ordering)`.
     pub fn tail(&self, theta: f64, stop: &Stop) -> f64 {
+        #[cfg(test)]
+        tests::TAILS.with(|n| n.set(n.get() + 1));
         let mut upper_before = 0.0;
         let mut lower_before = 0.0;
         // The sub-density of the sum over the continuation region at the previous look, times
@@ -256,6 +258,69 @@ impl Design {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The tails [`Design::tail`] computed on this thread.
+        pub(super) static TAILS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// The solve finds the drift whose tail is the level asked, to within its stopping
+    /// width, from a bracket of ±10 standard errors around the fixed-sample estimate: two
+    /// tails to check the bracket, then about 21 halvings (20 standard errors down to 1e-5).
+    /// A wider or misplaced bracket, or a stopping rule that never stops, shows in the count
+    /// even where the answer would come out the same.
+    #[test]
+    fn the_solve_brackets_and_halves_as_it_says() {
+        let design = Design {
+            t0: 0.0,
+            t1: 0.2,
+            bounds: (-2.944, 2.944),
+            looks: (1..=20).map(|k| k * 25).collect(),
+        };
+        let (_, hi) = design.region(75.0);
+        let (lo, _) = design.region(150.0);
+        for stop in [
+            Stop {
+                look: 2,
+                side: Side::Upper,
+                sum: hi + 0.5,
+            },
+            Stop {
+                look: 5,
+                side: Side::Lower,
+                sum: lo - 0.3,
+            },
+            Stop {
+                look: 19,
+                side: Side::Max,
+                sum: 8.0,
+            },
+        ] {
+            let n = design.looks[stop.look] as f64;
+            let (centre, spread) = (stop.sum / n, 1.0 / n.sqrt());
+            for level in [0.025, 0.5, 0.975] {
+                TAILS.with(|c| c.set(0));
+                let x = design.solve(&stop, level, centre, spread);
+                let calls = TAILS.with(Cell::get);
+                assert!(
+                    (21..=25).contains(&calls),
+                    "{stop:?} at {level}: {calls} tails"
+                );
+                assert!(
+                    x > centre - 10.0 * spread && x < centre + 10.0 * spread,
+                    "{x}"
+                );
+                // The root to within the halving's width: the tail on either side of it.
+                let (below, above) = (x - 1e-5 * spread, x + 1e-5 * spread);
+                assert!(
+                    design.tail(below, &stop) <= level + 1e-9
+                        && design.tail(above, &stop) >= level - 1e-9,
+                    "{stop:?} at {level}: {x}"
+                );
+            }
+        }
+    }
 
     /// With a single look (a fixed sample), the ordering is by the sum alone: the estimate is
     /// the mean and the interval the normal one.
