@@ -360,6 +360,13 @@ mod tests {
                 let x = design.solve(&stop, level, centre, spread);
                 let calls = TAILS.with(Cell::get);
                 assert_eq!(calls, 23, "{stop:?} at {level}");
+                // `infer` solves at its own centre and spread: 3 solves of 23 tails.
+                if level == 0.5 {
+                    TAILS.with(|c| c.set(0));
+                    let i = design.infer(&stop);
+                    assert_eq!(TAILS.with(Cell::get), 69, "{stop:?}");
+                    assert_eq!(i.estimate, x);
+                }
                 assert!(
                     x > centre - 10.0 * spread && x < centre + 10.0 * spread,
                     "{x}"
