@@ -57,6 +57,10 @@ pub fn t_pdf(t: f64, df: f64) -> f64 {
     ln.exp()
 }
 
+/// The smallest tail for which [`t_quantile`] asks statrs for its first guess (below it,
+/// statrs' inverse panics or does not return for some degrees of freedom).
+const FAR_TAIL: f64 = 1e-30;
+
 /// Student's t quantile: statrs' inverse (through the inverse incomplete beta) polished by
 /// Newton steps on the accurate cdf above, so that critical values agree with SciPy's to
 /// about 1e-12.
@@ -80,9 +84,32 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     } else {
         (1.0 - p, p, -1.0)
     };
-    let y = statrs::function::beta::inv_beta_reg(df / 2.0, 0.5, 2.0 * tail);
+    // statrs' inverse panics for a tail under about 1e-163 (its Newton steps leave [0, 1]),
+    // and does not return at all for some far tails at many degrees of freedom (1e-149 at
+    // 1e5): under 1e-30 (far past any level a test asks for), the larger of two guesses that the polish below takes to the root, the normal
+    // quantile (the t's tail is heavier, so its quantile is larger) and the power-law tail's
+    // `(c / tail)^(1/df)`, with `sf(t) ≈ c·t^-df` for `t² ≫ df`.
+    let y = if tail >= FAR_TAIL {
+        statrs::function::beta::inv_beta_reg(df / 2.0, 0.5, 2.0 * tail)
+    } else {
+        0.0
+    };
     let mut t = if y > 0.0 {
         (df * (1.0 - y) / y).sqrt()
+    } else if tail < FAR_TAIL {
+        // c = Γ((df+1)/2)·df^((df-1)/2) / (sqrt(df·π)·Γ(df/2)).
+        let ln_c = ln_gamma((df + 1.0) / 2.0) + (df - 1.0) / 2.0 * df.ln()
+            - 0.5 * (df * std::f64::consts::PI).ln()
+            - ln_gamma(df / 2.0);
+        let power = ((ln_c - tail.ln()) / df).exp();
+        let normal = -normal_quantile(tail);
+        // The power law holds where t² ≫ df; below that the normal is the better start (the
+        // steps below climb from it: the tail is convex).
+        if power * power > 10.0 * df {
+            normal.max(power)
+        } else {
+            normal
+        }
     } else {
         normal_quantile(upper)
     };
@@ -283,6 +310,36 @@ mod tests {
                 (tail - want).abs() <= 1e-12 * want,
                 "p = {p}, df = {df}: {tail:e}"
             );
+        }
+    }
+
+    /// Tails statrs' inverse cannot start (it panics under about 1e-163, and at 1e5 degrees
+    /// of freedom did not return at 1e-149): the quantile from
+    /// the larger of the normal and the power-law guesses, polished to the tail asked; past
+    /// the largest float, infinite. Both signs, light and heavy tails.
+    #[test]
+    fn the_farthest_tails_have_quantiles() {
+        for df in [0.5, 1.0, 3.0, 30.0, 1e3, 1e5] {
+            for tail in [1e-29, 1e-31, 1e-60, 1e-100, 1e-151, 1e-200, 1e-300] {
+                let q = t_quantile(tail, df);
+                assert_eq!(
+                    t_quantile(1.0 - tail, df),
+                    f64::INFINITY,
+                    "1 - {tail:e} is 1"
+                );
+                assert!(q < 0.0, "df = {df}, tail {tail:e}: {q}");
+                if q.abs() > 1e150 {
+                    // t² past the largest float (heavy tails: at df = 1/2 a tail of 1e-200
+                    // is at t of about 1e400): no tail to check it by; far beyond the normal.
+                    assert!(df < 3.0 && q < -1e100, "df = {df}, tail {tail:e}: {q}");
+                    continue;
+                }
+                let got = 0.5 * t_two_sided_p(q, df).unwrap();
+                assert!(
+                    (got - tail).abs() <= 1e-8 * tail,
+                    "df = {df}, tail {tail:e}: quantile {q:e} has tail {got:e}"
+                );
+            }
         }
     }
 }
