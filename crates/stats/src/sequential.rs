@@ -1215,13 +1215,14 @@ mod tests {
         let (mean, sd) = Sample::from_scores(&[1.0, 1.0, 0.0]).mean_sd().unwrap();
         assert!((mean - 2.0 / 3.0).abs() < 1e-15 && (sd - (2.0f64 / 9.0).sqrt()).abs() < 1e-15);
         assert_eq!(Sample::new().mean_sd(), None);
-        // Far from 0 the deviations are taken from the mean before squaring (E[x²] - mean²
-        // would lose every digit here): 1e8, 1e8 + 1 and 1e8 + 2 have variance 2/3.
-        let (mean, sd) = Sample::from_scores(&[1e8, 1e8 + 1.0, 1e8 + 2.0])
+        // Far from 0 the deviations are taken from the mean before squaring: 1e8, 1e8 + 1 and
+        // 1e8 + 1 have variance 2/9, and a mean that is not a float (1e8 + 2/3), whose rounding
+        // any other form multiplies by 1e8 (E[x²] - mean², or (x + mean)(x - mean)).
+        let (mean, sd) = Sample::from_scores(&[1e8, 1e8 + 1.0, 1e8 + 1.0])
             .mean_sd()
             .unwrap();
-        assert_eq!(mean, 1e8 + 1.0);
-        assert!((sd * sd - 2.0 / 3.0).abs() < 1e-12, "{sd}");
+        assert_eq!(mean, (3e8 + 2.0) / 3.0);
+        assert!((sd * sd - 2.0 / 9.0).abs() < 1e-12, "{sd}");
         // No spread, no normalized Elo.
         assert_eq!(
             Sample::from_scores(&[0.75; 5]).normalized_elo(0.5, 2.0),
