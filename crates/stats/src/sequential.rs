@@ -1441,64 +1441,6 @@ mod tests {
         );
     }
 
-    fn plan() -> Plan {
-        Plan {
-            candidate: "a".into(),
-            baseline: "b".into(),
-            candidate_slot: 0,
-            baseline_slot: 1,
-            elo0: 0.0,
-            elo1: 10.0,
-            elo_model: EloModel::Normalized,
-            overshoot: true,
-            alpha: 0.05,
-            beta: 0.2,
-            every: 100,
-            decide: false,
-        }
-    }
-
-    /// A plan's test: one game per arrangement and round, its error rates, the overshoot
-    /// correction and its bounds as asked; logistic bounds as score differences from 1/2.
-    #[test]
-    fn a_plans_configuration() {
-        let c = plan().config(2, 3);
-        assert_eq!(c.games_per_unit, 6.0);
-        assert_eq!(
-            (c.alpha, c.beta, c.reference, c.range, c.overshoot),
-            (0.05, 0.2, 0.5, (0.0, 1.0), true)
-        );
-        assert_eq!(
-            c.hypotheses,
-            Hypotheses::NormalizedElo {
-                elo0: 0.0,
-                elo1: 10.0
-            }
-        );
-        assert_eq!(plan().config(4, 0).games_per_unit, 4.0);
-        let logistic = Plan {
-            elo_model: EloModel::Logistic,
-            ..plan()
-        };
-        let Hypotheses::ScoreDifference { d0, d1 } = logistic.config(2, 1).hypotheses else {
-            panic!("logistic bounds are score differences");
-        };
-        assert_eq!(d0, 0.0);
-        assert!((d1 - (1.0 / (1.0 + 10f64.powf(-10.0 / 400.0)) - 0.5)).abs() < 1e-15);
-    }
-
-    /// Without a spread there is no Elo per game to speak of: no scales, no normalized Elo
-    /// and no interval on it.
-    #[test]
-    fn no_spread_no_normalized_elo() {
-        assert_eq!(Scales::of(&plan(), 0.0, 2.0), None);
-        assert_eq!(Scales::of(&plan(), f64::NAN, 2.0), None);
-        assert!(Scales::of(&plan(), 0.3, 2.0).is_some());
-        let e = estimate(&[0.5, 0.5, 0.5], 0.5, 2.0).unwrap();
-        assert_eq!((e.nelo, e.nelo_ci95), (None, None));
-        assert_eq!(e.score, 0.5);
-    }
-
     #[test]
     fn the_estimate_is_on_three_scales() {
         let e = estimate(&[1.0, 0.5, 0.5, 1.0], 0.5, 2.0).unwrap();

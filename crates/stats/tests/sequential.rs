@@ -7,7 +7,8 @@
 
 use dhumbal_game::rng::{ChaChaSource, Purpose, RandomSource, chacha_stream};
 use dhumbal_stats::sequential::{
-    Adjusted, Decision, EloModel, Hypotheses, NELO_PER_T, Plan, Sample, SprtConfig, llr, sequential,
+    Adjusted, Decision, EloModel, Hypotheses, NELO_PER_T, Plan, Sample, Scales, SprtConfig,
+    estimate, llr, sequential,
 };
 use rayon::prelude::*;
 use serde_json::Value;
@@ -305,6 +306,51 @@ fn plan() -> Plan {
         every: 100,
         decide: false,
     }
+}
+
+/// A plan's test: one game per arrangement and round, its error rates, the overshoot
+/// correction and its bounds as asked; logistic bounds as score differences from 1/2.
+#[test]
+fn a_plans_configuration() {
+    let plan = || Plan {
+        beta: 0.2,
+        ..plan()
+    };
+    let c = plan().config(2, 3);
+    assert_eq!(c.games_per_unit, 6.0);
+    assert_eq!(
+        (c.alpha, c.beta, c.reference, c.range, c.overshoot),
+        (0.05, 0.2, 0.5, (0.0, 1.0), true)
+    );
+    assert_eq!(
+        c.hypotheses,
+        Hypotheses::NormalizedElo {
+            elo0: 0.0,
+            elo1: 10.0
+        }
+    );
+    assert_eq!(plan().config(4, 0).games_per_unit, 4.0);
+    let logistic = Plan {
+        elo_model: EloModel::Logistic,
+        ..plan()
+    };
+    let Hypotheses::ScoreDifference { d0, d1 } = logistic.config(2, 1).hypotheses else {
+        panic!("logistic bounds are score differences");
+    };
+    assert_eq!(d0, 0.0);
+    assert!((d1 - (1.0 / (1.0 + 10f64.powf(-10.0 / 400.0)) - 0.5)).abs() < 1e-15);
+}
+
+/// Without a spread there is no Elo per game to speak of: no scales, no normalized Elo
+/// and no interval on it.
+#[test]
+fn no_spread_no_normalized_elo() {
+    assert_eq!(Scales::of(&plan(), 0.0, 2.0), None);
+    assert_eq!(Scales::of(&plan(), f64::NAN, 2.0), None);
+    assert!(Scales::of(&plan(), 0.3, 2.0).is_some());
+    let e = estimate(&[0.5, 0.5, 0.5], 0.5, 2.0).unwrap();
+    assert_eq!((e.nelo, e.nelo_ci95), (None, None));
+    assert_eq!(e.score, 0.5);
 }
 
 /// A heads-up unit score (a deal under both seatings: 0, 1/2 or 1) with normalized Elo

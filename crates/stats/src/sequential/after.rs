@@ -277,13 +277,9 @@ mod tests {
         pub(super) static TAILS: Cell<u32> = const { Cell::new(0) };
     }
 
-    /// The tails of three stops at three drifts, pinned to 1e-12 as this version computes
-    /// them. The Python reference (crates/stats/tests/sequential.rs) agrees with them to about
-    /// 1e-3, the grid's accuracy, so it cannot see a change of the grid (a point fewer, a
-    /// transition reused where it should not be); this can. A deliberate change of the
-    /// numerics updates these values, with the reference test still passing.
-    #[test]
-    fn the_tails_are_pinned() {
+    /// A design of 20 looks 25 units apart, and three stops on it: at the upper bound at the
+    /// third look, at the lower bound at the sixth, and at the maximum.
+    fn three_stops() -> (Design, [Stop; 3]) {
         let design = Design {
             t0: 0.0,
             t1: 0.2,
@@ -309,6 +305,17 @@ mod tests {
                 sum: 8.0,
             },
         ];
+        (design, stops)
+    }
+
+    /// The tails of three stops at three drifts, pinned to 1e-12 as this version computes
+    /// them. The Python reference (crates/stats/tests/sequential.rs) agrees with them to about
+    /// 1e-3, the grid's accuracy, so it cannot see a change of the grid (a point fewer, a
+    /// transition reused where it should not be); this can. A deliberate change of the
+    /// numerics updates these values, with the reference test still passing.
+    #[test]
+    fn the_tails_are_pinned() {
+        let (design, stops) = three_stops();
         let got: Vec<f64> = stops
             .iter()
             .flat_map(|s| [-0.05, 0.05, 0.15].map(|theta| design.tail(theta, s)))
@@ -328,31 +335,8 @@ mod tests {
     /// even where the answer would come out the same.
     #[test]
     fn the_solve_brackets_and_halves_as_it_says() {
-        let design = Design {
-            t0: 0.0,
-            t1: 0.2,
-            bounds: (-2.944, 2.944),
-            looks: (1..=20).map(|k| k * 25).collect(),
-        };
-        let (_, hi) = design.region(75.0);
-        let (lo, _) = design.region(150.0);
-        for stop in [
-            Stop {
-                look: 2,
-                side: Side::Upper,
-                sum: hi + 0.5,
-            },
-            Stop {
-                look: 5,
-                side: Side::Lower,
-                sum: lo - 0.3,
-            },
-            Stop {
-                look: 19,
-                side: Side::Max,
-                sum: 8.0,
-            },
-        ] {
+        let (design, stops) = three_stops();
+        for stop in stops {
             let n = design.looks[stop.look] as f64;
             let (centre, spread) = (stop.sum / n, 1.0 / n.sqrt());
             for level in [0.025, 0.5, 0.975] {
@@ -408,12 +392,7 @@ mod tests {
     /// mean (the bias the stop causes), and the tail probabilities add up across the ordering.
     #[test]
     fn an_early_upper_stop_is_pulled_back() {
-        let design = Design {
-            t0: 0.0,
-            t1: 0.2,
-            bounds: (-2.944, 2.944),
-            looks: (1..=20).map(|k| k * 25).collect(),
-        };
+        let (design, _) = three_stops();
         // Stopped at the third look (75 units) with the sum just past the upper line.
         let (_, hi) = design.region(75.0);
         let stop = Stop {
