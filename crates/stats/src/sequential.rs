@@ -1439,6 +1439,15 @@ mod tests {
                 .rival,
             0
         );
+        // Two rivals the leader is equally resolved from (the same scores): the first is
+        // named, on every machine.
+        let twins = |j: usize| -> Result<Vec<f64>, SprtError> {
+            Ok(if j == 3 { cycle(200, 3) } else { cycle(200, 1) })
+        };
+        assert_eq!(
+            decide_look(0, 4, &config, 50, twins, |e| e).unwrap().rival,
+            1
+        );
     }
 
     #[test]
