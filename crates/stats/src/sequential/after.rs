@@ -308,6 +308,37 @@ mod tests {
         (design, stops)
     }
 
+    /// A root outside the first bracket (a centre 30 standard errors off): the bracket is
+    /// widened by 10 standard errors at a time on the side that needs it, and the root is the
+    /// same to the halving's width.
+    #[test]
+    fn the_solve_widens_its_bracket_where_it_must() {
+        let (design, stops) = three_stops();
+        for stop in stops {
+            let n = design.looks[stop.look] as f64;
+            let (centre, spread) = (stop.sum / n, 1.0 / n.sqrt());
+            for level in [0.025, 0.5, 0.975] {
+                let root = design.solve(&stop, level, centre, spread);
+                for off in [30.0, -30.0] {
+                    TAILS.with(|c| c.set(0));
+                    let x = design.solve(&stop, level, centre + off * spread, spread);
+                    let calls = TAILS.with(Cell::get);
+                    assert!(
+                        (x - root).abs() <= 2e-5 * spread,
+                        "{stop:?} at {level}, {off}: {x} against {root}"
+                    );
+                    // A few widenings (the root lies 20 to 40 standard errors out), then
+                    // the halvings of a wider bracket: more than the plain 23 tails, far
+                    // fewer than a widening that runs to its cap of 40.
+                    assert!(
+                        (24..=30).contains(&calls),
+                        "{stop:?} at {level}, {off}: {calls} tails"
+                    );
+                }
+            }
+        }
+    }
+
     /// The tails of three stops at three drifts, pinned to 1e-12 as this version computes
     /// them. The Python reference (crates/stats/tests/sequential.rs) agrees with them to about
     /// 1e-3, the grid's accuracy, so it cannot see a change of the grid (a point fewer, a
