@@ -330,6 +330,12 @@ fn a_tuning_played_by_shards_is_the_single_machines() {
                 Some(3) => {
                     all_done = false;
                     has(&t, "not yet: tuning `");
+                    // A shard says it wrote an agent file only when it did (one that
+                    // waits for the search's other shares writes none).
+                    assert!(
+                        !t.contains("written to") || many.path().join("tuned/mine.json").is_file(),
+                        "{t}"
+                    );
                 }
                 _ => panic!("shard {shard}, wave {waves}: {t}"),
             }

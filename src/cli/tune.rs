@@ -116,7 +116,7 @@ impl TuneReporter for TuneTerminal {
         if let Some(b) = self.bar.lock().expect("bar").take() {
             b.finish_and_clear();
         }
-        if !r.stopped {
+        if !r.stopped && r.waiting.is_none() {
             println!(
                 "tuning `{}`: {} evaluations, {} {} in {:.1} s; best: {}; written to {}",
                 t.id,
