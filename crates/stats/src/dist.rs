@@ -89,6 +89,25 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     // 1e5): under 1e-30 (far past any level a test asks for), the larger of two guesses that the polish below takes to the root, the normal
     // quantile (the t's tail is heavier, so its quantile is larger) and the power-law tail's
     // `(c / tail)^(1/df)`, with `sf(t) ≈ c·t^-df` for `t² ≫ df`.
+    // c = Γ((df+1)/2)·df^((df-1)/2) / (sqrt(df·π)·Γ(df/2)).
+    // Where the quantile is past 1e10 (and t² ≫ df), the power-law tail is the tail itself:
+    // sf(t) = c·t^-df·(1 + O(1/t²)), so `(c / tail)^(1/df)` is the quantile to within
+    // 1e-18 or so, and the only answer where t² overflows (t past 1e154, which heavy tails
+    // reach at moderate levels: df = 0.1 at a tail of 1e-20 is at 1.6e196) and the cdf can
+    // no longer tell the tail apart from 0; past the largest float it is infinite. statrs'
+    // first guess is worthless there (below about df = 0.2 it stalls near 1e-17).
+    let ln_c = ln_gamma((df + 1.0) / 2.0) + (df - 1.0) / 2.0 * df.ln()
+        - 0.5 * (df * std::f64::consts::PI).ln()
+        - ln_gamma(df / 2.0);
+    // As `c^(1/df) · tail^(-1/df)`: powf rounds once, where exp(ln) would lose ln t's worth
+    // of digits (1e-14 at t = 1e100); in logs only where the second factor alone overflows.
+    let power = match (ln_c / df).exp() * tail.powf(-1.0 / df) {
+        p if p.is_finite() => p,
+        _ => ((ln_c - tail.ln()) / df).exp(),
+    };
+    if power >= 1e10 * df.sqrt().max(1.0) {
+        return sign * power;
+    }
     let y = if tail >= FAR_TAIL {
         statrs::function::beta::inv_beta_reg(df / 2.0, 0.5, 2.0 * tail)
     } else {
@@ -97,11 +116,6 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     let mut t = if y > 0.0 {
         (df * (1.0 - y) / y).sqrt()
     } else if tail < FAR_TAIL {
-        // c = Γ((df+1)/2)·df^((df-1)/2) / (sqrt(df·π)·Γ(df/2)).
-        let ln_c = ln_gamma((df + 1.0) / 2.0) + (df - 1.0) / 2.0 * df.ln()
-            - 0.5 * (df * std::f64::consts::PI).ln()
-            - ln_gamma(df / 2.0);
-        let power = ((ln_c - tail.ln()) / df).exp();
         let normal = -normal_quantile(tail);
         // The power law holds where t² ≫ df; below that the normal is the better start (the
         // steps below climb from it: the tail is convex).
@@ -298,10 +312,11 @@ mod tests {
         }
     }
 
-    /// Far in a heavy tail the polish does the work, in a few steps.
+    /// Far in a heavy tail (but short of 1e10, where the power law takes over) the polish
+    /// does the work, in a few steps.
     #[test]
     fn far_heavy_tails_are_polished_in_few_steps() {
-        for (p, df) in [(1e-12, 0.7), (1e-12, 1.0), (1.0 - 1e-10, 0.7)] {
+        for (p, df) in [(1e-6, 0.7), (1e-9, 1.0), (1.0 - 1e-10, 1.0)] {
             let (q, _, far) = steps(p, df);
             assert!((2..=30).contains(&far), "p = {p}, df = {df}: {far} steps");
             let tail = 0.5 * t_two_sided_p(q, df).unwrap();
@@ -340,6 +355,38 @@ mod tests {
                     "df = {df}, tail {tail:e}: quantile {q:e} has tail {got:e}"
                 );
             }
+        }
+    }
+
+    /// Past 1e10 the quantile is the power-law tail's, which is exact there: the Cauchy's
+    /// (df = 1) `1/tan(π·tail)` to the last digits, SciPy's `stats.t.ppf(1e-5, 0.05)`
+    /// (-1.0876044676001792e93, SciPy 1.15), and infinite where it is past the largest float.
+    /// Before, below about df = 0.2 statrs' first guess stalled near 1e-17 and the polish
+    /// ended far from the root: at df = 0.05 a tail of 1e-20 gave -1.39e13, whose tail is
+    /// 0.099.
+    #[test]
+    fn quantiles_past_1e10_are_the_power_laws() {
+        for tail in [1e-11, 1e-40, 1e-100, 1e-300] {
+            let cauchy = -(std::f64::consts::PI * tail).tan().recip();
+            let q = t_quantile(tail, 1.0);
+            assert!(
+                (q / cauchy - 1.0).abs() <= 1e-14,
+                "tail {tail:e}: {q:e} against {cauchy:e}"
+            );
+        }
+        let scipy = -1.0876044676001792e93;
+        let q = t_quantile(1e-5, 0.05);
+        assert!((q / scipy - 1.0).abs() <= 1e-14, "{q:e}");
+        assert_eq!(t_quantile(1e-20, 0.05), f64::NEG_INFINITY);
+        // Heavier tails, further out: never nearer 0 for a smaller tail.
+        let mut last = 0.0;
+        for tail in [1e-5, 1e-10, 1e-20, 1e-29, 1e-31, 1e-60] {
+            let q = t_quantile(tail, 0.1);
+            assert!(
+                q <= last && q < -1e40,
+                "tail {tail:e}: {q:e} after {last:e}"
+            );
+            last = q;
         }
     }
 }
