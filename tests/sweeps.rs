@@ -487,3 +487,77 @@ deals: 10
     has(&t, "`stages.1.sweep`: the zipped values 5, 0.5 come twice");
     lacks(&t, "stages.0");
 }
+
+/// The overview's "Strength by time per decision": stages against one field (a sweep of a
+/// search's budget, and a heuristic alone) are put on one scale, each point its first agent's
+/// mean time per decision and games won as its stats.json gives them; a sweep of a rule
+/// (the same time at every point) and a stage against another field get no figure.
+#[test]
+fn stages_against_one_field_are_put_on_a_scale_of_time_per_decision() {
+    let body = "name: cost
+seed: 5
+games: 6
+seating: rotate
+output: {decision_sample: 1}
+rules: {preset: jhyap, players: 2}
+stages:
+  - name: search
+    agents:
+      - {id: mcts, kind: mcts, params: {iterations: 4, rollout_turns: 4}}
+      - kind: aggressive
+    sweep:
+      agents.mcts.params.iterations: [4, 400]
+  - name: heuristic
+    agents:
+      - kind: balanced
+      - kind: aggressive
+  - name: threshold
+    agents:
+      - kind: conservative
+      - kind: random
+    sweep:
+      rules.threshold: [5, 10]
+";
+    let (_dir, out, _) = play_scenario("cost.yaml", body, &[]);
+    let page = std::fs::read_to_string(out.join("report.md")).unwrap();
+    has_all(
+        &page,
+        &[
+            "## Strength by time per decision",
+            "### 2 players against aggressive",
+            "| search | search/iterations=400 | mcts |",
+            "| heuristic | heuristic | balanced |",
+            "(<cost/figures/cost-1.svg>)",
+        ],
+    );
+    // Only the field with the search: the threshold sweep faces another field.
+    lacks(&page, "### 2 players against random");
+    assert!(out.join("cost/figures/cost-1.svg").is_file());
+    assert!(!out.join("cost/figures/cost-2.svg").exists());
+    let rows = csv_rows(&out.join("cost/cost.csv"));
+    let stages: Vec<&str> = rows.iter().map(|r| r["stage"].as_str()).collect();
+    assert_eq!(
+        stages,
+        ["search/iterations=4", "search/iterations=400", "heuristic"]
+    );
+    let mut times = Vec::new();
+    for r in &rows {
+        let stats = json(&out.join(&r["stage"]).join("stats.json"));
+        let first = &stats["agents"][0];
+        assert_eq!(r["agent"], first["agent"].as_str().unwrap());
+        assert_eq!(r["measure"], "games won");
+        let rate: f64 = r["rate"].parse().unwrap();
+        assert_eq!(rate, first["games"]["rate"].as_f64().unwrap(), "{r:?}");
+        let lo: f64 = r["ci95_low"].parse().unwrap();
+        assert_eq!(lo, first["games"]["ci95"][0].as_f64().unwrap(), "{r:?}");
+        let us: f64 = r["micros_per_decision"].parse().unwrap();
+        assert_eq!(
+            us,
+            first["decision_time"]["mean_us"].as_f64().unwrap(),
+            "{r:?}"
+        );
+        times.push(us);
+    }
+    // A hundred times the iterations take more time per decision.
+    assert!(times[1] > 2.0 * times[0], "{times:?}");
+}

@@ -210,3 +210,17 @@ pub(crate) fn draw_diamond(
     canvas.polygon(&pts[..4], WHITE, 1.0)?;
     canvas.polyline(&pts, colour, 0.9)
 }
+
+/// The legend of line figures: series i's line (with its band's swatch when `band`) and its
+/// label, cleaned for drawing.
+pub(crate) fn line_entries<'a>(
+    series: impl Iterator<Item = (&'a str, bool)>,
+) -> Vec<(Swatch, String)> {
+    series
+        .enumerate()
+        .map(|(i, (label, band))| {
+            let style = super::style::SeriesStyle::of(i);
+            (Swatch::Line { style, band }, super::text::clean(label))
+        })
+        .collect()
+}

@@ -59,6 +59,7 @@ mod axis;
 mod bars;
 mod canvas;
 mod category;
+mod cost;
 mod frame;
 mod grid;
 mod heatmap;
@@ -73,6 +74,7 @@ use std::path::{Path, PathBuf};
 
 pub use axis::group_thousands;
 pub use bars::{grouped_interval_bars, interval_bars, interval_bars_coloured};
+pub use cost::{CostPoint, CostSeries, cost_curves};
 pub use grid::{GridOptions, GridPanel, grids};
 pub use heatmap::{Cells, HeatmapOptions, heatmaps, heatmaps_with};
 pub use lines::lines;

@@ -10,7 +10,6 @@ use crate::Result;
 use super::axis::{self, Ticks};
 use super::canvas::{self, Anchor, Canvas};
 use super::frame::{self, Header, XLabel, YAxis};
-use super::legend::Swatch;
 use super::style::{AXIS_W, BLACK, GAP, Marker, PAD, SeriesStyle, TICK_LEN, WHITE, plot_height};
 use super::text::{self, ASCENT};
 use super::{Band, Figure, Width};
@@ -57,19 +56,8 @@ pub fn lines(
 
     let w = width.points();
     let plot_h = plot_height(width);
-    let legend = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            (
-                Swatch::Line {
-                    style: SeriesStyle::of(i),
-                    band: s.band.is_some(),
-                },
-                text::clean(&s.label),
-            )
-        })
-        .collect();
+    let legend =
+        super::legend::line_entries((series.iter()).map(|s| (s.label.as_str(), s.band.is_some())));
     let header = Header::new(title, legend, w)?;
     // The data fill the frame: the axes run over the data (y with a little air), with nice
     // ticks inside.

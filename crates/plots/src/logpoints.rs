@@ -132,7 +132,11 @@ pub fn log_points_labelled(
 /// (the last label, centred on its tick, must end inside `right`). Labels keep 4 pt apart:
 /// plain numbers on every labelled tick if they fit, else powers of ten, else every second
 /// (third, ...) decade.
-fn tick_labels(ticks: &LogTicks, x0: f64, right: f64) -> Result<(Vec<Option<String>>, f64)> {
+pub(crate) fn tick_labels(
+    ticks: &LogTicks,
+    x0: f64,
+    right: f64,
+) -> Result<(Vec<Option<String>>, f64)> {
     let tick = frame::tick_font();
     let decades = (ticks.hi_exp - ticks.lo_exp).max(1) as usize;
     let mut last = None;
@@ -172,7 +176,7 @@ fn tick_labels(ticks: &LogTicks, x0: f64, right: f64) -> Result<(Vec<Option<Stri
     last.ok_or_else(|| render_error!("log axis without ticks"))
 }
 
-fn draw_axis(
+pub(crate) fn draw_axis(
     c: &mut Canvas,
     ticks: &LogTicks,
     labels: &[Option<String>],

@@ -286,8 +286,9 @@ fn rate(k: u64, n: u64, units: Option<&Cluster>, primary: Primary) -> Rate {
     }
 }
 
-/// Decision time of one agent.
-#[derive(Clone, Debug, Serialize)]
+/// Decision time of one agent (read back from stats.json too: the overview's strength by
+/// time per decision).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DecisionTime {
     /// Decisions timed (all of them, or those of the sampled deals).
     pub decisions: u64,

@@ -15,6 +15,7 @@
 //! What fails fails with one [`Error`] ([`error`]).
 
 pub mod analyze;
+pub mod cost;
 pub mod error;
 pub mod exploit;
 pub mod figures;

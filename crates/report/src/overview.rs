@@ -47,6 +47,7 @@ pub fn write_overview(
     let text =
         super::sequential::with_overview(text, views.iter().map(|v| (v.name.as_str(), &v.stats)));
     let text = text + super::sweep::section(&manifest, run, reports).as_str();
+    let text = text + super::cost::section(&manifest, reports).as_str();
     // The ratings across stages still read the manifest by key (ratings.rs).
     let json = serde_json::to_value(&manifest).doing("cannot read", &run.join("manifest.json"))?;
     let text = super::ratings::with_overview(text, run, reports, &json, ratings);

@@ -15,7 +15,7 @@ use dhumbal_runner::result_file::{self, Kind, ReadError};
 use dhumbal_runner::scenario::Seating;
 use dhumbal_runner::scenario::rules_spec::ScoringName;
 
-use super::analyze::{Metric, Spread, StageAnalysis, Summary};
+use super::analyze::{DecisionTime, Metric, Spread, StageAnalysis, Summary};
 use super::load::StageInfo;
 use super::sequential::Entry;
 
@@ -85,6 +85,8 @@ pub struct Agent {
     pub call_success: Rate,
     /// Point games: games won.
     pub games: Option<Rate>,
+    /// `null` where the stage's decisions were not timed.
+    pub decision_time: Option<DecisionTime>,
 }
 
 /// A rate with its primary 95% interval ([`super::analyze::Rate`]).

@@ -186,6 +186,15 @@ pub fn pval(p: Option<f64>) -> String {
     }
 }
 
+/// A CSV text field, quoted where it must be (a comma, a quote or a line break in it).
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 /// A number for the CSV tables: full precision (shortest round-trip form), in scientific
 /// notation when very small or very large (a p-value of 1e-53 as `1.2e-53`, not 55 digits);
 /// empty when missing or not finite.
@@ -370,7 +379,7 @@ fn decision(a: &AgentMetrics) -> String {
 }
 
 /// Three significant digits, for times spanning orders of magnitude.
-fn sig(x: Option<f64>) -> String {
+pub fn sig(x: Option<f64>) -> String {
     match x {
         Some(x) if x.is_finite() && x > 0.0 => {
             let digits = (2 - x.log10().floor() as i32).max(0) as usize;
