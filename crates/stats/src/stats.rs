@@ -596,15 +596,19 @@ mod tests {
         let fixture: serde_json::Value = serde_json::from_str(text).unwrap();
         for case in fixture["cases"].as_array().unwrap() {
             let (k, n) = (case["k"].as_u64().unwrap(), case["n"].as_u64().unwrap());
-            let (lo, hi) = wilson_z(k, n, Z_95).unwrap();
+            let confidence = case["confidence"].as_f64().unwrap();
+            let (lo, hi) = wilson(k, n, confidence).unwrap();
             assert!(
                 (lo - case["low"].as_f64().unwrap()).abs() < 1e-9,
-                "{k}/{n}: {lo}"
+                "{k}/{n} at {confidence}: {lo}"
             );
             assert!(
                 (hi - case["high"].as_f64().unwrap()).abs() < 1e-9,
-                "{k}/{n}: {hi}"
+                "{k}/{n} at {confidence}: {hi}"
             );
+            if confidence == 0.95 {
+                assert_eq!(wilson_z(k, n, Z_95), Some((lo, hi)));
+            }
         }
         assert_eq!(wilson_z(0, 0, Z_95), None);
     }
