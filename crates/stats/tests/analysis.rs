@@ -113,6 +113,14 @@ fn undefined_statistics_are_none_not_nan() {
     assert!(cohen_d(&flat, &flat, PooledSd::Sample).is_none());
     assert!(cohen_dz(&flat).is_none());
     assert!(pearson(&CoMoments::from_slices(&[1.0, 2.0], &[3.0, 3.0]), 0.95).is_none());
+    // Either variable constant, at any size: no correlation (not r = NaN with p = 0).
+    let (xs, ys) = ([1.0, 2.0, 4.0, 8.0], [3.0, 3.0, 3.0, 3.0]);
+    assert!(pearson(&CoMoments::from_slices(&xs, &ys), 0.95).is_none());
+    assert!(pearson(&CoMoments::from_slices(&ys, &xs), 0.95).is_none());
+    // Two points: r is ±1 exactly (scipy.stats.pearsonr gives r = -1 and p = 1 here), and
+    // there is no test on 0 degrees of freedom, nor a Fisher interval under four points.
+    let two = pearson(&CoMoments::from_slices(&[1.0, 2.0], &[5.0, 3.0]), 0.95).unwrap();
+    assert_eq!((two.n, two.r, two.p, two.low, two.high), (2, -1.0, None, None, None));
     assert_eq!(percentile(&mut [], 0.5), None);
     assert_eq!(holm(&[None, Some(0.01)]), vec![None, Some(0.01)]);
 }
