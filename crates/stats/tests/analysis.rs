@@ -120,7 +120,41 @@ fn undefined_statistics_are_none_not_nan() {
     // Two points: r is ±1 exactly (scipy.stats.pearsonr gives r = -1 and p = 1 here), and
     // there is no test on 0 degrees of freedom, nor a Fisher interval under four points.
     let two = pearson(&CoMoments::from_slices(&[1.0, 2.0], &[5.0, 3.0]), 0.95).unwrap();
-    assert_eq!((two.n, two.r, two.p, two.low, two.high), (2, -1.0, None, None, None));
+    assert_eq!(
+        (two.n, two.r, two.p, two.low, two.high),
+        (2, -1.0, None, None, None)
+    );
+    // A perfect line: r = 1 exactly; from three points on the t statistic is infinite and p
+    // is 0; the Fisher interval needs four points and |r| < 1 (atanh(1) is infinite).
+    let line3 = pearson(
+        &CoMoments::from_slices(&[0.0, 1.0, 2.0], &[0.0, 1.0, 2.0]),
+        0.95,
+    )
+    .unwrap();
+    assert_eq!(
+        (line3.r, line3.p, line3.low, line3.high),
+        (1.0, Some(0.0), None, None)
+    );
+    let line4 = [0.0, 1.0, 2.0, 3.0];
+    let line4 = pearson(&CoMoments::from_slices(&line4, &line4), 0.95).unwrap();
+    assert_eq!(
+        (line4.r, line4.p, line4.low, line4.high),
+        (1.0, Some(0.0), None, None)
+    );
+    let three = pearson(
+        &CoMoments::from_slices(&[1.0, 2.0, 3.0], &[2.0, 1.0, 6.0]),
+        0.95,
+    )
+    .unwrap();
+    assert!(three.r.abs() < 1.0 && three.p.is_some());
+    assert_eq!((three.low, three.high), (None, None));
+    // A quantile outside [0, 1], or of values with a NaN, is not defined.
+    assert_eq!(percentile(&mut [1.0, 2.0], 1.5), None);
+    assert_eq!(percentile(&mut [1.0, 2.0], -0.5), None);
+    assert_eq!(percentile(&mut [1.0, f64::NAN, 3.0], 0.5), None);
+    // On an order statistic itself nothing is interpolated, even next to an infinite value
+    // (0·∞ would be NaN).
+    assert_eq!(percentile(&mut [f64::INFINITY, 1.0], 0.0), Some(1.0));
     assert_eq!(percentile(&mut [], 0.5), None);
     assert_eq!(holm(&[None, Some(0.01)]), vec![None, Some(0.01)]);
 }
