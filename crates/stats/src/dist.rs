@@ -378,6 +378,13 @@ mod tests {
         let q = t_quantile(1e-5, 0.05);
         assert!((q / scipy - 1.0).abs() <= 1e-14, "{q:e}");
         assert_eq!(t_quantile(1e-20, 0.05), f64::NEG_INFINITY);
+        // In the power law, quantiles scale as the tails' ratio to the -1/df: exactly, and
+        // also where `tail^(-1/df)` alone overflows (3e-16^-20 is 3e310) but the quantile,
+        // c^20 of it with c ≈ 0.45, does not (about 3e303).
+        let (q1, q2) = (t_quantile(1e-15, 0.05), t_quantile(3e-16, 0.05));
+        assert!(q2.is_finite() && q2 < -1e300, "{q2:e}");
+        let want = (1e-15f64 / 3e-16).powf(20.0);
+        assert!(((q2 / q1) / want - 1.0).abs() <= 1e-12, "{q1:e} {q2:e}");
         // Heavier tails, further out: never nearer 0 for a smaller tail.
         let mut last = 0.0;
         for tail in [1e-5, 1e-10, 1e-20, 1e-29, 1e-31, 1e-60] {
