@@ -90,9 +90,9 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     // quantile (the t's tail is heavier, so its quantile is larger) and the power-law tail's
     // `(c / tail)^(1/df)`, with `sf(t) ≈ c·t^-df` for `t² ≫ df`.
     // c = Γ((df+1)/2)·df^((df-1)/2) / (sqrt(df·π)·Γ(df/2)).
-    // Where the quantile is past 1e10 (and t² ≫ df), the power-law tail is the tail itself:
-    // sf(t) = c·t^-df·(1 + O(1/t²)), so `(c / tail)^(1/df)` is the quantile to within
-    // 1e-18 or so, and the only answer where t² overflows (t past 1e154, which heavy tails
+    // Where the quantile is past 1e10, the power-law tail is the tail itself: sf(t) =
+    // c·t^-df·(1 - a/t² + ...) with a = df(df+1)/(2(df+2)), so `(c / tail)^(1/df)` is the
+    // quantile to a relative a/(df·t²) < 1/t², 1e-20 (whatever df), and the only answer where t² overflows (t past 1e154, which heavy tails
     // reach at moderate levels: df = 0.1 at a tail of 1e-20 is at 1.6e196) and the cdf can
     // no longer tell the tail apart from 0; past the largest float it is infinite. statrs'
     // first guess is worthless there (below about df = 0.2 it stalls near 1e-17).
@@ -105,7 +105,7 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
         p if p.is_finite() => p,
         _ => ((ln_c - tail.ln()) / df).exp(),
     };
-    if power >= 1e10 * df.sqrt().max(1.0) {
+    if power >= 1e10 {
         return sign * power;
     }
     let y = if tail >= FAR_TAIL {
