@@ -22,7 +22,9 @@ pub struct CostPoint {
     pub high: f64,
 }
 
-/// A series of [`cost_curves`]: its legend label and points (joined in order of cost).
+/// A series of [`cost_curves`]: its legend label and points, joined in the order given (a
+/// search's budgets in increasing order: where a larger budget costs no more time, the line
+/// turns back rather than hiding it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CostSeries {
     pub label: String,
@@ -43,11 +45,7 @@ pub fn cost_curves(
     let placed = |p: &CostPoint| p.x.is_finite() && p.x > 0.0 && p.y.is_finite();
     let shown: Vec<Vec<CostPoint>> = series
         .iter()
-        .map(|s| {
-            let mut v: Vec<CostPoint> = s.points.iter().copied().filter(placed).collect();
-            v.sort_by(|a, b| a.x.total_cmp(&b.x));
-            v
-        })
+        .map(|s| s.points.iter().copied().filter(placed).collect())
         .collect();
     let all: Vec<&CostPoint> = shown.iter().flatten().collect();
     if all.is_empty() {
