@@ -23,8 +23,9 @@ use dhumbal_plots::{self as plots, CostPoint, CostSeries, Width};
 use dhumbal_runner::summary::Manifest;
 
 use super::error::{Doing, Result};
+use super::overview::{cell, estimate, rate_text};
 use super::stats_file::{Rate, StatsFile};
-use super::tables::{csv_field, csv_num, sig};
+use super::tables::{capital, csv_field, csv_num, sig};
 
 /// The folder of the section's files under the reports folder.
 const DIR: &str = "cost";
@@ -173,7 +174,7 @@ fn write(shown: &[&Field], manifest: &Manifest, reports: &Path) -> Result<String
             out,
             "\n### {} players against {}\n",
             field.players,
-            field.others.join(", ")
+            cell(&field.others.join(", "))
         );
         table(&mut out, field);
         match figure(field).and_then(|f| f.write(&dir.join("figures"), &stem)) {
@@ -209,39 +210,22 @@ fn measures(shown: &[&Field]) -> String {
     }
 }
 
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
-}
-
-fn percent(r: &Rate) -> String {
-    match (r.rate, r.ci95) {
-        (Some(x), Some([lo, hi])) => {
-            format!("{:.1}% [{:.1}, {:.1}]", 100.0 * x, 100.0 * lo, 100.0 * hi)
-        }
-        (Some(x), None) => format!("{:.1}%", 100.0 * x),
-        _ => "n/a".to_string(),
-    }
-}
-
 fn table(out: &mut String, field: &Field) {
     let _ = writeln!(
         out,
-        "| line | stage | first agent | µs per decision | {} |\n|---|---|---|---:|---:|",
+        "| line | stage | first agent | µs per decision | {} (%) |\n|---|---|---|---:|---:|",
         field.measure
     );
     for e in &field.entries {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} |",
-            e.series,
-            e.stage,
-            e.agent,
+            cell(&e.series),
+            cell(&e.stage),
+            cell(&e.agent),
             e.micros
                 .map_or_else(|| "not timed".to_string(), |m| sig(Some(m))),
-            percent(&e.rate)
+            rate_text(estimate(e.rate.rate, e.rate.ci95))
         );
     }
 }

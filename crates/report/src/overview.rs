@@ -199,7 +199,7 @@ fn pct(x: f64) -> String {
 }
 
 /// An estimate of stats.json (a rate or a mean) with its 95% interval.
-fn estimate(m: Option<f64>, ci95: Option<[f64; 2]>) -> Option<(f64, f64, f64)> {
+pub(crate) fn estimate(m: Option<f64>, ci95: Option<[f64; 2]>) -> Option<(f64, f64, f64)> {
     let [lo, hi] = ci95?;
     Some((m?, lo, hi))
 }
@@ -217,12 +217,12 @@ fn interval(e: Option<(f64, f64, f64)>, scale: f64) -> String {
     }
 }
 
-fn rate_text(r: Option<(f64, f64, f64)>) -> String {
+pub(crate) fn rate_text(r: Option<(f64, f64, f64)>) -> String {
     interval(r, 100.0)
 }
 
 /// A markdown cell: `|` would end it.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 

@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::error::{Doing, Error, Result};
 use super::figures::FigureSpec;
 use super::stats_file::{Agent, Rate, StatsFile};
-use super::tables::{csv_num, num, signed};
+use super::tables::{capital, csv_num, num, signed};
 use dhumbal_plots::{self as plots, Band, Width};
 use dhumbal_stats::paired::{Paired, Tally, paired_rates};
 
@@ -608,13 +608,6 @@ fn grid_spec(sweep: &Sweep, m: Measure, bands: &str, same: &str) -> Option<Figur
             }
         }),
     })
-}
-
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
 }
 
 /// Writes one sweep's files and returns its section of the overview.

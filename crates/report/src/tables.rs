@@ -186,6 +186,14 @@ pub fn pval(p: Option<f64>) -> String {
     }
 }
 
+/// `s` with its first letter upper-case (a measure's name at the start of a caption or label).
+pub fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
 /// A CSV text field, quoted where it must be (a comma, a quote or a line break in it).
 pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
