@@ -37,6 +37,12 @@ dhumbal-merge-<job>.out). Threads per shard: pass --cpus-per-task=T after --.
     of TASKS shards per look (sbatch --wait) until the test decides, and the next
     stage depends on the driver. Its --time must cover every look of the stage:
     see --driver-time.
+  - Tunings (`tune:`) and exploitability entries (`exploit:`) not done yet in
+    OUT come first, in that order, a driver each (drive.sbatch tune:ID or
+    exploit:ID): one array of TASKS shards per evaluation of a tuning, and per
+    step of an entry (its stages' shares, then a look of its gain test per wave),
+    until the agent file or exploitability.json is written. A training
+    (`train:`) not done yet is refused: run it once on one machine first.
 Options:
   --driver-time T  sbatch --time of the drivers of sequential stages (default:
                  the --time given after --, else the partition's default)
@@ -131,11 +137,17 @@ printf '%s\n' "$vout" >&2
 stages=()
 looks=()
 tunings=()
+exploits=()
 while IFS= read -r line; do
     # A tuning not done yet: searched (and confirmed) by waves of shards first, a driver job
     # each (drive.sbatch tune:ID), one after the other (a tuning may seat an earlier one's).
     if [[ "$line" =~ ^\ \ tune\ \`([^\`]+)\`:.*\(to\ do: ]]; then
-        tunings+=("${BASH_REMATCH[1]}")
+        tunings+=("tune:${BASH_REMATCH[1]}")
+    fi
+    # An exploitability entry not measured yet: its stages by waves of shards, after the
+    # tunings (its `tune` method's responder is one of them), a driver each (exploit:ID).
+    if [[ "$line" =~ ^\ \ exploit\ \`([^\`]+)\`:.*\(to\ do: ]]; then
+        exploits+=("exploit:${BASH_REMATCH[1]}")
     fi
     if [[ "$line" =~ ^\ \ stage\ \`([^\`]+)\`: ]]; then
         stages+=("${BASH_REMATCH[1]}")
@@ -148,9 +160,10 @@ while IFS= read -r line; do
     fi
 done <<<"$vout"
 if grep -q '(to do: runs on one machine before the stages)' <<<"$vout"; then
-    die "the scenario has sections that run on one machine before its stages (the lines marked 'to do: runs on one machine' above: trainings, exploitability entries; each is a loop of steps that depend on the ones before). Run them first, once, without shards: '$BIN' $SCENARIO --out $OUT (on a cluster: as one job), then submit again"
+    die "the scenario has trainings that run on one machine before its stages (the lines marked 'to do: runs on one machine' above; each is a loop of steps that depend on the ones before). Run them first, once, without shards: '$BIN' $SCENARIO --out $OUT (on a cluster: as one job), then submit again"
 fi
-[ "${#stages[@]}" -ge 1 ] || [ "${#tunings[@]}" -ge 1 ] \
+drivers=(${tunings[@]+"${tunings[@]}"} ${exploits[@]+"${exploits[@]}"})
+[ "${#stages[@]}" -ge 1 ] || [ "${#drivers[@]}" -ge 1 ] \
     || die "could not read the stage names from '$BIN validate' (lines '  stage \`NAME\`: ...')"
 
 if [ "$dry_run" -eq 0 ]; then
@@ -199,7 +212,7 @@ common=(--chdir="$PWD")
 array=(--array="0-$((TASKS - 1))")
 prev=""
 first=""
-for id in ${tunings[@]+"${tunings[@]}"}; do
+for id in ${drivers[@]+"${drivers[@]}"}; do
     args=("${common[@]}")
     if [ -z "$first" ] && [ "$user_hold" -eq 0 ]; then
         args+=(--hold)
@@ -209,8 +222,11 @@ for id in ${tunings[@]+"${tunings[@]}"}; do
     fi
     submit "${args[@]}" ${extra[@]+"${extra[@]}"} --cpus-per-task=1 \
         ${driver_time[@]+"${driver_time[@]}"} "$SCRIPT_DIR/drive.sbatch" "$SCENARIO" "$OUT" \
-        "tune:$id" "$TASKS" 1 ${extra[@]+"${extra[@]}"}
-    echo "tuning $id: $JOBID (driver: one array per evaluation)"
+        "$id" "$TASKS" 1 ${extra[@]+"${extra[@]}"}
+    case "$id" in
+        tune:*) echo "tuning ${id#tune:}: $JOBID (driver: one array per evaluation)" ;;
+        *) echo "exploit ${id#exploit:}: $JOBID (driver: one array per step of its stages)" ;;
+    esac
     prev="$JOBID"
     [ -n "$first" ] || first="$JOBID"
 done

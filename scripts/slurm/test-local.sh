@@ -20,8 +20,13 @@
 #     look. The first driver is killed during its first wave (the jobs after it are
 #     cancelled); submit.sh again completes the study from the parts on disk, and the
 #     records and both outcome files (sequential.json) equal a single machine's.
-#  5. A scenario whose tuning has not run yet is refused by submit.sh (exit 2, nothing
-#     submitted): tunings run on one machine before the stages' shards.
+#  5. A tuning (a Rhai script, two parameters) and a stage seating it: submit.sh gives the
+#     tuning a driver (drive.sbatch tune:ID), one array per evaluation; the agent file, the
+#     evaluations log and the confirmation equal a single machine's.
+#  6. An exploitability entry with a gain test, then a stage: its driver (exploit:ID) is
+#     killed during its first wave and submitted again; exploitability.json, its table and
+#     both gain tests equal a single machine's. A scenario whose training has not run is
+#     refused by submit.sh (exit 2, nothing submitted): trainings run on one machine first.
 #
 # Environment:
 #   DHUMBAL_RUN      the program (default: dhumbal-run on PATH, else target/release/dhumbal-run)
@@ -325,16 +330,23 @@ done
 grep -h "wave .* ended\|complete after" "$WORK"/dhumbal-drive-*.out | grep -c . | sed 's/^/driver log lines: /'
 echo "agent file, evaluations log and confirmation equal to one machine's"
 
-step "5. a scenario whose exploitability entry is not measured is refused by submit.sh"
-cat >"$WORK/measured.yaml" <<'YAML'
-name: measured-first
-seed: 9
+# ---------------------------------------------------------------- 6. an exploitability entry by waves
+step "6. submit a scenario with an exploitability entry (a gain test) and kill its driver"
+mkdir -p "$WORK/x6" "$WORK/x6-single"
+for d in x6 x6-single; do
+    cat >"$WORK/$d/measured.yaml" <<'YAML'
+name: measured-waves
+seed: 11
 rules: {preset: paper, players: 2}
+output: {chunk_rounds: 16}
 exploit:
-  - id: agg
-    target: aggressive
-    deals: 20
-    methods: {self: {}}
+  - id: never-calls
+    target: {kind: conservative, params: {strict_threshold: 0}}
+    deals: 400
+    sequential: {delta: 0.05, every: 25}
+    methods:
+      search: {iterations: 40, particles: 12}
+      self: {}
 stages:
   - name: check
     deals: 40
@@ -342,14 +354,68 @@ stages:
       - kind: aggressive
       - kind: balanced
 YAML
+done
+OUT6="$WORK/x6/out"
+submit "$WORK/x6/measured.yaml" "$OUT6" "$TASKS"
+grep -q '^exploit never-calls: [0-9]* (driver' <<<"$SUB_OUT" || fail "submit.sh did not submit a driver for the entry"
+read -r X_ID _ <<<"$JOBS"
+# Killed once its first wave is in the queue; submitted again, it goes on from the parts.
+for _ in $(seq 1 300); do
+    [ -z "$(squeue -h -n "$(printf 'dhumbal-look-%s' "$(printf '%s' "$OUT6//exploit:never-calls" | cksum | cut -d' ' -f1)")" -o %i)" ] || break
+    sleep 0.2
+done
+scancel "$X_ID"
+# shellcheck disable=SC2086
+wait_jobs $JOBS
+[ "$WAIT_RC" -eq 1 ] || { show_logs; fail "local-cluster.sh wait exit $WAIT_RC after the entry's driver was killed, expected 1"; }
+STATUS="$("$BIN" status "$OUT6")" || fail "dhumbal-run status $OUT6 failed"
+echo "$STATUS"
+grep -q "exploit \`never-calls\`: measuring as $TASKS shards" <<<"$STATUS" || fail "status does not show the entry being measured"
+step "6. submit again; wait for jobs"
+submit "$WORK/x6/measured.yaml" "$OUT6" "$TASKS"
+# shellcheck disable=SC2086
+wait_jobs $JOBS
+if [ "$WAIT_RC" -ne 0 ]; then
+    show_logs
+    fail "not every job of the entry's scenario COMPLETED (local-cluster.sh wait exit $WAIT_RC)"
+fi
+step "6. one machine: the same result, gain tests and table"
+"$BIN" "$WORK/x6-single/measured.yaml" --out "$WORK/x6-single/out" --no-report --threads 2 >/dev/null 2>&1 \
+    || fail "the single-machine run of the entry's scenario failed"
+for f in exploitability.json exploitability.csv search/gain-test.json self/gain-test.json; do
+    cmp "$OUT6/exploit/never-calls/$f" "$WORK/x6-single/out/exploit/never-calls/$f" \
+        || fail "exploit/never-calls/$f differs from one machine's"
+done
+[ -f "$OUT6/check/summary.csv" ] || fail "the stage after the entry was not merged"
+"$BIN" status "$OUT6" | grep -q "exploit \`never-calls\`: measured" || fail "status does not say the entry is measured"
+grep -h "wave .* ended\|complete after" "$WORK"/dhumbal-drive-*.out | tail -3
+echo "exploitability.json, the table and both gain tests equal to one machine's, after a killed driver"
+
+step "6. a scenario whose training has not run is refused by submit.sh"
+cat >"$WORK/trained.yaml" <<'YAML'
+name: trained-first
+seed: 3
+rules: {preset: simplified-2p}
+train:
+  - id: q
+    algorithm: q-learning
+    episodes: 200
+    reward: points
+    opponents: [random]
+    checkpoint: q.csv
+stages:
+  - name: check
+    games: 10
+    agents: [{kind: random}, {kind: random}]
+YAML
 rc=0
-out="$("$SUBMIT" "$WORK/measured.yaml" "$WORK/measured" "$TASKS" 2>&1)" || rc=$?
-[ "$rc" -eq 2 ] || { echo "$out"; fail "submit.sh of a scenario with an entry to measure exited $rc, expected 2"; }
-grep -q "exploit \`agg\`: .*(to do: runs on one machine before the stages)" <<<"$out" \
+out="$("$SUBMIT" "$WORK/trained.yaml" "$WORK/trained" "$TASKS" 2>&1)" || rc=$?
+[ "$rc" -eq 2 ] || { echo "$out"; fail "submit.sh of a scenario with a training to run exited $rc, expected 2"; }
+grep -q "train \`q\`: .*(to do: runs on one machine before the stages)" <<<"$out" \
     && grep -q "Run them first, once, without shards" <<<"$out" \
-    || { echo "$out"; fail "submit.sh did not say that the entry runs first"; }
+    || { echo "$out"; fail "submit.sh did not say that the training runs first"; }
 ! grep -q '^jobs:' <<<"$out" || fail "submit.sh submitted jobs for a scenario it refused"
-echo "refused (exit 2), naming the entry and what to run"
+echo "refused (exit 2), naming the training and what to run"
 
 step "stop the cluster"
 stop_cluster

@@ -148,10 +148,10 @@ fn waiting_message(w: &runner::Waiting, scenario: &Scenario, base: &str, shard: 
         .map(|s| s.shards_missing.clone())
         .unwrap_or_default();
     eprintln!(
-        "not yet: stage `{}` seats the winner of stage `{}`, whose records are not complete{}. \
+        "not yet: stage `{}` {}, whose records are not complete{}. \
          What this shard played is kept, and this same command succeeds once `{}` is complete.",
         w.stage,
-        w.waits_for,
+        w.relation(),
         if owing.is_empty() {
             String::new()
         } else {

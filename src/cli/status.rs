@@ -39,7 +39,7 @@ pub struct StatusArgs {
 /// `dhumbal-run status`.
 pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let StatusArgs { dir, stage } = args;
-    let saved = match folder::saved_run(&dir) {
+    let saved = match saved_anywhere(&dir) {
         Ok(saved) => saved,
         // Before the first shard has copied the scenario in: nothing to report yet.
         Err(_) if stage.is_some() && !dir.join(folder::SOURCE_DIR).exists() => {
@@ -94,6 +94,32 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    for (i, x) in scenario.exploits.iter().enumerate() {
+        if stage.is_some() {
+            break;
+        }
+        let entry = x.dir(&scenario);
+        if !dhumbal_runner::exploit::needs_work(&entry) {
+            say!("  exploit `{}`: measured ({})", x.id, entry.display());
+            continue;
+        }
+        if !entry.join(folder::SOURCE_DIR).is_dir() {
+            say!("  exploit `{}`: not started", x.id);
+            continue;
+        }
+        // Its stages, as a run of their own in the entry's folder (shards or one machine).
+        let run = crate::experiment::produce::entry_run(&scenario, i);
+        let count = runner::shard_count(&entry);
+        say!(
+            "  exploit `{}`: measuring{} ({})",
+            x.id,
+            count.map_or(String::new(), |n| format!(" as {n} shards")),
+            entry.display()
+        );
+        for s in runner::status(&run)? {
+            say!("    stage `{}`: {}", s.name, describe(&s, count));
+        }
+    }
     for s in stages
         .iter()
         .filter(|s| stage.as_ref().is_none_or(|n| &s.name == n))
@@ -104,6 +130,37 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         Some(name) if !stages.iter().any(|s| s.name == name && s.complete) => ExitCode::from(3),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The run saved in `dir`; where none is yet (its tunings and exploitability entries come
+/// first, each in a folder of its own), the scenario saved by one of those: every copy is of
+/// the same file, so the whole run's standing can be read from the start.
+fn saved_anywhere(dir: &std::path::Path) -> Result<folder::SavedRun, folder::Refusal> {
+    let own = folder::saved_run(dir);
+    if own.is_ok() || dir.join(folder::SOURCE_DIR).exists() {
+        return own;
+    }
+    let within = |section: &str, sub: &str| -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir.join(section))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join(sub))
+            .filter(|p| p.join(folder::SOURCE_DIR).is_dir())
+            .collect();
+        found.sort();
+        found
+    };
+    let mut others = within("exploit", "");
+    others.extend(within("tune", "confirm"));
+    for other in others {
+        if let Ok(mut saved) = folder::saved_run(&other) {
+            // Its name and hash are the section's own run's; the file is the scenario's.
+            saved.hash = None;
+            return Ok(saved);
+        }
+    }
+    own
 }
 
 /// One tuning's line.
@@ -123,8 +180,11 @@ fn tuning_line(p: &dhumbal_runner::tune::Progress) -> String {
 /// One stage's line.
 fn describe(s: &runner::StageStatus, count: Option<u64>) -> String {
     let mut text = match (&s.waits_for, s.looks) {
-        (Some(of), _) if s.units_done == 0 => {
+        (Some((of, runner::Needs::Winner)), _) if s.units_done == 0 => {
             return format!("waits for the winner of `{of}`");
+        }
+        (Some((of, runner::Needs::Baseline)), _) if s.units_done == 0 => {
+            return format!("waits for `{of}` to be complete (its gain test reads it)");
         }
         (_, Some(looks)) if looks.decided => format!(
             "sequential test, ended after {} of at most {} matches",

@@ -299,6 +299,19 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
             )?);
             scenario = load(path, &options.overrides)?;
         }
+        // An exploitability entry's stages, this shard's share of them (of a gain test:
+        // of its next look), entry after entry.
+        let missing = produce::unmeasured(&scenario);
+        if !missing.is_empty() {
+            let sharded = produce::How {
+                shard: Some(shard),
+                mode: Mode::Fresh,
+                ..how
+            };
+            outcome.exploited.extend(produce::exploits(
+                path, &scenario, &missing, &sharded, hooks,
+            )?);
+        }
         if only {
             return Ok(outcome);
         }
@@ -349,37 +362,32 @@ pub fn run(path: &Path, options: &Options, hooks: &dyn Hooks) -> Result<Outcome,
     Ok(outcome)
 }
 
-/// A shard plays stages alone: a file's trainings, tunings and exploitability entries run on
-/// one machine (each is a loop of steps that depend on the ones before; several shards
-/// running one would write the same files at once). Refused (bad input) when the file has no
-/// stages, or when one of those sections has work left, saying what to run first.
+/// A shard plays stages, and its share of each tuning's next step and of each
+/// exploitability entry's stages; a file's trainings run on one machine (each is a loop of
+/// steps that depend on the ones before; several shards running one would write the same
+/// files at once). Refused (bad input) when the file has nothing to split, or when a training
+/// has work left, saying what to run first.
 fn refuse_shard(path: &Path, scenario: &Scenario, shard: Shard, only: bool) -> Result<(), Error> {
-    let mut pending: Vec<String> = Vec::new();
-    for t in &scenario.trainings {
-        if only || !t.output().exists() {
-            pending.push(format!("`train:` entry `{}`", t.id()));
-        }
-    }
-    let unmeasured = if only {
-        (0..scenario.exploits.len()).collect()
-    } else {
-        produce::unmeasured(scenario)
-    };
-    for i in unmeasured {
-        pending.push(format!("`exploit:` entry `{}`", scenario.exploits[i].id));
-    }
-    if pending.is_empty() && (!only || !scenario.tunings.is_empty()) {
+    let pending: Vec<String> = scenario
+        .trainings
+        .iter()
+        .filter(|t| only || !t.output().exists())
+        .map(|t| format!("`train:` entry `{}`", t.id()))
+        .collect();
+    let splits = !scenario.tunings.is_empty() || !scenario.exploits.is_empty();
+    if pending.is_empty() && (!only || splits) {
         return Ok(());
     }
     let file = shell_word(&path.display().to_string());
-    Err(Error::BadInput(if only && pending.is_empty() {
+    Err(Error::BadInput(if pending.is_empty() {
         format!("--shard {shard}: {file} has no stages to split into shards")
     } else {
         format!(
-            "--shard {shard}: {} cannot be split into shards: a training or an exploitability \
-             entry is a loop whose every step depends on the ones before, and runs on one \
-             machine (a tuning splits: its evaluations are shared out). Run `dhumbal-run {file}` without --shard first (on a \
-             cluster: as one job){}; nothing was played",
+            "--shard {shard}: {} cannot be split into shards: a training is a loop whose every \
+             step depends on the ones before, and runs on one machine (a tuning and an \
+             exploitability entry split: their evaluations and stages are shared out). Run \
+             `dhumbal-run {file}` without --shard first (on a cluster: as one job){}; nothing \
+             was played",
             pending.join(", "),
             if only {
                 String::new()

@@ -332,11 +332,18 @@ fn confirm(
             t.id
         )));
     }
+    merge_in_place(&confirm, hooks)
+}
+
+/// A section's run whose shards have every stage on disk, finished in its own folder as
+/// `dhumbal-run merge` finishes a study played as shards (nothing is played): the stages'
+/// summaries and reports, and the manifest.
+fn merge_in_place(run: &Scenario, hooks: &dyn Hooks) -> Result<(), Error> {
     let reporter = hooks.stages(true, "");
     dhumbal_runner::run::merge(
-        &confirm,
+        run,
         &dhumbal_runner::run::MergeOptions {
-            dirs: vec![dir],
+            dirs: vec![run.output.dir.clone()],
             force: false,
             csv: false,
         },
@@ -373,6 +380,19 @@ fn apart(
     run.tunings = Vec::new();
     run.exploits = Vec::new();
     run
+}
+
+/// The run that measures `exploit:` entry `i` of `scenario`: its stages (the self-play, a
+/// stage per method) in the entry's folder, as a run of their own.
+pub fn entry_run(scenario: &Scenario, i: usize) -> Scenario {
+    let x = &scenario.exploits[i];
+    apart(
+        scenario,
+        format!("exploit-{}", x.id),
+        x.stages.clone(),
+        true,
+        &x.dir(scenario),
+    )
 }
 
 /// Plays a run made by [`apart`] with its reports, stopped as the experiment is; if it stops,
@@ -462,13 +482,7 @@ pub fn exploits(
         let scenario = &scenario;
         let x = &scenario.exploits[i];
         let dir = x.dir(scenario);
-        let run = apart(
-            scenario,
-            format!("exploit-{}", x.id),
-            x.stages.clone(),
-            true,
-            &dir,
-        );
+        let run = entry_run(scenario, i);
         // A measurement of this very entry is continued where it stopped; one of another
         // entry (its scenario hash holds the target and the methods) is refused unless asked
         // (`--force`), as a run's folder is.
@@ -502,7 +516,20 @@ pub fn exploits(
             x.methods().collect::<Vec<_>>().join(", "),
             dir.display()
         ));
-        play_apart(&run, mode, "exploit", path, &x.id, how, hooks)?;
+        match how.shard {
+            None => {
+                play_apart(&run, mode, "exploit", path, &x.id, how, hooks)?;
+            }
+            Some(shard) => measure_share(
+                &run,
+                kept.is_some() && !same,
+                shard,
+                path,
+                &x.id,
+                how,
+                hooks,
+            )?,
+        }
         let methods: Vec<String> = x.methods().map(String::from).collect();
         let result = dhumbal_report::exploit::compute(&dir, &x.id, &methods, &x.budgets, x.margin)?;
         for m in &result.methods {
@@ -551,6 +578,61 @@ pub fn exploits(
         ));
     }
     Ok(done)
+}
+
+/// A shard's share of an entry's stages (docs/cluster.md): its share of the self-play and of
+/// each fixed responder's stage, and of a gain test's next look once the self-play is
+/// complete. `Ok` once every stage is on disk, merged here as `dhumbal-run merge` finishes a
+/// study played as shards (nothing is played); else "not yet" (exit code 3): the next wave of
+/// shards goes on from the parts on disk. `other`: `dir` holds a measurement of another entry
+/// (another target, methods or version), which shards do not replace.
+fn measure_share(
+    run: &Scenario,
+    other: bool,
+    shard: Shard,
+    path: &Path,
+    id: &str,
+    how: &How<'_>,
+    hooks: &dyn Hooks,
+) -> Result<(), Error> {
+    let dir = &run.output.dir;
+    if other {
+        return Err(Error::BadInput(format!(
+            "--shard {shard}: {} holds the measurement of another `exploit:` entry than `{id}` \
+             (another target, methods, deals or program version); shards do not replace it: \
+             measure it on one machine (`dhumbal-run exploit {} --id {} --force`) or remove \
+             that folder",
+            dir.display(),
+            shell_word(&path.display().to_string()),
+            shell_word(id)
+        )));
+    }
+    let not_yet = |what: &str| {
+        Error::Pending(format!(
+            "exploit `{id}`: this shard played its share of {what}; the other shards' shares \
+             are not all on disk yet: the next wave of shards goes on from there \
+             (scripts/slurm/drive.sbatch submits the waves; docs/cluster.md)"
+        ))
+    };
+    let report = match play_apart(run, Mode::Fresh, "exploit", path, id, how, hooks) {
+        Ok(report) => report,
+        // A gain test waits for the self-play's other shares.
+        Err(Error::NotYet { waiting, .. }) => {
+            return Err(not_yet(&format!(
+                "the stages it could play; stage `{}` {}, not complete yet",
+                waiting.stage,
+                waiting.relation()
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(open) = report.shard_stages.iter().find(|s| !s.complete) {
+        return Err(not_yet(&format!(
+            "the stages (`{}` is not complete)",
+            open.name
+        )));
+    }
+    merge_in_place(run, hooks)
 }
 
 /// With more than one `exploit:` entry, their overview (`exploit/report.md`, one CSV and one

@@ -170,8 +170,9 @@ pub fn describe(scenario: &Scenario) -> Vec<String> {
             agents.join(", ")
         ));
     }
-    // The sections that run on one machine, before the stages (a shard refuses to start
-    // while one has work left: scripts/slurm/submit.sh reads these lines).
+    // The sections that run before the stages: trainings on one machine (a shard refuses to
+    // start while one has work left), tunings and exploitability entries by shards or on one
+    // machine (scripts/slurm/submit.sh reads these lines).
     let first = "to do: runs on one machine before the stages";
     for t in &scenario.trainings {
         let state = if t.output().exists() {
@@ -201,8 +202,9 @@ pub fn describe(scenario: &Scenario) -> Vec<String> {
     }
     let unmeasured = super::produce::unmeasured(scenario);
     for (i, x) in scenario.exploits.iter().enumerate() {
+        // An entry's stages split into shards too (a gain test: a look a wave).
         let state = if unmeasured.contains(&i) {
-            first
+            "to do: measured before the stages, by shards or on one machine"
         } else {
             "measured"
         };

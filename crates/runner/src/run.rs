@@ -21,8 +21,11 @@ use crate::tournament::{Halt, Lineup, Pulse, StageTotals, UnitError};
 pub struct Waiting {
     /// The stage that cannot start.
     pub stage: String,
-    /// The earlier stage whose winner it seats.
+    /// The earlier stage it needs complete: whose winner it seats, or (an `exploit:`
+    /// responder's gain test) whose records its looks read.
     pub waits_for: String,
+    /// Why it needs that stage.
+    pub needs: Needs,
     /// A shard's run: what it played before it stopped, and where every stage stands (as
     /// [`RunReport::shard_stages`]); empty otherwise.
     pub shard_stages: Vec<ShardStage>,
@@ -31,15 +34,39 @@ pub struct Waiting {
     pub seconds: f64,
 }
 
+/// What a waiting stage needs of the earlier one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// It seats that stage's winner.
+    Winner,
+    /// Its sequential test of the gain reads that stage's records deal by deal (an
+    /// `exploit:` responder's against the target's self-play).
+    Baseline,
+}
+
+impl Waiting {
+    /// `seats the winner of stage `X`` or `tests its gain against stage `X``.
+    pub fn relation(&self) -> String {
+        match self.needs {
+            Needs::Winner => format!("seats the winner of stage `{}`", self.waits_for),
+            Needs::Baseline => format!(
+                "tests its gain deal by deal against stage `{}`",
+                self.waits_for
+            ),
+        }
+    }
+}
+
 impl std::fmt::Display for Waiting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "stage `{}` seats the winner of stage `{}`, whose records are not complete yet; \
+            "stage `{}` {}, whose records are not complete yet; \
              play that stage to the end first (shards: `dhumbal-run merge` says what is \
              missing; on Slurm, submit the shards of a stage as a job that depends on those of \
              the stage before, as scripts/slurm/submit.sh does)",
-            self.stage, self.waits_for
+            self.stage,
+            self.relation()
         )
     }
 }
@@ -416,8 +443,9 @@ pub struct StageStatus {
     pub units: u64,
     pub units_done: u64,
     pub complete: bool,
-    /// A stage that seats the winner of an earlier one that is not complete: that stage.
-    pub waits_for: Option<String>,
+    /// A stage that needs an earlier one that is not complete: that stage, and why (it seats
+    /// its winner, or tests its gain against it).
+    pub waits_for: Option<(String, Needs)>,
     /// A sequential test's looks, and its LLR at the last look on disk.
     pub looks: Option<Looks>,
     pub test: Option<TestStanding>,
@@ -489,15 +517,27 @@ pub fn status(scenario: &Scenario) -> Result<Vec<StageStatus>> {
                 .sum::<u64>();
         let complete = units_done == units;
         let agents = seat_agents(stage, &results, &scenario.stages);
+        // A gain test's baseline (the self-play) not complete yet: the test cannot look.
+        let baseline = stage.gain_test.as_ref().and_then(|plan| {
+            let k = scenario.stages[..index]
+                .iter()
+                .position(|s| s.name == plan.against)?;
+            results[k].is_none().then(|| plan.against.clone())
+        });
         let waits_for = match &agents {
-            Err(Error::Waiting(w)) => Some(w.waits_for.clone()),
-            _ => None,
+            Err(Error::Waiting(w)) => Some((w.waits_for.clone(), w.needs)),
+            _ => baseline.clone().map(|b| (b, Needs::Baseline)),
         };
         let looks = Looks::of(stage, &dataset);
-        let test = match (&stage.sequential, looks, &agents) {
-            (Some(plan), Some(looks), Ok(agents)) if looks.matches_done >= looks.every => Some(
+        let test = match (&stage.sequential, &stage.gain_test, looks, &agents) {
+            (Some(plan), _, Some(looks), Ok(agents)) if looks.matches_done >= looks.every => Some(
                 test_standing(plan, stage, agents.len(), &dir, &dataset, looks)?,
             ),
+            (None, Some(plan), Some(looks), Ok(_))
+                if baseline.is_none() && looks.matches_done >= looks.every =>
+            {
+                Some(gain_standing(plan, stage, scenario, &dir, &dataset, looks)?)
+            }
             _ => None,
         };
         let result = match agents {
@@ -585,6 +625,44 @@ fn test_standing(
         bounds: course.bounds,
         pair,
         decision: crate::sequential::Outcome::read(stage_dir)
+            .ok()
+            .flatten()
+            .map(|o| o.decision),
+    })
+}
+
+/// An `exploit:` responder's gain test at the last whole look of `looks` on disk: the gains
+/// of its deals over the self-play's (complete), replayed as the run's looks are.
+fn gain_standing(
+    plan: &crate::exploit::GainPlan,
+    stage: &Stage,
+    scenario: &Scenario,
+    stage_dir: &Path,
+    dataset: &Dataset,
+    looks: Looks,
+) -> Result<TestStanding> {
+    let every = looks.every.max(1);
+    let upto = if looks.decided {
+        looks.matches_done
+    } else {
+        (looks.matches_done / every) * every
+    };
+    let base = Dataset::open(&scenario.output.dir.join(&plan.against))?;
+    let gains = crate::exploit::deal_gains(
+        plan,
+        dataset,
+        &base,
+        stage.is_points(),
+        stage.arrangements(),
+        0..upto,
+    )?;
+    let course = crate::exploit::GainOutcome::course(plan, &gains, stage.matches)?;
+    Ok(TestStanding {
+        matches: upto,
+        llr: course.llr,
+        bounds: course.bounds,
+        pair: None,
+        decision: crate::exploit::GainOutcome::read(stage_dir)
             .ok()
             .flatten()
             .map(|o| o.decision),
@@ -715,6 +793,27 @@ impl Run<'_> {
             }
             Err(e) => return Err(self.waiting(e)),
         };
+        // A gain test looks at the self-play deal by deal: shards that have not all played
+        // their share of it leave this stage to the next wave (one machine plays it first).
+        if let Some(plan) = &stage.gain_test
+            && selected
+            && let Some(k) = self.scenario.stages[..index]
+                .iter()
+                .position(|s| s.name == plan.against)
+            && self.results[k].is_none()
+        {
+            return Err(self.waiting(
+                Waiting {
+                    stage: stage.name.clone(),
+                    waits_for: plan.against.clone(),
+                    needs: Needs::Baseline,
+                    shard_stages: Vec::new(),
+                    rounds_now: 0,
+                    seconds: 0.0,
+                }
+                .into(),
+            ));
+        }
         let lineup = Lineup {
             stage,
             agents,
@@ -1824,6 +1923,7 @@ fn seat_agents(
                     return Err(Waiting {
                         stage: stage.name.clone(),
                         waits_for: stages[*i].name.clone(),
+                        needs: Needs::Winner,
                         shard_stages: Vec::new(),
                         rounds_now: 0,
                         seconds: 0.0,
