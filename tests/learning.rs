@@ -432,3 +432,58 @@ fn a_checkpoint_is_refused_under_another_kind_encoding_or_rules() {
         ],
     );
 }
+
+/// `imitate` needs a teacher, with the `cards` encoding; no other algorithm takes one; a
+/// teacher that is not an agent entry is refused at its field. Each with file, line and field,
+/// exit code 2. A good entry resolves, with its teacher in the plan and in the hash.
+#[test]
+fn a_teacher_is_checked_where_it_is_written() {
+    let dir = tmp();
+    let entry = |extra: &str| {
+        format!(
+            "name: t\nseed: 1\nrules: {{preset: jhyap, players: 2}}\ntrain:\n  - id: d\n    episodes: 10\n    opponents: [aggressive]\n    checkpoint: d.safetensors\n{extra}"
+        )
+    };
+    let refused = |extra: &str| {
+        let file = common::scenario(dir.path(), "t.yaml", &entry(extra));
+        common::refused(&["validate", arg(&file)])
+    };
+    let t = refused("    algorithm: imitate\n");
+    has_all(&t, &["t.yaml:", "`train.0.teacher`", "missing", "imitate"]);
+    let t = refused("    algorithm: ppo\n    teacher: aggressive\n");
+    has_all(
+        &t,
+        &[
+            "`train.0.teacher`",
+            "only `algorithm: imitate` learns from a teacher",
+        ],
+    );
+    let t = refused("    algorithm: imitate\n    encoding: paper\n    teacher: aggressive\n");
+    has_all(&t, &["`train.0.encoding`", "use `encoding: cards`"]);
+    let t =
+        refused("    algorithm: imitate\n    teacher: {kind: ismcts, params: {iterations: -3}}\n");
+    has(&t, "train.0.teacher");
+    let t = refused("    algorithm: q-learning\n    teacher: aggressive\n");
+    has_all(&t, &["`train.0.teacher`", "is for networks"]);
+
+    let file = common::scenario(
+        dir.path(),
+        "ok.yaml",
+        &entry("    algorithm: imitate\n    teacher: {kind: ismcts, params: {iterations: 50}}\n"),
+    );
+    ok(&["validate", arg(&file)]);
+    let s = dhumbal::scenario::load(&file, &Default::default()).unwrap();
+    let plan = s.trainings[0].neural().unwrap();
+    assert_eq!(plan.algorithm, Algorithm::Imitate);
+    assert_eq!(plan.teacher.as_ref().unwrap().0, "ismcts");
+    let other = common::scenario(
+        dir.path(),
+        "other.yaml",
+        &entry("    algorithm: imitate\n    teacher: {kind: ismcts, params: {iterations: 60}}\n"),
+    );
+    let o = dhumbal::scenario::load(&other, &Default::default()).unwrap();
+    assert_ne!(
+        o.trainings[0].neural().unwrap().scenario_hash,
+        plan.scenario_hash
+    );
+}

@@ -1,4 +1,4 @@
-//! `dqn`, `ddqn`, `ppo`: trained networks as agents. The checkpoint (written by
+//! `dqn`, `ddqn`, `ppo`, `imitate`: trained networks as agents. The checkpoint (written by
 //! `dhumbal-run train`, docs/learning.md) is read once when the scenario resolves and shared
 //! read-only by every thread; each seat keeps only its buffers. The forward pass is plain
 //! Rust (`neural::net`), so trained agents play in builds without libtorch.
@@ -36,6 +36,9 @@ impl Family for LearnedFamily {
             }
             Algorithm::Ppo => {
                 "a policy trained by PPO (`dhumbal-run train`): plays its most probable legal action, or samples"
+            }
+            Algorithm::Imitate => {
+                "a policy trained to imitate a teacher agent (`dhumbal-run train`, `algorithm: imitate`; a search's visit counts): plays its most probable legal action, or samples"
             }
         }
     }

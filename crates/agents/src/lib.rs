@@ -38,6 +38,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &learned::LearnedFamily(Algorithm::Dqn),
     &learned::LearnedFamily(Algorithm::Ddqn),
     &learned::LearnedFamily(Algorithm::Ppo),
+    &learned::LearnedFamily(Algorithm::Imitate),
     &tabular::TabularFamily,
     &tabular::MacroFamily,
     &tuned::TunedFamily,

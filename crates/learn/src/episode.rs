@@ -5,10 +5,15 @@
 
 use std::sync::Arc;
 
-use dhumbal_agents::neural::{Action, Choice, Mlp, Policy, PolicyAgent, Scratch, Workspace};
+use dhumbal_agents::neural::{
+    Action, Choice, Encoded, Encoding, Mlp, Policy, PolicyAgent, Scratch, Workspace,
+};
 use dhumbal_game::rng::{ChaChaStreams, Purpose, RandomSource, chacha_stream};
 use dhumbal_game::rules::Scoring;
-use dhumbal_game::{Agent, Observation, PlayError, RoundOutcome, Rules, Table};
+use dhumbal_game::{
+    Agent, AgentError, Discard, Explanation, Observation, Pick, PlayError, RoundOutcome, Rules,
+    Table,
+};
 
 use crate::{EpisodeRecord, Opponent, TrainPlan, TrainSeating};
 
@@ -25,6 +30,8 @@ pub struct Trajectory {
     pub logp: Vec<f32>,
     /// The value network's estimate of each state (PPO).
     pub values: Vec<f32>,
+    /// The teacher's probability of each action row, rows as in `features` (`imitate`).
+    pub targets: Vec<f32>,
     /// The episode's reward as learned from (scaled score, or the win), at its end: every
     /// other step's reward is 0.
     pub reward: f32,
@@ -43,6 +50,8 @@ pub enum Acting<'a> {
     Epsilon(f64),
     /// Sampling its policy, with the value network's estimates recorded (PPO).
     Sample(&'a Mlp),
+    /// The plan's teacher plays the seat; its choices are recorded (`imitate`).
+    Teacher,
 }
 
 /// The learner in its seat.
@@ -61,6 +70,8 @@ impl Learner<'_> {
         let choice = match self.acting {
             Acting::Epsilon(e) => Choice::EpsilonGreedy(e),
             Acting::Sample(_) => Choice::Sample,
+            // The teacher plays the seat then (`Pupil`): never asked here.
+            Acting::Teacher => Choice::Greedy,
         };
         let i = self.policy.choose(&mut self.ws, choice, rng);
         if n > 1 {
@@ -86,6 +97,119 @@ impl Agent for Learner<'_> {
     }
 
     dhumbal_agents::answer_by!(decide);
+}
+
+/// The teacher in the learner's seat: it plays every decision, and each real choice is
+/// recorded with the teacher's probability of every legal action ([`teacher_targets`]).
+struct Pupil {
+    teacher: Box<dyn Agent>,
+    encoding: Encoding,
+    encoded: Encoded,
+    traj: Trajectory,
+}
+
+impl Pupil {
+    /// Records the decision `obs` the teacher just answered with `played`.
+    fn record(&mut self, obs: &Observation<'_>, played: Action) {
+        self.encoding.encode(obs, &mut self.encoded);
+        let actions = &self.encoded.actions;
+        if actions.len() < 2 {
+            return;
+        }
+        let Some(index) = actions.iter().position(|a| *a == played) else {
+            // Not an action of the encoding: nothing to learn from (never seen in practice).
+            return;
+        };
+        let explanation = self.teacher.explain(obs);
+        let t = &mut self.traj;
+        t.states.extend_from_slice(&self.encoded.state);
+        t.features.extend_from_slice(&self.encoded.features);
+        t.n_actions.push(actions.len() as u16);
+        t.actions.push(index as u16);
+        teacher_targets(actions, index, explanation.as_ref(), &mut t.targets);
+    }
+}
+
+/// Appends the teacher's probability of each of `actions` to `out`: a search's visit counts,
+/// normalised, where its explanation scores the candidates by visits (not calling gets the
+/// visits of every move that is not a call: the search weighs the call against the discards
+/// themselves); else, and where no visit falls on these actions, all of it on `played`.
+pub fn teacher_targets(
+    actions: &[Action],
+    played: usize,
+    explanation: Option<&Explanation>,
+    out: &mut Vec<f32>,
+) {
+    let start = out.len();
+    out.extend(std::iter::repeat_n(0f32, actions.len()));
+    let visits = explanation.filter(|e| e.score == "visits");
+    let mut total = 0f64;
+    if let Some(e) = visits {
+        for (j, a) in actions.iter().enumerate() {
+            let v: f64 = match a {
+                Action::Call(false) => e
+                    .candidates
+                    .iter()
+                    .filter(|c| c.choice != Action::Call(true))
+                    .map(|c| c.score)
+                    .sum(),
+                _ => e
+                    .candidates
+                    .iter()
+                    .filter(|c| c.choice == *a)
+                    .map(|c| c.score)
+                    .sum(),
+            };
+            out[start + j] = v as f32;
+            total += v;
+        }
+    }
+    if total > 0.0 {
+        for x in &mut out[start..] {
+            *x = (f64::from(*x) / total) as f32;
+        }
+    } else {
+        out[start..].fill(0.0);
+        out[start + played] = 1.0;
+    }
+}
+
+impl Agent for Pupil {
+    fn name(&self) -> &str {
+        "learner"
+    }
+
+    dhumbal_game::pass_on_to!(teacher);
+
+    fn call(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<bool, AgentError> {
+        let call = self.teacher.call(obs, rng)?;
+        self.record(obs, Action::Call(call));
+        Ok(call)
+    }
+
+    fn discard(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Discard, AgentError> {
+        let d = self.teacher.discard(obs, rng)?;
+        self.record(obs, Action::Discard(d));
+        Ok(d)
+    }
+
+    fn pick(
+        &mut self,
+        obs: &Observation<'_>,
+        rng: &mut dyn RandomSource,
+    ) -> Result<Pick, AgentError> {
+        let p = self.teacher.pick(obs, rng)?;
+        self.record(obs, Action::Pick(p));
+        Ok(p)
+    }
 }
 
 /// A seat's reward in a round: coins won or lost, or minus the points taken.
@@ -125,6 +249,16 @@ pub fn play(
         scratch: Scratch::default(),
         traj: Trajectory::default(),
     };
+    // `imitate`: the teacher plays the seat (its stream is the learner's), and is recorded.
+    let mut pupil = match (acting, &plan.teacher) {
+        (Acting::Teacher, Some((id, recipe))) => Some(Pupil {
+            teacher: recipe.build(id),
+            encoding: policy.encoding,
+            encoded: Encoded::default(),
+            traj: Trajectory::default(),
+        }),
+        _ => None,
+    };
     let mut others: Vec<Box<dyn Agent>> = Vec::with_capacity(players);
     let mut slots = vec![0u32; players];
     let mut names = Vec::with_capacity(players);
@@ -143,7 +277,7 @@ pub fn play(
             Opponent::SelfPlay => {
                 let j = seating.below(pool.len() as u32) as usize;
                 let choice = match acting {
-                    Acting::Epsilon(_) => Choice::Greedy,
+                    Acting::Epsilon(_) | Acting::Teacher => Choice::Greedy,
                     Acting::Sample(_) => Choice::Sample,
                 };
                 others.push(Box::new(PolicyAgent::new("self", pool[j].clone(), choice)));
@@ -156,10 +290,13 @@ pub fn play(
     let outcome = {
         let mut others = others.into_iter();
         let mut seats: Vec<Box<dyn Agent + '_>> = Vec::with_capacity(players);
-        let mut learner_slot = Some(&mut learner);
+        let mut learner_slot: Option<Box<dyn Agent + '_>> = Some(match pupil.as_mut() {
+            Some(p) => Box::new(p),
+            None => Box::new(&mut learner),
+        });
         for s in 0..players {
             if s == seat {
-                seats.push(Box::new(learner_slot.take().expect("one learner")));
+                seats.push(learner_slot.take().expect("one learner"));
             } else {
                 seats.push(others.next().expect("an agent per seat"));
             }
@@ -167,7 +304,11 @@ pub fn play(
         table.play_round(&mut seats, &mut streams, &mut ())?
     };
     let r = reward(rules, &outcome, seat);
-    learner.traj.reward = plan
+    let mut traj = match pupil {
+        Some(p) => p.traj,
+        None => learner.traj,
+    };
+    traj.reward = plan
         .reward
         .of(rules, &outcome, seat, plan.hyper.reward_scale) as f32;
     let called = outcome.caller == Some(seat);
@@ -179,17 +320,17 @@ pub fn play(
         win: outcome.winner == Some(seat),
         called,
         call_success: called && outcome.call_success,
-        steps: learner.traj.steps() as u32,
+        steps: traj.steps() as u32,
         turns: outcome.turns,
         loss: f64::NAN,
         epsilon: match acting {
             Acting::Epsilon(e) => e,
-            Acting::Sample(_) => f64::NAN,
+            Acting::Sample(_) | Acting::Teacher => f64::NAN,
         },
         entropy: f64::NAN,
     };
     Ok(Played {
-        trajectory: learner.traj,
+        trajectory: traj,
         record,
     })
 }

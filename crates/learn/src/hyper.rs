@@ -97,8 +97,12 @@ pub const PARAMS: &[(&str, &str, &str)] = &[
     ),
     ("huber", "dqn", "1: Huber loss, 0: squared error"),
     ("clip", "ppo", "clip range of the probability ratio"),
-    ("epochs", "ppo", "passes over each iteration's steps"),
-    ("minibatch", "ppo", "steps per gradient step"),
+    (
+        "epochs",
+        "ppo, imitate",
+        "passes over each iteration's steps",
+    ),
+    ("minibatch", "ppo, imitate", "steps per gradient step"),
     ("entropy_coef", "ppo", "weight of the entropy bonus"),
     ("value_coef", "ppo", "weight of the value loss"),
     ("gae_lambda", "ppo", "GAE lambda"),
@@ -125,7 +129,11 @@ pub const PRESETS: &[&str] = &["default", "paper"];
 impl Hyper {
     /// A preset for an algorithm, `None` for an unknown name.
     pub fn preset(name: &str, algorithm: Algorithm) -> Option<Hyper> {
-        let ppo = algorithm == Algorithm::Ppo;
+        // Imitation learns as PPO's policy does, in passes of minibatches over each
+        // iteration's steps; its loss (the teacher's choices) is supervised, so it takes a
+        // larger step.
+        let ppo = algorithm.is_policy();
+        let imitate = algorithm == Algorithm::Imitate;
         let base = Hyper {
             lr: 1e-4,
             gamma: 0.99,
@@ -154,7 +162,13 @@ impl Hyper {
         match name {
             "paper" => Some(base),
             "default" => Some(Hyper {
-                lr: if ppo { 3e-4 } else { 2.5e-4 },
+                lr: if imitate {
+                    1e-3
+                } else if ppo {
+                    3e-4
+                } else {
+                    2.5e-4
+                },
                 episodes_per_iteration: if ppo { 64 } else { 16 },
                 max_grad_norm: if ppo { 0.5 } else { 10.0 },
                 batch_size: 128,

@@ -47,6 +47,9 @@ pub struct TrainPlan {
     pub episodes: u64,
     /// Opponents drawn uniformly, per episode and per seat, from this list.
     pub opponents: Vec<Opponent>,
+    /// `imitate`: the agent that plays the learner's seat, whose choices the network learns
+    /// (its visit counts where it explains them as a search's, else the move it played).
+    pub teacher: Option<(String, Arc<dyn Recipe>)>,
     pub seating: TrainSeating,
     /// What the learner is rewarded for at the end of each round.
     pub reward: Reward,

@@ -11,6 +11,7 @@
 //! calls this crate through the backend the trainer installs ([`BACKEND`]).
 
 mod dqn;
+mod imitate;
 mod net;
 mod ppo;
 
@@ -40,6 +41,11 @@ pub(crate) trait Algo {
     fn acting(&self) -> (Arc<Policy>, Option<Arc<Mlp>>);
     /// How the learner acts in episodes played after `episodes` episodes.
     fn exploration(&self, episodes: u64) -> f64;
+    /// Whether the plan's teacher plays the learner's seat (imitation) instead of the
+    /// network.
+    fn teacher(&self) -> bool {
+        false
+    }
     /// Learns from an iteration's episodes; `update_seed` keys its random draws. Returns the
     /// mean loss and the mean entropy (NaN where it has none).
     fn update(&mut self, played: &[Played], episodes_after: u64, update_seed: u64) -> (f64, f64);
@@ -118,6 +124,7 @@ fn networks(plan: &TrainPlan, device: Device) -> Box<dyn Algo> {
     match plan.algorithm {
         Algorithm::Dqn | Algorithm::Ddqn => Box::new(dqn::Dqn::new(plan, device)),
         Algorithm::Ppo => Box::new(ppo::Ppo::new(plan, device)),
+        Algorithm::Imitate => Box::new(imitate::Imitate::new(plan, device)),
     }
 }
 
@@ -177,6 +184,7 @@ pub fn train(
         let (policy, value) = algo.acting();
         let exploration = algo.exploration(done);
         let acting = match &value {
+            _ if algo.teacher() => Acting::Teacher,
             Some(v) => Acting::Sample(v),
             None => Acting::Epsilon(exploration),
         };
@@ -281,6 +289,9 @@ fn save(
         "opponents".into(),
         json!(plan.opponents.iter().map(|o| o.name()).collect::<Vec<_>>()),
     );
+    if let Some((teacher, _)) = &plan.teacher {
+        meta.insert("teacher".into(), json!(teacher));
+    }
     meta.insert("hyper".into(), Value::Object(plan.hyper.to_json()));
     meta.insert("progress".into(), Value::Object(progress));
     let write = |path: &Path, tensors: Tensors, meta: Map<String, Value>| {

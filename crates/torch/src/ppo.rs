@@ -229,8 +229,8 @@ impl Algo for Ppo {
     }
 }
 
-/// Fisher-Yates over indices with a [`RandomSource`].
-trait ShuffleIndices {
+/// Fisher-Yates over indices with a [`RandomSource`] (PPO's and imitation's passes).
+pub(crate) trait ShuffleIndices {
     fn shuffle_indices(&mut self, v: &mut [usize]);
 }
 

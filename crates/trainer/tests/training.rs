@@ -109,6 +109,100 @@ fn tiny_dqn_improves_against_random() {
     );
 }
 
+/// `imitate` learns to choose as its teacher does: taught by `aggressive` it beats `random`
+/// as `aggressive` does, and against `aggressive` itself it wins about half the rounds (it
+/// started at almost none), where a network that merely improved would not sit at even.
+#[test]
+fn an_imitation_of_a_heuristic_plays_like_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = yaml(
+        "imitate",
+        1200,
+        "    teacher: aggressive\n    hyper: {episodes_per_iteration: 32, minibatch: 128}\n    evaluate: {against: [aggressive]}\n",
+    );
+    let s = scenario(dir.path(), &body);
+    let plan = s.trainings[0].neural().unwrap();
+    assert_eq!(plan.teacher.as_ref().unwrap().0, "aggressive");
+    let aggressive = &plan.evaluation.as_ref().unwrap().against[0];
+    let against = |policy: &Arc<Policy>| {
+        let r = dhumbal::learn::evaluate::evaluate(
+            &plan.rules,
+            policy,
+            (&aggressive.0, &aggressive.1),
+            300,
+            99,
+            0,
+        )
+        .unwrap();
+        (r.win_rate, r.low, r.high)
+    };
+    let first = dhumbal_torch::initial(plan).unwrap();
+    let before = (win_rate(plan, &first), against(&first));
+    run(plan, 2, false, None);
+    let c = Checkpoint::read(&plan.checkpoint).unwrap();
+    assert_eq!(c.text("algorithm"), "imitate");
+    assert_eq!(c.text("teacher"), "aggressive");
+    let trained = Arc::new(Policy::from_checkpoint(&c).unwrap());
+    let after = (win_rate(plan, &trained), against(&trained));
+    assert!(
+        after.0.0 > before.0.0 + 0.15 && after.0.1 > before.0.2,
+        "against random: {before:?} before, {after:?} after"
+    );
+    assert!(
+        after.1.1 < 0.5 && after.1.2 > 0.5 && after.1.0 > 0.4,
+        "against aggressive: {before:?} before, {after:?} after"
+    );
+}
+
+/// A search teacher is learned from its visit counts: every recorded step's targets are a
+/// distribution over exactly its legal actions, spread where the search spread its visits,
+/// and largest on the move the search played (it plays its most visited).
+#[test]
+fn a_search_teacher_is_recorded_by_its_visit_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = yaml(
+        "imitate",
+        10,
+        "    teacher: {kind: ismcts, params: {iterations: 60}}\n",
+    );
+    let s = scenario(dir.path(), &body);
+    let plan = s.trainings[0].neural().unwrap();
+    let policy = dhumbal_torch::initial(plan).unwrap();
+    let (mut steps, mut spread) = (0, 0);
+    for episode in 0..10 {
+        let played = dhumbal::learn::episode::play(
+            plan,
+            episode,
+            &policy,
+            dhumbal::learn::episode::Acting::Teacher,
+            &[],
+        )
+        .unwrap();
+        let t = &played.trajectory;
+        assert_eq!(
+            t.targets.len(),
+            t.n_actions.iter().map(|&k| usize::from(k)).sum::<usize>()
+        );
+        let mut row = 0;
+        for (i, &k) in t.n_actions.iter().enumerate() {
+            let k = usize::from(k);
+            let p = &t.targets[row..row + k];
+            row += k;
+            let sum: f32 = p.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-5, "step {i}: {p:?}");
+            let best = p.iter().cloned().fold(f32::MIN, f32::max);
+            assert_eq!(p[usize::from(t.actions[i])], best, "step {i}: {p:?}");
+            steps += 1;
+            spread += usize::from(p.iter().filter(|&&x| x > 0.0).count() > 1);
+        }
+    }
+    assert!(steps > 30, "{steps} steps");
+    assert!(
+        spread * 2 > steps,
+        "{spread} of {steps} steps spread over several actions"
+    );
+}
+
 /// A network's first weights come from libtorch's generator, which is one per process: trainings
 /// started at once in one process (these tests; a program embedding the backend) must each
 /// get their seed's weights, not draws interleaved with another's. Eight threads start
@@ -241,9 +335,17 @@ fn a_network_learns_to_exploit_a_target_that_never_calls() {
 
 #[test]
 fn same_checkpoint_with_one_thread_or_two_and_after_resuming() {
-    for algorithm in ["ppo", "ddqn"] {
-        let extra =
-            "    hyper: {episodes_per_iteration: 16, warmup: 64, batch_size: 32, minibatch: 64}\n";
+    for algorithm in ["ppo", "ddqn", "imitate"] {
+        // The imitation's teacher is a search, whose own stream is the learner's.
+        let extra = format!(
+            "    hyper: {{episodes_per_iteration: 16, warmup: 64, batch_size: 32, minibatch: 64}}\n{}",
+            if algorithm == "imitate" {
+                "    teacher: {kind: ismcts, params: {iterations: 30}}\n"
+            } else {
+                ""
+            }
+        );
+        let extra = extra.as_str();
         let one = tempfile::tempdir().unwrap();
         let s1 = scenario(one.path(), &yaml(algorithm, 256, extra));
         run(s1.trainings[0].neural().unwrap(), 1, false, None);

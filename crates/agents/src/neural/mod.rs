@@ -22,17 +22,32 @@ pub enum Algorithm {
     Dqn,
     Ddqn,
     Ppo,
+    /// A policy trained to choose as a teacher agent does (a search's visit counts, or the
+    /// moves of any other agent): distilled play at network speed.
+    Imitate,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 3] = [Algorithm::Dqn, Algorithm::Ddqn, Algorithm::Ppo];
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Dqn,
+        Algorithm::Ddqn,
+        Algorithm::Ppo,
+        Algorithm::Imitate,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Dqn => "dqn",
             Algorithm::Ddqn => "ddqn",
             Algorithm::Ppo => "ppo",
+            Algorithm::Imitate => "imitate",
         }
+    }
+
+    /// Whether the acting network's scores are logits of a policy (a softmax over the legal
+    /// actions), not Q-values.
+    pub fn is_policy(self) -> bool {
+        matches!(self, Algorithm::Ppo | Algorithm::Imitate)
     }
 
     pub fn from_name(name: &str) -> Option<Algorithm> {
@@ -43,7 +58,7 @@ impl Algorithm {
     pub fn acting_net(self) -> &'static str {
         match self {
             Algorithm::Dqn | Algorithm::Ddqn => "q",
-            Algorithm::Ppo => "policy",
+            Algorithm::Ppo | Algorithm::Imitate => "policy",
         }
     }
 }
@@ -157,7 +172,7 @@ impl PolicyAgent {
         let raw: Vec<f64> = self.ws.scores.iter().map(|&x| f64::from(x)).collect();
         let mut probs = self.ws.scores.clone();
         net::softmax(&mut probs);
-        let ppo = self.policy.algorithm == Algorithm::Ppo;
+        let ppo = self.policy.algorithm.is_policy();
         let mut candidates: Vec<Candidate> = self
             .ws
             .encoded

@@ -404,6 +404,9 @@ pub struct Training {
 
 /// What a training learns.
 #[derive(Clone)]
+// A plan per `train:` entry, made once when the scenario resolves: the size of its variants
+// costs nothing, and a box would only add a step to every use.
+#[allow(clippy::large_enum_variant)]
 pub enum Plan {
     Neural(dhumbal_learn::TrainPlan),
     Tabular(dhumbal_learn::tabular::TabularPlan),

@@ -418,7 +418,7 @@ pub struct StudySpec {
 pub struct TrainSpec {
     /// Names the run (its records go to `<output>/train/<id>/`).
     pub id: String,
-    /// `dqn`, `ddqn` (Double DQN) or `ppo` (networks), or `q-learning` or `value-iteration`
+    /// `dqn`, `ddqn` (Double DQN), `ppo` or `imitate` (networks), or `q-learning` or `value-iteration`
     /// (a tabular policy over 1,600 states, two players; docs/tabular.md).
     pub algorithm: String,
     /// `cards` (default: every legal action scored from its cards) or `paper` (the paper's
@@ -467,6 +467,10 @@ pub struct TrainSpec {
     /// `auto` (default: CUDA when present), `cpu` or `cuda`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// `imitate` only: the agent entry whose choices the network learns (a search's visit
+    /// counts; any other agent's moves). It plays the learner's seat in every episode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teacher: Option<Value>,
 }
 
 /// Evaluation during training.

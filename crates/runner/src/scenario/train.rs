@@ -136,6 +136,7 @@ impl Resolver<'_> {
             );
         }
         let (given, opponents) = self.network_opponents(t, p, rules.as_ref());
+        let teacher = self.network_teacher(t, p, algorithm, encoding, rules.as_ref());
         let train_seed = t.seed.unwrap_or(seed);
         let evaluation = self.network_evaluation(t, p, rules.as_ref(), train_seed);
         let device_name = t.device.clone().unwrap_or_else(|| "auto".into());
@@ -175,6 +176,10 @@ impl Resolver<'_> {
             "checkpoint": t.checkpoint,
         });
         let mut resolved = resolved;
+        if let Some(given) = &t.teacher {
+            // Whom the network imitates: part of what it learns from, so of the hash.
+            resolved["teacher"] = given.clone();
+        }
         if let Some((file, digest)) = &init {
             // The file's content is what the network starts from: part of the hash.
             resolved["init"] = serde_json::json!({"file": file, "fnv1a": digest});
@@ -193,6 +198,7 @@ impl Resolver<'_> {
                 rules,
                 episodes: t.episodes,
                 opponents,
+                teacher,
                 seating,
                 reward,
                 seed: train_seed,
@@ -227,7 +233,7 @@ impl Resolver<'_> {
             self.problem(
                 &at(p, "algorithm"),
                 format!(
-                    "expected one of dqn, ddqn, ppo (networks), q-learning, value-iteration (tabular), got `{}`",
+                    "expected one of dqn, ddqn, ppo, imitate (networks), q-learning, value-iteration (tabular), got `{}`",
                     t.algorithm
                 ),
             );
@@ -316,6 +322,50 @@ impl Resolver<'_> {
                 }
             },
         )
+    }
+
+    /// `imitate`'s teacher: required there (an agent entry, with a `cards` network), refused
+    /// for every other algorithm.
+    fn network_teacher(
+        &mut self,
+        t: &TrainSpec,
+        p: &str,
+        algorithm: Option<Algorithm>,
+        encoding: Option<Encoding>,
+        rules: Option<&Arc<Rules>>,
+    ) -> Option<Named> {
+        let imitate = algorithm == Some(Algorithm::Imitate);
+        match &t.teacher {
+            None if imitate => {
+                self.problem(
+                    &at(p, "teacher"),
+                    "missing: `imitate` learns to choose as a teacher agent does; give its agent \
+                     entry (`teacher: {kind: ismcts, iterations: 1000}`, a tuned file, a script)",
+                );
+                None
+            }
+            None => None,
+            Some(_) if algorithm.is_some() && !imitate => {
+                self.problem(
+                    &at(p, "teacher"),
+                    format!(
+                        "only `algorithm: imitate` learns from a teacher; `{}` learns from its \
+                         rewards (remove `teacher:`)",
+                        t.algorithm
+                    ),
+                );
+                None
+            }
+            Some(_) if imitate && encoding == Some(Encoding::Paper) => {
+                self.problem(
+                    &at(p, "encoding"),
+                    "`imitate` scores every legal action from its cards: use `encoding: cards` \
+                     (the default)",
+                );
+                None
+            }
+            Some(value) => self.short_agent(value, &at(p, "teacher"), rules),
+        }
     }
 
     /// A training's opponents as written (default [random]) and as resolved, each by `one`
@@ -523,10 +573,11 @@ impl Resolver<'_> {
                 ("device", t.device.is_some()),
                 ("seating", t.seating.is_some()),
                 ("init", t.init.is_some()),
+                ("teacher", t.teacher.is_some()),
             ],
             |_| {
                 format!(
-                    "is for networks (dqn, ddqn, ppo); `{}` learns a table over the tabular plan's 1,600 states, with the learner's seat drawn per game",
+                    "is for networks (dqn, ddqn, ppo, imitate); `{}` learns a table over the tabular plan's 1,600 states, with the learner's seat drawn per game",
                     t.algorithm
                 )
             },
