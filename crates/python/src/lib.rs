@@ -1135,7 +1135,7 @@ fn save_checkpoint(
     use dhumbal_agents::neural::{Algorithm, Checkpoint, Policy};
     let algorithm = Algorithm::from_name(algorithm).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "algorithm: expected dqn, ddqn or ppo, got `{algorithm}`"
+            "algorithm: expected dqn, ddqn, ppo or imitate, got `{algorithm}`"
         ))
     })?;
     let enc = Encoding::from_name(encoding).ok_or_else(|| {
