@@ -117,7 +117,7 @@ impl Pupil {
             return;
         }
         let Some(index) = actions.iter().position(|a| *a == played) else {
-            // Not an action of the encoding: nothing to learn from (never seen in practice).
+            // A move the encoding cannot express: nothing to learn from, so not a step.
             return;
         };
         let explanation = self.teacher.explain(obs);
