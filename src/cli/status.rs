@@ -79,6 +79,8 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         scenario.name,
         dir.display(),
         match (finished, count) {
+            // A file of tunings or exploitability entries alone: its lines below say it all.
+            _ if scenario.stages.is_empty() => "no stages of its own; its sections:".to_string(),
             (true, Some(n)) => format!("played as {n} shards, merged"),
             (true, None) => "finished".to_string(),
             (false, Some(n)) => format!("played as {n} shards, not merged yet"),

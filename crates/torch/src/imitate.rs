@@ -88,23 +88,14 @@ impl Algo for Imitate {
 
     fn update(&mut self, played: &[Played], _episodes_after: u64, update_seed: u64) -> (f64, f64) {
         let h = &self.hyper;
-        let s = self.encoding.state_dim();
-        let a = self.encoding.action_dim();
         // Every step of the iteration, with its targets (one per action row).
         let mut steps: Vec<StepRef<'_>> = Vec::new();
         let mut targets: Vec<&[f32]> = Vec::new();
         for p in played {
             let t = &p.trajectory;
-            let mut row = 0;
-            for i in 0..t.steps() {
-                let k = usize::from(t.n_actions[i]);
-                steps.push(StepRef {
-                    state: &t.states[i * s..(i + 1) * s],
-                    features: &t.features[row * a..(row + k) * a],
-                    k,
-                });
-                targets.push(&t.targets[row..row + k]);
-                row += k;
+            for (row, step) in StepRef::of_trajectory(self.encoding, t) {
+                targets.push(&t.targets[row..row + step.k]);
+                steps.push(step);
             }
         }
         let total = steps.len();

@@ -132,6 +132,33 @@ pub struct StepRef<'a> {
     pub k: usize,
 }
 
+impl<'a> StepRef<'a> {
+    /// The steps of a trajectory in order, each with the index of its first action row (its
+    /// rows are `row..row + k` of anything kept per row, as imitation's targets are).
+    pub fn of_trajectory(
+        encoding: Encoding,
+        t: &'a dhumbal_learn::episode::Trajectory,
+    ) -> impl Iterator<Item = (usize, StepRef<'a>)> + 'a {
+        let (s, a) = (encoding.state_dim(), encoding.action_dim());
+        let mut row = 0;
+        (0..t.steps()).map(move |i| {
+            let k = usize::from(t.n_actions[i]);
+            let step = StepRef {
+                state: &t.states[i * s..(i + 1) * s],
+                features: if a == 0 {
+                    &[]
+                } else {
+                    &t.features[row * a..(row + k) * a]
+                },
+                k,
+            };
+            let first = row;
+            row += k;
+            (first, step)
+        })
+    }
+}
+
 /// Decisions as tensors: states `[B, S]`, action rows `[B, K, A]` (`cards`), and which of the
 /// `K` positions are legal actions.
 pub struct Batch {

@@ -98,8 +98,6 @@ impl Algo for Ppo {
 
     fn update(&mut self, played: &[Played], _episodes_after: u64, update_seed: u64) -> (f64, f64) {
         let h = &self.hyper;
-        let s = self.encoding.state_dim();
-        let a = self.encoding.action_dim();
         // Every step of the iteration, with its advantage and return.
         let mut steps: Vec<StepRef<'_>> = Vec::new();
         let mut actions = Vec::new();
@@ -109,19 +107,8 @@ impl Algo for Ppo {
         for p in played {
             let t = &p.trajectory;
             let n = t.steps();
-            let mut row = 0;
-            for i in 0..n {
-                let k = usize::from(t.n_actions[i]);
-                steps.push(StepRef {
-                    state: &t.states[i * s..(i + 1) * s],
-                    features: if a == 0 {
-                        &[]
-                    } else {
-                        &t.features[row * a..(row + k) * a]
-                    },
-                    k,
-                });
-                row += k;
+            for (i, (_, step)) in StepRef::of_trajectory(self.encoding, t).enumerate() {
+                steps.push(step);
                 actions.push(i64::from(t.actions[i]));
                 old_logp.push(t.logp[i]);
             }
