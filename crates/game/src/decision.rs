@@ -234,6 +234,12 @@ pub struct Explanation {
     pub notes: Vec<String>,
 }
 
+impl Explanation {
+    /// The `score` of a search's explanation: each candidate's visits at the root. Imitation
+    /// learns a searching teacher's choices from them (dhumbal-learn's `teacher_targets`).
+    pub const VISITS: &'static str = "visits";
+}
+
 /// One candidate of an [`Explanation`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
@@ -313,8 +319,9 @@ pub trait Agent: Send {
     /// simulations).
     fn witness(&mut self, _seat: usize, _event: &Event, _drawn: Option<Card>) {}
 
-    /// Why the decision just made was made, asked by a trace right after it with the same
-    /// observation, and never otherwise (so explaining may cost what deciding does not). It
+    /// Why the decision just made was made, asked right after it with the same observation
+    /// by a trace, or by imitation's recorder when the agent is a teacher (dhumbal-learn's
+    /// `Pupil`), and never otherwise (so explaining may cost what deciding does not). It
     /// must not draw randomness or change what the agent does next: a traced run's records
     /// equal an untraced run's. The default explains nothing.
     fn explain(&mut self, _obs: &Observation<'_>) -> Option<Explanation> {

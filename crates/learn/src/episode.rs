@@ -142,24 +142,20 @@ pub fn teacher_targets(
 ) {
     let start = out.len();
     out.extend(std::iter::repeat_n(0f32, actions.len()));
-    let visits = explanation.filter(|e| e.score == "visits");
+    let visits = explanation.filter(|e| e.score == Explanation::VISITS);
     let mut total = 0f64;
     if let Some(e) = visits {
         for (j, a) in actions.iter().enumerate() {
-            let v: f64 = match a {
-                Action::Call(false) => e
-                    .candidates
-                    .iter()
-                    .filter(|c| c.choice != Action::Call(true))
-                    .map(|c| c.score)
-                    .sum(),
-                _ => e
-                    .candidates
-                    .iter()
-                    .filter(|c| c.choice == *a)
-                    .map(|c| c.score)
-                    .sum(),
+            let counts = |c: &Action| match a {
+                Action::Call(false) => *c != Action::Call(true),
+                _ => c == a,
             };
+            let v: f64 = e
+                .candidates
+                .iter()
+                .filter(|c| counts(&c.choice))
+                .map(|c| c.score)
+                .sum();
             out[start + j] = v as f32;
             total += v;
         }

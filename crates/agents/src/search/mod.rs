@@ -631,7 +631,7 @@ impl SearchAgent {
             ));
         }
         Some(Explanation {
-            score: "visits".into(),
+            score: Explanation::VISITS.into(),
             candidates,
             notes,
         })

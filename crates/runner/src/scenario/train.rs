@@ -340,7 +340,7 @@ impl Resolver<'_> {
                 self.problem(
                     &at(p, "teacher"),
                     "missing: `imitate` learns to choose as a teacher agent does; give its agent \
-                     entry (`teacher: {kind: ismcts, iterations: 1000}`, a tuned file, a script)",
+                     entry (`teacher: {kind: ismcts, params: {iterations: 1000}}`, a tuned file, a script)",
                 );
                 None
             }
